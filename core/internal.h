@@ -1,0 +1,286 @@
+/* internal.h - the data that flows between libloopscope's stages.
+ *
+ * One stage per file; each owns one part of struct ls_module:
+ *
+ *   module.c       open the ELF with libdwfl, find debug info      -> elf, dwfl, text
+ *   procs.c        procedures from DWARF subprograms and symbols   -> procs
+ *   linemap.c      the sanitized line table of every CU            -> lines
+ *   inline_tree.c  DW_TAG_inlined_subroutine trees, address-indexed -> inl
+ *   decode_x86.c   instruction decoding with libopcodes (decode.h)
+ *   cfg.c          one CFG per procedure                           (per proc, transient)
+ *   loop_forest.c  Havlak loop nesting forest, irreducible loops    (per proc, transient)
+ *   structure.c    places every instruction: proc > inline/alien > loop > stmt
+ *   normalize.c    coalesces, merges and prunes the scope tree
+ *   analyze.c      runs the per-procedure stages on N threads, with progress
+ *   scope.c        the scope tree: nodes, ranges, accessors
+ *   lookup.c       address -> statement index
+ *   cache.c        saves and loads the scope tree, keyed by build-id
+ *   output_*.c     text, JSON and HPCToolkit XML writers
+ */
+#ifndef LOOPSCOPE_INTERNAL_H
+#define LOOPSCOPE_INTERNAL_H
+
+#include "loopscope.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#define LS_CACHE_FORMAT_VERSION 1
+
+/* ---- errors and warnings (error.c) ------------------------------------- */
+
+void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ls_warn(const ls_options *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- memory (arena.c) ---------------------------------------------------- */
+
+/* A bump allocator: the scope tree and the strings it points to live as long
+ * as the module, and are freed at once.  Not thread-safe: one per thread. */
+struct ls_arena {
+	struct ls_arena_chunk *chunks;
+	char *cur, *end;
+};
+void *ls_arena_alloc(struct ls_arena *a, size_t size); /* zeroed, 8-aligned; aborts on OOM */
+char *ls_arena_strdup(struct ls_arena *a, const char *s);
+void ls_arena_free(struct ls_arena *a);
+
+/* Growable array helper: ensures room for one more element. */
+void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+void *ls_xmalloc(size_t n);  /* abort with a message on OOM */
+void *ls_xcalloc(size_t n, size_t m);
+char *ls_xstrdup(const char *s);
+
+/* ---- strings (strtab.c) -------------------------------------------------- */
+
+/* Interned strings: one copy of every file name and procedure name, so that
+ * scopes can compare names by pointer. */
+struct ls_strtab {
+	struct ls_arena arena;
+	const char **slots;
+	size_t nslots, count;
+};
+const char *ls_intern(struct ls_strtab *t, const char *s);
+void ls_strtab_free(struct ls_strtab *t);
+
+/* The demangled form of a linkage name, or NULL if NAME is not mangled.
+ * Free with free(). */
+char *ls_demangle(const char *name);
+
+/* ---- the ELF file (module.c) ---------------------------------------------- */
+
+/* An executable section's bytes at its link-time address. */
+struct ls_text {
+	uint64_t addr;
+	uint64_t size;
+	const uint8_t *data; /* owned by libelf */
+	const char *name;
+};
+
+/* ---- procedures (procs.c) ------------------------------------------------ */
+
+struct ls_proc {
+	const char *name;          /* demangled, interned */
+	const char *linkage_name;  /* mangled, interned; NULL if same as name */
+	const char *file;          /* DW_AT_decl_file, interned; NULL without DWARF */
+	unsigned line;             /* DW_AT_decl_line */
+	ls_range *ranges;          /* sorted; [0] holds the entry; a .cold part is another range */
+	size_t nranges;
+	uint64_t entry;            /* DW_AT_low_pc / entry_pc or symbol value */
+	bool from_dwarf;
+	bool noreturn;             /* DW_AT_noreturn or a known non-returning name */
+	bool is_plt;               /* name@plt */
+	const struct ls_inl_node *die_node; /* its subprogram node in the inline tree, or NULL */
+};
+
+struct ls_procs {
+	struct ls_proc *procs;     /* sorted by entry */
+	size_t nprocs;
+	/* Address index: each range of each proc, sorted by lo, non-overlapping
+	 * (overrunning DWARF ranges clamped at the next symbol, thesis 4.3). */
+	struct ls_proc_range { uint64_t lo, hi; uint32_t proc; } *index;
+	size_t nindex;
+};
+
+int ls_procs_build(ls_module *m, ls_error *err);
+const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
+/* The procedure whose entry is exactly ADDR, or NULL (tail-call detection). */
+const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
+void ls_procs_free(struct ls_procs *p);
+
+/* ---- line map (linemap.c) ------------------------------------------------ */
+
+struct ls_line_row {
+	uint64_t addr;       /* the row covers [addr, next row's addr) */
+	const char *file;    /* absolute, interned; NULL marks the end of a sequence */
+	uint32_t line;
+	uint16_t column;
+	uint16_t flags;      /* LS_LINE_* */
+};
+#define LS_LINE_IS_STMT 1
+
+struct ls_linemap {
+	struct ls_line_row *rows; /* sorted by addr; gaps marked by rows with file == NULL */
+	size_t nrows;
+};
+
+int ls_linemap_build(ls_module *m, ls_error *err);
+/* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
+const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
+void ls_linemap_free(struct ls_linemap *lm);
+
+/* ---- inline tree (inline_tree.c) ------------------------------------------- */
+
+enum ls_inl_kind { LS_INL_SUBPROGRAM, LS_INL_INLINED, LS_INL_LEXICAL };
+
+struct ls_inl_node {
+	enum ls_inl_kind kind;
+	const struct ls_inl_node *parent; /* NULL for a subprogram */
+	unsigned depth;                   /* subprogram 0; counts inlined nodes only */
+	const char *name;                 /* callee, demangled, interned */
+	const char *linkage_name;         /* interned or NULL */
+	const char *decl_file;            /* callee's DW_AT_decl_file, interned */
+	unsigned decl_line;
+	const char *call_file;            /* inlined: DW_AT_call_file, interned */
+	unsigned call_line, call_column;
+	Dwarf_Off die;                    /* offset of the DIE, for identity and debugging */
+};
+
+struct ls_inl_seg {
+	uint64_t lo, hi;                  /* half-open, sorted, non-overlapping */
+	const struct ls_inl_node *node;   /* the deepest node covering [lo, hi) */
+};
+
+struct ls_inline_index {
+	struct ls_inl_seg *segs;
+	size_t nsegs;
+	struct ls_inl_node **nodes;       /* all nodes (owned), for freeing and walking */
+	size_t nnodes;
+};
+
+int ls_inline_build(ls_module *m, ls_error *err);
+/* The deepest node covering ADDR (a subprogram node if none inlined), or NULL. */
+const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint64_t addr);
+void ls_inline_free(struct ls_inline_index *ix);
+
+/* ---- the scope tree (scope.c) ------------------------------------------- */
+
+struct ls_loop_info {
+	uint64_t header;
+	uint64_t *entries;   size_t nentries;
+	ls_edge *backedges;  size_t nbackedges;
+	ls_edge *exits;      size_t nexits;
+	unsigned depth;
+	bool irreducible;
+};
+
+struct ls_scope {
+	ls_scope_kind kind;
+	struct ls_scope *parent, *first_child, *last_child, *next_sibling;
+	const char *name;          /* proc, inline */
+	const char *linkage_name;  /* proc */
+	const char *file;
+	unsigned line;
+	const char *call_file;     /* inline */
+	unsigned call_line, call_column;
+	ls_range *ranges;          /* sorted, merged */
+	size_t nranges, cap_ranges;
+	struct ls_loop_info *loop; /* loop */
+	const void *key;           /* builder's identity of the node (inl node, loop); not saved */
+};
+
+struct ls_scope *ls_scope_new(struct ls_arena *a, ls_scope_kind kind, struct ls_scope *parent);
+void ls_scope_add_child(struct ls_scope *parent, struct ls_scope *child);
+void ls_scope_unlink(struct ls_scope *child);
+/* Append [lo,hi) to S's ranges, merging with the last one when adjacent. */
+void ls_scope_add_range(struct ls_arena *a, struct ls_scope *s, uint64_t lo, uint64_t hi);
+/* Sort and merge S's ranges. */
+void ls_scope_normalize_ranges(struct ls_scope *s);
+
+/* ---- the lookup index (lookup.c) ------------------------------------------ */
+
+struct ls_stmt_seg {
+	uint64_t lo, hi;
+	const struct ls_scope *stmt;
+};
+struct ls_lookup_index {
+	struct ls_stmt_seg *segs;
+	size_t nsegs;
+};
+/* Index every statement range of the tree below ROOT. */
+int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err);
+void ls_lookup_index_free(struct ls_lookup_index *ix);
+
+/* ---- the module ------------------------------------------------------------ */
+
+struct ls_module {
+	ls_options opt;
+	char *path;                /* absolute */
+	char *debug_path;
+	char *build_id;            /* hex */
+	int fd;
+	Dwfl *dwfl;
+	Dwfl_Module *dwmod;
+	Elf *elf;                  /* the main file (code) */
+	Dwarf *dwarf;              /* NULL without debug info */
+	Dwarf_Addr bias;           /* dwfl address = link-time address + bias */
+	GElf_Ehdr ehdr;
+	bool relocatable;
+
+	struct ls_text *text;      /* executable sections, sorted by addr */
+	size_t ntext;
+
+	struct ls_strtab strings;
+	struct ls_procs procs;
+	struct ls_linemap lines;
+	struct ls_inline_index inl;
+
+	/* The result. */
+	struct ls_arena arena;     /* scopes and their ranges */
+	struct ls_arena *thread_arenas; /* one per analysis thread, freed with the module */
+	size_t nthread_arenas;
+	struct ls_scope *root;
+	struct ls_lookup_index lookup;
+	bool from_cache;
+	void *cache_blob;          /* loaded cache file (strings point into it) */
+	size_t cache_blob_size;
+};
+
+/* module.c: open and index the ELF; fills path..text. */
+int ls_elf_open(ls_module *m, const char *path, ls_error *err);
+void ls_elf_close(ls_module *m);
+/* The section holding ADDR, or NULL. */
+const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr);
+
+/* analyze.c: build m->root from procs, lines, inline tree, CFGs and loops. */
+int ls_analyze(ls_module *m, ls_error *err);
+
+/* cache.c */
+int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */
+void ls_cache_store(ls_module *m);                /* warns on failure */
+
+/* output_*.c */
+int ls_write_text(const ls_module *m, FILE *out, ls_error *err);
+int ls_write_json(const ls_module *m, FILE *out, ls_error *err);
+int ls_write_xml(const ls_module *m, FILE *out, ls_error *err);
+/* Writes S as a JSON string (with quotes) to OUT. */
+void ls_json_string(FILE *out, const char *s);
+
+/* progress.c: a one-line progress meter on stderr, only when it is a tty. */
+struct ls_progress {
+	bool on;
+	const char *what;
+	size_t total, done;
+	double last;
+	pthread_mutex_t lock;
+};
+void ls_progress_start(struct ls_progress *p, bool wanted, const char *what, size_t total);
+void ls_progress_add(struct ls_progress *p, size_t n);
+void ls_progress_end(struct ls_progress *p);
+
+#endif

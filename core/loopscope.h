@@ -1,0 +1,189 @@
+/* loopscope.h - the public API of libloopscope.
+ *
+ * libloopscope recovers the static structure of an optimized ELF binary:
+ * procedures, inlined calls (with their call sites), loops (irreducible ones
+ * too) and statements, and places every instruction in that scope tree.
+ *
+ * Usage:
+ *
+ *     ls_error err;
+ *     ls_options opt;
+ *     ls_options_init(&opt);
+ *     ls_module *m = ls_module_open("/usr/bin/app", &opt, &err);
+ *     if (!m) { fprintf(stderr, "%s\n", err.message); exit(1); }
+ *     const ls_scope *chain[LS_MAX_CHAIN];
+ *     size_t n = ls_lookup_chain(m, 0x401156, chain, LS_MAX_CHAIN);
+ *     for (size_t i = 0; i < n; i++)            // outermost first
+ *         printf("%s %s\n", ls_scope_kind_name(ls_scope_kind_of(chain[i])),
+ *                ls_scope_name(chain[i]));
+ *     ls_module_close(m);
+ *
+ * Conventions (as libdw's): opaque handles; functions that can fail take an
+ * ls_error * and return NULL or a negative value, filling the message; no
+ * global mutable state, so several modules may be analyzed at once on several
+ * threads.  A module handle is immutable once opened: lookups from several
+ * threads at once are safe.
+ *
+ * Addresses are link-time virtual addresses, as objdump and addr2line print
+ * them.  For relocatable objects (.o, .ko) they are the addresses libdwfl lays
+ * the sections out at (the first section at 0).
+ */
+#ifndef LOOPSCOPE_H
+#define LOOPSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LS_VERSION "0.1.0"
+
+/* A chain is never deeper than this (deeper inline nests are cut). */
+#define LS_MAX_CHAIN 256
+
+typedef enum ls_status {
+	LS_OK = 0,
+	LS_ERR_IO,          /* cannot open or read the file */
+	LS_ERR_NOT_ELF,     /* not an ELF file, or a truncated/corrupt one */
+	LS_ERR_UNSUPPORTED, /* an ELF we cannot analyze (machine, class) */
+	LS_ERR_DWARF,       /* corrupt debug information */
+	LS_ERR_NOMEM,
+	LS_ERR_NOT_FOUND,   /* symbol or address not found */
+	LS_ERR_USAGE,       /* bad argument */
+} ls_status;
+
+typedef struct ls_error {
+	ls_status code;
+	char message[1024]; /* "FILE: reason", ready to print */
+} ls_error;
+
+/* Warnings (a part that could not be analyzed) go to this sink. */
+typedef void (*ls_warn_fn)(void *ctx, const char *message);
+
+typedef struct ls_options {
+	int jobs;            /* analysis threads; 0: as many as cores */
+	int use_cache;       /* read and write $XDG_CACHE_HOME/loopscope */
+	int progress;        /* show progress on stderr when it is a terminal */
+	int want_loops;      /* build CFGs and loops (1), or only inline+lines (0) */
+	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/loopscope or ~/.cache/loopscope */
+	const char *debug_file_path; /* NULL: libdwfl's default (/usr/lib/debug) */
+	ls_warn_fn warn;     /* NULL: print "loopscope: MESSAGE" on stderr */
+	void *warn_ctx;
+} ls_options;
+
+void ls_options_init(ls_options *opt);
+
+typedef struct ls_module ls_module;
+typedef struct ls_scope ls_scope;
+
+typedef struct ls_range {
+	uint64_t lo, hi; /* half-open */
+} ls_range;
+
+typedef enum ls_scope_kind {
+	LS_SCOPE_MODULE,
+	LS_SCOPE_FILE,
+	LS_SCOPE_PROC,
+	LS_SCOPE_INLINE,
+	LS_SCOPE_ALIEN,
+	LS_SCOPE_LOOP,
+	LS_SCOPE_STMT,
+} ls_scope_kind;
+
+/* ---- modules ---------------------------------------------------------- */
+
+/* Load PATH (executable, PIE, shared library, .o or .ko), find its debug
+ * information (build-id, .gnu_debuglink, debuginfod) and analyze it. */
+ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err);
+void ls_module_close(ls_module *m);
+
+const char *ls_module_path(const ls_module *m);       /* absolute */
+const char *ls_module_debug_path(const ls_module *m); /* where DWARF came from, or NULL */
+const char *ls_module_build_id(const ls_module *m);   /* hex, or NULL */
+int ls_module_has_dwarf(const ls_module *m);
+int ls_module_is_relocatable(const ls_module *m);     /* ET_REL: .o, .ko */
+int ls_module_from_cache(const ls_module *m);         /* structure came from the cache */
+
+/* The root of the scope tree (kind LS_SCOPE_MODULE). */
+const ls_scope *ls_module_root(const ls_module *m);
+
+/* The address of symbol NAME (mangled or demangled, or NAME@plt); -1 if unknown. */
+int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+
+/* ---- lookup ----------------------------------------------------------- */
+
+/* The innermost scope (a statement) containing ADDR, or NULL. */
+const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
+
+/* The chain from the procedure (first) down to the statement (last); the
+ * module and file scopes are not included.  Returns its length; 0 if ADDR
+ * is outside any procedure. */
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
+
+/* The procedure containing ADDR, or NULL. */
+const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr);
+
+/* ---- scopes ----------------------------------------------------------- */
+
+ls_scope_kind ls_scope_kind_of(const ls_scope *s);
+const char *ls_scope_kind_name(ls_scope_kind k); /* "proc", "loop", ... */
+
+const ls_scope *ls_scope_parent(const ls_scope *s);
+const ls_scope *ls_scope_first_child(const ls_scope *s);
+const ls_scope *ls_scope_next_sibling(const ls_scope *s);
+
+/* proc: the demangled name; inline: the callee's demangled name; else NULL. */
+const char *ls_scope_name(const ls_scope *s);
+/* proc: the linkage (mangled) name, where it differs; else NULL. */
+const char *ls_scope_linkage_name(const ls_scope *s);
+/* proc and inline: the callee's declaration file/line; loop: its source line;
+ * stmt: its line; alien: the file the code comes from.  NULL/0 if unknown. */
+const char *ls_scope_file(const ls_scope *s);
+unsigned ls_scope_line(const ls_scope *s);
+/* inline: where the call was made (in the caller's file). */
+const char *ls_scope_call_file(const ls_scope *s);
+unsigned ls_scope_call_line(const ls_scope *s);
+unsigned ls_scope_call_column(const ls_scope *s);
+
+/* Address ranges, sorted and merged, half-open. */
+size_t ls_scope_nranges(const ls_scope *s);
+ls_range ls_scope_range(const ls_scope *s, size_t i);
+/* The lowest address of the scope (its entry for a proc). */
+uint64_t ls_scope_low(const ls_scope *s);
+
+/* ---- loops (kind LS_SCOPE_LOOP) --------------------------------------- */
+
+typedef struct ls_edge {
+	uint64_t from; /* address of the branching instruction */
+	uint64_t to;   /* target address */
+} ls_edge;
+
+uint64_t ls_loop_header(const ls_scope *loop);
+unsigned ls_loop_depth(const ls_scope *loop);      /* 1: outermost in its proc */
+int ls_loop_irreducible(const ls_scope *loop);
+size_t ls_loop_nentries(const ls_scope *loop);      /* > 1: irreducible */
+uint64_t ls_loop_entry(const ls_scope *loop, size_t i);
+size_t ls_loop_nbackedges(const ls_scope *loop);
+ls_edge ls_loop_backedge(const ls_scope *loop, size_t i);
+size_t ls_loop_nexits(const ls_scope *loop);
+ls_edge ls_loop_exit(const ls_scope *loop, size_t i);
+
+/* ---- output ------------------------------------------------------------ */
+
+typedef enum ls_format {
+	LS_FORMAT_TEXT,
+	LS_FORMAT_JSON,
+	LS_FORMAT_XML, /* HPCToolkit structure file, DTD 4.9 */
+} ls_format;
+
+#include <stdio.h>
+int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err);
+/* One JSON object (the lookup contract of design.md), without a newline. */
+void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

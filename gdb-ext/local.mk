@@ -1,0 +1,1 @@
+# The GDB extension: Python package over a C module over libloopscope.

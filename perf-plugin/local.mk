@@ -1,0 +1,1 @@
+# perf-loops, run by perf as `perf loops`.

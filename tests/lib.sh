@@ -1,0 +1,35 @@
+# tests/lib.sh - TAP helpers and fixture builds for the shell tests.
+#   . "$top_srcdir/tests/lib.sh"
+#   ok CONDITION-EXIT-STATUS "description"; skip_all "reason"; done_testing
+set -u
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${LOOPSCOPE:=$top_builddir/loopscope}"
+: "${PERF_LOOPS:=$top_builddir/perf-loops}"
+FIXTURES="$top_srcdir/tests/fixtures"
+# Every test gets its own scratch directory and its own cache.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ls-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+export XDG_CACHE_HOME="$TMP/cache"
+_tap_n=0
+_tap_failed=0
+ok() { # ok STATUS DESCRIPTION
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $_tap_n - $2"
+	else echo "not ok $_tap_n - $2"; _tap_failed=$((_tap_failed + 1)); fi
+}
+pass() { ok 0 "$1"; }
+fail() { ok 1 "$1"; }
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $1"; }
+diag() { echo "# $*"; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+done_testing() { echo "1..$_tap_n"; exit 0; }
+# check_eq GOT WANT DESCRIPTION
+check_eq() {
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  $1"; diag "want: $2"; fi
+}
+# build_fixture CC OPT SRC OUT [extra flags...]: compile a fixture at test time.
+build_fixture() {
+	_cc=$1 _opt=$2 _src=$3 _out=$4; shift 4
+	"$_cc" "$_opt" -g "$@" -o "$_out" "$FIXTURES/$_src" 2>"$TMP/cc.err" || { cat "$TMP/cc.err" >&2; return 1; }
+}
