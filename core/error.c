@@ -1,0 +1,29 @@
+/* error.c - errors returned as values, and warnings sent to the caller's sink. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	err->code = code;
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+}
+
+void ls_warn(const ls_options *opt, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (opt && opt->warn)
+		opt->warn(opt->warn_ctx, msg);
+	else
+		fprintf(stderr, "loopscope: warning: %s\n", msg);
+}

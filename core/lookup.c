@@ -1,0 +1,105 @@
+/* lookup.c - address -> statement: every statement's ranges in one sorted
+ * array, so a lookup is a binary search and a walk up the parents. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static size_t count_segs(const struct ls_scope *s)
+{
+	size_t n = s->kind == LS_SCOPE_STMT ? s->nranges : 0;
+	for (const struct ls_scope *c = s->first_child; c; c = c->next_sibling)
+		n += count_segs(c);
+	return n;
+}
+
+static void collect_segs(struct ls_lookup_index *ix, const struct ls_scope *s)
+{
+	if (s->kind == LS_SCOPE_STMT)
+		for (size_t i = 0; i < s->nranges; i++)
+			ix->segs[ix->nsegs++] = (struct ls_stmt_seg){ s->ranges[i].lo, s->ranges[i].hi, s };
+	for (const struct ls_scope *c = s->first_child; c; c = c->next_sibling)
+		collect_segs(ix, c);
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct ls_stmt_seg *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err)
+{
+	ix->nsegs = 0;
+	ix->segs = ls_xmalloc((count_segs(root) + 1) * sizeof *ix->segs);
+	collect_segs(ix, root);
+	qsort(ix->segs, ix->nsegs, sizeof *ix->segs, cmp_seg);
+	/* Statements never overlap (each instruction is in exactly one); if a
+	 * corrupt input made them, the later one is clipped so lookups stay
+	 * deterministic. */
+	size_t n = 0;
+	for (size_t i = 0; i < ix->nsegs; i++) {
+		struct ls_stmt_seg s = ix->segs[i];
+		if (n && s.lo < ix->segs[n - 1].hi)
+			s.lo = ix->segs[n - 1].hi;
+		if (s.lo < s.hi)
+			ix->segs[n++] = s;
+	}
+	ix->nsegs = n;
+	return 0;
+}
+
+void ls_lookup_index_free(struct ls_lookup_index *ix)
+{
+	free(ix->segs);
+	ix->segs = NULL;
+	ix->nsegs = 0;
+}
+
+const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr)
+{
+	const ls_scope *s = ls_lookup(m, addr);
+	while (s && s->kind != LS_SCOPE_PROC)
+		s = s->parent;
+	return s;
+}
+
+const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
+{
+	const struct ls_stmt_seg *v = m->lookup.segs;
+	size_t lo = 0, hi = m->lookup.nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->lookup.nsegs && v[lo].lo <= addr && addr < v[lo].hi)
+		return v[lo].stmt;
+	return NULL;
+}
+
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+{
+	const ls_scope *s = ls_lookup(m, addr);
+	if (!s || cap == 0)
+		return 0;
+	/* Collect innermost-first up to the procedure, then reverse. */
+	const ls_scope *tmp[LS_MAX_CHAIN];
+	size_t n = 0;
+	for (; s && s->kind != LS_SCOPE_FILE && s->kind != LS_SCOPE_MODULE; s = s->parent) {
+		if (n == LS_MAX_CHAIN)
+			break;
+		tmp[n++] = s;
+		if (s->kind == LS_SCOPE_PROC)
+			break;
+	}
+	size_t total = n;
+	if (n > cap)
+		n = cap; /* keep the outermost part: the procedure comes first */
+	for (size_t i = 0; i < n; i++)
+		chain[i] = tmp[total - 1 - i];
+	return n;
+}

@@ -1,0 +1,46 @@
+/* progress.c - a one-line progress meter on stderr for long analyses.
+ * Silent unless stderr is a terminal, so logs and pipes stay clean. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void ls_progress_start(struct ls_progress *p, bool wanted, const char *what, size_t total)
+{
+	p->on = wanted && isatty(STDERR_FILENO);
+	p->what = what;
+	p->total = total;
+	p->done = 0;
+	p->last = now();
+	pthread_mutex_init(&p->lock, NULL);
+}
+
+void ls_progress_add(struct ls_progress *p, size_t n)
+{
+	if (!p->on)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->done += n;
+	double t = now();
+	if (t - p->last > 0.1) {
+		p->last = t;
+		fprintf(stderr, "\r%s: %zu/%zu (%d%%)", p->what, p->done, p->total,
+		        p->total ? (int)(100.0 * p->done / p->total) : 100);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+void ls_progress_end(struct ls_progress *p)
+{
+	if (p->on)
+		fprintf(stderr, "\r\033[K");
+	pthread_mutex_destroy(&p->lock);
+}
