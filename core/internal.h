@@ -156,11 +156,23 @@ struct ls_inl_seg {
 	const struct ls_inl_node *node;   /* the deepest node covering [lo, hi) */
 };
 
+/* A subprogram with code as the inline-tree walk found it: procs.c builds
+ * the procedures from these, so that .debug_info is walked only once. */
+struct ls_inl_sub {
+	const struct ls_inl_node *node;   /* its LS_INL_SUBPROGRAM node */
+	ls_range *ranges;                 /* sorted by lo (DW_AT_ranges or low/high_pc) */
+	size_t nranges;
+	uint64_t entry;                   /* DW_AT_entry_pc, else DW_AT_low_pc, else lowest range */
+	bool noreturn;                    /* DW_AT_noreturn */
+};
+
 struct ls_inline_index {
 	struct ls_inl_seg *segs;
 	size_t nsegs;
 	struct ls_inl_node **nodes;       /* all nodes (owned), for freeing and walking */
 	size_t nnodes;
+	struct ls_inl_sub *subs;          /* every subprogram with code, in DIE order */
+	size_t nsubs;
 };
 
 int ls_inline_build(ls_module *m, ls_error *err);
@@ -229,6 +241,8 @@ struct ls_module {
 	Elf *elf;                  /* the main file (code) */
 	Dwarf *dwarf;              /* NULL without debug info */
 	Dwarf_Addr bias;           /* dwfl address = link-time address + bias */
+	Dwfl_Callbacks dwfl_callbacks; /* module.c: libdwfl keeps a pointer to it */
+	char *debuginfo_path;      /* module.c: opt.debug_file_path's copy, for dwfl_callbacks */
 	GElf_Ehdr ehdr;
 	bool relocatable;
 
