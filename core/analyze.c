@@ -1,0 +1,164 @@
+/* analyze.c - runs the per-procedure stages (decode, CFG, loop forest,
+ * structure) on N threads and assembles the module's scope tree:
+ * module > file > proc.
+ *
+ * DWARF, the line map and the procedure table are built beforehand on one
+ * thread and are read-only here; each worker has its own decoder and arena,
+ * so the workers share nothing mutable but the next-procedure counter. */
+#include "structure.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct analysis {
+	ls_module *m;
+	struct ls_scope **results;   /* per proc */
+	atomic_size_t next;
+	struct ls_progress progress;
+};
+
+struct worker {
+	struct analysis *an;
+	struct ls_arena *arena;
+};
+
+static struct ls_scope *analyze_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,
+                                     struct ls_arena *arena)
+{
+	struct ls_cfg cfg = { 0 };
+	struct ls_loop_forest lf = { 0 };
+	bool have_cfg = false, have_loops = false;
+	if (dec && m->opt.want_loops) {
+		struct ls_cfg_env env = { .m = m, .dec = dec };
+		have_cfg = ls_cfg_build(&env, proc, &cfg) == 0 && cfg.nblocks > 0;
+		if (have_cfg)
+			have_loops = ls_loop_forest_build(&cfg, &lf) == 0;
+	}
+	struct ls_scope *s = ls_structure_build_proc(m, proc, have_cfg ? &cfg : NULL,
+	                                             have_loops ? &lf : NULL, arena);
+	if (have_loops)
+		ls_loop_forest_free(&lf);
+	if (have_cfg)
+		ls_cfg_free(&cfg);
+	return s;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct analysis *an = w->an;
+	ls_module *m = an->m;
+	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
+	for (;;) {
+		size_t i = atomic_fetch_add(&an->next, 1);
+		if (i >= m->procs.nprocs)
+			break;
+		an->results[i] = analyze_proc(m, &m->procs.procs[i], dec, w->arena);
+		ls_progress_add(&an->progress, 1);
+	}
+	if (dec)
+		ls_decoder_free(dec);
+	return NULL;
+}
+
+static int jobs_wanted(const ls_module *m)
+{
+	int n = m->opt.jobs;
+	if (n <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		n = c > 0 ? (int)c : 1;
+	}
+	if ((size_t)n > m->procs.nprocs)
+		n = m->procs.nprocs ? (int)m->procs.nprocs : 1;
+	return n > 64 ? 64 : n;
+}
+
+/* Procedures grouped under one file scope per source file, in file-name
+ * order, procedures in address order within a file. */
+static int cmp_file(const void *a, const void *b)
+{
+	const char *x = (*(struct ls_scope *const *)a)->file, *y = (*(struct ls_scope *const *)b)->file;
+	if (x == y)
+		return 0;
+	if (!x)
+		return 1;
+	if (!y)
+		return -1;
+	return strcmp(x, y);
+}
+
+static void assemble(ls_module *m, struct ls_scope **results)
+{
+	struct ls_scope *root = ls_scope_new(&m->arena, LS_SCOPE_MODULE, NULL);
+	root->name = m->path;
+	size_t n = 0;
+	struct ls_scope **procs = ls_xmalloc((m->procs.nprocs + 1) * sizeof *procs);
+	for (size_t i = 0; i < m->procs.nprocs; i++)
+		if (results[i] && results[i]->first_child)
+			procs[n++] = results[i];
+	/* A stable sort keeps address order within a file. */
+	for (size_t i = 1; i < n; i++) {
+		struct ls_scope *p = procs[i];
+		size_t j = i;
+		while (j > 0 && cmp_file(&procs[j - 1], &p) > 0) {
+			procs[j] = procs[j - 1];
+			j--;
+		}
+		procs[j] = p;
+	}
+	struct ls_scope *file = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!file || file->file != procs[i]->file) {
+			file = ls_scope_new(&m->arena, LS_SCOPE_FILE, root);
+			file->file = procs[i]->file;
+		}
+		ls_scope_add_child(file, procs[i]);
+	}
+	for (struct ls_scope *f = root->first_child; f; f = f->next_sibling) {
+		for (struct ls_scope *p = f->first_child; p; p = p->next_sibling)
+			for (size_t r = 0; r < p->nranges; r++)
+				ls_scope_add_range(&m->arena, f, p->ranges[r].lo, p->ranges[r].hi);
+		ls_scope_normalize_ranges(f);
+		for (size_t r = 0; r < f->nranges; r++)
+			ls_scope_add_range(&m->arena, root, f->ranges[r].lo, f->ranges[r].hi);
+	}
+	ls_scope_normalize_ranges(root);
+	free(procs);
+	m->root = root;
+}
+
+int ls_analyze(ls_module *m, ls_error *err)
+{
+	struct analysis an = { .m = m };
+	an.results = ls_xcalloc(m->procs.nprocs + 1, sizeof *an.results);
+	atomic_init(&an.next, 0);
+	int nthreads = jobs_wanted(m);
+	ls_progress_start(&an.progress, m->opt.progress, "loopscope: analyzing procedures", m->procs.nprocs);
+
+	m->thread_arenas = ls_xcalloc(nthreads, sizeof *m->thread_arenas);
+	m->nthread_arenas = nthreads;
+	struct worker *workers = ls_xcalloc(nthreads, sizeof *workers);
+	pthread_t *tids = ls_xcalloc(nthreads, sizeof *tids);
+	bool *running = ls_xcalloc(nthreads, sizeof *running);
+	for (int t = 0; t < nthreads; t++) {
+		workers[t] = (struct worker){ &an, &m->thread_arenas[t] };
+		/* The calling thread is worker 0; if a thread cannot start, the
+		 * others simply take its share. */
+		if (t > 0)
+			running[t] = pthread_create(&tids[t], NULL, worker_main, &workers[t]) == 0;
+	}
+	worker_main(&workers[0]);
+	for (int t = 1; t < nthreads; t++)
+		if (running[t])
+			pthread_join(tids[t], NULL);
+	ls_progress_end(&an.progress);
+	free(running);
+
+	assemble(m, an.results);
+	free(an.results);
+	free(workers);
+	free(tids);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/* api.c - the module's life cycle: open (load, index, analyze or load from
+ * the cache, index for lookups), the module getters, and close. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ls_options_init(ls_options *opt)
+{
+	memset(opt, 0, sizeof *opt);
+	opt->use_cache = 1;
+	opt->progress = 1;
+	opt->want_loops = 1;
+}
+
+/* The stages that read DWARF and symbols.  They run on a cache hit too:
+ * symbol lookups need the procedure table, which needs the subprograms;
+ * the cache saves the decoding, CFG, loop and structure work, the bulk of
+ * the time. */
+static int build_indexes(ls_module *m, ls_error *err)
+{
+	if (m->dwarf && ls_inline_build(m, err) < 0)
+		return -1;
+	if (ls_procs_build(m, err) < 0)
+		return -1;
+	if (m->dwarf && ls_linemap_build(m, err) < 0)
+		return -1;
+	return 0;
+}
+
+ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
+{
+	if (!path || !*path) {
+		ls_set_error(err, LS_ERR_USAGE, "no file name given");
+		return NULL;
+	}
+	ls_module *m = ls_xcalloc(1, sizeof *m);
+	m->fd = -1;
+	if (opt)
+		m->opt = *opt;
+	else
+		ls_options_init(&m->opt);
+	if (err) {
+		err->code = LS_OK;
+		err->message[0] = 0;
+	}
+	if (ls_elf_open(m, path, err) < 0)
+		goto fail;
+	if (!m->dwarf)
+		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
+		        "frames or lines", m->path);
+	if (build_indexes(m, err) < 0)
+		goto fail;
+	if (!(m->opt.use_cache && ls_cache_load(m))) {
+		if (ls_analyze(m, err) < 0)
+			goto fail;
+		if (m->opt.use_cache)
+			ls_cache_store(m);
+	}
+	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
+		goto fail;
+	return m;
+fail:
+	if (err && err->code == LS_OK)
+		ls_set_error(err, LS_ERR_NOT_ELF, "%s: cannot be analyzed", path);
+	ls_module_close(m);
+	return NULL;
+}
+
+void ls_module_close(ls_module *m)
+{
+	if (!m)
+		return;
+	ls_lookup_index_free(&m->lookup);
+	ls_inline_free(&m->inl);
+	ls_linemap_free(&m->lines);
+	ls_procs_free(&m->procs);
+	for (size_t i = 0; i < m->nthread_arenas; i++)
+		ls_arena_free(&m->thread_arenas[i]);
+	free(m->thread_arenas);
+	ls_arena_free(&m->arena);
+	ls_elf_close(m);
+	ls_strtab_free(&m->strings);
+	free(m->cache_blob);
+	free(m->path);
+	free(m->debug_path);
+	free(m->build_id);
+	free(m);
+}
+
+const char *ls_module_path(const ls_module *m) { return m->path; }
+const char *ls_module_debug_path(const ls_module *m) { return m->debug_path; }
+const char *ls_module_build_id(const ls_module *m) { return m->build_id; }
+int ls_module_has_dwarf(const ls_module *m) { return m->dwarf != NULL; }
+int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
+int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
+const ls_scope *ls_module_root(const ls_module *m) { return m->root; }
+
+int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
+{
+	switch (fmt) {
+	case LS_FORMAT_TEXT: return ls_write_text(m, out, err);
+	case LS_FORMAT_JSON: return ls_write_json(m, out, err);
+	case LS_FORMAT_XML: return ls_write_xml(m, out, err);
+	}
+	ls_set_error(err, LS_ERR_USAGE, "unknown output format");
+	return -1;
+}
