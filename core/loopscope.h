@@ -182,6 +182,8 @@ typedef enum ls_format {
 int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err);
 /* One JSON object (the lookup contract of design.md), without a newline. */
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
+/* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
+void ls_json_string(FILE *out, const char *s);
 
 #ifdef __cplusplus
 }

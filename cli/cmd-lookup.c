@@ -1,0 +1,170 @@
+/* cmd-lookup.c - `loopscope lookup`: the scope chain (procedure, inlined
+ * calls, loops, statement) of addresses given as arguments or on stdin.
+ * An address is hex (0x401156 or 401156, as addr2line takes them) or
+ * SYMBOL+0xOFF[/0xSIZE] as kernel oops lines print them. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parses TOKEN into an address; on failure returns -1 with a reason. */
+static int parse_address(const ls_module *m, const char *token, uint64_t *addr, const char **why)
+{
+	char *end;
+	const char *plus = strrchr(token, '+');
+	bool symbolic = plus || !isxdigit((unsigned char)token[0]) ||
+	                (token[0] != '0' && strspn(token, "0123456789abcdefABCDEF") != strlen(token));
+	if (!symbolic || (token[0] == '0' && (token[1] == 'x' || token[1] == 'X'))) {
+		errno = 0;
+		*addr = strtoull(token, &end, 16);
+		if (*end == 0 && end != token && errno == 0)
+			return 0;
+		if (!plus) {
+			*why = "not a hexadecimal address";
+			return -1;
+		}
+	}
+	/* SYMBOL[+OFF[/SIZE]] */
+	char name[1024];
+	size_t n = plus ? (size_t)(plus - token) : strlen(token);
+	if (n == 0 || n >= sizeof name) {
+		*why = "bad symbol";
+		return -1;
+	}
+	memcpy(name, token, n);
+	name[n] = 0;
+	uint64_t off = 0;
+	if (plus) {
+		errno = 0;
+		off = strtoull(plus + 1, &end, 0);
+		if (end == plus + 1 || errno || (*end && *end != '/')) {
+			*why = "bad offset after '+'";
+			return -1;
+		}
+	}
+	uint64_t base, size;
+	if (ls_module_symbol(m, name, &base, &size) < 0) {
+		*why = "unknown symbol";
+		return -1;
+	}
+	*addr = base + off;
+	return 0;
+}
+
+static void print_text(const ls_module *m, const char *token, uint64_t addr)
+{
+	const ls_scope *chain[LS_MAX_CHAIN];
+	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
+	printf("0x%" PRIx64, addr);
+	if (n == 0) {
+		printf(": not in any procedure of %s\n", ls_module_path(m));
+		return;
+	}
+	putchar('\n');
+	for (size_t i = 0; i < n; i++) {
+		const ls_scope *s = chain[i];
+		const char *file = ls_scope_file(s) ? ls_scope_file(s) : "??";
+		printf("%*s", (int)(2 * i + 2), "");
+		switch (ls_scope_kind_of(s)) {
+		case LS_SCOPE_PROC:
+			printf("%s at %s:%u\n", ls_scope_name(s) ? ls_scope_name(s) : "??", file, ls_scope_line(s));
+			break;
+		case LS_SCOPE_INLINE:
+			printf("[I] %s called at %s:%u\n", ls_scope_name(s) ? ls_scope_name(s) : "??",
+			       ls_scope_call_file(s) ? ls_scope_call_file(s) : "??", ls_scope_call_line(s));
+			break;
+		case LS_SCOPE_LOOP:
+			printf("loop at %s:%u (header 0x%" PRIx64 ", depth %u%s)\n", file, ls_scope_line(s),
+			       ls_loop_header(s), ls_loop_depth(s), ls_loop_irreducible(s) ? ", irreducible" : "");
+			break;
+		case LS_SCOPE_ALIEN:
+			printf("[alien] %s:%u\n", file, ls_scope_line(s));
+			break;
+		default:
+			printf("%s:%u\n", file, ls_scope_line(s));
+			break;
+		}
+	}
+}
+
+static void print_error_json(const ls_module *m, const char *token, const char *why)
+{
+	fputs("{\"addr\":", stdout);
+	ls_json_string(stdout, token);
+	fputs(",\"module\":", stdout);
+	ls_json_string(stdout, ls_module_path(m));
+	fputs(",\"chain\":[],\"error\":", stdout);
+	char msg[1200];
+	snprintf(msg, sizeof msg, "%s: %s", token, why);
+	ls_json_string(stdout, msg);
+	fputs("}\n", stdout);
+}
+
+static void lookup_one(const ls_module *m, const char *token, bool json)
+{
+	uint64_t addr;
+	const char *why = NULL;
+	if (parse_address(m, token, &addr, &why) < 0) {
+		if (json)
+			print_error_json(m, token, why);
+		else
+			printf("%s: %s\n", token, why);
+		return;
+	}
+	if (json) {
+		ls_write_chain_json(m, addr, stdout);
+		putchar('\n');
+	} else {
+		print_text(m, token, addr);
+	}
+}
+
+int cmd_lookup(int argc, char **argv)
+{
+	struct cli_common common = { 0 };
+	bool json = false;
+	const char *binary = NULL;
+	int first_addr = argc;
+	for (int i = 1; i < argc; i++) {
+		int r;
+		if (!binary && (r = cli_common_option(argc, argv, &i, &common)) != 0) {
+			if (r < 0)
+				return EXIT_USAGE;
+		} else if (!binary && strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (!binary && argv[i][0] == '-' && argv[i][1]) {
+			cli_usage_error("lookup", "unknown option '%s'", argv[i]);
+			return EXIT_USAGE;
+		} else if (!binary) {
+			binary = argv[i];
+			first_addr = i + 1;
+			break;
+		}
+	}
+	if (!binary) {
+		cli_usage_error("lookup", "no binary given");
+		return EXIT_USAGE;
+	}
+	ls_module *m = cli_open(binary, &common);
+	if (!m)
+		return EXIT_ANALYSIS;
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+	if (first_addr < argc) {
+		for (int i = first_addr; i < argc; i++)
+			lookup_one(m, argv[i], json);
+	} else {
+		char line[4096];
+		while (fgets(line, sizeof line, stdin)) {
+			for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n"))
+				lookup_one(m, tok, json);
+		}
+	}
+	int rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ANALYSIS;
+	ls_module_close(m);
+	return rc;
+}
