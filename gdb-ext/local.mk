@@ -1,1 +1,32 @@
 # The GDB extension: Python package over a C module over libloopscope.
+#
+# _loopscope.so is a libtool module built against the Python GDB embeds; it
+# and loopscope.py are installed side by side in $(pkgdatadir)/gdb, so that
+#   source PREFIX/share/loopscope/gdb/loopscope.py
+# finds the module next to the script (loopscope_gdb.py holds the commands).
+# In a build tree the script looks in
+# gdb-ext/.libs too; for out-of-tree builds the script is copied into the
+# build tree so `source $builddir/gdb-ext/loopscope.py` works as well.
+if HAVE_GDB_PYTHON
+gdbextdir = $(pkgdatadir)/gdb
+gdbext_LTLIBRARIES = gdb-ext/_loopscope.la
+gdb_ext__loopscope_la_SOURCES = gdb-ext/_loopscope.c
+gdb_ext__loopscope_la_CFLAGS = $(AM_CFLAGS) $(GDB_PYTHON_CFLAGS) -fvisibility=default
+gdb_ext__loopscope_la_LIBADD = libloopscope.la
+gdb_ext__loopscope_la_LDFLAGS = -module -avoid-version -shared
+dist_gdbext_DATA = gdb-ext/loopscope.py gdb-ext/loopscope_gdb.py
+
+all-local: gdb-ext-script-in-builddir
+.PHONY: gdb-ext-script-in-builddir
+gdb-ext-script-in-builddir:
+	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then \
+		$(MKDIR_P) gdb-ext && \
+		for f in loopscope.py loopscope_gdb.py; do \
+			cmp -s $(srcdir)/gdb-ext/$$f gdb-ext/$$f || cp $(srcdir)/gdb-ext/$$f gdb-ext/$$f || exit 1; \
+		done; \
+	fi
+clean-local: gdb-ext-clean-script-copy
+.PHONY: gdb-ext-clean-script-copy
+gdb-ext-clean-script-copy:
+	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then rm -f gdb-ext/loopscope.py gdb-ext/loopscope_gdb.py; fi
+endif

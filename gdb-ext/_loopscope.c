@@ -1,0 +1,502 @@
+/* _loopscope.c - the CPython module the GDB extension stands on.
+ *
+ * It owns the bridge from Python to libloopscope's public API (loopscope.h)
+ * and nothing else: gdb-ext/loopscope.py does the GDB side (address
+ * translation, commands, breakpoints).  Built against the Python that GDB
+ * embeds and loaded into GDB's process, so it must never crash GDB: every
+ * failure becomes a Python exception (_loopscope.Error).
+ *
+ *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0)
+ *   m.path, m.debug_path, m.build_id, m.has_dwarf, m.from_cache, m.warnings
+ *   m.lookup(addr)          -> [scope dict, ...] outermost (proc) first; [] if none
+ *   m.symbol(name)          -> (addr, size) or None
+ *   m.proc_at(addr)         -> proc scope dict with "children" (no stmts unless asked)
+ *   m.procs()               -> [proc scope dict, ...] (no children)
+ *
+ * A scope dict carries "kind" and "ranges" always, and the fields its kind
+ * has in the CLI's JSON (design.md): name, file, line, call_file, call_line,
+ * header, depth, irreducible, plus entries, exits and backedges for loops.
+ * Addresses are link-time addresses, as loopscope.h defines them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "loopscope.h"
+
+typedef struct {
+	PyObject_HEAD
+	ls_module *m;
+	PyObject *warnings; /* list of str: what the analysis could not do */
+} ModuleObject;
+
+static PyObject *LsError; /* _loopscope.Error */
+
+/* Warnings arrive while the GIL is released, maybe from several analysis
+ * threads at once, so they are collected in C and turned into a list after. */
+struct warn_sink {
+	pthread_mutex_t lock;
+	char **messages;
+	size_t count, cap;
+};
+
+static void
+warn_collect(void *ctx, const char *message)
+{
+	struct warn_sink *sink = ctx;
+	pthread_mutex_lock(&sink->lock);
+	if (sink->count == sink->cap) {
+		size_t cap = sink->cap ? sink->cap * 2 : 8;
+		char **grown = realloc(sink->messages, cap * sizeof *grown);
+		if (!grown) {
+			pthread_mutex_unlock(&sink->lock);
+			return; /* a lost warning is better than a crash in GDB */
+		}
+		sink->messages = grown;
+		sink->cap = cap;
+	}
+	char *copy = strdup(message);
+	if (copy)
+		sink->messages[sink->count++] = copy;
+	pthread_mutex_unlock(&sink->lock);
+}
+
+/* ---- scope -> dict -------------------------------------------------------- */
+
+/* Sets KEY in DICT to VALUE and drops the reference; 0 or -1 (exception). */
+static int
+set_item(PyObject *dict, const char *key, PyObject *value)
+{
+	if (!value)
+		return -1;
+	int rc = PyDict_SetItemString(dict, key, value);
+	Py_DECREF(value);
+	return rc;
+}
+
+static PyObject *
+str_or_none(const char *s)
+{
+	if (!s)
+		Py_RETURN_NONE;
+	/* File names from DWARF are bytes, not necessarily UTF-8. */
+	return PyUnicode_DecodeUTF8(s, strlen(s), "surrogateescape");
+}
+
+static PyObject *
+edge_list(const ls_scope *loop, size_t n, ls_edge (*get)(const ls_scope *, size_t))
+{
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	if (!list)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		ls_edge e = get(loop, i);
+		PyObject *t = Py_BuildValue("(KK)", (unsigned long long)e.from,
+		                            (unsigned long long)e.to);
+		if (!t) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+	}
+	return list;
+}
+
+static PyObject *
+scope_dict(const ls_scope *s)
+{
+	ls_scope_kind kind = ls_scope_kind_of(s);
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (set_item(d, "kind", PyUnicode_FromString(ls_scope_kind_name(kind))) < 0)
+		goto fail;
+
+	switch (kind) {
+	case LS_SCOPE_PROC:
+		if (set_item(d, "name", str_or_none(ls_scope_name(s))) < 0)
+			goto fail;
+		if (ls_scope_linkage_name(s) &&
+		    set_item(d, "linkage_name", str_or_none(ls_scope_linkage_name(s))) < 0)
+			goto fail;
+		break;
+	case LS_SCOPE_INLINE:
+		if (set_item(d, "name", str_or_none(ls_scope_name(s))) < 0 ||
+		    set_item(d, "call_file", str_or_none(ls_scope_call_file(s))) < 0 ||
+		    set_item(d, "call_line", PyLong_FromUnsignedLong(ls_scope_call_line(s))) < 0)
+			goto fail;
+		break;
+	case LS_SCOPE_LOOP: {
+		if (set_item(d, "header", PyLong_FromUnsignedLongLong(ls_loop_header(s))) < 0 ||
+		    set_item(d, "depth", PyLong_FromUnsignedLong(ls_loop_depth(s))) < 0 ||
+		    set_item(d, "irreducible", PyBool_FromLong(ls_loop_irreducible(s))) < 0)
+			goto fail;
+		size_t n = ls_loop_nentries(s);
+		PyObject *entries = PyList_New((Py_ssize_t)n);
+		if (!entries)
+			goto fail;
+		for (size_t i = 0; i < n; i++) {
+			PyObject *a = PyLong_FromUnsignedLongLong(ls_loop_entry(s, i));
+			if (!a) {
+				Py_DECREF(entries);
+				goto fail;
+			}
+			PyList_SET_ITEM(entries, (Py_ssize_t)i, a);
+		}
+		if (set_item(d, "entries", entries) < 0 ||
+		    set_item(d, "exits", edge_list(s, ls_loop_nexits(s), ls_loop_exit)) < 0 ||
+		    set_item(d, "backedges", edge_list(s, ls_loop_nbackedges(s), ls_loop_backedge)) < 0)
+			goto fail;
+		break;
+	}
+	default:
+		break;
+	}
+	if (kind != LS_SCOPE_MODULE) {
+		if (set_item(d, "file", str_or_none(ls_scope_file(s))) < 0 ||
+		    set_item(d, "line", PyLong_FromUnsignedLong(ls_scope_line(s))) < 0)
+			goto fail;
+	}
+
+	size_t nr = ls_scope_nranges(s);
+	PyObject *ranges = PyList_New((Py_ssize_t)nr);
+	if (!ranges)
+		goto fail;
+	for (size_t i = 0; i < nr; i++) {
+		ls_range r = ls_scope_range(s, i);
+		PyObject *t = Py_BuildValue("(KK)", (unsigned long long)r.lo,
+		                            (unsigned long long)r.hi);
+		if (!t) {
+			Py_DECREF(ranges);
+			goto fail;
+		}
+		PyList_SET_ITEM(ranges, (Py_ssize_t)i, t);
+	}
+	if (set_item(d, "ranges", ranges) < 0)
+		goto fail;
+	return d;
+fail:
+	Py_DECREF(d);
+	return NULL;
+}
+
+/* The dict of S with "children": its subtree, statements only if WITH_STMTS.
+ * Recursion depth is bounded by the scope tree's depth (inline nests are
+ * capped at LS_MAX_CHAIN by the core), far below C stack limits. */
+static PyObject *
+scope_tree(const ls_scope *s, int with_stmts)
+{
+	PyObject *d = scope_dict(s);
+	if (!d)
+		return NULL;
+	PyObject *children = PyList_New(0);
+	if (!children)
+		goto fail;
+	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
+		if (!with_stmts && ls_scope_kind_of(c) == LS_SCOPE_STMT)
+			continue;
+		PyObject *cd = scope_tree(c, with_stmts);
+		if (!cd || PyList_Append(children, cd) < 0) {
+			Py_XDECREF(cd);
+			Py_DECREF(children);
+			goto fail;
+		}
+		Py_DECREF(cd);
+	}
+	if (set_item(d, "children", children) < 0)
+		goto fail;
+	return d;
+fail:
+	Py_DECREF(d);
+	return NULL;
+}
+
+/* ---- Module ---------------------------------------------------------------- */
+
+static int
+Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"path", "cache", "loops", "jobs", "cache_dir", NULL};
+	PyObject *path_obj = NULL;
+	int cache = 1, loops = 1, jobs = 0;
+	const char *cache_dir = NULL;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|ppiz", kwlist,
+	                                 PyUnicode_FSConverter, &path_obj,
+	                                 &cache, &loops, &jobs, &cache_dir))
+		return -1;
+	if (self->m) { /* __init__ called twice: start afresh */
+		ls_module_close(self->m);
+		self->m = NULL;
+	}
+
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = cache;
+	opt.want_loops = loops;
+	opt.jobs = jobs;
+	opt.progress = 0; /* GDB owns the terminal */
+	opt.cache_dir = cache_dir;
+	struct warn_sink sink = {.messages = NULL};
+	pthread_mutex_init(&sink.lock, NULL);
+	opt.warn = warn_collect;
+	opt.warn_ctx = &sink;
+
+	ls_error err;
+	memset(&err, 0, sizeof err);
+	const char *path = PyBytes_AS_STRING(path_obj);
+	ls_module *m;
+	/* The analysis of a large library takes seconds: let GDB's other
+	 * Python threads run meanwhile.  PATH stays alive: path_obj is held. */
+	Py_BEGIN_ALLOW_THREADS
+	m = ls_module_open(path, &opt, &err);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path_obj);
+	pthread_mutex_destroy(&sink.lock);
+
+	PyObject *warnings = PyList_New(0);
+	for (size_t i = 0; i < sink.count; i++) {
+		if (warnings) {
+			PyObject *w = str_or_none(sink.messages[i]);
+			if (!w || PyList_Append(warnings, w) < 0)
+				Py_CLEAR(warnings);
+			Py_XDECREF(w);
+		}
+		free(sink.messages[i]);
+	}
+	free(sink.messages);
+
+	if (!m) {
+		Py_XDECREF(warnings);
+		PyObject *msg = str_or_none(err.message[0] ? err.message : "cannot open the module");
+		if (msg) {
+			PyObject *exc_args = Py_BuildValue("(Ni)", msg, (int)err.code);
+			if (exc_args) {
+				PyErr_SetObject(LsError, exc_args);
+				Py_DECREF(exc_args);
+			}
+		}
+		return -1;
+	}
+	if (!warnings) {
+		ls_module_close(m);
+		return -1;
+	}
+	self->m = m;
+	Py_XSETREF(self->warnings, warnings);
+	return 0;
+}
+
+static void
+Module_dealloc(ModuleObject *self)
+{
+	if (self->m)
+		ls_module_close(self->m);
+	Py_XDECREF(self->warnings);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+check_open(ModuleObject *self)
+{
+	if (!self->m) {
+		PyErr_SetString(LsError, "module is not open");
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *
+Module_lookup(ModuleObject *self, PyObject *arg)
+{
+	if (check_open(self) < 0)
+		return NULL;
+	unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+	if (addr == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	/* The chain is a few pointers; the stack holds it comfortably. */
+	const ls_scope *chain[LS_MAX_CHAIN];
+	size_t n = ls_lookup_chain(self->m, (uint64_t)addr, chain, LS_MAX_CHAIN);
+	if (n > LS_MAX_CHAIN)
+		n = LS_MAX_CHAIN;
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	if (!list)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		PyObject *d = scope_dict(chain[i]);
+		if (!d) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+	}
+	return list;
+}
+
+static PyObject *
+Module_symbol(ModuleObject *self, PyObject *args)
+{
+	const char *name;
+	if (check_open(self) < 0 || !PyArg_ParseTuple(args, "s", &name))
+		return NULL;
+	uint64_t addr = 0, size = 0;
+	if (ls_module_symbol(self->m, name, &addr, &size) < 0)
+		Py_RETURN_NONE;
+	return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)size);
+}
+
+static PyObject *
+Module_proc_at(ModuleObject *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"addr", "stmts", NULL};
+	unsigned long long addr;
+	int stmts = 0;
+	if (check_open(self) < 0 ||
+	    !PyArg_ParseTupleAndKeywords(args, kwds, "K|p", kwlist, &addr, &stmts))
+		return NULL;
+	const ls_scope *proc = ls_lookup_proc(self->m, (uint64_t)addr);
+	if (!proc)
+		Py_RETURN_NONE;
+	return scope_tree(proc, stmts);
+}
+
+/* Every procedure, found under the module root whatever the file scopes. */
+static int
+collect_procs(const ls_scope *s, PyObject *list)
+{
+	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
+		ls_scope_kind k = ls_scope_kind_of(c);
+		if (k == LS_SCOPE_PROC) {
+			PyObject *d = scope_dict(c);
+			if (!d || PyList_Append(list, d) < 0) {
+				Py_XDECREF(d);
+				return -1;
+			}
+			Py_DECREF(d);
+		} else if (k == LS_SCOPE_MODULE || k == LS_SCOPE_FILE) {
+			if (collect_procs(c, list) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static PyObject *
+Module_procs(ModuleObject *self, PyObject *unused)
+{
+	if (check_open(self) < 0)
+		return NULL;
+	PyObject *list = PyList_New(0);
+	if (!list)
+		return NULL;
+	const ls_scope *root = ls_module_root(self->m);
+	if (root && collect_procs(root, list) < 0) {
+		Py_DECREF(list);
+		return NULL;
+	}
+	return list;
+}
+
+static PyObject *
+Module_get_path(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : str_or_none(ls_module_path(self->m));
+}
+
+static PyObject *
+Module_get_debug_path(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : str_or_none(ls_module_debug_path(self->m));
+}
+
+static PyObject *
+Module_get_build_id(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : str_or_none(ls_module_build_id(self->m));
+}
+
+static PyObject *
+Module_get_has_dwarf(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : PyBool_FromLong(ls_module_has_dwarf(self->m));
+}
+
+static PyObject *
+Module_get_from_cache(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : PyBool_FromLong(ls_module_from_cache(self->m));
+}
+
+static PyObject *
+Module_get_warnings(ModuleObject *self, void *closure)
+{
+	if (!self->warnings)
+		return PyList_New(0);
+	Py_INCREF(self->warnings);
+	return self->warnings;
+}
+
+static PyMethodDef Module_methods[] = {
+	{"lookup", (PyCFunction)Module_lookup, METH_O,
+	 "lookup(addr) -> list of scope dicts, procedure first, statement last; [] outside any procedure"},
+	{"symbol", (PyCFunction)Module_symbol, METH_VARARGS,
+	 "symbol(name) -> (addr, size) of a symbol (mangled, demangled or NAME@plt), or None"},
+	{"proc_at", (PyCFunction)(void (*)(void))Module_proc_at, METH_VARARGS | METH_KEYWORDS,
+	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
+	{"procs", (PyCFunction)Module_procs, METH_NOARGS,
+	 "procs() -> list of every procedure's scope dict"},
+	{NULL},
+};
+
+static PyGetSetDef Module_getset[] = {
+	{"path", (getter)Module_get_path, NULL, "absolute path of the analyzed file", NULL},
+	{"debug_path", (getter)Module_get_debug_path, NULL, "where the DWARF came from, or None", NULL},
+	{"build_id", (getter)Module_get_build_id, NULL, "build-id in hex, or None", NULL},
+	{"has_dwarf", (getter)Module_get_has_dwarf, NULL, "True if debug information was found", NULL},
+	{"from_cache", (getter)Module_get_from_cache, NULL, "True if the structure came from the cache", NULL},
+	{"warnings", (getter)Module_get_warnings, NULL, "what the analysis reported as not analyzed", NULL},
+	{NULL},
+};
+
+static PyTypeObject ModuleType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "_loopscope.Module",
+	.tp_doc = "Module(path, cache=True, loops=True, jobs=0, cache_dir=None): "
+	          "the analyzed structure of one ELF file",
+	.tp_basicsize = sizeof(ModuleObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_new = PyType_GenericNew,
+	.tp_init = (initproc)Module_init,
+	.tp_dealloc = (destructor)Module_dealloc,
+	.tp_methods = Module_methods,
+	.tp_getset = Module_getset,
+};
+
+static struct PyModuleDef loopscope_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "_loopscope",
+	.m_doc = "libloopscope for Python: program structure (procedures, inlined calls, loops, statements) of ELF files",
+	.m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__loopscope(void)
+{
+	if (PyType_Ready(&ModuleType) < 0)
+		return NULL;
+	PyObject *mod = PyModule_Create(&loopscope_module);
+	if (!mod)
+		return NULL;
+	LsError = PyErr_NewException("_loopscope.Error", PyExc_RuntimeError, NULL);
+	Py_INCREF(&ModuleType);
+	if (!LsError ||
+	    PyModule_AddObject(mod, "Error", LsError) < 0 ||
+	    PyModule_AddObject(mod, "Module", (PyObject *)&ModuleType) < 0 ||
+	    PyModule_AddStringConstant(mod, "version", LS_VERSION) < 0) {
+		Py_DECREF(mod);
+		return NULL;
+	}
+	Py_INCREF(LsError); /* one reference for the module, one for us */
+	return mod;
+}
