@@ -130,6 +130,9 @@ struct ls_linemap {
 };
 
 int ls_linemap_build(ls_module *m, ls_error *err);
+/* NAME made absolute against DIR (when relative) with ./ and ../ resolved,
+ * interned in T: how line tables and DW_AT_call_file/decl_file are shown. */
+const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
 /* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
 void ls_linemap_free(struct ls_linemap *lm);
@@ -173,6 +176,7 @@ struct ls_inline_index {
 	size_t nnodes;
 	struct ls_inl_sub *subs;          /* every subprogram with code, in DIE order */
 	size_t nsubs;
+	struct ls_arena arena;            /* holds the nodes and the subs' ranges */
 };
 
 int ls_inline_build(ls_module *m, ls_error *err);
