@@ -123,7 +123,7 @@ static inline uint64_t hash_merge(uint64_t acc, uint64_t v)
 	return acc * P1 + P4;
 }
 
-static uint64_t hash64(const void *data, size_t len, uint64_t seed)
+uint64_t ls_hash64(const void *data, size_t len, uint64_t seed)
 {
 	const unsigned char *p = data, *end = p + len;
 	uint64_t h;
@@ -211,12 +211,12 @@ static bool content_hash(const ls_module *m, uint64_t *hash, struct stat *st)
 	bool ok = false;
 	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode)) {
 		if (st->st_size == 0) {
-			*hash = hash64("", 0, 0);
+			*hash = ls_hash64("", 0, 0);
 			ok = true;
 		} else {
 			void *p = mmap(NULL, st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (p != MAP_FAILED) {
-				*hash = hash64(p, st->st_size, 0);
+				*hash = ls_hash64(p, st->st_size, 0);
 				munmap(p, st->st_size);
 				ok = true;
 			}
@@ -462,7 +462,7 @@ int ls_cache_load(ls_module *m)
 	memcpy(blob, &h, sizeof h);
 	if (!read_all(fd, blob + sizeof h, size - sizeof h, sizeof h))
 		goto out;
-	if (hash64(blob + sizeof h, size - sizeof h, 0) != h.checksum)
+	if (ls_hash64(blob + sizeof h, size - sizeof h, 0) != h.checksum)
 		goto out;
 	struct ls_scope *nodes = (struct ls_scope *)(blob + file_part);
 	struct ls_loop_info *loops = (struct ls_loop_info *)(blob + file_part + nodes_size);
@@ -501,7 +501,7 @@ static void strt_grow(struct str_table *t)
 	for (size_t i = 0; i < t->nslots; i++) {
 		if (!t->slots[i].s)
 			continue;
-		size_t j = hash64(t->slots[i].s, strlen(t->slots[i].s), 0) & (n - 1);
+		size_t j = ls_hash64(t->slots[i].s, strlen(t->slots[i].s), 0) & (n - 1);
 		while (slots[j].s)
 			j = (j + 1) & (n - 1);
 		slots[j] = t->slots[i];
@@ -518,7 +518,7 @@ static uint32_t strt_add(struct str_table *t, const char *s)
 	if ((t->count + 1) * 2 > t->nslots)
 		strt_grow(t);
 	size_t len = strlen(s);
-	size_t j = hash64(s, len, 0) & (t->nslots - 1);
+	size_t j = ls_hash64(s, len, 0) & (t->nslots - 1);
 	while (t->slots[j].s) {
 		if (strcmp(t->slots[j].s, s) == 0)
 			return t->slots[j].off;
@@ -730,7 +730,7 @@ void ls_cache_store(ls_module *m)
 		}
 		buf = whole;
 		memcpy(buf + fixed, strs.data, strs.len);
-		h.checksum = hash64(buf + sizeof h, h.file_size - sizeof h, 0);
+		h.checksum = ls_hash64(buf + sizeof h, h.file_size - sizeof h, 0);
 		memcpy(buf, &h, sizeof h);
 	}
 

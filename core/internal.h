@@ -281,6 +281,8 @@ int ls_analyze(ls_module *m, ls_error *err);
 /* cache.c */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */
 void ls_cache_store(ls_module *m);                /* warns on failure */
+/* The fast 64-bit hash of cache keys and checksums (for tests too). */
+uint64_t ls_hash64(const void *data, size_t len, uint64_t seed);
 
 /* output_*.c */
 int ls_write_text(const ls_module *m, FILE *out, ls_error *err);
