@@ -58,4 +58,7 @@ void ls_cfg_free(struct ls_cfg *cfg);
  * proved by analysis). */
 bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target);
 
+/* Frees what cfg.c cached in M (m->cfg_module): call from ls_module_close. */
+void ls_cfg_module_free(ls_module *m);
+
 #endif

@@ -252,6 +252,9 @@ struct ls_module {
 
 	struct ls_text *text;      /* executable sections, sorted by addr */
 	size_t ntext;
+	/* cfg.c: data sections for jump tables and the proved-noreturn facts,
+	 * built lazily by the first CFG; freed by ls_cfg_module_free. */
+	struct ls_cfg_module *cfg_module;
 
 	struct ls_strtab strings;
 	struct ls_procs procs;
