@@ -1,2 +1,49 @@
 # Tests: each one prints TAP.  Fixtures are compiled at test time.
 EXTRA_DIST += tests/lib.sh
+# Core: differential tests against llvm-symbolizer and clang's loop
+# annotations, bad input (tests owned by "tests").
+TESTS += tests/core-symbolizer.py
+TESTS += tests/core-loops.py
+TESTS += tests/core-inline.py
+TESTS += tests/core-badinput.sh
+EXTRA_DIST += tests/core-common.py
+EXTRA_DIST += tests/core-symbolizer.py
+EXTRA_DIST += tests/core-loops.py
+EXTRA_DIST += tests/core-inline.py
+EXTRA_DIST += tests/core-badinput.sh
+EXTRA_DIST += tests/fixtures/small.cpp
+EXTRA_DIST += tests/fixtures/inline_deep.c
+EXTRA_DIST += tests/fixtures/recursion.c
+EXTRA_DIST += tests/fixtures/cold.c
+EXTRA_DIST += tests/fixtures/shlib.c
+EXTRA_DIST += tests/fixtures/shlib_main.c
+EXTRA_DIST += tests/fixtures/loops.c
+EXTRA_DIST += tests/fixtures/bad_decode.s
+EXTRA_DIST += tests/fixtures/bad_jumptable.s
+EXTRA_DIST += tests/fixtures/bad_overlap.s
+EXTRA_DIST += tests/fuzz-module.c
+EXTRA_DIST += bench/lookup.sh
+EXTRA_DIST += bench/struct.sh
+EXTRA_DIST += bench/README.md
+# The core's libFuzzer target: ./configure --enable-fuzz CC=clang, then
+# make fuzz-module (build) or make fuzz-module-run (seeds + 5 minutes).
+# The core's objects are linked in directly (not the shared library) and
+# every object is built with the fuzzer's coverage and ASan.
+if ENABLE_FUZZ
+AM_CFLAGS += -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
+noinst_PROGRAMS += fuzz-module
+fuzz_module_SOURCES = tests/fuzz-module.c
+fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_module_LDFLAGS = -fsanitize=fuzzer,address
+fuzz_module_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD)
+FUZZ_TIME = 300
+fuzz-module-run: fuzz-module
+	mkdir -p fuzz-corpus/seed fuzz-corpus/work
+	for s in inline_deep recursion cold loops; do \
+	  gcc -O2 -g -o fuzz-corpus/seed/$$s $(srcdir)/tests/fixtures/$$s.c || exit 1; \
+	  strip -o fuzz-corpus/seed/$$s-stripped fuzz-corpus/seed/$$s; done
+	gcc -O2 -g -o fuzz-corpus/seed/bad_decode $(srcdir)/tests/fixtures/bad_decode.s
+	./fuzz-module -max_total_time=$(FUZZ_TIME) -rss_limit_mb=4096 -max_len=262144 \
+	  -artifact_prefix=fuzz-corpus/ fuzz-corpus/work fuzz-corpus/seed
+.PHONY: fuzz-module-run
+endif

@@ -1,0 +1,197 @@
+# tests/core-common.py - shared helpers of the core's differential tests
+# (core-symbolizer.py, core-loops.py, core-inline.py): TAP output, fixture
+# builds at test time, the instruction addresses of a binary, and running
+# the loopscope CLI.  Loaded with load_common() below, not run as a test.
+#
+# The expected answers never come from loopscope itself: addresses come from
+# objdump and nm, lines from grep over the fixture sources, chains from
+# llvm-symbolizer, loops from clang's own loop annotations.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TOP_SRCDIR = os.environ.get("top_srcdir") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP_BUILDDIR = os.environ.get("top_builddir") or TOP_SRCDIR
+LOOPSCOPE = os.environ.get("LOOPSCOPE") or os.path.join(TOP_BUILDDIR, "loopscope")
+FIXTURES = os.path.join(TOP_SRCDIR, "tests", "fixtures")
+
+
+class Tap:
+    """TAP on stdout; exit status 0 always (the harness reads the TAP)."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, desc):
+        self.n += 1
+        if cond:
+            print("ok %d - %s" % (self.n, desc))
+        else:
+            print("not ok %d - %s" % (self.n, desc))
+            self.failed += 1
+        sys.stdout.flush()
+        return cond
+
+    def skip(self, desc):
+        self.n += 1
+        print("ok %d # SKIP %s" % (self.n, desc))
+
+    def diag(self, msg):
+        for line in str(msg).splitlines() or [""]:
+            print("# " + line)
+        sys.stdout.flush()
+
+    def done(self):
+        print("1..%d" % self.n)
+        sys.exit(0)
+
+
+def skip_all(reason):
+    print("1..0 # SKIP " + reason)
+    sys.exit(0)
+
+
+def scratch_dir():
+    """A scratch directory removed at exit, with its own loopscope cache."""
+    d = tempfile.mkdtemp(prefix="ls-test.", dir=os.environ.get("TMPDIR", "/tmp"))
+    import atexit
+    atexit.register(shutil.rmtree, d, True)
+    os.environ["XDG_CACHE_HOME"] = os.path.join(d, "cache")
+    return d
+
+
+def need_tools(*tools):
+    for t in tools:
+        if not shutil.which(t):
+            skip_all("%s not installed" % t)
+    if not os.access(LOOPSCOPE, os.X_OK):
+        skip_all("%s not built" % LOOPSCOPE)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, **kw)
+
+
+def compile_fixture(cc, opt, srcs, out, extra=()):
+    """Compile fixture sources (names under tests/fixtures) into OUT.
+    Returns None on success, else the compiler's message."""
+    if isinstance(srcs, str):
+        srcs = [srcs]
+    cmd = [cc, opt, "-g"] + list(extra) + ["-o", out] + [os.path.join(FIXTURES, s) for s in srcs]
+    r = run(cmd)
+    return None if r.returncode == 0 else r.stderr
+
+
+def compilers(lang):
+    """(C compiler, C++ compiler) pairs that exist."""
+    pairs = [("gcc", "g++"), ("clang", "clang++")]
+    return [p for p in pairs if shutil.which(p[0]) and shutil.which(p[1])]
+
+
+def function_ranges(binary):
+    """[(lo, hi, name)] of the defined function symbols with a size."""
+    r = run(["readelf", "-sW", binary])
+    funcs = set()
+    for line in r.stdout.splitlines():
+        f = line.split()
+        # Num: Value Size Type Bind Vis Ndx Name
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
+            size = int(f[2], 0) if f[2].startswith("0x") else int(f[2])
+            if size > 0:
+                lo = int(f[1], 16)
+                funcs.add((lo, lo + size, f[7].split("@")[0]))
+    return sorted(funcs)
+
+
+_insn_re = re.compile(r"^\s*([0-9a-f]+):\t")
+
+
+def instruction_addresses(binary, ranges=None):
+    """Every instruction address objdump decodes in the executable sections,
+    kept only when inside a function symbol's [value, value+size)."""
+    if ranges is None:
+        ranges = function_ranges(binary)
+    r = run(["objdump", "-d", "--no-show-raw-insn", binary])
+    addrs = []
+    import bisect
+    los = [lo for lo, hi, name in ranges]
+    for line in r.stdout.splitlines():
+        m = _insn_re.match(line)
+        if not m or "(bad)" in line:
+            continue
+        a = int(m.group(1), 16)
+        i = bisect.bisect_right(los, a) - 1
+        if i >= 0 and ranges[i][0] <= a < ranges[i][1]:
+            addrs.append(a)
+    return sorted(set(addrs))
+
+
+def lookup(binary, addrs, extra_args=(), env=None):
+    """loopscope lookup --json over ADDRS on stdin: {addr: object}, plus the
+    completed process (for its exit status and stderr)."""
+    inp = "".join("0x%x\n" % a for a in addrs)
+    r = subprocess.run([LOOPSCOPE, "lookup", "--json"] + list(extra_args) + [binary],
+                       input=inp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=env)
+    out = {}
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            out[int(o.get("addr", "-1"), 16)] = o
+        except (TypeError, ValueError):
+            pass
+    return out, r
+
+
+def struct_json(binary, extra_args=(), env=None):
+    """The whole tree of loopscope struct --format=json, or (None, process)."""
+    r = subprocess.run([LOOPSCOPE, "struct", "--format=json", "--no-cache"] + list(extra_args) + [binary],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    if r.returncode != 0:
+        return None, r
+    try:
+        return json.loads(r.stdout), r
+    except ValueError:
+        return None, r
+
+
+def walk(node, ancestors=()):
+    """Yield (node, ancestors) over a struct JSON tree, outermost first."""
+    yield node, ancestors
+    for c in node.get("children", ()):
+        yield from walk(c, ancestors + (node,))
+
+
+def hexint(s):
+    return int(s, 16) if isinstance(s, str) else int(s)
+
+
+def markers(src):
+    """Marker comments of a fixture: {tag: {name: [lines]}} for
+    /* TAG:name */ and /* TAG:name@LINE */, and {tag: [lines]} under
+    key (tag, None) for bare /* TAG */ markers."""
+    res = {}
+    pat = re.compile(r"/\*\s*([A-Z_]+)(?::([A-Za-z0-9_]+)(?:@(\d+))?)?\s*\*/")
+    with open(os.path.join(FIXTURES, src)) as f:
+        for n, line in enumerate(f, 1):
+            for m in pat.finditer(line):
+                tag, name, at = m.group(1), m.group(2), m.group(3)
+                d = res.setdefault(tag, {})
+                d.setdefault(name, []).append(int(at) if at else n)
+    return res
+
+
+def load_common():
+    return sys.modules[__name__]

@@ -1,0 +1,232 @@
+# tests/core-inline.py - procedures and inline chains of the part-1 fixtures,
+# checked against answers that do not come from loopscope: marker lines
+# grep'd from the sources, function symbols from readelf, and (for the
+# slides' small.cpp) the nesting llvm-symbolizer reports.
+#
+#   inline_deep.c  five always_inline levels: at the innermost store the
+#                  chain is level1 > ... > level5, each called at its CALL
+#                  line; clamp_add inlined at two sites keeps both lines
+#   recursion.c, cold.c, loops.c   every instruction of every function
+#                  symbol is in the procedure of that name; a gcc .cold
+#                  part (foo.cold) is in procedure foo
+#   small.cpp      main > loop > inline do_work > loop > inline addToVector
+#   shlib.c/.so and a PIE   the same at link-time addresses
+#   build-id       DWARF moved to DIR/.build-id/xx/rest.debug is found
+#                  with LOOPSCOPE_DEBUG_DIR (and --debug-dir if offered)
+import importlib.util
+import json
+import os
+import sys
+
+_spec = importlib.util.spec_from_file_location(
+    "core_common", os.path.join(os.path.dirname(os.path.abspath(__file__)), "core-common.py"))
+C = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(C)
+
+
+def base(name):
+    return (name or "").split("(")[0]
+
+
+def kinds(chain, *want):
+    return [e for e in chain if e.get("kind") in want]
+
+
+def check_deep(tap, tmp):
+    mk = C.markers("inline_deep.c")
+    inner = mk["INNER"][None][0]
+    calls = {name: lines[0] for name, lines in mk["CALL"].items()}
+    sites = sorted(l[0] for l in mk["SITE"].values())
+    for cc in ("gcc", "clang"):
+        for opt in ("-O0", "-O2", "-O3"):
+            tag = "%s %s inline_deep.c" % (cc, opt)
+            out = os.path.join(tmp, "deep-%s%s" % (cc, opt))
+            err = C.compile_fixture(cc, opt, "inline_deep.c", out)
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            ranges = {name: (lo, hi) for lo, hi, name in C.function_ranges(out)}
+            addrs = C.instruction_addresses(out)
+            got, proc = C.lookup(out, addrs)
+            if proc.returncode != 0:
+                tap.ok(False, "%s: lookup exited %d" % (tag, proc.returncode))
+                tap.diag(proc.stderr[-1000:])
+                continue
+            # The innermost store, reached through five inline levels.
+            lo, hi = ranges["deep_entry"]
+            at_inner = [got[a]["chain"] for a in addrs if lo <= a < hi and a in got and
+                        kinds(got[a]["chain"], "stmt") and kinds(got[a]["chain"], "stmt")[-1].get("line") == inner]
+            want = [("level%d" % k, calls["level%d" % k]) for k in range(1, 6)]
+            good = [c for c in at_inner if
+                    [(base(e.get("name")), e.get("call_line")) for e in kinds(c, "inline")] == want and
+                    base(kinds(c, "proc")[0].get("name")) == "deep_entry"]
+            tap.ok(at_inner and len(good) == len(at_inner),
+                   "%s: %d addresses of level5's store have the chain deep_entry > level1..level5 at lines %s"
+                   % (tag, len(at_inner), [l for n, l in want]))
+            if at_inner and len(good) != len(at_inner):
+                tap.diag("  e.g. %s" % json.dumps(next(c for c in at_inner if c not in good))[:600])
+            # clamp_add at its two call sites.
+            lo, hi = ranges["two_sites"]
+            seen = set()
+            for a in addrs:
+                if lo <= a < hi and a in got:
+                    for e in kinds(got[a]["chain"], "inline"):
+                        if base(e.get("name")) == "clamp_add":
+                            seen.add(e.get("call_line"))
+            tap.ok(sorted(seen) == sites, "%s: clamp_add inlined at both call lines %s (got %s)" % (tag, sites, sorted(seen)))
+
+
+def check_procs(tap, tmp):
+    """Every instruction of every function symbol: the proc of that name."""
+    for src in ("recursion.c", "cold.c", "loops.c"):
+        for cc in ("gcc", "clang"):
+            for opt in ("-O0", "-O2"):
+                tag = "%s %s %s" % (cc, opt, src)
+                out = os.path.join(tmp, "procs-%s-%s%s" % (src, cc, opt))
+                err = C.compile_fixture(cc, opt, src, out)
+                if err:
+                    tap.ok(False, tag + ": compile")
+                    continue
+                franges = C.function_ranges(out)
+                names = {n for lo, hi, n in franges}
+                if src == "cold.c" and cc == "gcc" and opt == "-O2":
+                    tap.ok("hot_path.cold" in names, "%s: gcc split hot_path into hot_path.cold (nm)" % tag)
+                # Only functions compiled from the fixture (with DWARF).
+                ours = [r for r in franges if r[2].split(".")[0] in fixture_functions(src)]
+                addrs = C.instruction_addresses(out, ours)
+                got, proc = C.lookup(out, addrs)
+                bad = []
+                for a in addrs:
+                    i = max(k for k, r in enumerate(ours) if r[0] <= a)
+                    want = ours[i][2].split(".")[0]  # foo.cold, foo.part.0 -> foo
+                    chain = got.get(a, {}).get("chain") or []
+                    name = base(chain[0].get("name")) if chain else None
+                    # A clone (foo.part.0, foo.constprop.0) may keep its symbol's name.
+                    if name not in (want, ours[i][2]):
+                        bad.append((a, want, name))
+                tap.ok(addrs and not bad, "%s: all %d instructions are in the procedure their symbol names"
+                       % (tag, len(addrs)))
+                for a, w, n in bad[:5]:
+                    tap.diag("  0x%x: want %s, got %s" % (a, w, n))
+
+
+def fixture_functions(src):
+    import re
+    names = set()
+    with open(os.path.join(C.FIXTURES, src)) as f:
+        for line in f:
+            m = re.match(r"^(?:NOINLINE |__attribute__\(\([^)]*\)\) )?(?:static )?[a-z_ ]+[ *](\w+)\(", line)
+            if m and not line.rstrip().endswith(";"):
+                names.add(m.group(1))
+    return names
+
+
+def check_small(tap, tmp):
+    mk = C.markers("small.cpp")["LOOP"]
+    outer, inner = mk["small_outer"][0], mk["small_inner"][0]
+    for cxx in ("g++", "clang++"):
+        tag = "%s -O2 small.cpp" % cxx
+        out = os.path.join(tmp, "small-%s" % cxx)
+        if C.compile_fixture(cxx, "-O2", "small.cpp", out):
+            tap.ok(False, tag + ": compile")
+            continue
+        lo_hi = [(lo, hi) for lo, hi, n in C.function_ranges(out) if n == "main"][0]
+        addrs = [a for a in C.instruction_addresses(out) if lo_hi[0] <= a < lo_hi[1]]
+        # Where llvm-symbolizer says main > do_work > addToVector.
+        r = C.run(["sh", "-c", "llvm-symbolizer --inlining --output-style=JSON -e %s" % out],
+                  input="".join("0x%x\n" % a for a in addrs))
+        deep = []
+        for line in r.stdout.splitlines():
+            o = json.loads(line)
+            names = [base(f["FunctionName"]) for f in reversed(o["Symbol"])]
+            if names[:3] == ["main", "do_work", "addToVector"]:
+                deep.append(int(o["Address"], 16))
+        if not deep:
+            tap.skip("%s: %s did not inline do_work and addToVector into main" % (tag, cxx))
+            continue
+        got, proc = C.lookup(out, deep)
+        good = 0
+        example = None
+        for a in deep:
+            chain = got.get(a, {}).get("chain") or []
+            shape = [(e["kind"], base(e.get("name")) if e["kind"] == "inline" else e.get("line"))
+                     for e in chain if e["kind"] in ("loop", "inline")]
+            want = [("loop", outer), ("inline", "do_work"), ("loop", inner), ("inline", "addToVector")]
+            if shape[:4] == want:
+                good += 1
+            elif example is None:
+                example = (a, shape)
+        tap.ok(good == len(deep), "%s: %d/%d addresses of addToVector in main are main > loop %d > do_work > loop %d > addToVector"
+               % (tag, good, len(deep), outer, inner))
+        if example:
+            tap.diag("  e.g. 0x%x: %s" % example)
+
+
+def check_shlib(tap, tmp):
+    mk = C.markers("shlib.c")["LOOP"]
+    so = os.path.join(tmp, "libshlib.so")
+    pie = os.path.join(tmp, "shlib_pie")
+    if C.compile_fixture("gcc", "-O2", "shlib.c", so, ["-fPIC", "-shared"]) or \
+            C.compile_fixture("gcc", "-O2", "shlib_main.c", pie, ["-fPIE", "-pie", so]):
+        tap.ok(False, "shlib: compile")
+        return
+    for binary, func, loop_line, callee in ((so, "shlib_sum", mk["shlib_loop"][0], "scale"),
+                                            (pie, "main", C.markers("shlib_main.c")["LOOP"]["pie_fill"][0], "fill")):
+        r = [(lo, hi) for lo, hi, n in C.function_ranges(binary) if n == func][0]
+        addrs = [a for a in C.instruction_addresses(binary) if r[0] <= a < r[1]]
+        got, proc = C.lookup(binary, addrs)
+        in_proc = sum(1 for a in addrs if base((got.get(a, {}).get("chain") or [{}])[0].get("name")) == func)
+        tap.ok(addrs and in_proc == len(addrs), "%s: all %d instructions of %s in proc %s"
+               % (os.path.basename(binary), len(addrs), func, func))
+        chains = [got.get(a, {}).get("chain") or [] for a in addrs]
+        with_loop = [c for c in chains if any(e.get("kind") == "loop" and e.get("line") == loop_line for e in c)]
+        with_inl = [c for c in with_loop if any(e.get("kind") == "inline" and base(e.get("name")) == callee for e in c)]
+        tap.ok(with_loop and with_inl, "%s: loop at line %d, with inlined %s inside it"
+               % (os.path.basename(binary), loop_line, callee))
+
+
+def check_buildid(tap, tmp):
+    out = os.path.join(tmp, "bid")
+    if C.compile_fixture("gcc", "-O2", "inline_deep.c", out, ["-Wl,--build-id=sha1"]):
+        tap.ok(False, "build-id: compile")
+        return
+    notes = C.run(["readelf", "-n", out]).stdout
+    bid = notes.split("Build ID:")[1].split()[0]
+    dbgdir = os.path.join(tmp, "debugroot")
+    dest = os.path.join(dbgdir, ".build-id", bid[:2], bid[2:] + ".debug")
+    os.makedirs(os.path.dirname(dest))
+    C.run(["objcopy", "--only-keep-debug", out, dest])
+    C.run(["strip", "--strip-debug", out])
+    tap.ok(".debug_info" not in C.run(["readelf", "-SW", out]).stdout, "build-id: the binary has no .debug_info left")
+    lo = [lo for lo, hi, n in C.function_ranges(out) if n == "deep_entry"][0]
+    addrs = [a for a in C.instruction_addresses(out) if a >= lo][:8]
+    got, proc = C.lookup(out, addrs)
+    without = sum(1 for a in addrs if kinds(got.get(a, {}).get("chain") or [], "inline"))
+    helps = C.run([C.LOOPSCOPE, "--help"]).stdout + C.run([C.LOOPSCOPE, "lookup", "--help"]).stdout
+    args = ["--debug-dir=" + dbgdir] if "--debug-dir" in helps else []
+    env = dict(os.environ, LOOPSCOPE_DEBUG_DIR=dbgdir)
+    got, proc = C.lookup(out, addrs, args, env)
+    with_ = sum(1 for a in addrs if kinds(got.get(a, {}).get("chain") or [], "inline"))
+    tap.ok(with_ > 0 and without == 0,
+           "build-id: DWARF found in %s/.build-id/%s/ (inline chains at %d/%d addresses, %d without it)%s"
+           % (os.path.basename(dbgdir), bid[:2], with_, len(addrs), without,
+              " via --debug-dir" if args else " via LOOPSCOPE_DEBUG_DIR"))
+    if with_ == 0:
+        tap.diag("  stderr: %s" % proc.stderr[-500:])
+
+
+def main():
+    C.need_tools("gcc", "clang", "g++", "clang++", "llvm-symbolizer", "objcopy", "readelf", "objdump")
+    tmp = C.scratch_dir()
+    tap = C.Tap()
+    check_deep(tap, tmp)
+    check_procs(tap, tmp)
+    check_small(tap, tmp)
+    check_shlib(tap, tmp)
+    check_buildid(tap, tmp)
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+# tests/core-symbolizer.py - the differential test of inline chains and
+# statement lines against llvm-symbolizer (design.md, "How we know it is
+# right").
+#
+# For every instruction address inside a function of every fixture binary
+# (gcc and clang, -O0/-O2/-O3, C and C++, a PIE, an ET_EXEC, a shared
+# library, a binary whose DWARF is found by build-id), compare loopscope's
+# chain -- the proc, each inline entry (callee name, call file:line) and the
+# stmt line, loops and aliens skipped -- with llvm-symbolizer --inlining fed
+# the same addresses (one process per binary).  One TAP line per binary
+# with its agreement; the overall agreement must be >= 99.5%.
+#
+# Names are compared without their parameter lists ("do_work(int)" and
+# "do_work" are the same function); such differences are counted and shown
+# as "name-form" but are not disagreements.  Every disagreement is put in
+# a class so that a new kind stands out:
+#   line-0          llvm-symbolizer reports line 0 (compiler-generated code);
+#                   loopscope's sanitized line table gives a real line
+#   stmt-line       the statement line differs (":discriminator" when the
+#                   row has a DWARF discriminator)
+#   stmt-file       the statement's file differs
+#   inline-depth    a different number of inline levels
+#   call-site       an inline entry's call file:line differs
+#   proc-name / inline-name   a different function
+#   no-chain        loopscope has no chain where llvm-symbolizer has one
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+_spec = importlib.util.spec_from_file_location(
+    "core_common", os.path.join(os.path.dirname(os.path.abspath(__file__)), "core-common.py"))
+C = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(C)
+
+THRESHOLD = 99.5
+LLVM_SYMBOLIZER = next((t for t in ("llvm-symbolizer", "llvm-symbolizer-14") if C.shutil.which(t)), None)
+
+
+def base_name(name):
+    """The function name without its parameter list and qualifiers, so the
+    demangled "ns::f(int) const" and DW_AT_name "f" forms compare."""
+    if not name:
+        return ""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch in "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and not name.startswith("(anonymous", i):
+            name = name[:i]
+            break
+    return name.strip()
+
+
+def short_name(name):
+    """The last component of a qualified name, template arguments dropped:
+    DW_AT_name of an inlined member function is "push_back" where the
+    demangled linkage name is "std::vector<int, ...>::push_back(int const&)"."""
+    b = base_name(name)
+    depth = 0
+    out = []
+    for ch in b:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).split("::")[-1].strip()
+
+
+def norm_path(p):
+    return os.path.normpath(p) if p else ""
+
+
+def symbolize(binary, addrs, extra=()):
+    """{addr: [frames innermost first]} from one llvm-symbolizer process."""
+    inp = "".join("0x%x\n" % a for a in addrs)
+    r = subprocess.run([LLVM_SYMBOLIZER, "--inlining", "--output-style=JSON", "--demangle"] + list(extra) +
+                       ["-e", binary], input=inp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        out[int(o["Address"], 16)] = o.get("Symbol", [])
+    return out
+
+
+def compare(ours, frames):
+    """(classes of disagreement, name-form difference?) for one address."""
+    chain = [e for e in ours.get("chain", []) if e.get("kind") in ("proc", "inline", "stmt")]
+    procs = [e for e in chain if e["kind"] == "proc"]
+    inlines = [e for e in chain if e["kind"] == "inline"]
+    stmts = [e for e in chain if e["kind"] == "stmt"]
+    if not procs or not stmts:
+        return ["no-chain"], False
+    outer = list(reversed(frames))          # llvm: innermost first
+    classes = []
+    name_form = False
+    # Names: proc is the outermost frame, inline k is frame k.
+    want_names = [f.get("FunctionName", "") for f in outer]
+    got_names = [procs[0].get("name", "")] + [e.get("name", "") for e in inlines]
+    if len(got_names) != len(want_names):
+        classes.append("inline-depth")
+    for k, (g, w) in enumerate(zip(got_names, want_names)):
+        if g == w:
+            continue
+        if base_name(g) == base_name(w) or short_name(g) == short_name(w):
+            name_form = True
+            continue
+        classes.append("proc-name" if k == 0 else "inline-name")
+        break
+    # Call sites: inline k was called at frame k-1's location.
+    for k, e in enumerate(inlines[:len(outer) - 1]):
+        caller = outer[k]
+        if caller.get("Line", 0) == 0:
+            classes.append("line-0")
+            break
+        if e.get("call_line") != caller.get("Line") or norm_path(e.get("call_file")) != norm_path(caller.get("FileName")):
+            classes.append("call-site")
+            break
+    # The statement: the innermost frame's location.
+    inner = frames[0]
+    stmt = stmts[-1]
+    if inner.get("Line", 0) == 0:
+        if stmt.get("line") != 0:
+            classes.append("line-0")
+    elif stmt.get("line") != inner.get("Line"):
+        classes.append("stmt-line:discriminator" if inner.get("Discriminator") else "stmt-line")
+    elif norm_path(stmt.get("file")) != norm_path(inner.get("FileName")):
+        classes.append("stmt-file")
+    return classes, name_form
+
+
+def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(), env=None):
+    addrs = C.instruction_addresses(binary)
+    if not addrs:
+        tap.ok(False, "%s: no instruction addresses found" % label)
+        return
+    want = symbolize(binary, addrs, symbolizer_args)
+    got, proc = C.lookup(binary, addrs, lookup_args, env)
+    if proc.returncode != 0 or proc.returncode >= 128:
+        tap.ok(False, "%s: loopscope lookup exited %d" % (label, proc.returncode))
+        tap.diag(proc.stderr[-2000:])
+        return
+    n = agree = 0
+    classes = Counter()
+    name_forms = 0
+    examples = {}
+    for a in addrs:
+        frames = want.get(a) or []
+        if not frames or not frames[0].get("FileName") or frames[-1].get("FunctionName") in ("", "??"):
+            classes["excluded:no-dwarf"] += 1  # llvm-symbolizer has no DWARF for it either
+            continue
+        n += 1
+        ours = got.get(a)
+        if ours is None:
+            cl = ["no-output"]
+            nf = False
+        else:
+            cl, nf = compare(ours, frames)
+        name_forms += nf
+        if not cl:
+            agree += 1
+            continue
+        for c in cl:
+            classes[c] += 1
+            examples.setdefault(c, (a, ours, frames))
+    pct = 100.0 * agree / n if n else 0.0
+    totals["n"] += n
+    totals["agree"] += agree
+    totals["classes"].update(classes)
+    totals["name_forms"] += name_forms
+    # Per binary: report, fail only on a gross failure (the overall
+    # threshold is the real test); a binary far below it is a bug to see.
+    tap.ok(n > 0 and pct >= 95.0, "%s: %d/%d addresses agree (%.2f%%)" % (label, agree, n, pct))
+    if classes:
+        tap.diag("  classes: " + ", ".join("%s=%d" % kv for kv in sorted(classes.items())))
+    if name_forms:
+        tap.diag("  name-form differences (not counted): %d" % name_forms)
+    for c, (a, ours, frames) in sorted(examples.items()):
+        short = [(f.get("FunctionName"), os.path.basename(f.get("FileName", "")), f.get("Line")) for f in frames]
+        tap.diag("  e.g. %s at 0x%x: loopscope %s / llvm %s" % (
+            c, a, json.dumps((ours or {}).get("chain"))[:400], short))
+
+
+def main():
+    if not LLVM_SYMBOLIZER:
+        C.skip_all("llvm-symbolizer not installed")
+    C.need_tools("objdump", "readelf", "objcopy")
+    tmp = C.scratch_dir()
+    tap = C.Tap()
+    totals = {"n": 0, "agree": 0, "classes": Counter(), "name_forms": 0}
+    # (label suffix, sources, C++?, extra flags)
+    programs = [
+        ("small", ["small.cpp"], True, []),
+        ("inline_deep", ["inline_deep.c"], False, []),
+        ("recursion", ["recursion.c"], False, []),
+        ("cold", ["cold.c"], False, []),
+        ("loops", ["loops.c"], False, []),
+        ("shlib.so", ["shlib.c"], False, ["-fPIC", "-shared"]),
+        ("shlib_main-pie", ["shlib_main.c"], False, ["-fPIE", "-pie"]),
+    ]
+    for cc, cxx in C.compilers("c"):
+        for opt in ("-O0", "-O2", "-O3"):
+            for name, srcs, cplus, extra in programs:
+                out = os.path.join(tmp, "%s-%s%s" % (name, cc, opt))
+                if name == "shlib_main-pie":
+                    extra = extra + [os.path.join(tmp, "shlib.so-%s%s" % (cc, opt))]
+                err = C.compile_fixture(cxx if cplus else cc, opt, srcs, out, extra)
+                if err:
+                    tap.ok(False, "%s %s %s: compile" % (cc, opt, name))
+                    tap.diag(err)
+                    continue
+                check_binary(tap, "%s %s %s" % (cc, opt, name), out, totals)
+    # ET_EXEC (no PIE) C++.
+    out = os.path.join(tmp, "small-nopie")
+    if not C.compile_fixture("g++", "-O2", "small.cpp", out, ["-no-pie", "-fno-PIE"]):
+        check_binary(tap, "g++ -O2 -no-pie small", out, totals)
+    # DWARF only in a separate file found by build-id.
+    out = os.path.join(tmp, "small-buildid")
+    if not C.compile_fixture("g++", "-O2", "small.cpp", out, ["-Wl,--build-id=sha1"]):
+        dbgdir = os.path.join(tmp, "debug")
+        bid = C.run(["readelf", "-n", out]).stdout.split("Build ID:")[1].split()[0]
+        dest = os.path.join(dbgdir, ".build-id", bid[:2], bid[2:] + ".debug")
+        os.makedirs(os.path.dirname(dest))
+        C.run(["objcopy", "--only-keep-debug", out, dest])
+        C.run(["objcopy", "--strip-debug", out])
+        env = dict(os.environ, LOOPSCOPE_DEBUG_DIR=dbgdir)
+        args = ["--debug-dir=" + dbgdir] if "--debug-dir" in C.run([C.LOOPSCOPE, "--help"]).stdout else []
+        check_binary(tap, "g++ -O2 small, DWARF by build-id", out, totals, args,
+                     ["--debug-file-directory=" + dbgdir], env)
+    n, agree = totals["n"], totals["agree"]
+    pct = 100.0 * agree / n if n else 0.0
+    tap.diag("overall: %d/%d agree (%.3f%%); name-form differences not counted: %d" % (
+        agree, n, pct, totals["name_forms"]))
+    for c, k in sorted(totals["classes"].items(), key=lambda kv: -kv[1]):
+        tap.diag("  %-28s %d" % (c, k))
+    tap.ok(n > 0 and pct >= THRESHOLD, "overall agreement with llvm-symbolizer %.3f%% >= %.1f%%" % (pct, THRESHOLD))
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()

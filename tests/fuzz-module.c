@@ -1,0 +1,110 @@
+/* fuzz-module.c - libFuzzer target over the whole core: module loading
+ * (ELF, DWARF, line tables, inline trees), decoding, CFGs, loops, the
+ * structure builder, lookup and the writers.
+ *
+ * Each input is written to a temporary file (the core reads files, through
+ * libdwfl) and opened without the cache; a few addresses derived from the
+ * input and from the procedures found are looked up, and the structure is
+ * written in all three formats to /dev/null.  Any crash, sanitizer report
+ * or leak is a bug in the core: bad input must come back as an ls_error or
+ * a warning.
+ *
+ * Build (configure --enable-fuzz CC=clang):  make fuzz-module
+ * Run:  ./fuzz-module -max_total_time=300 CORPUS_DIR SEED_DIR
+ * Seeds: small fixture binaries; make fuzz-module-run builds them and runs.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loopscope.h"
+
+/* Warnings are expected on fuzzed input; keep the output quiet. */
+static void quiet(void *ctx, const char *message)
+{
+	(void)ctx;
+	(void)message;
+}
+
+static void look_up_some(const ls_module *m, const uint8_t *data, size_t size, FILE *devnull)
+{
+	const ls_scope *chain[LS_MAX_CHAIN];
+	/* Addresses taken from the input, so the fuzzer can steer them. */
+	for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
+		uint64_t a;
+		memcpy(&a, data + i, sizeof a);
+		ls_lookup_chain(m, a, chain, LS_MAX_CHAIN);
+		ls_write_chain_json(m, a, devnull);
+	}
+	/* And every address near the start of the first procedures found. */
+	const ls_scope *root = ls_module_root(m);
+	int nprocs = 0;
+	for (const ls_scope *f = root ? ls_scope_first_child(root) : NULL; f && nprocs < 16; f = ls_scope_next_sibling(f)) {
+		for (const ls_scope *p = ls_scope_first_child(f); p && nprocs < 16; p = ls_scope_next_sibling(p)) {
+			if (ls_scope_kind_of(p) != LS_SCOPE_PROC)
+				continue;
+			nprocs++;
+			uint64_t lo = ls_scope_low(p);
+			for (uint64_t a = lo; a < lo + 64; a += 3) {
+				size_t n = ls_lookup_chain(m, a, chain, LS_MAX_CHAIN);
+				for (size_t k = 0; k < n; k++) {
+					/* Touch every accessor the front ends use. */
+					(void)ls_scope_name(chain[k]);
+					(void)ls_scope_file(chain[k]);
+					(void)ls_scope_line(chain[k]);
+					(void)ls_scope_call_file(chain[k]);
+					if (ls_scope_kind_of(chain[k]) == LS_SCOPE_LOOP) {
+						(void)ls_loop_header(chain[k]);
+						for (size_t e = 0; e < ls_loop_nentries(chain[k]); e++)
+							(void)ls_loop_entry(chain[k], e);
+					}
+				}
+			}
+		}
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/ls-fuzz.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 0;
+	size_t off = 0;
+	while (off < size) {
+		ssize_t w = write(fd, data + off, size - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(fd);
+
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.jobs = 1;     /* deterministic: the fuzzer wants reproducible runs */
+	opt.progress = 0;
+	opt.warn = quiet;
+	opt.debug_file_path = "/nonexistent"; /* never pick up a real file's debug info */
+	ls_error err;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	if (m) {
+		FILE *devnull = fopen("/dev/null", "w");
+		if (devnull) {
+			look_up_some(m, data, size, devnull);
+			ls_write_structure(m, LS_FORMAT_TEXT, devnull, &err);
+			ls_write_structure(m, LS_FORMAT_JSON, devnull, &err);
+			ls_write_structure(m, LS_FORMAT_XML, devnull, &err);
+			fclose(devnull);
+		}
+		ls_module_close(m);
+	} else if (err.message[0] == '\0') {
+		/* A failure must say why. */
+		fprintf(stderr, "ls_module_open failed without a message\n");
+		abort();
+	}
+	unlink(path);
+	return 0;
+}
