@@ -421,7 +421,7 @@ def format_chain(place):
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
-            lines.append("  stmt    %s" % _where(s))
+            lines.append("  stmt    %s" % (_where(s) if s.get("file") else "(no line information)"))
         else:
             lines.append("  %-7s %s" % (kind, _where(s)))
     if place.chain and not place.loops():
@@ -622,8 +622,14 @@ header was reached until then.  Needs a live process."""
         frame = gdb.selected_frame()
         place = Place(_lookup_pc(frame))
         k = _inline_depth(frame)
-        seg_loops = [s for s in _segment(place.chain, k) if s["kind"] == "loop"]
-        loop = seg_loops[-1] if seg_loops else place.innermost_loop()
+        # The frame's own loops first; if its inlined function has none here,
+        # the loops of the functions it is inlined into (never deeper ones).
+        loop = None
+        for level in range(k, -1, -1):
+            seg_loops = [s for s in _segment(place.chain, level) if s["kind"] == "loop"]
+            if seg_loops:
+                loop = seg_loops[-1]
+                break
         if loop is None:
             where = place.chain[0].get("name") if place.chain else "??"
             raise LoopscopeError("loop-finish: pc %s (%s in %s) is not inside any loop%s" % (

@@ -47,3 +47,14 @@ fuzz-module-run: fuzz-module
 	  -artifact_prefix=fuzz-corpus/ fuzz-corpus/work fuzz-corpus/seed
 .PHONY: fuzz-module-run
 endif
+TESTS += tests/gdb-structure.sh
+TESTS += tests/gdb-loop-finish.sh
+TESTS += tests/gdb-core.sh
+TESTS += tests/gdb-bad-input.sh
+EXTRA_DIST += tests/gdb-lib.sh
+EXTRA_DIST += tests/fixtures/gdb/loops.c
+EXTRA_DIST += tests/fixtures/gdb/check.py
+check_PROGRAMS += tests/unit-output
+TESTS += tests/unit-output
+tests_unit_output_SOURCES = tests/unit-output.c
+tests_unit_output_LDADD = libloopscope.la
