@@ -287,7 +287,7 @@ void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out)
 	JB_LIT(&b, "{\"addr\":");
 	jb_hex(&b, addr);
 	JB_LIT(&b, ",\"module\":");
-	jb_string(&b, ls_module_path(m));
+	jb_string(&b, m->path);
 	JB_LIT(&b, ",\"chain\":[");
 	for (size_t i = 0; i < n; i++) {
 		jb_mem(&b, ",{" + !i, 1 + !!i);
