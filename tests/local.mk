@@ -58,7 +58,3 @@ check_PROGRAMS += tests/unit-output
 TESTS += tests/unit-output
 tests_unit_output_SOURCES = tests/unit-output.c
 tests_unit_output_LDADD = libloopscope.la
-check_PROGRAMS += tests/unit-output
-TESTS += tests/unit-output
-tests_unit_output_SOURCES = tests/unit-output.c
-tests_unit_output_LDADD = libloopscope.la
