@@ -94,8 +94,20 @@ def compilers(lang):
     return [p for p in pairs if shutil.which(p[0]) and shutil.which(p[1])]
 
 
+def debug_file_by_build_id(binary, root="/usr/lib/debug"):
+    notes = run(["readelf", "-n", binary]).stdout
+    if "Build ID:" not in notes:
+        return None
+    bid = notes.split("Build ID:")[1].split()[0]
+    path = os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug")
+    return path if os.path.exists(path) else None
+
+
 def function_ranges(binary):
-    """[(lo, hi, name)] of the defined function symbols with a size."""
+    """[(lo, hi, name)] of the defined function symbols with a size.  A
+    binary without .symtab (libc.so.6) takes them from its debug file."""
+    if ".symtab" not in run(["readelf", "-SW", binary]).stdout:
+        binary = debug_file_by_build_id(binary) or binary
     r = run(["readelf", "-sW", binary])
     funcs = set()
     for line in r.stdout.splitlines():
