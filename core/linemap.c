@@ -1,0 +1,272 @@
+/* linemap.c - the sanitized line table of the whole module.
+ *
+ * Owns m->lines: one array of rows sorted by address, built from the line
+ * program of every compilation unit (DWARF 2-5, via dwarf_getsrclines).
+ *
+ * Sanitizing (thesis section 4.3, "Lying Liars"): rows whose address is in
+ * no executable section are dropped (discarded COMDAT and --gc-sections code
+ * keeps rows at address 0; some compilers emit data addresses); a sequence's
+ * end is kept as a gap row (file == NULL); where several rows share an
+ * address the last one wins, as addr2line and llvm-symbolizer report it; a
+ * row never extends past the end of its section.  File names are made
+ * absolute and normalized once per CU file-table entry, and interned.
+ */
+#include "internal.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name)
+{
+	if (!name)
+		return NULL;
+	size_t nd = (name[0] != '/' && dir && *dir) ? strlen(dir) : 0;
+	size_t nn = strlen(name);
+	char stackbuf[1024];
+	char *buf = nd + nn + 2 <= sizeof stackbuf ? stackbuf : ls_xmalloc(nd + nn + 2);
+	char *p = buf;
+	if (nd) {
+		memcpy(p, dir, nd);
+		p += nd;
+		*p++ = '/';
+	}
+	memcpy(p, name, nn + 1);
+
+	/* Lexical normalization: "//" and "/./" collapse, "x/.." cancels
+	 * (without looking at the file system: the build tree may be gone,
+	 * and addr2line does the same).  Written to NORM; the input is BUF. */
+	size_t total = (size_t)(p - buf) + nn + 2;
+	char stacknorm[1024];
+	char *norm = total <= sizeof stacknorm ? stacknorm : ls_xmalloc(total);
+	bool absolute = buf[0] == '/';
+	char *out = norm;
+	if (absolute)
+		*out++ = '/';
+	const char *in = buf + absolute;
+	char *floor = out;              /* ".." cannot climb above this */
+	while (*in) {
+		const char *seg = in;
+		while (*in && *in != '/')
+			in++;
+		size_t len = (size_t)(in - seg);
+		if (*in == '/')
+			in++;
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (out > floor) {
+				/* drop the last component written ("name/") */
+				char *q = out - 1;
+				while (q > floor && q[-1] != '/')
+					q--;
+				out = q;
+				continue;
+			}
+			if (!absolute) {
+				/* a relative path's leading ".." stays */
+				memcpy(out, "../", 3);
+				out += 3;
+				floor = out;
+			}
+			continue; /* "/.." is "/" */
+		}
+		memcpy(out, seg, len);
+		out += len;
+		*out++ = '/';
+	}
+	if (out > norm + absolute && out[-1] == '/')
+		out--;
+	if (out == norm) /* "" */
+		*out++ = '.';
+	*out = 0;
+	const char *r = ls_intern(t, norm);
+	if (norm != stacknorm)
+		free(norm);
+	if (buf != stackbuf)
+		free(buf);
+	return r;
+}
+
+/* A row while the table is built: SEQ orders rows of one address. */
+struct raw_row {
+	uint64_t addr;
+	const char *file;    /* NULL: end of sequence */
+	uint32_t line;
+	uint16_t column;
+	uint16_t flags;
+	uint64_t order;      /* position in the CU's table, across CUs */
+};
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_row *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address an end of sequence comes first, so that the row
+	 * starting the next sequence there wins. */
+	if ((x->file == NULL) != (y->file == NULL))
+		return x->file == NULL ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int ls_linemap_build(ls_module *m, ls_error *err)
+{
+	(void)err;
+	struct ls_linemap *lm = &m->lines;
+	memset(lm, 0, sizeof *lm);
+	if (!m->dwarf)
+		return 0;
+	Dwarf_Addr dbias = 0;
+	dwfl_module_getdwarf(m->dwmod, &dbias);
+	uint64_t shift = m->bias - dbias;
+
+	struct raw_row *raw = NULL;
+	size_t nraw = 0, cap = 0;
+	const char **names = NULL;      /* per file index of the current CU */
+	size_t cap_names = 0;
+	uint64_t order = 0;
+
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	int rc;
+	while ((rc = dwarf_get_units(m->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+			cudie = subdie;
+		else if (unit_type != DW_UT_compile)
+			continue;
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
+			continue;
+		Dwarf_Lines *lines;
+		size_t nlines;
+		if (dwarf_getsrclines(&cudie, &lines, &nlines) != 0) {
+			/* A CU without a line program is normal (no code); one
+			 * whose program cannot be read is worth a warning. */
+			if (dwarf_hasattr(&cudie, DW_AT_stmt_list)) {
+				const char *cuname = dwarf_diename(&cudie);
+				ls_warn(&m->opt, "%s: unreadable line table of %s (%s); its lines are unknown",
+					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
+					dwarf_errmsg(-1));
+			}
+			continue;
+		}
+		Dwarf_Attribute a;
+		const char *comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a));
+		if (cap_names)
+			memset(names, 0, cap_names * sizeof *names);
+		const struct ls_text *text = NULL;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Addr da;
+			if (!l || dwarf_lineaddr(l, &da) != 0)
+				continue;
+			uint64_t addr = da - shift;
+			bool end = false;
+			dwarf_lineendsequence(l, &end);
+			/* The section of this row: an end of sequence may sit
+			 * just past the end of its section. */
+			if (!text || addr < text->addr || addr - text->addr > text->size ||
+			    (!end && addr - text->addr == text->size))
+				text = ls_text_find(m, end && addr ? addr - 1 : addr);
+			if (!text)
+				continue;
+			raw = ls_grow(raw, &cap, nraw + 1, sizeof *raw);
+			struct raw_row *r = &raw[nraw++];
+			*r = (struct raw_row){ .addr = addr, .order = order++ };
+			if (end)
+				continue;
+			Dwarf_Files *files;
+			size_t idx;
+			const char *file = NULL;
+			if (dwarf_line_file(l, &files, &idx) == 0) {
+				if (idx >= cap_names) {
+					size_t old = cap_names;
+					names = ls_grow(names, &cap_names, idx + 1, sizeof *names);
+					memset(names + old, 0, (cap_names - old) * sizeof *names);
+				}
+				if (!names[idx])
+					names[idx] = ls_source_path(&m->strings, comp_dir,
+								    dwarf_filesrc(files, idx, NULL, NULL));
+				file = names[idx];
+			}
+			if (!file)
+				file = ls_intern(&m->strings, "??");
+			int line = 0, col = 0;
+			bool stmt = false;
+			dwarf_lineno(l, &line);
+			dwarf_linecol(l, &col);
+			dwarf_linebeginstatement(l, &stmt);
+			r->file = file;
+			r->line = line > 0 ? (uint32_t)line : 0;
+			r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
+			r->flags = stmt ? LS_LINE_IS_STMT : 0;
+		}
+	}
+	if (rc < 0)
+		ls_warn(&m->opt, "%s: corrupt .debug_info (%s); line tables after it are skipped",
+			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
+	free(names);
+
+	qsort(raw, nraw, sizeof *raw, cmp_raw);
+
+	/* Keep the last row of each address; end rows only where no row
+	 * starts; no two gaps in a row; a gap at the end of every section a
+	 * row would otherwise run past. */
+	size_t cap_rows = 0;
+	const struct ls_text *text = NULL;
+	for (size_t i = 0; i < nraw; i++) {
+		size_t j = i;
+		while (j + 1 < nraw && raw[j + 1].addr == raw[i].addr)
+			j++;
+		struct raw_row *r = &raw[j];     /* the last one, a real row if any */
+		i = j;
+		struct ls_line_row *prev = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
+		/* Close the previous row at its section's end if it runs on. */
+		if (prev && prev->file && text && r->addr > text->addr + text->size) {
+			lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+			lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
+			prev = &lm->rows[lm->nrows - 1];
+		}
+		if (!r->file && (!prev || !prev->file))
+			continue;
+		if (r->file)
+			text = ls_text_find(m, r->addr);
+		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+		lm->rows[lm->nrows++] = (struct ls_line_row){
+			.addr = r->addr, .file = r->file, .line = r->line,
+			.column = r->column, .flags = r->flags,
+		};
+	}
+	if (lm->nrows && lm->rows[lm->nrows - 1].file && text) {
+		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+		lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
+	}
+	free(raw);
+	return 0;
+}
+
+const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr)
+{
+	/* The last row at or below ADDR. */
+	size_t lo = 0, hi = lm->nrows;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (lm->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct ls_line_row *r = &lm->rows[lo - 1];
+	return r->file ? r : NULL;
+}
+
+void ls_linemap_free(struct ls_linemap *lm)
+{
+	free(lm->rows);
+	lm->rows = NULL;
+	lm->nrows = 0;
+}

@@ -1,0 +1,635 @@
+/* procs.c - the procedures of a module and an address index over them.
+ *
+ * Owns m->procs.  Procedures come, in order of trust, from:
+ *
+ *   1. DWARF subprograms with code (m->inl.subs, found by inline_tree.c):
+ *      all their ranges, so gcc's foo.cold part is a second range of foo;
+ *   2. STT_FUNC / STT_GNU_IFUNC symbols (.symtab, else .dynsym) whose start
+ *      no DWARF procedure covers: assembly, stripped code, runtime objects;
+ *   3. PLT slots, named NAME@plt from the relocation that fills the GOT
+ *      slot each one jumps through (.plt, .plt.sec, .plt.got).
+ *
+ * DWARF ranges that run over the next symbol are clamped there (thesis
+ * section 4.3: compilers have overestimated procedure ends).  Names are what
+ * llvm-symbolizer shows for the outermost frame: the symbol at the entry,
+ * demangled (so clones read "foo(int) (.constprop.0)"), else the DWARF name.
+ */
+#include "internal.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Functions that never return, by name; C++ "std::__throw_*" too. */
+static const char *const noreturn_names[] = {
+	"exit", "_exit", "_Exit", "abort", "__assert_fail", "__assert_perror_fail",
+	"__stack_chk_fail", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
+	"longjmp", "siglongjmp", "_longjmp", "__longjmp_chk", "pthread_exit",
+	"__fortify_fail", "__chk_fail", "err", "errx", "verr", "verrx",
+	"quick_exit", "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_call_unexpected",
+	"__cxa_pure_virtual", "__cxa_deleted_virtual", "__libc_fatal",
+	"__libc_longjmp", "__libc_siglongjmp", "std::terminate()",
+};
+
+static bool name_is_noreturn(const char *name)
+{
+	if (!name)
+		return false;
+	if (strncmp(name, "std::__throw_", 13) == 0)
+		return true;
+	size_t n = strlen(name);
+	if (n > 4 && strcmp(name + n - 4, "@plt") == 0)
+		n -= 4;
+	for (size_t i = 0; i < sizeof noreturn_names / sizeof *noreturn_names; i++)
+		if (strlen(noreturn_names[i]) == n && memcmp(noreturn_names[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+/* A function symbol. */
+struct sym {
+	uint64_t addr, size;
+	const char *name;   /* interned, version suffix removed */
+	int rank;           /* which of several names at one address to show */
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1; /* best first */
+	return strcmp(x->name, y->name);
+}
+
+/* Global beats weak beats local; then fewer leading underscores (memcpy
+ * over __memcpy), then shorter (foo over foo_alias_long). */
+static int sym_rank(const GElf_Sym *s, const char *name)
+{
+	int bind = GELF_ST_BIND(s->st_info);
+	int r = bind == STB_GLOBAL ? 3000 : bind == STB_WEAK ? 2000 : bind == STB_GNU_UNIQUE ? 2000 : 1000;
+	int us = 0;
+	while (name[us] == '_')
+		us++;
+	r -= us * 100;
+	size_t n = strlen(name);
+	r -= n > 99 ? 99 : (int)n;
+	if (GELF_ST_VISIBILITY(s->st_other) == STV_HIDDEN)
+		r -= 1; /* __GI_ aliases and friends */
+	return r;
+}
+
+/* The symbol name without its "@VERSION" / "@@VERSION" suffix. */
+static const char *intern_unversioned(struct ls_strtab *t, const char *name)
+{
+	const char *at = strchr(name, '@');
+	if (!at)
+		return ls_intern(t, name);
+	size_t n = (size_t)(at - name);
+	char buf[512];
+	char *b = n < sizeof buf ? buf : ls_xmalloc(n + 1);
+	memcpy(b, name, n);
+	b[n] = 0;
+	const char *r = ls_intern(t, b);
+	if (b != buf)
+		free(b);
+	return r;
+}
+
+static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
+{
+	struct sym *syms = NULL;
+	size_t n = 0, cap = 0;
+	int total = dwfl_module_getsymtab(m->dwmod);
+	for (int i = 1; i < total; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &s, &addr, &shndx, &elf, &bias);
+		if (!name || !*name)
+			continue;
+		int type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (s.st_shndx == SHN_UNDEF)
+			continue;
+		uint64_t a = addr - m->bias;
+		if (!ls_text_find(m, a))
+			continue;
+		syms = ls_grow(syms, &cap, n + 1, sizeof *syms);
+		syms[n++] = (struct sym){
+			.addr = a, .size = s.st_size,
+			.name = intern_unversioned(&m->strings, name),
+			.rank = sym_rank(&s, name),
+		};
+	}
+	qsort(syms, n, sizeof *syms, cmp_sym);
+	*nsyms = n;
+	return syms;
+}
+
+/* The first symbol with address >= ADDR. */
+static size_t sym_lower_bound(const struct sym *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A procedure being built; its ranges live in a shared array until the
+ * procedures are sorted. */
+struct proto {
+	struct ls_proc p;
+	size_t first_range;
+};
+
+struct builder {
+	ls_module *m;
+	struct proto *protos;
+	size_t nprotos, cap_protos;
+	ls_range *ranges;
+	size_t nranges, cap_ranges;
+};
+
+static struct proto *add_proto(struct builder *b)
+{
+	b->protos = ls_grow(b->protos, &b->cap_protos, b->nprotos + 1, sizeof *b->protos);
+	struct proto *pr = &b->protos[b->nprotos++];
+	memset(pr, 0, sizeof *pr);
+	pr->first_range = b->nranges;
+	return pr;
+}
+
+static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t hi)
+{
+	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
+	b->ranges[b->nranges++] = (ls_range){ lo, hi };
+	pr->p.nranges++;
+}
+
+/* Sets name and linkage name from symbol name RAW (interned). */
+static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
+{
+	char *d = ls_demangle(raw);
+	if (d) {
+		p->name = ls_intern(&m->strings, d);
+		p->linkage_name = raw;
+		free(d);
+	} else {
+		p->name = raw;
+	}
+}
+
+static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	for (size_t i = 0; i < m->inl.nsubs; i++) {
+		const struct ls_inl_sub *sub = &m->inl.subs[i];
+		struct proto *pr = add_proto(b);
+		struct ls_proc *p = &pr->p;
+		p->entry = sub->entry;
+		p->from_dwarf = true;
+		p->die_node = sub->node;
+		p->file = sub->node->decl_file;
+		p->line = sub->node->decl_line;
+		/* The entry range first (header: "[0] holds the entry"). */
+		size_t e = 0;
+		for (size_t k = 0; k < sub->nranges; k++)
+			if (sub->entry >= sub->ranges[k].lo && sub->entry < sub->ranges[k].hi)
+				e = k;
+		for (size_t kk = 0; kk < sub->nranges; kk++) {
+			size_t k = kk == 0 ? e : kk <= e ? kk - 1 : kk;
+			uint64_t lo = sub->ranges[k].lo, hi = sub->ranges[k].hi;
+			/* Clamp at the next function symbol that is not one of
+			 * this procedure's own parts. */
+			for (size_t j = sym_lower_bound(syms, nsyms, lo + 1); j < nsyms && syms[j].addr < hi; j++) {
+				bool own = false;
+				for (size_t q = 0; q < sub->nranges; q++)
+					if (sub->ranges[q].lo == syms[j].addr)
+						own = true;
+				if (!own) {
+					hi = syms[j].addr;
+					break;
+				}
+			}
+			add_range(b, pr, lo, hi);
+		}
+		/* Name: the best symbol at the entry, as llvm-symbolizer shows
+		 * it; without one, the DWARF name. */
+		size_t j = sym_lower_bound(syms, nsyms, p->entry);
+		if (j < nsyms && syms[j].addr == p->entry) {
+			name_from_symbol(m, p, syms[j].name);
+			if (!p->linkage_name && sub->node->linkage_name)
+				p->linkage_name = sub->node->linkage_name;
+		} else {
+			p->name = sub->node->name;
+			p->linkage_name = sub->node->linkage_name;
+		}
+		if (p->linkage_name == p->name)
+			p->linkage_name = NULL;
+		p->noreturn = sub->noreturn || name_is_noreturn(p->name) ||
+			      (p->linkage_name && name_is_noreturn(p->linkage_name));
+	}
+}
+
+/* A sorted view of the ranges built so far, to ask "is ADDR covered?". */
+struct cover {
+	ls_range *r;
+	size_t n;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const ls_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The first range with hi > ADDR. */
+static size_t cover_find(const struct cover *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->r[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	struct cover c = { ls_xmalloc((b->nranges + 1) * sizeof *c.r), b->nranges };
+	memcpy(c.r, b->ranges, b->nranges * sizeof *c.r);
+	qsort(c.r, c.n, sizeof *c.r, cmp_range);
+	/* After sorting by lo, hi is not monotone if ranges overlap; make
+	 * the "first range with hi > addr" search valid by a running max. */
+	for (size_t i = 1; i < c.n; i++)
+		if (c.r[i].hi < c.r[i - 1].hi)
+			c.r[i].hi = c.r[i - 1].hi;
+
+	for (size_t i = 0; i < nsyms;) {
+		size_t j = i;
+		uint64_t size = 0;
+		while (j < nsyms && syms[j].addr == syms[i].addr) {
+			if (syms[j].size > size)
+				size = syms[j].size;
+			j++;
+		}
+		uint64_t lo = syms[i].addr;
+		size_t k = cover_find(&c, lo);
+		bool covered = k < c.n && c.r[k].lo <= lo;
+		if (!covered) {
+			const struct ls_text *t = ls_text_find(m, lo);
+			uint64_t end = t->addr + t->size;
+			uint64_t hi = size ? lo + size : end;
+			if (hi > end || hi < lo)
+				hi = end;
+			if (!size && j < nsyms && syms[j].addr < hi)
+				hi = syms[j].addr; /* unsized: up to the next symbol */
+			if (k < c.n && c.r[k].lo < hi)
+				hi = c.r[k].lo;   /* never into a DWARF procedure */
+			struct proto *pr = add_proto(b);
+			struct ls_proc *p = &pr->p;
+			p->entry = lo;
+			name_from_symbol(m, p, syms[i].name);
+			p->noreturn = name_is_noreturn(p->name) || name_is_noreturn(syms[i].name);
+			add_range(b, pr, lo, hi);
+		}
+		i = j;
+	}
+	free(c.r);
+}
+
+/* GOT slot -> symbol name, from the dynamic relocations. */
+struct got_name {
+	uint64_t got;
+	const char *name;
+};
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_name *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
+{
+	struct got_name *g = NULL;
+	size_t n = 0, cap = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+			continue;
+		if (!(sh.sh_flags & SHF_ALLOC))
+			continue; /* only the dynamic relocations */
+		Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
+		GElf_Shdr symsh;
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *rd = elf_getdata(scn, NULL), *sd = elf_getdata(symscn, NULL);
+		if (!rd || !sd || !sh.sh_entsize)
+			continue;
+		size_t nrel = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nrel; i++) {
+			uint64_t off, info;
+			if (sh.sh_type == SHT_RELA) {
+				GElf_Rela r;
+				if (!gelf_getrela(rd, (int)i, &r))
+					break;
+				off = r.r_offset;
+				info = r.r_info;
+			} else {
+				GElf_Rel r;
+				if (!gelf_getrel(rd, (int)i, &r))
+					break;
+				off = r.r_offset;
+				info = r.r_info;
+			}
+			unsigned type = GELF_R_TYPE(info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			GElf_Sym s;
+			if (!gelf_getsym(sd, (int)GELF_R_SYM(info), &s))
+				continue;
+			const char *name = elf_strptr(m->elf, symsh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			g = ls_grow(g, &cap, n + 1, sizeof *g);
+			g[n++] = (struct got_name){ off, intern_unversioned(&m->strings, name) };
+		}
+	}
+	qsort(g, n, sizeof *g, cmp_got);
+	*out = g;
+	*nout = n;
+}
+
+/* Each PLT slot jumps through its GOT slot ("jmp *disp(%rip)", ff 25,
+ * possibly after endbr64 or a bnd prefix): name the slot after the
+ * relocation of that GOT slot.  This covers lazy .plt, IBT's .plt.sec and
+ * .plt.got without knowing their layouts. */
+static void add_plt_procs(struct builder *b)
+{
+	ls_module *m = b->m;
+	if (m->relocatable)
+		return;
+	struct got_name *g;
+	size_t ng;
+	collect_got_names(m, &g, &ng);
+	if (!ng) {
+		free(g);
+		return;
+	}
+	size_t shstrndx;
+	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0) {
+		free(g);
+		return;
+	}
+	for (size_t ti = 0; ti < m->ntext; ti++) {
+		const struct ls_text *t = &m->text[ti];
+		if (strncmp(t->name, ".plt", 4) != 0)
+			continue;
+		uint64_t entsize = strcmp(t->name, ".plt.got") == 0 ? 8 : 16;
+		/* sh_entsize when it is sane */
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_addr == t->addr && (sh.sh_flags & SHF_EXECINSTR)) {
+				if (sh.sh_entsize >= 8 && sh.sh_entsize <= 32)
+					entsize = sh.sh_entsize;
+				break;
+			}
+		}
+		for (uint64_t off = 0; off + entsize <= t->size; off += entsize) {
+			const uint8_t *e = t->data + off;
+			for (uint64_t p = 0; p + 6 <= entsize; p++) {
+				if (e[p] != 0xff || e[p + 1] != 0x25)
+					continue;
+				int32_t disp = (int32_t)((uint32_t)e[p + 2] | (uint32_t)e[p + 3] << 8 |
+							 (uint32_t)e[p + 4] << 16 | (uint32_t)e[p + 5] << 24);
+				uint64_t got = t->addr + off + p + 6 + (int64_t)disp;
+				struct got_name key = { got, NULL };
+				struct got_name *hit = bsearch(&key, g, ng, sizeof *g, cmp_got);
+				if (hit) {
+					char buf[600];
+					snprintf(buf, sizeof buf, "%s@plt", hit->name);
+					struct proto *pr = add_proto(b);
+					struct ls_proc *pp = &pr->p;
+					char *d = ls_demangle(hit->name);
+					if (d) {
+						snprintf(buf, sizeof buf, "%s@plt", d);
+						free(d);
+						char lbuf[600];
+						snprintf(lbuf, sizeof lbuf, "%s@plt", hit->name);
+						pp->linkage_name = ls_intern(&m->strings, lbuf);
+					}
+					pp->name = ls_intern(&m->strings, buf);
+					pp->entry = t->addr + off;
+					pp->is_plt = true;
+					pp->noreturn = name_is_noreturn(hit->name) || name_is_noreturn(pp->name);
+					add_range(b, pr, t->addr + off, t->addr + off + entsize);
+				}
+				break;
+			}
+		}
+	}
+	free(g);
+}
+
+static int cmp_proto(const void *a, const void *b)
+{
+	const struct proto *x = a, *y = b;
+	if (x->p.entry != y->p.entry)
+		return x->p.entry < y->p.entry ? -1 : 1;
+	/* DWARF first, then in creation order (first_range is monotone). */
+	if (x->p.from_dwarf != y->p.from_dwarf)
+		return x->p.from_dwarf ? -1 : 1;
+	return x->first_range < y->first_range ? -1 : x->first_range > y->first_range;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct ls_proc_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->proc < y->proc ? -1 : x->proc > y->proc;
+}
+
+int ls_procs_build(ls_module *m, ls_error *err)
+{
+	(void)err;
+	struct ls_procs *P = &m->procs;
+	memset(P, 0, sizeof *P);
+	struct builder b = { .m = m };
+	size_t nsyms = 0;
+	struct sym *syms = collect_symbols(m, &nsyms);
+
+	add_dwarf_procs(&b, syms, nsyms);
+	add_symbol_procs(&b, syms, nsyms);
+	add_plt_procs(&b);
+	free(syms);
+
+	qsort(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
+	/* One procedure per entry (duplicate CUs, aliases): keep the first. */
+	size_t n = 0;
+	for (size_t i = 0; i < b.nprotos; i++) {
+		if (n && b.protos[n - 1].p.entry == b.protos[i].p.entry)
+			continue;
+		b.protos[n++] = b.protos[i];
+	}
+	/* Lay the ranges out in procedure order in one array, owned through
+	 * procs[0].ranges (see ls_procs_free). */
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += b.protos[i].p.nranges;
+	ls_range *all = ls_xmalloc((total + 1) * sizeof *all);
+	P->procs = ls_xmalloc((n + 1) * sizeof *P->procs);
+	P->nprocs = n;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ls_proc *p = &P->procs[i];
+		*p = b.protos[i].p;
+		memcpy(all + at, b.ranges + b.protos[i].first_range, p->nranges * sizeof *all);
+		p->ranges = all + at;
+		at += p->nranges;
+	}
+	if (n == 0)
+		free(all);
+	free(b.protos);
+	free(b.ranges);
+
+	/* The address index: every range, sorted, overlaps cut off. */
+	P->index = ls_xmalloc((total + 1) * sizeof *P->index);
+	size_t ni = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < P->procs[i].nranges; k++)
+			if (P->procs[i].ranges[k].hi > P->procs[i].ranges[k].lo)
+				P->index[ni++] = (struct ls_proc_range){
+					P->procs[i].ranges[k].lo, P->procs[i].ranges[k].hi, (uint32_t)i };
+	qsort(P->index, ni, sizeof *P->index, cmp_index);
+	size_t out = 0;
+	for (size_t i = 0; i < ni; i++) {
+		struct ls_proc_range r = P->index[i];
+		if (out) {
+			struct ls_proc_range *prev = &P->index[out - 1];
+			if (r.hi <= prev->hi)
+				continue; /* inside the previous one */
+			if (r.lo < prev->hi) {
+				/* the later start wins from where it starts: a
+				 * procedure's entry must find that procedure */
+				prev->hi = r.lo;
+				if (prev->hi == prev->lo)
+					out--;
+			}
+		}
+		P->index[out++] = r;
+	}
+	P->nindex = out;
+	return 0;
+}
+
+const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nindex;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ls_proc_range *r = &p->index[mid];
+		if (addr < r->lo)
+			hi = mid;
+		else if (addr >= r->hi)
+			lo = mid + 1;
+		else
+			return &p->procs[r->proc];
+	}
+	return NULL;
+}
+
+const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nprocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->procs[mid].entry < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nprocs && p->procs[lo].entry == addr ? &p->procs[lo] : NULL;
+}
+
+void ls_procs_free(struct ls_procs *p)
+{
+	if (p->nprocs)
+		free(p->procs[0].ranges);
+	free(p->procs);
+	free(p->index);
+	memset(p, 0, sizeof *p);
+}
+
+/* "foo(int)" matches NAME "foo": users type the name without parameters. */
+static bool name_matches(const char *full, const char *want, size_t wlen)
+{
+	if (!full)
+		return false;
+	if (strcmp(full, want) == 0)
+		return true;
+	return strncmp(full, want, wlen) == 0 && full[wlen] == '(';
+}
+
+int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (!m || !name || !*name)
+		return -1;
+	size_t wlen = strlen(name);
+	const struct ls_proc *best = NULL;
+	/* Exact names first, then "without parameters". */
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (size_t i = 0; i < m->procs.nprocs && !best; i++) {
+			const struct ls_proc *p = &m->procs.procs[i];
+			if (pass == 0 ? (strcmp(p->name, name) == 0 ||
+					 (p->linkage_name && strcmp(p->linkage_name, name) == 0))
+				      : name_matches(p->name, name, wlen))
+				best = p;
+		}
+	/* The symbol table knows aliases and data the procedures do not. */
+	if (m->dwmod) {
+		int total = dwfl_module_getsymtab(m->dwmod);
+		for (int i = 1; i < total; i++) {
+			GElf_Sym s;
+			GElf_Addr a;
+			GElf_Word shndx;
+			Elf *elf;
+			Dwarf_Addr bias;
+			const char *sn = dwfl_module_getsym_info(m->dwmod, i, &s, &a, &shndx, &elf, &bias);
+			if (!sn || s.st_shndx == SHN_UNDEF)
+				continue;
+			size_t n = strcspn(sn, "@");
+			if (n != wlen || memcmp(sn, name, n) != 0)
+				continue;
+			if (best && best->entry != a - m->bias)
+				continue;
+			if (addr)
+				*addr = a - m->bias;
+			if (size)
+				*size = s.st_size;
+			return 0;
+		}
+	}
+	if (!best)
+		return -1;
+	if (addr)
+		*addr = best->entry;
+	if (size)
+		*size = best->ranges[0].hi - best->ranges[0].lo;
+	return 0;
+}
