@@ -58,3 +58,5 @@ check_PROGRAMS += tests/unit-output
 TESTS += tests/unit-output
 tests_unit_output_SOURCES = tests/unit-output.c
 tests_unit_output_LDADD = libloopscope.la
+TESTS += tests/struct-output.py
+EXTRA_DIST += tests/struct-output.py
