@@ -9,6 +9,7 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 GDBEXT="$top_builddir/gdb-ext/loopscope.py"
 [ -f "$GDBEXT" ] || GDBEXT="$top_srcdir/gdb-ext/loopscope.py"
 [ -f "$top_builddir/gdb-ext/.libs/_loopscope.so" ] || [ -f "$(dirname "$GDBEXT")/_loopscope.so" ] ||
+	[ -f "${LOOPSCOPE_GDB_LIBDIR:-/nonexistent}/_loopscope.so" ] ||
 	skip_all "the GDB extension module was not built (configure found no GDB Python?)"
 GDB_FIXTURE="$FIXTURES/gdb/loops.c"
 CHECK="python3 $FIXTURES/gdb/check.py"

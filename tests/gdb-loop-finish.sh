@@ -8,7 +8,10 @@
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
 OL=$(line_of outer-loop); OE=$(line_of outer-end)
 SB=$(line_of scale-body); SL=$(line_of scale-loop); SE=$(line_of scale-end)
-ROWS=7 COLS=5
+# COLS is a multiple of 8: a compiler that unrolls a loop by 2, 4 or 8 runs
+# the remainder trips after the machine loop (peeled code, not a loop), so
+# only then does "left the loop" coincide with "did every trip".
+ROWS=7 COLS=8
 
 # value NAME OUTPUT: the value of "NAME=..." printed by `printf "NAME=%d\n"`.
 value() { echo "$2" | sed -n "s/^$1=//p" | head -n 1; }
