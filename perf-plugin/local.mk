@@ -1,1 +1,21 @@
 # perf-loops, run by perf as `perf loops`.
+bin_PROGRAMS += perf-loops
+perf_loops_SOURCES = \
+	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/cmd-report.c \
+	perf-plugin/perf_data.c perf-plugin/perf_data.h \
+	perf-plugin/session.c perf-plugin/session.h \
+	perf-plugin/attribute.c perf-plugin/report.h \
+	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
+	perf-plugin/view-folded.c perf-plugin/view-json.c
+perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS)
+perf_loops_LDADD = libloopscope.la $(ELFUTILS_LIBS) $(ZSTD_LIBS)
+
+# The perf.data reader under libFuzzer: ./configure --enable-fuzz CC=clang
+if ENABLE_FUZZ
+noinst_PROGRAMS += fuzz-perf-data
+fuzz_perf_data_SOURCES = perf-plugin/fuzz-perf-data.c perf-plugin/perf_data.c perf-plugin/perf_data.h \
+	perf-plugin/session.c perf-plugin/session.h
+fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address -g -O1
+fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address
+fuzz_perf_data_LDADD = $(ZSTD_LIBS)
+endif

@@ -1,0 +1,823 @@
+/* attribute.c - from sampled addresses to the calling-context tree.
+ *
+ * Each frame address (the sample IP for the leaf; return address - 1 for
+ * callers, so a call at the end of a loop stays in the loop) goes to its map,
+ * to the binary behind the map (found by build-id or by path), to a link-time
+ * address (file offset through the mmap's pgoff, then the ELF program
+ * headers), and through libloopscope to its static scope chain.  The chain is
+ * appended under the caller's node.  A frame whose binary is missing or has
+ * no structure becomes one node named by its symbol (ELF symbol table or
+ * /proc/kallsyms) or "[unknown]"; each such binary is reported once.
+ *
+ * Caches: one ls_module per binary; and (parent node, map, address) -> node,
+ * which makes the common case (the same frames again) one hash probe.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---- the tree -------------------------------------------------------------- */
+
+void pl_tree_init(pl_tree *t, size_t nev)
+{
+	memset(t, 0, sizeof *t);
+	t->nev = nev ? nev : 1;
+	t->cap = 1024;
+	t->nodes = pl_xcalloc(t->cap, sizeof *t->nodes);
+	t->cost = pl_xcalloc(t->cap * t->nev * PL_NCOST, sizeof *t->cost);
+	t->nslots = 4096;
+	t->slots = pl_xcalloc(t->nslots, sizeof *t->slots);
+	t->n = 1; /* node 0: the root */
+	t->nodes[0].kind = PL_ROOT;
+}
+
+void pl_tree_free(pl_tree *t)
+{
+	free(t->nodes);
+	free(t->cost);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+static inline size_t child_hash(uint32_t parent, uintptr_t key, int kind)
+{
+	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ULL;
+	h ^= ((uint64_t)parent << 3 | (uint64_t)kind) * 0xc2b2ae3d27d4eb4fULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static void tree_rehash(pl_tree *t)
+{
+	size_t n = t->nslots * 2;
+	uint32_t *slots = pl_xcalloc(n, sizeof *slots);
+	for (size_t i = 0; i < t->nslots; i++) {
+		uint32_t c = t->slots[i];
+		if (!c)
+			continue;
+		const pl_node *x = &t->nodes[c];
+		size_t h = child_hash(x->parent, x->key, x->kind) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = c;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+}
+
+uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
+{
+	size_t h = child_hash(parent, key, kind) & (t->nslots - 1);
+	for (;;) {
+		uint32_t c = t->slots[h];
+		if (!c)
+			break;
+		const pl_node *x = &t->nodes[c];
+		if (x->key == key && x->parent == parent && x->kind == kind)
+			return c;
+		h = (h + 1) & (t->nslots - 1);
+	}
+	if (t->n == t->cap) {
+		size_t ncap = t->cap * 2;
+		t->nodes = pl_xrealloc(t->nodes, ncap * sizeof *t->nodes);
+		t->cost = pl_xrealloc(t->cost, ncap * t->nev * PL_NCOST * sizeof *t->cost);
+		memset(t->cost + t->cap * t->nev * PL_NCOST, 0,
+		       (ncap - t->cap) * t->nev * PL_NCOST * sizeof *t->cost);
+		t->cap = ncap;
+	}
+	uint32_t c = (uint32_t)t->n++;
+	pl_node *x = &t->nodes[c];
+	memset(x, 0, sizeof *x);
+	x->parent = parent;
+	x->key = key;
+	x->kind = (uint8_t)kind;
+	x->next_sibling = t->nodes[parent].first_child;
+	t->nodes[parent].first_child = c;
+	t->slots[h] = c;
+	if (t->n * 2 > t->nslots)
+		tree_rehash(t);
+	return c;
+}
+
+/* ---- symbols: ELF symbol tables and /proc/kallsyms ---------------------------- */
+
+struct sym {
+	uint64_t addr, size;
+	const char *name; /* interned */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const struct sym *symtab_find(const struct symtab *t, uint64_t addr, int need_size)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sym *s = &t->v[lo - 1];
+	if (need_size && s->size && addr >= s->addr + s->size)
+		return NULL;
+	return s;
+}
+
+/* ---- per binary ------------------------------------------------------------- */
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct dso_attr {
+	int tried;
+	char *path;          /* the file the structure comes from */
+	ls_module *mod;
+	struct seg *segs;
+	size_t nsegs;
+	struct symtab syms;  /* fallback when there is no structure */
+	int64_t kernel_delta; /* vmlinux: runtime - link address */
+	int use_kallsyms;
+};
+
+struct pl_attrib {
+	pl_report *rep;
+	ls_options lsopt;
+	struct dso_attr *dattr; /* by dso index */
+	size_t ndattr;
+	struct symtab kallsyms;
+	int kallsyms_tried;
+	char home_debug[PATH_MAX];
+	char osrelease[256];
+	/* frame cache: (parent, map, address) -> node */
+	struct fslot {
+		const pl_map *map;
+		uint64_t addr;
+		uint32_t parent, node;
+	} *fc;
+	size_t nfc, fc_used;
+};
+
+struct warn_count {
+	int verbose;
+	unsigned n;
+};
+
+/* libloopscope's warnings about parts of a binary it could not analyze
+ * are counted; -v prints them. */
+static void ls_warn_sink(void *ctx, const char *message)
+{
+	struct warn_count *w = ctx;
+	w->n++;
+	if (w->verbose)
+		fprintf(stderr, "perf-loops: %s\n", message);
+}
+
+struct pl_attrib *pl_attrib_new(pl_report *rep)
+{
+	struct pl_attrib *a = pl_xcalloc(1, sizeof *a);
+	a->rep = rep;
+	ls_options_init(&a->lsopt);
+	a->lsopt.warn = ls_warn_sink;
+	a->lsopt.progress = 0;
+	const char *bd = getenv("PERF_BUILDID_DIR");
+	const char *home = getenv("HOME");
+	if (!home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : "/";
+	}
+	if (bd && *bd)
+		snprintf(a->home_debug, sizeof a->home_debug, "%s", bd);
+	else
+		snprintf(a->home_debug, sizeof a->home_debug, "%s/.debug", home);
+	const char *rel = pd_osrelease(rep->r);
+	struct utsname u;
+	if (rel)
+		snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
+	else if (uname(&u) == 0)
+		snprintf(a->osrelease, sizeof a->osrelease, "%s", u.release);
+	a->nfc = 1 << 16;
+	a->fc = pl_xcalloc(a->nfc, sizeof *a->fc);
+	elf_version(EV_CURRENT);
+	return a;
+}
+
+void pl_attrib_free(struct pl_attrib *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->ndattr; i++) {
+		struct dso_attr *d = &a->dattr[i];
+		if (d->mod)
+			ls_module_close(d->mod);
+		free(d->path);
+		free(d->segs);
+		free(d->syms.v);
+	}
+	free(a->dattr);
+	free(a->kallsyms.v);
+	free(a->fc);
+	free(a);
+}
+
+static void hex_id(const pl_dso *d, char *buf)
+{
+	for (int i = 0; i < d->build_id_size; i++)
+		sprintf(buf + 2 * i, "%02x", d->build_id[i]);
+	buf[2 * d->build_id_size] = 0;
+}
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The GNU build-id note of an open ELF, or 0 bytes. */
+static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
+{
+	size_t phnum;
+	if (elf_getphdrnum(e, &phnum) == 0) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			Elf_Data *d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+			if (!d)
+				continue;
+			size_t off = 0, noff, doff;
+			GElf_Nhdr nh;
+			while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+				    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
+					size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+					memcpy(out, (char *)d->d_buf + doff, n);
+					return n;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* Load segments and the function symbols of PATH (for the address
+ * conversion and for the fallback names).  Returns 1 if PATH's build-id
+ * matches D's (or D has none), 0 if not, -1 if it is not a readable ELF. */
+static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path, int want_match)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -1;
+	}
+	uint8_t bid[20];
+	size_t nb = elf_build_id(e, bid, sizeof bid);
+	int match = !dso->build_id_size || (nb == dso->build_id_size && !memcmp(bid, dso->build_id, nb));
+	if (want_match && !match) {
+		elf_end(e);
+		close(fd);
+		return 0;
+	}
+	free(d->segs);
+	d->segs = NULL;
+	d->nsegs = 0;
+	size_t phnum = 0;
+	if (elf_getphdrnum(e, &phnum) == 0 && phnum) {
+		d->segs = pl_xcalloc(phnum, sizeof *d->segs);
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD) {
+				d->segs[d->nsegs].off = ph.p_offset;
+				d->segs[d->nsegs].vaddr = ph.p_vaddr;
+				d->segs[d->nsegs].filesz = ph.p_filesz;
+				d->nsegs++;
+			}
+		}
+	}
+	/* function symbols: .symtab, else .dynsym */
+	free(d->syms.v);
+	d->syms.v = NULL;
+	d->syms.n = 0;
+	for (int pass = 0; pass < 2 && !d->syms.n; pass++) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
+				continue;
+			Elf_Data *data = elf_getdata(scn, NULL);
+			if (!data || !sh.sh_entsize)
+				continue;
+			size_t n = sh.sh_size / sh.sh_entsize;
+			d->syms.v = pl_xrealloc(d->syms.v, (d->syms.n + n) * sizeof *d->syms.v);
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym sym;
+				if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!nm || !*nm)
+					continue;
+				d->syms.v[d->syms.n].addr = sym.st_value;
+				d->syms.v[d->syms.n].size = sym.st_size;
+				d->syms.v[d->syms.n].name = pl_intern(a->rep->s, nm);
+				d->syms.n++;
+			}
+		}
+	}
+	if (d->syms.n)
+		qsort(d->syms.v, d->syms.n, sizeof *d->syms.v, sym_cmp);
+	elf_end(e);
+	close(fd);
+	return match;
+}
+
+static void load_kallsyms(struct pl_attrib *a)
+{
+	if (a->kallsyms_tried)
+		return;
+	a->kallsyms_tried = 1;
+	struct utsname u;
+	/* /proc/kallsyms describes the running kernel, which must be the recorded one */
+	if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
+		return;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return;
+	char line[512];
+	size_t cap = 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long addr;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (!addr)
+			continue; /* kptr_restrict hides them all */
+		if (a->kallsyms.n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			a->kallsyms.v = pl_xrealloc(a->kallsyms.v, cap * sizeof *a->kallsyms.v);
+		}
+		a->kallsyms.v[a->kallsyms.n].addr = addr;
+		a->kallsyms.v[a->kallsyms.n].size = 0;
+		a->kallsyms.v[a->kallsyms.n].name = pl_intern(a->rep->s, name);
+		a->kallsyms.n++;
+	}
+	fclose(f);
+	qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path)
+{
+	ls_error err;
+	struct warn_count w = { a->rep->opt->verbose, 0 };
+	ls_options opt = a->lsopt;
+	opt.warn_ctx = &w;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	if (!m)
+		fprintf(stderr, "perf-loops: %s\n", err.message);
+	else if (w.n && !w.verbose)
+		fprintf(stderr, "perf-loops: %s: %u parts could not be analyzed (-v shows them)\n", path, w.n);
+	return m;
+}
+
+/* Find the file behind DSO and open its structure, once. */
+static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
+{
+	if (dso->index >= a->ndattr) {
+		size_t n = dso->index + 16;
+		a->dattr = pl_xrealloc(a->dattr, n * sizeof *a->dattr);
+		memset(a->dattr + a->ndattr, 0, (n - a->ndattr) * sizeof *a->dattr);
+		a->ndattr = n;
+	}
+	struct dso_attr *d = &a->dattr[dso->index];
+	if (d->tried)
+		return d;
+	d->tried = 1;
+	char hex[41], p[PATH_MAX + 64];
+	hex_id(dso, hex);
+	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
+		if (dso->kind == PL_DSO_KERNEL) {
+			const char *cands[] = {
+				"/usr/lib/debug/boot/vmlinux-%s",
+				"/usr/lib/debug/lib/modules/%s/vmlinux",
+				"/boot/vmlinux-%s",
+				"/lib/modules/%s/build/vmlinux",
+			};
+			for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !d->mod; i++) {
+				snprintf(p, sizeof p, cands[i], a->osrelease);
+				if (!file_exists(p) || load_elf(a, dso, d, p, 1) != 1)
+					continue;
+				d->mod = open_module(a, p);
+				if (d->mod)
+					d->path = pl_xstrdup(p);
+			}
+			if (!d->mod && dso->build_id_size) {
+				snprintf(p, sizeof p, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+				if (file_exists(p) && load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p)))
+					d->path = pl_xstrdup(p);
+			}
+			if (d->mod) {
+				uint64_t text, size;
+				if (ls_module_symbol(d->mod, "_text", &text, &size) < 0)
+					text = 0;
+				/* the link address of _text; the map holds its runtime one */
+				d->kernel_delta = (int64_t)text;
+				return d;
+			}
+		}
+		load_kallsyms(a);
+		d->use_kallsyms = a->kallsyms.n > 0;
+		return d;
+	}
+	if (dso->kind == PL_DSO_ANON)
+		return d;
+	/* user space: the path if its build-id matches, else perf's build-id cache */
+	const char *found = NULL;
+	if (dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 1) == 1)
+		found = dso->name;
+	if (!found && dso->build_id_size) {
+		const char *leaf[] = { "elf", "vdso" };
+		for (int i = 0; i < 2 && !found; i++) {
+			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/%s", a->home_debug, hex, hex + 2, leaf[i]);
+			if (file_exists(p) && load_elf(a, dso, d, p, 1) == 1)
+				found = p;
+		}
+	}
+	if (!found && dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 0) >= 0) {
+		fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", dso->name);
+		found = dso->name;
+	}
+	if (!found) {
+		if (dso->kind == PL_DSO_USER)
+			fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
+				dso->name, dso->build_id_size ? hex : "unknown");
+		return d;
+	}
+	d->path = pl_xstrdup(found);
+	d->mod = open_module(a, found);
+	return d;
+}
+
+/* A runtime address in MAP -> the link-time address in its file. */
+static int to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uint64_t *out)
+{
+	uint64_t off = addr - m->start + m->pgoff;
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct seg *s = &d->segs[i];
+		if (off >= s->off && off < s->off + s->filesz) {
+			*out = off - s->off + s->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---- building the tree ---------------------------------------------------------- */
+
+static uint32_t named_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, const char *name)
+{
+	pl_report *rep = a->rep;
+	char key[512];
+	snprintf(key, sizeof key, "%u\x01%s", dso ? dso->index : ~0u, name);
+	const char *k = pl_intern(rep->s, key);
+	uint32_t n = pl_tree_child(&rep->tree, parent, (uintptr_t)k, PL_PROC);
+	pl_node *x = &rep->tree.nodes[n];
+	if (!x->name) {
+		x->name = pl_intern(rep->s, name);
+		x->dso = dso;
+	}
+	return n;
+}
+
+/* Append the static chain of ADDR (already adjusted) in MAP under PARENT. */
+static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map *map, uint64_t addr, int kernel)
+{
+	pl_report *rep = a->rep;
+	if (!map) {
+		char name[64];
+		if (kernel) {
+			load_kallsyms(a);
+			const struct sym *s = symtab_find(&a->kallsyms, addr, 0);
+			if (s)
+				return named_node(a, parent, NULL, s->name);
+			snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
+			return named_node(a, parent, NULL, name);
+		}
+		return named_node(a, parent, NULL, "[unknown]");
+	}
+	struct dso_attr *d = dso_attr(a, map->dso);
+	uint64_t link = 0;
+	int have_link = 0;
+	if (map->dso->kind == PL_DSO_KERNEL && d->mod) {
+		/* the kernel map's pgoff is _text's runtime address */
+		link = addr - map->pgoff + (uint64_t)d->kernel_delta;
+		have_link = 1;
+	} else if (d->nsegs) {
+		have_link = to_link(d, map, addr, &link) == 0;
+	}
+	if (d->mod && have_link) {
+		const ls_scope *chain[LS_MAX_CHAIN];
+		size_t n = ls_lookup_chain(d->mod, link, chain, LS_MAX_CHAIN);
+		if (n) {
+			uint32_t node = parent;
+			for (size_t i = 0; i < n; i++) {
+				int kind;
+				switch (ls_scope_kind_of(chain[i])) {
+				case LS_SCOPE_PROC: kind = PL_PROC; break;
+				case LS_SCOPE_INLINE: kind = PL_INLINE; break;
+				case LS_SCOPE_ALIEN: kind = PL_ALIEN; break;
+				case LS_SCOPE_LOOP: kind = PL_LOOP; break;
+				case LS_SCOPE_STMT: kind = PL_STMT; break;
+				default: continue;
+				}
+				node = pl_tree_child(&rep->tree, node, (uintptr_t)chain[i], kind);
+				pl_node *x = &rep->tree.nodes[node];
+				if (!x->scope) {
+					x->scope = chain[i];
+					if (kind == PL_PROC)
+						x->dso = map->dso;
+				}
+			}
+			return node;
+		}
+	}
+	if (d->use_kallsyms) {
+		const struct sym *s = symtab_find(&a->kallsyms, addr, 0);
+		if (s)
+			return named_node(a, parent, map->dso, s->name);
+	}
+	if (have_link && d->syms.n) {
+		const struct sym *s = symtab_find(&d->syms, link, 1);
+		if (s)
+			return named_node(a, parent, map->dso, s->name);
+	}
+	if (map->dso->kind == PL_DSO_KERNEL) {
+		char name[64];
+		snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
+		return named_node(a, parent, map->dso, name);
+	}
+	return named_node(a, parent, map->dso, "[unknown]");
+}
+
+static uint32_t frame_node(struct pl_attrib *a, uint32_t parent, pl_thread *t, uint64_t addr, int kernel, int adjust)
+{
+	pl_map *map = pl_find_map(a->rep->s, t, addr, kernel);
+	uint64_t key = addr - (adjust ? 1 : 0);
+	/* an unmapped address has no map: tell kernel and user apart in the key */
+	const pl_map *mkey = map ? map : (const pl_map *)(uintptr_t)(kernel ? 1 : 2);
+	uint64_t h = (key * 0x9e3779b97f4a7c15ULL) ^ ((uintptr_t)mkey * 0xc2b2ae3d27d4eb4fULL) ^
+		     ((uint64_t)parent * 0x165667b19e3779f9ULL);
+	h ^= h >> 31;
+	size_t i = h & (a->nfc - 1);
+	while (a->fc[i].map) {
+		if (a->fc[i].map == mkey && a->fc[i].addr == key && a->fc[i].parent == parent)
+			return a->fc[i].node;
+		i = (i + 1) & (a->nfc - 1);
+	}
+	uint32_t node = expand_frame(a, parent, map, key, kernel);
+	if ((a->fc_used + 1) * 2 > a->nfc) {
+		/* full: start over (cheaper than rehashing a cache) */
+		memset(a->fc, 0, a->nfc * sizeof *a->fc);
+		a->fc_used = 0;
+		if (a->nfc < (1u << 24)) {
+			free(a->fc);
+			a->nfc *= 2;
+			a->fc = pl_xcalloc(a->nfc, sizeof *a->fc);
+		}
+		i = h & (a->nfc - 1);
+	}
+	a->fc[i].map = mkey;
+	a->fc[i].addr = key;
+	a->fc[i].parent = parent;
+	a->fc[i].node = node;
+	a->fc_used++;
+	return node;
+}
+
+static int in_list(char **list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], s))
+			return 1;
+	return 0;
+}
+
+struct frame {
+	uint64_t addr;
+	uint8_t kernel, adjust;
+};
+
+void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
+{
+	pl_report *rep = ctx;
+	struct pl_attrib *a = rep->attrib;
+	const pl_report_options *opt = rep->opt;
+	const pd_sample *smp = &ev->sample;
+	size_t e = (size_t)smp->attr_index;
+	if (e >= rep->nev)
+		return;
+	rep->nsamples_all++;
+	if (opt->ncomms && !in_list(opt->comms, opt->ncomms, t->comm))
+		return;
+	if (opt->npids) {
+		size_t i;
+		for (i = 0; i < opt->npids; i++)
+			if (opt->pids[i] == smp->pid)
+				break;
+		if (i == opt->npids)
+			return;
+	}
+	if (opt->nevents && !in_list(opt->events, opt->nevents, smp->attr->name))
+		return;
+	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
+	if (opt->ndsos) {
+		/* perf's --dsos: the binary of the sampled address */
+		pl_map *m = pl_find_map(s, t, smp->ip, kernel_ip);
+		const char *nm = m ? m->dso->short_name : "[unknown]";
+		if (!in_list(opt->dsos, opt->ndsos, nm) && !(m && in_list(opt->dsos, opt->ndsos, m->dso->name)))
+			return;
+	}
+	struct frame fr[512];
+	size_t nf = 0;
+	if (smp->nr_callchain) {
+		int kernel = kernel_ip;
+		int skip_ctx = 0;
+		for (uint64_t i = 0; i < smp->nr_callchain && nf < 512; i++) {
+			uint64_t ip = smp->callchain[i];
+			if (ip >= PD_CONTEXT_MAX) {
+				skip_ctx = 0;
+				if (ip == PD_CONTEXT_KERNEL || ip == PD_CONTEXT_HV)
+					kernel = 1;
+				else if (ip == PD_CONTEXT_USER)
+					kernel = 0;
+				else
+					skip_ctx = 1; /* guest frames: not ours to resolve */
+				continue;
+			}
+			if (skip_ctx)
+				continue;
+			fr[nf].addr = ip;
+			fr[nf].kernel = (uint8_t)kernel;
+			fr[nf].adjust = nf > 0;
+			nf++;
+		}
+	}
+	if (!nf) {
+		fr[0].addr = smp->ip;
+		fr[0].kernel = (uint8_t)kernel_ip;
+		fr[0].adjust = 0;
+		nf = 1;
+	}
+	uint32_t node = 0;
+	for (size_t i = nf; i-- > 0;)
+		node = frame_node(a, node, t, fr[i].addr, fr[i].kernel, fr[i].adjust);
+	pl_tree *tr = &rep->tree;
+	uint64_t period = smp->period;
+	uint64_t *c = pl_cost(tr, node, e);
+	c[PL_SELF]++;
+	c[PL_SELF_PERIOD] += period;
+	for (uint32_t n = node;; n = tr->nodes[n].parent) {
+		c = pl_cost(tr, n, e);
+		c[PL_TOTAL]++;
+		c[PL_TOTAL_PERIOD] += period;
+		if (!n)
+			break;
+	}
+	rep->ev_samples[e]++;
+	rep->ev_period[e] += period;
+}
+
+void pl_tree_finish(pl_tree *t)
+{
+	/* children have higher indices than their parents: one backward pass */
+	for (size_t n = t->n; n-- > 1;) {
+		const pl_node *x = &t->nodes[n];
+		if (x->kind == PL_PROC || !x->parent)
+			continue;
+		for (size_t e = 0; e < t->nev; e++) {
+			const uint64_t *c = pl_cost(t, (uint32_t)n, e);
+			uint64_t *p = pl_cost(t, x->parent, e);
+			p[PL_SELF] += c[PL_SELF];
+			p[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
+		}
+	}
+}
+
+/* ---- names for the views ------------------------------------------------------------ */
+
+const char *pl_node_name(const pl_report *rep, uint32_t n)
+{
+	const pl_node *x = &rep->tree.nodes[n];
+	if (x->name)
+		return x->name;
+	if (x->scope)
+		return ls_scope_name(x->scope);
+	return NULL;
+}
+
+const char *pl_node_file(const pl_report *rep, uint32_t n)
+{
+	const pl_node *x = &rep->tree.nodes[n];
+	return x->scope ? ls_scope_file(x->scope) : NULL;
+}
+
+unsigned pl_node_line(const pl_report *rep, uint32_t n)
+{
+	const pl_node *x = &rep->tree.nodes[n];
+	return x->scope ? ls_scope_line(x->scope) : 0;
+}
+
+static const char *base_name(const char *p)
+{
+	if (!p)
+		return "??";
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
+{
+	const pl_node *x = &rep->tree.nodes[n];
+	const char *name = pl_node_name(rep, n);
+	switch (x->kind) {
+	case PL_ROOT:
+		snprintf(buf, len, "[all]");
+		break;
+	case PL_PROC:
+		snprintf(buf, len, "%s", name ? name : "[unknown]");
+		break;
+	case PL_INLINE:
+		snprintf(buf, len, "[I] %s (at %s:%u)", name ? name : "??",
+			 base_name(ls_scope_call_file(x->scope)), ls_scope_call_line(x->scope));
+		break;
+	case PL_ALIEN:
+		snprintf(buf, len, "[A] %s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		break;
+	case PL_LOOP:
+		snprintf(buf, len, "loop at %s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		break;
+	case PL_STMT:
+		snprintf(buf, len, "%s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		break;
+	}
+}
+
+struct sort_ctx {
+	const pl_report *rep;
+	const pl_tree *tree;
+};
+
+static int cmp_total(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *sc = arg;
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	uint64_t cx = pl_cost(sc->tree, x, sc->rep->primary)[PL_TOTAL_PERIOD];
+	uint64_t cy = pl_cost(sc->tree, y, sc->rep->primary)[PL_TOTAL_PERIOD];
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out)
+{
+	size_t k = 0;
+	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
+		k++;
+	uint32_t *v = pl_xmalloc((k ? k : 1) * sizeof *v);
+	k = 0;
+	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
+		v[k++] = c;
+	struct sort_ctx sc = { rep, t };
+	qsort_r(v, k, sizeof *v, cmp_total, &sc);
+	*out = v;
+	return k;
+}

@@ -1,0 +1,34 @@
+/* perf-loops.c - `perf loops`: perf runs dashed commands found on PATH or in
+ * its exec path, so `perf loops report` runs `perf-loops report`.  This file
+ * dispatches to one file per subcommand (cmd-record.c, cmd-report.c). */
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: perf loops record [perf record options] -- COMMAND\n"
+	"       perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json]\n"
+	"                         [--percent-limit=P] [--comm=C] [--pid=P] [--dso=D] [--event=E]\n"
+	"                         [--children|--no-children]\n"
+	"       perf loops --version\n"
+	"\n"
+	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("perf-loops (loopscope) %s\n", LS_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
+	fprintf(stderr, "perf-loops: unknown command '%s'\n%s", argv[1], usage);
+	return 2;
+}

@@ -1,0 +1,109 @@
+/* report.h - what `perf loops report` builds and its views print.
+ *
+ * The calling-context tree (CCT): every sample's call chain, outermost frame
+ * first, where each frame is expanded into its static scope chain from
+ * libloopscope (proc > inline/alien > loop > stmt; for a caller frame the
+ * stmt is the call site's line).  attribute.c builds it; view-*.c print it.
+ */
+#ifndef PL_REPORT_H
+#define PL_REPORT_H
+
+#include "session.h"
+#include "loopscope.h"
+
+#include <stdio.h>
+
+enum pl_node_kind { PL_ROOT, PL_PROC, PL_INLINE, PL_ALIEN, PL_LOOP, PL_STMT };
+
+typedef struct pl_node {
+	uint32_t parent, first_child, next_sibling;
+	uint8_t kind;
+	const ls_scope *scope; /* NULL for frames without structure (symbols, addresses) */
+	const char *name;      /* those frames' name (interned) */
+	pl_dso *dso;           /* proc nodes */
+	uintptr_t key;
+} pl_node;
+
+/* Per node and event: samples and period, inclusive and exclusive. */
+enum { PL_TOTAL, PL_SELF, PL_TOTAL_PERIOD, PL_SELF_PERIOD, PL_NCOST };
+
+typedef struct pl_tree {
+	pl_node *nodes;
+	size_t n, cap;
+	uint64_t *cost; /* cost[(node * nev + event) * PL_NCOST + k] */
+	size_t nev;
+	/* (parent, key) -> child */
+	uint32_t *slots;
+	size_t nslots;
+} pl_tree;
+
+void pl_tree_init(pl_tree *t, size_t nev);
+void pl_tree_free(pl_tree *t);
+uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind);
+/* Turn the per-node sample counts into the exclusive cost of each scope in
+ * its frame: a loop's self is what its statements cost, not its callees. */
+void pl_tree_finish(pl_tree *t);
+static inline uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
+{
+	return &t->cost[((size_t)node * t->nev + ev) * PL_NCOST];
+}
+
+typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON } pl_format;
+
+typedef struct pl_report_options {
+	const char *input;
+	pl_format format;
+	double percent_limit;
+	int children;         /* show inclusive cost (default) */
+	char **comms, **dsos, **events;
+	size_t ncomms, ndsos, nevents;
+	uint32_t *pids;
+	size_t npids;
+	int quiet;
+	int verbose;
+} pl_report_options;
+
+typedef struct pl_report {
+	const pl_report_options *opt;
+	pl_session *s;
+	pd_reader *r;
+	pl_tree tree;
+	size_t nev;              /* all events of the file */
+	uint64_t *ev_samples, *ev_period;
+	size_t *shown;           /* events with samples, in file order */
+	size_t nshown;
+	size_t primary;          /* the event percentages and ordering use */
+	uint64_t nsamples_all;   /* before filters */
+	struct pl_attrib *attrib;
+	FILE *out;
+} pl_report;
+
+/* attribute.c */
+struct pl_attrib *pl_attrib_new(pl_report *rep);
+void pl_attrib_free(struct pl_attrib *a);
+void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
+
+/* Names and places of a node, for the views. */
+const char *pl_node_name(const pl_report *rep, uint32_t n); /* proc/inline: name */
+const char *pl_node_file(const pl_report *rep, uint32_t n);
+unsigned pl_node_line(const pl_report *rep, uint32_t n);
+/* A one-line label: "main", "[I] work (at a.c:12)", "loop at a.c:9", "a.c:10". */
+void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len);
+/* Children of N sorted by the primary event's inclusive period, largest first. */
+size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
+
+/* The views. */
+int pl_view_tree(pl_report *rep);
+int pl_view_flat(pl_report *rep);
+int pl_view_loops(pl_report *rep);
+int pl_view_folded(pl_report *rep);
+int pl_view_json(pl_report *rep);
+/* flat and loops share the per-procedure folding of the CCT (view-flat.c) */
+void pl_fold_per_proc(const pl_report *rep, pl_tree *flat);
+void pl_print_header(pl_report *rep, const char *what);
+
+/* cmd-*.c */
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,556 @@
+/* session.c - processes, threads and maps replayed in time order.
+ *
+ * perf writes each CPU's ring buffer in rounds, so records of one file are
+ * only roughly in time order: an MMAP on one CPU may be written after a
+ * sample of another CPU that needs it.  perf sorts within rounds; we read
+ * the whole file first (it is mapped, so that is cheap), then sort the
+ * records that matter by time (stable, so records without a time keep their
+ * file order) and replay them.  Maps are immutable once made, so the
+ * attribution layer may cache results per map.
+ */
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *pl_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "perf-loops: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+void *pl_xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p) {
+		fprintf(stderr, "perf-loops: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+void *pl_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "perf-loops: out of memory\n");
+		abort();
+	}
+	return p;
+}
+
+char *pl_xstrdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d) {
+		fprintf(stderr, "perf-loops: out of memory\n");
+		abort();
+	}
+	return d;
+}
+
+/* ---- a u32 -> pointer table (threads by tid, processes by pid) ---- */
+
+struct u32map {
+	uint32_t *keys;
+	void **vals;
+	size_t cap, n;
+};
+
+static void *u32map_get(const struct u32map *m, uint32_t k)
+{
+	if (!m->cap)
+		return NULL;
+	size_t h = (k * 2654435761u) & (m->cap - 1);
+	while (m->vals[h]) {
+		if (m->keys[h] == k)
+			return m->vals[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+static void u32map_put(struct u32map *m, uint32_t k, void *v)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		uint32_t *nk = pl_xcalloc(ncap, sizeof *nk);
+		void **nv = pl_xcalloc(ncap, sizeof *nv);
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->vals[i])
+				continue;
+			size_t h = (m->keys[i] * 2654435761u) & (ncap - 1);
+			while (nv[h])
+				h = (h + 1) & (ncap - 1);
+			nk[h] = m->keys[i];
+			nv[h] = m->vals[i];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	size_t h = (k * 2654435761u) & (m->cap - 1);
+	while (m->vals[h]) {
+		if (m->keys[h] == k) {
+			m->vals[h] = v;
+			return;
+		}
+		h = (h + 1) & (m->cap - 1);
+	}
+	m->keys[h] = k;
+	m->vals[h] = v;
+	m->n++;
+}
+
+/* ---- interned strings ---- */
+
+struct strset {
+	char **v;
+	size_t cap, n;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static const char *strset_intern(struct strset *t, const char *s)
+{
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		char **nv = pl_xcalloc(ncap, sizeof *nv);
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->v[i])
+				continue;
+			size_t h = hash_str(t->v[i]) & (ncap - 1);
+			while (nv[h])
+				h = (h + 1) & (ncap - 1);
+			nv[h] = t->v[i];
+		}
+		free(t->v);
+		t->v = nv;
+		t->cap = ncap;
+	}
+	size_t h = hash_str(s) & (t->cap - 1);
+	while (t->v[h]) {
+		if (!strcmp(t->v[h], s))
+			return t->v[h];
+		h = (h + 1) & (t->cap - 1);
+	}
+	t->v[h] = pl_xstrdup(s);
+	t->n++;
+	return t->v[h];
+}
+
+/* ---- the session ---- */
+
+struct entry {
+	uint64_t time;
+	const uint8_t *raw;
+};
+
+struct pl_session {
+	pd_reader *r;
+	struct u32map threads, procs;
+	pl_maps kernel_maps;
+	pl_dso **dsos;
+	size_t ndsos, cap_dsos;
+	struct strset strings;
+	/* all maps and threads ever made: freed at the end */
+	pl_map **all_maps;
+	size_t nall_maps, cap_all_maps;
+	uint64_t lost_samples, bad_records;
+};
+
+pl_session *pl_session_new(pd_reader *r)
+{
+	pl_session *s = pl_xcalloc(1, sizeof *s);
+	s->r = r;
+	return s;
+}
+
+static void free_maps(pl_maps *m)
+{
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+void pl_session_free(pl_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->threads.cap; i++)
+		free(s->threads.vals[i]);
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		pl_proc *p = s->procs.vals[i];
+		if (p) {
+			free_maps(&p->maps);
+			free(p);
+		}
+	}
+	free(s->threads.keys);
+	free(s->threads.vals);
+	free(s->procs.keys);
+	free(s->procs.vals);
+	free_maps(&s->kernel_maps);
+	for (size_t i = 0; i < s->nall_maps; i++)
+		free(s->all_maps[i]);
+	free(s->all_maps);
+	for (size_t i = 0; i < s->ndsos; i++) {
+		free(s->dsos[i]->name);
+		free(s->dsos[i]);
+	}
+	free(s->dsos);
+	for (size_t i = 0; i < s->strings.cap; i++)
+		free(s->strings.v[i]);
+	free(s->strings.v);
+	free(s);
+}
+
+const char *pl_intern(pl_session *s, const char *str)
+{
+	return strset_intern(&s->strings, str);
+}
+
+size_t pl_session_ndsos(const pl_session *s) { return s->ndsos; }
+pl_dso *pl_session_dso(const pl_session *s, size_t i) { return i < s->ndsos ? s->dsos[i] : NULL; }
+pd_reader *pl_session_reader(const pl_session *s) { return s->r; }
+uint64_t pl_session_lost_samples(const pl_session *s) { return s->lost_samples; }
+uint64_t pl_session_bad_records(const pl_session *s) { return s->bad_records; }
+
+static pl_dso *dso_get(pl_session *s, const char *name, int kernel, const uint8_t *bid, uint8_t bid_size)
+{
+	/* few dsos per recording: a linear search by interned name is enough */
+	const char *iname = pl_intern(s, name);
+	for (size_t i = 0; i < s->ndsos; i++)
+		if (s->dsos[i]->short_name && !strcmp(s->dsos[i]->name, iname) &&
+		    (!bid_size || !s->dsos[i]->build_id_size ||
+		     (s->dsos[i]->build_id_size == bid_size && !memcmp(s->dsos[i]->build_id, bid, bid_size))))
+			return s->dsos[i];
+	pl_dso *d = pl_xcalloc(1, sizeof *d);
+	d->name = pl_xstrdup(name);
+	if (!strncmp(name, "[kernel.kallsyms]", 17)) {
+		d->kind = PL_DSO_KERNEL;
+		d->short_name = "[kernel.kallsyms]";
+	} else if (kernel) {
+		d->kind = PL_DSO_KMODULE;
+	} else if (!strcmp(name, "[vdso]")) {
+		d->kind = PL_DSO_VDSO;
+	} else if (name[0] != '/') {
+		d->kind = PL_DSO_ANON;
+	} else if (!strncmp(name, "/memfd:", 7) || strstr(name, "(deleted)")) {
+		d->kind = PL_DSO_ANON;
+	}
+	if (!d->short_name) {
+		const char *slash = strrchr(name, '/');
+		d->short_name = pl_intern(s, slash && slash[1] ? slash + 1 : name);
+	}
+	if (bid_size) {
+		memcpy(d->build_id, bid, bid_size);
+		d->build_id_size = bid_size;
+	} else {
+		/* the build-id table perf writes at the end of the recording */
+		pd_reader *r = s->r;
+		const char *match = d->kind == PL_DSO_KERNEL ? "[kernel.kallsyms]" : name;
+		for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
+			const pd_build_id *b = pd_build_id_at(r, i);
+			if (!strcmp(b->filename, match)) {
+				memcpy(d->build_id, b->id, b->size);
+				d->build_id_size = b->size;
+				break;
+			}
+		}
+	}
+	d->index = s->ndsos;
+	if (s->ndsos == s->cap_dsos) {
+		s->cap_dsos = s->cap_dsos ? s->cap_dsos * 2 : 16;
+		s->dsos = pl_xrealloc(s->dsos, s->cap_dsos * sizeof *s->dsos);
+	}
+	s->dsos[s->ndsos++] = d;
+	return d;
+}
+
+static pl_map *new_map(pl_session *s, uint64_t start, uint64_t end, uint64_t pgoff, pl_dso *dso)
+{
+	pl_map *m = pl_xmalloc(sizeof *m);
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->dso = dso;
+	if (s->nall_maps == s->cap_all_maps) {
+		s->cap_all_maps = s->cap_all_maps ? s->cap_all_maps * 2 : 256;
+		s->all_maps = pl_xrealloc(s->all_maps, s->cap_all_maps * sizeof *s->all_maps);
+	}
+	s->all_maps[s->nall_maps++] = m;
+	return m;
+}
+
+static size_t maps_lower_bound(const pl_maps *mm, uint64_t addr)
+{
+	/* the first map whose end is above addr */
+	size_t lo = 0, hi = mm->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (mm->v[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void maps_reserve(pl_maps *mm, size_t more)
+{
+	if (mm->n + more > mm->cap) {
+		mm->cap = (mm->n + more) * 2;
+		mm->v = pl_xrealloc(mm->v, mm->cap * sizeof *mm->v);
+	}
+}
+
+/* Insert M; the parts of older maps it covers are cut away (a new mmap over
+ * an old range replaces it). */
+static void maps_insert(pl_session *s, pl_maps *mm, pl_map *m)
+{
+	size_t i = maps_lower_bound(mm, m->start);
+	size_t j = i;
+	pl_map *left = NULL, *right = NULL;
+	while (j < mm->n && mm->v[j]->start < m->end) {
+		pl_map *o = mm->v[j];
+		if (o->start < m->start)
+			left = new_map(s, o->start, m->start, o->pgoff, o->dso);
+		if (o->end > m->end)
+			right = new_map(s, m->end, o->end, o->pgoff + (m->end - o->start), o->dso);
+		j++;
+	}
+	size_t add = 1 + !!left + !!right;
+	size_t removed = j - i;
+	maps_reserve(mm, add);
+	memmove(mm->v + i + add, mm->v + j, (mm->n - j) * sizeof *mm->v);
+	mm->n = mm->n - removed + add;
+	size_t k = i;
+	if (left)
+		mm->v[k++] = left;
+	mm->v[k++] = m;
+	if (right)
+		mm->v[k++] = right;
+}
+
+static pl_map *maps_find(const pl_maps *mm, uint64_t addr)
+{
+	size_t i = maps_lower_bound(mm, addr);
+	if (i < mm->n && mm->v[i]->start <= addr)
+		return mm->v[i];
+	return NULL;
+}
+
+static pl_proc *proc_get(pl_session *s, uint32_t pid)
+{
+	pl_proc *p = u32map_get(&s->procs, pid);
+	if (!p) {
+		p = pl_xcalloc(1, sizeof *p);
+		p->pid = pid;
+		u32map_put(&s->procs, pid, p);
+	}
+	return p;
+}
+
+static pl_thread *thread_get(pl_session *s, uint32_t pid, uint32_t tid)
+{
+	pl_thread *t = u32map_get(&s->threads, tid);
+	if (!t) {
+		t = pl_xcalloc(1, sizeof *t);
+		t->tid = tid;
+		t->proc = proc_get(s, pid);
+		char name[32];
+		snprintf(name, sizeof name, ":%u", tid); /* perf's name for a thread it never saw named */
+		t->comm = pl_intern(s, name);
+		u32map_put(&s->threads, tid, t);
+	} else if (t->proc->pid != pid && pid != (uint32_t)-1) {
+		t->proc = proc_get(s, pid); /* a reused tid */
+	}
+	return t;
+}
+
+pl_map *pl_find_map(pl_session *s, pl_thread *t, uint64_t addr, int kernel)
+{
+	if (kernel)
+		return maps_find(&s->kernel_maps, addr);
+	return t ? maps_find(&t->proc->maps, addr) : NULL;
+}
+
+static void on_mmap(pl_session *s, const pd_event *ev)
+{
+	int kernel = ev->pid == (uint32_t)-1 || ev->sample.cpumode == PD_MISC_KERNEL;
+	if (ev->sample.cpumode == PD_MISC_GUEST_KERNEL || ev->sample.cpumode == PD_MISC_GUEST_USER)
+		return;
+	/* code only: data maps do not hold instruction addresses */
+	if (ev->type == PD_RECORD_MMAP2 && !kernel && !(ev->prot & 4 /* PROT_EXEC */))
+		return;
+	if (ev->type == PD_RECORD_MMAP && !kernel && (ev->misc & (1u << 13) /* MMAP_DATA */))
+		return;
+	if (ev->len == 0 || ev->start + ev->len < ev->start)
+		return;
+	pl_dso *d = dso_get(s, ev->filename, kernel, ev->build_id, ev->build_id_size);
+	pl_map *m = new_map(s, ev->start, ev->start + ev->len, ev->pgoff, d);
+	if (kernel)
+		maps_insert(s, &s->kernel_maps, m);
+	else
+		maps_insert(s, &proc_get(s, ev->pid)->maps, m);
+}
+
+static void on_comm(pl_session *s, const pd_event *ev)
+{
+	pl_thread *t = thread_get(s, ev->pid, ev->tid);
+	t->comm = pl_intern(s, ev->filename);
+	if (ev->misc & PD_MISC_COMM_EXEC) {
+		/* a new program: the old image is gone */
+		free_maps(&t->proc->maps);
+	}
+}
+
+static void on_fork(pl_session *s, const pd_event *ev)
+{
+	pl_thread *parent = thread_get(s, ev->ppid, ev->ptid);
+	pl_thread *child = u32map_get(&s->threads, ev->tid);
+	if (!child) {
+		child = pl_xcalloc(1, sizeof *child);
+		child->tid = ev->tid;
+		u32map_put(&s->threads, ev->tid, child);
+	}
+	child->comm = parent->comm;
+	if (ev->pid == ev->ppid) {
+		child->proc = parent->proc; /* a new thread of the same process */
+		return;
+	}
+	pl_proc *p = u32map_get(&s->procs, ev->pid);
+	if (!p) {
+		p = pl_xcalloc(1, sizeof *p);
+		p->pid = ev->pid;
+		u32map_put(&s->procs, ev->pid, p);
+	} else {
+		free_maps(&p->maps);
+	}
+	child->proc = p;
+	/* a new process starts with a copy of its parent's maps */
+	pl_maps *from = &parent->proc->maps;
+	if (p != parent->proc && from->n) {
+		maps_reserve(&p->maps, from->n);
+		memcpy(p->maps.v, from->v, from->n * sizeof *from->v);
+		p->maps.n = from->n;
+	}
+}
+
+/* Stable merge sort by time: records without a time keep file order. */
+static void sort_entries(struct entry *v, size_t n)
+{
+	size_t i;
+	for (i = 1; i < n; i++)
+		if (v[i].time < v[i - 1].time)
+			break;
+	if (i >= n)
+		return;
+	struct entry *tmp = pl_xmalloc(n * sizeof *tmp);
+	struct entry *a = v, *b = tmp;
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t x = lo, y = mid, k = lo;
+			if (mid >= hi || a[mid - 1].time <= a[mid].time) {
+				memcpy(b + lo, a + lo, (hi - lo) * sizeof *a);
+				continue;
+			}
+			while (x < mid && y < hi)
+				b[k++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			while (x < mid)
+				b[k++] = a[x++];
+			while (y < hi)
+				b[k++] = a[y++];
+		}
+		struct entry *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != v)
+		memcpy(v, a, n * sizeof *v);
+	free(tmp);
+}
+
+uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
+{
+	struct entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	pd_event ev;
+	uint64_t last_time = 0;
+	while (pd_next(s->r, &ev)) {
+		switch (ev.type) {
+		case PD_RECORD_SAMPLE:
+		case PD_RECORD_MMAP:
+		case PD_RECORD_MMAP2:
+		case PD_RECORD_COMM:
+		case PD_RECORD_FORK:
+		case PD_RECORD_EXIT:
+			break;
+		case PD_RECORD_LOST:
+		case PD_RECORD_LOST_SAMPLES:
+			s->lost_samples += ev.lost;
+			continue;
+		case (uint32_t)-1:
+			s->bad_records++;
+			continue;
+		default:
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			ents = pl_xrealloc(ents, cap * sizeof *ents);
+		}
+		/* synthesized records carry time 0 (or none): they describe the
+		 * state before recording began, so they keep their place */
+		uint64_t t = ev.has_time ? ev.sample.time : last_time;
+		if (ev.has_time && t)
+			last_time = t;
+		ents[n].time = t;
+		ents[n].raw = ev.raw;
+		n++;
+	}
+	sort_entries(ents, n);
+	uint64_t samples = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (pd_parse(s->r, ents[i].raw, &ev) < 0) {
+			s->bad_records++;
+			continue;
+		}
+		switch (ev.type) {
+		case PD_RECORD_SAMPLE: {
+			pl_thread *t = thread_get(s, ev.sample.pid, ev.sample.tid);
+			samples++;
+			on_sample(ctx, s, &ev, t);
+			break;
+		}
+		case PD_RECORD_MMAP:
+		case PD_RECORD_MMAP2:
+			on_mmap(s, &ev);
+			break;
+		case PD_RECORD_COMM:
+			on_comm(s, &ev);
+			break;
+		case PD_RECORD_FORK:
+			on_fork(s, &ev);
+			break;
+		}
+	}
+	free(ents);
+	return samples;
+}

@@ -1,0 +1,87 @@
+/* session.h - the machine a perf.data file recorded: processes, threads,
+ * their memory maps over time, and the binaries (dsos) those maps name.
+ *
+ * session.c replays the side-band records (MMAP, MMAP2, COMM, FORK, EXIT)
+ * and the samples in time order, so that every sample sees the maps and the
+ * command name its thread had when it was taken.  It knows nothing about
+ * symbols or scopes (attribute.c does).
+ */
+#ifndef PL_SESSION_H
+#define PL_SESSION_H
+
+#include "perf_data.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+enum pl_dso_kind {
+	PL_DSO_USER,    /* a file-backed user-space mapping */
+	PL_DSO_KERNEL,  /* [kernel.kallsyms] */
+	PL_DSO_KMODULE, /* a kernel module (.ko) */
+	PL_DSO_VDSO,    /* [vdso] */
+	PL_DSO_ANON,    /* //anon, [heap], JIT code, ... */
+};
+
+typedef struct pl_dso {
+	char *name;             /* as recorded */
+	const char *short_name; /* basename, or the [bracketed] name */
+	enum pl_dso_kind kind;
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+	unsigned index;
+	void *attr;             /* attribute.c's state for this binary */
+} pl_dso;
+
+typedef struct pl_map {
+	uint64_t start, end, pgoff;
+	pl_dso *dso;
+} pl_map;
+
+/* A process's executable maps, sorted by start, not overlapping. */
+typedef struct pl_maps {
+	pl_map **v;
+	size_t n, cap;
+} pl_maps;
+
+typedef struct pl_proc {
+	uint32_t pid;
+	pl_maps maps;
+} pl_proc;
+
+typedef struct pl_thread {
+	uint32_t tid;
+	pl_proc *proc;
+	const char *comm; /* interned: compare by pointer */
+} pl_thread;
+
+typedef struct pl_session pl_session;
+
+typedef void (*pl_sample_fn)(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
+
+pl_session *pl_session_new(pd_reader *r);
+void pl_session_free(pl_session *s);
+
+/* Read the whole file, then replay it in time order, calling ON_SAMPLE for
+ * every sample.  Returns the number of samples. */
+uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx);
+
+/* The map holding ADDR in thread T's process (user addresses) or in the
+ * kernel (KERNEL != 0).  NULL if none. */
+pl_map *pl_find_map(pl_session *s, pl_thread *t, uint64_t addr, int kernel);
+
+size_t pl_session_ndsos(const pl_session *s);
+pl_dso *pl_session_dso(const pl_session *s, size_t i);
+pd_reader *pl_session_reader(const pl_session *s);
+const char *pl_intern(pl_session *s, const char *str);
+
+/* Counts for the header of the report. */
+uint64_t pl_session_lost_samples(const pl_session *s);
+uint64_t pl_session_bad_records(const pl_session *s);
+
+/* ---- small shared helpers (session.c) ---- */
+void *pl_xmalloc(size_t n);
+void *pl_xcalloc(size_t n, size_t m);
+void *pl_xrealloc(void *p, size_t n);
+char *pl_xstrdup(const char *s);
+
+#endif

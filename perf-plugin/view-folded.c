@@ -1,0 +1,109 @@
+/* view-folded.c - FlameGraph input (flamegraph.pl): one line per distinct
+ * stack "outer;...;inner COUNT", with loops and inlined calls as frames of
+ * their own.  Statements are left out so that the graph stays readable;
+ * their samples go to the frame that holds them. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct lines {
+	char **v;
+	uint64_t *count;
+	size_t n, cap;
+};
+
+struct walk {
+	pl_report *rep;
+	struct lines out;
+	char *stack;
+	size_t len, cap;
+};
+
+static void emit(struct walk *w, uint64_t count)
+{
+	if (!count || !w->len)
+		return;
+	if (w->out.n == w->out.cap) {
+		w->out.cap = w->out.cap ? w->out.cap * 2 : 256;
+		w->out.v = pl_xrealloc(w->out.v, w->out.cap * sizeof *w->out.v);
+		w->out.count = pl_xrealloc(w->out.count, w->out.cap * sizeof *w->out.count);
+	}
+	char *s = pl_xmalloc(w->len + 1);
+	memcpy(s, w->stack, w->len);
+	s[w->len] = 0;
+	w->out.v[w->out.n] = s;
+	w->out.count[w->out.n] = count;
+	w->out.n++;
+}
+
+static void walk(struct walk *w, uint32_t n)
+{
+	const pl_tree *t = &w->rep->tree;
+	const pl_node *x = &t->nodes[n];
+	/* self is per scope in its frame (pl_tree_finish): take back what
+	 * the children that are shown as separate lines hold */
+	uint64_t self = pl_cost(t, n, w->rep->primary)[PL_SELF];
+	if (x->kind != PL_STMT)
+		for (uint32_t c = x->first_child; c; c = t->nodes[c].next_sibling)
+			if (t->nodes[c].kind != PL_PROC)
+				self -= pl_cost(t, c, w->rep->primary)[PL_SELF];
+	if (x->kind == PL_ROOT)
+		self = 0;
+	if (!pl_cost(t, n, w->rep->primary)[PL_TOTAL])
+		return;
+	size_t saved = w->len;
+	if (x->kind != PL_STMT && x->kind != PL_ROOT) {
+		char label[1024];
+		pl_node_label(w->rep, n, label, sizeof label);
+		for (char *p = label; *p; p++)
+			if (*p == ';')
+				*p = ':';
+		size_t l = strlen(label);
+		if (w->len + l + 2 > w->cap) {
+			w->cap = (w->len + l + 2) * 2;
+			w->stack = pl_xrealloc(w->stack, w->cap);
+		}
+		if (w->len)
+			w->stack[w->len++] = ';';
+		memcpy(w->stack + w->len, label, l);
+		w->len += l;
+	}
+	emit(w, self);
+	for (uint32_t c = x->first_child; c; c = t->nodes[c].next_sibling)
+		walk(w, c);
+	w->len = saved;
+}
+
+static int cmp_str(const void *a, const void *b, void *arg)
+{
+	char **v = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(v[x], v[y]);
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+int pl_view_folded(pl_report *rep)
+{
+	struct walk w = { .rep = rep };
+	walk(&w, 0);
+	size_t *order = pl_xmalloc((w.out.n ? w.out.n : 1) * sizeof *order);
+	for (size_t i = 0; i < w.out.n; i++)
+		order[i] = i;
+	qsort_r(order, w.out.n, sizeof *order, cmp_str, w.out.v);
+	for (size_t i = 0; i < w.out.n;) {
+		size_t j = i;
+		uint64_t sum = 0;
+		while (j < w.out.n && !strcmp(w.out.v[order[i]], w.out.v[order[j]]))
+			sum += w.out.count[order[j++]];
+		fprintf(rep->out, "%s %llu\n", w.out.v[order[i]], (unsigned long long)sum);
+		i = j;
+	}
+	for (size_t i = 0; i < w.out.n; i++)
+		free(w.out.v[i]);
+	free(w.out.v);
+	free(w.out.count);
+	free(w.stack);
+	free(order);
+	return 0;
+}

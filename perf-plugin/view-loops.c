@@ -1,0 +1,71 @@
+/* view-loops.c - loops ranked by inclusive cost, all calling contexts
+ * folded, each with its procedure and the inlined calls it sits in. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+static int cmp_loops(const void *pa, const void *pb, void *arg)
+{
+	const pl_report *rep = arg;
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	uint64_t cx = pl_cost(&rep->tree, x, rep->primary)[PL_TOTAL_PERIOD];
+	uint64_t cy = pl_cost(&rep->tree, y, rep->primary)[PL_TOTAL_PERIOD];
+	if (cx != cy)
+		return cx > cy ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int pl_view_loops(pl_report *rep)
+{
+	pl_tree flat, cct = rep->tree;
+	pl_fold_per_proc(rep, &flat);
+	rep->tree = flat;
+	pl_print_header(rep, "loops ranked by inclusive cost (all calling contexts folded)");
+	fprintf(rep->out, "#  Children      Self   Samples  Loop  (procedure [binary], inlined calls around it)\n"
+			  "# .........  ........  ........  ....\n#\n");
+	uint32_t *loops = pl_xmalloc(flat.n * sizeof *loops);
+	size_t nl = 0;
+	for (uint32_t n = 1; n < flat.n; n++)
+		if (flat.nodes[n].kind == PL_LOOP && pl_cost(&flat, n, rep->primary)[PL_TOTAL])
+			loops[nl++] = n;
+	qsort_r(loops, nl, sizeof *loops, cmp_loops, rep);
+	uint64_t all = rep->ev_period[rep->primary];
+	for (size_t i = 0; i < nl; i++) {
+		uint32_t n = loops[i];
+		const uint64_t *c = pl_cost(&flat, n, rep->primary);
+		double total = all ? 100.0 * c[PL_TOTAL_PERIOD] / all : 0;
+		if (total < rep->opt->percent_limit)
+			break;
+		char label[1024], ctx[2048] = "";
+		pl_node_label(rep, n, label, sizeof label);
+		/* the enclosing procedure and inline chain, innermost last */
+		uint32_t chain[256];
+		size_t k = 0;
+		for (uint32_t p = flat.nodes[n].parent; p && k < 256; p = flat.nodes[p].parent)
+			if (flat.nodes[p].kind == PL_PROC || flat.nodes[p].kind == PL_INLINE)
+				chain[k++] = p;
+		size_t len = 0;
+		while (k-- > 0) {
+			char part[1024];
+			pl_node_label(rep, chain[k], part, sizeof part);
+			const pl_node *x = &flat.nodes[chain[k]];
+			if (x->kind == PL_PROC && x->dso)
+				len += snprintf(ctx + len, sizeof ctx - len > 0 ? sizeof ctx - len : 0, "%s [%s]", part, x->dso->short_name);
+			else
+				len += snprintf(ctx + len, sizeof ctx - len > 0 ? sizeof ctx - len : 0, " > %s", part);
+			if (len >= sizeof ctx)
+				len = sizeof ctx - 1;
+		}
+		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
+			all ? 100.0 * c[PL_SELF_PERIOD] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
+	}
+	if (!nl)
+		fprintf(rep->out, "# no samples in loops\n");
+	fputc('\n', rep->out);
+	free(loops);
+	rep->tree = cct;
+	pl_tree_free(&flat);
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* view-tree.c - the calling-context view: dynamic frames fused with static
+ * structure, one line per node, indented by depth, with inclusive
+ * ("Children") and exclusive ("Self") percentages as perf report prints them.
+ */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double pct(const pl_report *rep, uint64_t v)
+{
+	uint64_t all = rep->ev_period[rep->primary];
+	return all ? 100.0 * (double)v / (double)all : 0.0;
+}
+
+static void print_node(pl_report *rep, uint32_t n, int depth)
+{
+	const pl_tree *t = &rep->tree;
+	uint64_t *c = pl_cost(t, n, rep->primary);
+	if (!c[PL_TOTAL])
+		return;
+	double total = pct(rep, c[PL_TOTAL_PERIOD]);
+	if (total < rep->opt->percent_limit)
+		return;
+	char label[1024];
+	pl_node_label(rep, n, label, sizeof label);
+	if (rep->opt->children)
+		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  ", total, pct(rep, c[PL_SELF_PERIOD]),
+			(unsigned long long)c[PL_TOTAL]);
+	else
+		fprintf(rep->out, "%9.2f%% %9llu  ", pct(rep, c[PL_SELF_PERIOD]), (unsigned long long)c[PL_SELF]);
+	fprintf(rep->out, "%*s%s", depth * 2, "", label);
+	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
+		fprintf(rep->out, "  [%s]", t->nodes[n].dso->short_name);
+	fputc('\n', rep->out);
+	uint32_t *kids;
+	size_t k = pl_sorted_children(rep, t, n, &kids);
+	for (size_t i = 0; i < k; i++)
+		print_node(rep, kids[i], depth + 1);
+	free(kids);
+}
+
+int pl_view_tree(pl_report *rep)
+{
+	pl_print_header(rep, "calling-context tree: procedures, [I] inlined calls, loops, statements");
+	if (rep->opt->children)
+		fprintf(rep->out, "#  Children      Self   Samples  Context\n"
+				  "# .........  ........  ........  .......\n#\n");
+	else
+		fprintf(rep->out, "#  Overhead   Samples  Context\n"
+				  "# .........  ........  .......\n#\n");
+	uint32_t *kids;
+	size_t k = pl_sorted_children(rep, &rep->tree, 0, &kids);
+	for (size_t i = 0; i < k; i++)
+		print_node(rep, kids[i], 0);
+	free(kids);
+	fputc('\n', rep->out);
+	return 0;
+}
