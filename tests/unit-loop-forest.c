@@ -1,0 +1,554 @@
+/* unit-loop-forest.c - the loop nesting forest (core/loop_forest.c) on
+ * synthetic CFGs: natural, nested, shared-header, irreducible and self
+ * loops, unreachable cycles; random graphs checked against the recursive
+ * SCC definition of Havlak's forest; large graphs to show near-linear cost.
+ * Prints TAP. */
+#include "loop_forest.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int test_no, failed;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!cond)
+		failed++;
+}
+
+/* A CFG of N blocks (block i at 0x1000 + 16 i) with the given edges, in
+ * the order given (successor order drives the DFS). */
+static void make_cfg(struct ls_cfg *cfg, size_t n, const uint32_t (*edges)[2], size_t ne)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->nblocks = n;
+	cfg->blocks = calloc(n + 1, sizeof *cfg->blocks);
+	cfg->nedges = ne;
+	cfg->edges = calloc(ne + 1, sizeof *cfg->edges);
+	cfg->succ = calloc(ne + 1, sizeof *cfg->succ);
+	cfg->pred = calloc(ne + 1, sizeof *cfg->pred);
+	for (size_t i = 0; i < n; i++) {
+		cfg->blocks[i].start = 0x1000 + 16 * i;
+		cfg->blocks[i].end = cfg->blocks[i].start + 16;
+	}
+	for (size_t e = 0; e < ne; e++) {
+		cfg->edges[e] = (struct ls_cfg_edge){ edges[e][0], edges[e][1], LS_EDGE_JUMP };
+		cfg->blocks[edges[e][0]].nsucc++;
+		cfg->blocks[edges[e][1]].npred++;
+	}
+	uint32_t s = 0, p = 0;
+	for (size_t i = 0; i < n; i++) {
+		cfg->blocks[i].first_succ = s;
+		cfg->blocks[i].first_pred = p;
+		s += cfg->blocks[i].nsucc;
+		p += cfg->blocks[i].npred;
+		cfg->blocks[i].nsucc = cfg->blocks[i].npred = 0;
+	}
+	for (size_t e = 0; e < ne; e++) {
+		struct ls_block *f = &cfg->blocks[edges[e][0]], *t = &cfg->blocks[edges[e][1]];
+		cfg->succ[f->first_succ + f->nsucc++] = (uint32_t)e;
+		cfg->pred[t->first_pred + t->npred++] = (uint32_t)e;
+	}
+}
+
+static void free_cfg(struct ls_cfg *cfg)
+{
+	free(cfg->blocks);
+	free(cfg->edges);
+	free(cfg->succ);
+	free(cfg->pred);
+}
+
+/* The loop whose header is block H, or NULL. */
+static const struct ls_loop *loop_at(const struct ls_loop_forest *f, uint32_t h)
+{
+	for (size_t i = 0; i < f->nloops; i++)
+		if (f->loops[i].header == h)
+			return &f->loops[i];
+	return NULL;
+}
+
+/* "1,2,5": the sorted list of a loop's blocks. */
+static const char *blockset(const struct ls_loop *L)
+{
+	static char buf[4096];
+	uint32_t *b = malloc((L->nblocks + 1) * sizeof *b);
+	memcpy(b, L->blocks, L->nblocks * sizeof *b);
+	for (size_t i = 1; i < L->nblocks; i++)
+		for (size_t j = i; j > 0 && b[j - 1] > b[j]; j--) {
+			uint32_t t = b[j];
+			b[j] = b[j - 1];
+			b[j - 1] = t;
+		}
+	buf[0] = 0;
+	for (size_t i = 0; i < L->nblocks && strlen(buf) < sizeof buf - 16; i++)
+		sprintf(buf + strlen(buf), "%s%u", i ? "," : "", b[i]);
+	free(b);
+	return buf;
+}
+
+static bool has_edge(const struct ls_cfg_edge *e, size_t n, uint32_t from, uint32_t to)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].from == from && e[i].to == to)
+			return true;
+	return false;
+}
+
+static void test_natural(void)
+{
+	static const uint32_t E[][2] = { { 0, 1 }, { 1, 2 }, { 2, 1 }, { 2, 3 } };
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 4, E, 4);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 1, "natural loop: one loop");
+	const struct ls_loop *L = loop_at(&f, 1);
+	ok(L && L->depth == 1 && L->parent == -1 && !L->irreducible, "natural loop: header 1, depth 1, reducible");
+	ok(L && strcmp(blockset(L), "1,2") == 0, "natural loop: blocks 1,2");
+	ok(L && L->nentries == 1 && L->entries[0] == 1, "natural loop: one entry, the header");
+	ok(L && L->nbackedges == 1 && has_edge(L->backedges, L->nbackedges, 2, 1), "natural loop: back edge 2->1");
+	ok(L && L->nexits == 1 && has_edge(L->exits, L->nexits, 2, 3), "natural loop: exit 2->3");
+	ok(f.block_loop[0] == -1 && f.block_loop[1] == 0 && f.block_loop[2] == 0 && f.block_loop[3] == -1,
+	   "natural loop: innermost loop per block");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
+static void test_nested(void)
+{
+	/* 1: outer header, 2: middle, 3: inner (3<->4), 5->2, 6->1, 6->7. */
+	static const uint32_t E[][2] = { { 0, 1 }, { 1, 2 }, { 2, 3 }, { 3, 4 }, { 4, 3 }, { 4, 5 },
+		                         { 5, 2 }, { 5, 6 }, { 6, 1 }, { 6, 7 } };
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 8, E, sizeof E / sizeof E[0]);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 3, "nested: three loops");
+	const struct ls_loop *o = loop_at(&f, 1), *m = loop_at(&f, 2), *i = loop_at(&f, 3);
+	ok(o && m && i, "nested: headers 1, 2, 3");
+	if (o && m && i) {
+		ok(o->depth == 1 && m->depth == 2 && i->depth == 3, "nested: depths 1, 2, 3");
+		ok(o->parent == -1 && &f.loops[m->parent] == o && &f.loops[i->parent] == m, "nested: parents");
+		ok(o < m && m < i, "nested: parents before children");
+		ok(strcmp(blockset(o), "1,2,3,4,5,6") == 0, "nested: outer blocks include nested ones");
+		ok(strcmp(blockset(m), "2,3,4,5") == 0, "nested: middle blocks");
+		ok(strcmp(blockset(i), "3,4") == 0, "nested: inner blocks");
+		ok(has_edge(m->exits, m->nexits, 5, 6) && m->nexits == 1, "nested: middle exits 5->6");
+		ok(has_edge(o->exits, o->nexits, 6, 7) && o->nexits == 1, "nested: outer exits 6->7");
+		ok(f.block_loop[4] == i - f.loops && f.block_loop[5] == m - f.loops && f.block_loop[6] == o - f.loops,
+		   "nested: innermost loop of blocks 4, 5, 6");
+	}
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
+static void test_shared_header(void)
+{
+	/* Two latches (continue and loop end) share header 1. */
+	static const uint32_t E[][2] = { { 0, 1 }, { 1, 2 }, { 1, 3 }, { 2, 1 }, { 3, 1 }, { 3, 4 } };
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 5, E, sizeof E / sizeof E[0]);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 1, "shared header: one loop");
+	const struct ls_loop *L = loop_at(&f, 1);
+	ok(L && L->nbackedges == 2 && has_edge(L->backedges, 2, 2, 1) && has_edge(L->backedges, 2, 3, 1),
+	   "shared header: back edges 2->1 and 3->1");
+	ok(L && strcmp(blockset(L), "1,2,3") == 0 && !L->irreducible, "shared header: blocks 1,2,3, reducible");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
+static void test_irreducible(void)
+{
+	/* 0 enters the cycle 1<->2 at both 1 and 2. */
+	static const uint32_t E[][2] = { { 0, 1 }, { 0, 2 }, { 1, 2 }, { 2, 1 }, { 2, 3 } };
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 4, E, sizeof E / sizeof E[0]);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 1, "irreducible: one loop");
+	const struct ls_loop *L = f.nloops ? &f.loops[0] : NULL;
+	ok(L && L->irreducible, "irreducible: flagged");
+	ok(L && L->nentries == 2 && L->entries[0] == L->header && (L->entries[1] == 1 || L->entries[1] == 2) &&
+	   L->entries[1] != L->header, "irreducible: two entries, header first");
+	ok(L && strcmp(blockset(L), "1,2") == 0, "irreducible: blocks 1,2");
+	ok(L && L->nbackedges == 2, "irreducible: back edges into both entries");
+	ok(L && L->nexits == 1 && has_edge(L->exits, 1, 2, 3), "irreducible: exit 2->3");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+
+	/* A reducible loop around an irreducible one: 1 outer header; 2,3 the
+	 * irreducible pair entered from 1 at both; 4 the latch. */
+	static const uint32_t F[][2] = { { 0, 1 }, { 1, 2 }, { 1, 3 }, { 2, 3 }, { 3, 2 }, { 3, 4 },
+		                         { 4, 1 }, { 4, 5 } };
+	make_cfg(&cfg, 6, F, sizeof F / sizeof F[0]);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 2, "irreducible inside reducible: two loops");
+	const struct ls_loop *o = loop_at(&f, 1);
+	const struct ls_loop *in = f.nloops == 2 ? &f.loops[1] : NULL;
+	ok(o && !o->irreducible && o->depth == 1 && strcmp(blockset(o), "1,2,3,4") == 0,
+	   "irreducible inside reducible: outer reducible, blocks 1-4");
+	ok(in && in->irreducible && in->depth == 2 && in->nentries == 2 && strcmp(blockset(in), "2,3") == 0,
+	   "irreducible inside reducible: inner irreducible, 2 entries, depth 2");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
+static void test_self_and_unreachable(void)
+{
+	/* 1 loops on itself; 3<->4 is a cycle nothing reaches. */
+	static const uint32_t E[][2] = { { 0, 1 }, { 1, 1 }, { 1, 2 }, { 3, 4 }, { 4, 3 } };
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 5, E, sizeof E / sizeof E[0]);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 1, "self loop: one loop, none for the unreachable cycle");
+	const struct ls_loop *L = loop_at(&f, 1);
+	ok(L && L->nblocks == 1 && L->nbackedges == 1 && has_edge(L->backedges, 1, 1, 1),
+	   "self loop: block 1 alone, back edge 1->1");
+	ok(f.block_loop[3] == -1 && f.block_loop[4] == -1, "unreachable blocks are in no loop");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+
+	static const uint32_t G[][2] = { { 0, 0 } };
+	make_cfg(&cfg, 1, G, 1);
+	ok(ls_loop_forest_build(&cfg, &f) == 0 && f.nloops == 1 && f.loops[0].header == 0 &&
+	   f.loops[0].nentries == 1, "the entry block looping on itself");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
+/* ---- random graphs against the recursive SCC definition ------------------------ */
+
+/* Havlak's forest is: the loops are the nontrivial SCCs (or self-looping
+ * nodes) of the reachable graph; a loop's header is its node visited first
+ * by the DFS; the loops nested in L are those of L minus its header. */
+struct ref {
+	size_t n;
+	const struct ls_cfg *cfg;
+	uint32_t *pre;       /* DFS preorder, UINT32_MAX unreachable */
+	int *count;          /* per header: expected loops (block sets as strings) */
+	char **expect;       /* per block as header: "depth:blocks" or NULL */
+};
+
+static void ref_scc(struct ref *r, const uint8_t *in_set, unsigned depth)
+{
+	size_t n = r->n;
+	int *idx = malloc(n * sizeof *idx), *low = malloc(n * sizeof *low);
+	uint8_t *on = calloc(n, 1);
+	uint32_t *st = malloc(n * sizeof *st);
+	size_t sp = 0;
+	int counter = 0;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = -1;
+	/* Recursive Tarjan is fine for the small graphs of this test. */
+	struct frame { uint32_t v, k; } *fs = malloc(n * sizeof *fs);
+	for (size_t s = 0; s < n; s++) {
+		if (!in_set[s] || idx[s] >= 0)
+			continue;
+		size_t fp = 0;
+		fs[fp++] = (struct frame){ (uint32_t)s, 0 };
+		idx[s] = low[s] = counter++;
+		st[sp++] = (uint32_t)s;
+		on[s] = 1;
+		while (fp) {
+			struct frame *fr = &fs[fp - 1];
+			const struct ls_block *b = &r->cfg->blocks[fr->v];
+			if (fr->k < b->nsucc) {
+				uint32_t w = r->cfg->edges[r->cfg->succ[b->first_succ + fr->k++]].to;
+				if (!in_set[w])
+					continue;
+				if (idx[w] < 0) {
+					idx[w] = low[w] = counter++;
+					st[sp++] = w;
+					on[w] = 1;
+					fs[fp++] = (struct frame){ w, 0 };
+				} else if (on[w] && idx[w] < low[fr->v])
+					low[fr->v] = idx[w];
+			} else {
+				uint32_t v = fr->v;
+				fp--;
+				if (fp && low[v] < low[fs[fp - 1].v])
+					low[fs[fp - 1].v] = low[v];
+				if (low[v] != idx[v])
+					continue;
+				uint8_t *comp = calloc(n, 1);
+				size_t csize = 0;
+				uint32_t w, hdr = v;
+				do {
+					w = st[--sp];
+					on[w] = 0;
+					comp[w] = 1;
+					csize++;
+					if (r->pre[w] < r->pre[hdr])
+						hdr = w;
+				} while (w != v);
+				bool self = false;
+				const struct ls_block *hb = &r->cfg->blocks[v];
+				for (uint32_t k = 0; k < hb->nsucc; k++)
+					if (r->cfg->edges[r->cfg->succ[hb->first_succ + k]].to == v)
+						self = true;
+				if (csize > 1 || self) {
+					char *e = malloc(16 + 8 * csize);
+					sprintf(e, "%u:", depth);
+					bool first = true;
+					for (size_t i = 0; i < n; i++)
+						if (comp[i]) {
+							sprintf(e + strlen(e), "%s%zu", first ? "" : ",", i);
+							first = false;
+						}
+					r->expect[hdr] = e;
+					comp[hdr] = 0;
+					ref_scc(r, comp, depth + 1);
+				}
+				free(comp);
+			}
+		}
+	}
+	free(fs);
+	free(idx);
+	free(low);
+	free(on);
+	free(st);
+}
+
+static unsigned long long rng_state = 88172645463325252ULL;
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static void test_random(void)
+{
+	int agree = 0, total = 0, irreducible_seen = 0;
+	for (int round = 0; round < 1000; round++) {
+		size_t n = 2 + rnd(14);
+		size_t ne = rnd((uint32_t)(2 * n + 1));
+		uint32_t (*E)[2] = malloc((ne + 1) * sizeof *E);
+		for (size_t e = 0; e < ne; e++) {
+			E[e][0] = rnd((uint32_t)n);
+			E[e][1] = rnd((uint32_t)n);
+		}
+		struct ls_cfg cfg;
+		struct ls_loop_forest f;
+		make_cfg(&cfg, n, (const uint32_t(*)[2])E, ne);
+		ls_loop_forest_build(&cfg, &f);
+
+		/* Reference: the same DFS order (successor order) for headers. */
+		struct ref r = { .n = n, .cfg = &cfg };
+		r.pre = malloc(n * sizeof *r.pre);
+		r.expect = calloc(n, sizeof *r.expect);
+		for (size_t i = 0; i < n; i++)
+			r.pre[i] = UINT32_MAX;
+		uint32_t *st = malloc(n * sizeof *st), *k = calloc(n, sizeof *k), c = 0;
+		size_t sp = 0;
+		st[sp++] = 0;
+		r.pre[0] = c++;
+		while (sp) {
+			uint32_t v = st[sp - 1];
+			const struct ls_block *b = &cfg.blocks[v];
+			if (k[v] < b->nsucc) {
+				uint32_t w = cfg.edges[cfg.succ[b->first_succ + k[v]++]].to;
+				if (r.pre[w] == UINT32_MAX) {
+					r.pre[w] = c++;
+					st[sp++] = w;
+				}
+			} else
+				sp--;
+		}
+		uint8_t *reach = calloc(n, 1);
+		for (size_t i = 0; i < n; i++)
+			reach[i] = r.pre[i] != UINT32_MAX;
+		ref_scc(&r, reach, 1);
+
+		bool same = true;
+		size_t nexpect = 0;
+		for (size_t h = 0; h < n; h++) {
+			if (!r.expect[h])
+				continue;
+			nexpect++;
+			const struct ls_loop *L = loop_at(&f, (uint32_t)h);
+			char got[4096] = "";
+			if (L)
+				snprintf(got, sizeof got, "%u:%s", L->depth, blockset(L));
+			if (strcmp(got, r.expect[h]) != 0) {
+				same = false;
+				if (total - agree < 3)
+					printf("# round %d header %zu: got '%s' want '%s'\n", round, h, got, r.expect[h]);
+			}
+		}
+		if (nexpect != f.nloops)
+			same = false;
+		/* Entries: exactly the blocks with a reachable predecessor outside. */
+		for (size_t l = 0; l < f.nloops && same; l++) {
+			const struct ls_loop *L = &f.loops[l];
+			uint8_t *in = calloc(n, 1);
+			for (size_t i = 0; i < L->nblocks; i++)
+				in[L->blocks[i]] = 1;
+			size_t want = 1;
+			for (size_t i = 0; i < L->nblocks; i++) {
+				uint32_t b = L->blocks[i];
+				if (b == L->header)
+					continue;
+				const struct ls_block *blk = &cfg.blocks[b];
+				for (uint32_t q = 0; q < blk->npred; q++) {
+					uint32_t p = cfg.edges[cfg.pred[blk->first_pred + q]].from;
+					if (reach[p] && !in[p]) {
+						want++;
+						break;
+					}
+				}
+			}
+			if (want != L->nentries || L->entries[0] != L->header || L->irreducible != (want > 1))
+				same = false;
+			irreducible_seen += L->irreducible;
+			free(in);
+		}
+		agree += same;
+		total++;
+		for (size_t h = 0; h < n; h++)
+			free(r.expect[h]);
+		free(r.expect);
+		free(r.pre);
+		free(st);
+		free(k);
+		free(reach);
+		free(E);
+		ls_loop_forest_free(&f);
+		free_cfg(&cfg);
+	}
+	ok(agree == total, "random graphs: forest = recursive SCCs minus headers (%d/%d agree)", agree, total);
+	ok(irreducible_seen > 40, "random graphs: irreducible loops exercised (%d)", irreducible_seen);
+}
+
+/* ---- cost --------------------------------------------------------------------- */
+
+/* A procedure-like graph of N blocks: runs of nested loops, some of them
+ * irreducible (entered twice), switch-like fan-outs, long chains. */
+static double time_big(size_t n, size_t *nloops_out)
+{
+	size_t cap = 4 * n + 16, ne = 0;
+	uint32_t (*E)[2] = malloc(cap * sizeof *E);
+	size_t i = 0;
+	while (i + 12 < n) {
+		/* 12 blocks: i outer header, i+1 inner header, i+2..i+4 body,
+		 * i+5 irreducible side entry, i+6..i+10 chain, i+11 latch. */
+		E[ne][0] = i; E[ne++][1] = i + 1;
+		E[ne][0] = i + 1; E[ne++][1] = i + 2;
+		E[ne][0] = i + 2; E[ne++][1] = i + 3;
+		E[ne][0] = i + 3; E[ne++][1] = i + 4;
+		E[ne][0] = i + 4; E[ne++][1] = i + 1;     /* inner back edge */
+		E[ne][0] = i + 4; E[ne++][1] = i + 5;
+		E[ne][0] = i + 5; E[ne++][1] = i + 6;
+		E[ne][0] = i + 6; E[ne++][1] = i + 5;     /* 5<->6 cycle ... */
+		E[ne][0] = i; E[ne++][1] = i + 6;         /* ... entered at 6 too */
+		for (size_t k = 6; k < 11; k++) {
+			E[ne][0] = i + k; E[ne++][1] = i + k + 1;
+		}
+		E[ne][0] = i + 11; E[ne++][1] = i;        /* outer back edge */
+		E[ne][0] = i + 11; E[ne++][1] = i + 12;
+		i += 12;
+	}
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, n, (const uint32_t(*)[2])E, ne);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ls_loop_forest_build(&cfg, &f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*nloops_out = f.nloops;
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+	free(E);
+	return (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* Deep nesting: K loops nested inside each other, all entered a second
+ * time by one edge from outside the outermost loop straight into the
+ * innermost (each is irreducible with 2 entries) - the shape that makes a
+ * naive Havlak pass edges up level after level.  (The result itself is
+ * quadratic here: every loop lists the blocks of all loops inside it.) */
+static double time_deep(size_t k, size_t *nloops_out, bool *all_irreducible)
+{
+	size_t n = 2 * k + 3, ne = 0;
+	uint32_t (*E)[2] = malloc((4 * n) * sizeof *E);
+	/* 0 -> 1 (h1) -> 2 (h2) ... -> k (hk) -> k+1 (innermost body);
+	 * latches k+2 .. 2k+1: body -> latch_k -> hk, latch_k -> latch_{k-1} ... */
+	for (size_t i = 0; i < k; i++) {
+		E[ne][0] = i; E[ne++][1] = i + 1;
+	}
+	E[ne][0] = k; E[ne++][1] = k + 1;
+	uint32_t prev = k + 1;
+	for (size_t j = k; j >= 1; j--) {
+		uint32_t latch = (uint32_t)(k + 1 + (k - j + 1));
+		E[ne][0] = prev; E[ne++][1] = latch;
+		E[ne][0] = latch; E[ne++][1] = (uint32_t)j;   /* back edge to h_j */
+		prev = latch;
+	}
+	E[ne][0] = prev; E[ne++][1] = (uint32_t)(n - 1);  /* exit */
+	E[ne][0] = 0; E[ne++][1] = k + 1;                 /* the side entry */
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, n, (const uint32_t(*)[2])E, ne);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ls_loop_forest_build(&cfg, &f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*nloops_out = f.nloops;
+	*all_irreducible = f.nloops > 0;
+	for (size_t i = 0; i < f.nloops; i++)
+		if (!f.loops[i].irreducible || f.loops[i].nentries != 2)
+			*all_irreducible = false;
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+	free(E);
+	return (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+static void test_cost(void)
+{
+	size_t l1, l2;
+	/* Warm up, then the best of five for each size (the machine is shared:
+	 * the minimum is the least noisy estimate). */
+	time_big(1 << 14, &l1);
+	double a = 1e9, b = 1e9;
+	for (int r = 0; r < 5; r++) {
+		double x = time_big(1 << 16, &l1), y = time_big(1 << 18, &l2);
+		a = x < a ? x : a;
+		b = y < b ? y : b;
+	}
+	printf("# %zu blocks: %.4f s (%zu loops); %zu blocks: %.4f s (%zu loops); ratio %.2f for 4x the blocks\n",
+	       (size_t)1 << 16, a, l1, (size_t)1 << 18, b, l2, b / (a > 0 ? a : 1e-9));
+	ok(l1 == 3 * (((1 << 16) - 1) / 12) && l2 == 3 * (((1 << 18) - 1) / 12), "big graphs: every loop found (%zu, %zu)", l1, l2);
+	/* Linear is 4x, quadratic 16x; caches and a shared machine add noise. */
+	ok(b < 10 * a + 0.005, "big graphs: 4x the blocks costs < 10x the time (%.2fx)", b / (a > 0 ? a : 1e-9));
+	ok(b < 2.0, "big graphs: 256k blocks in under 2 s (%.3f s)", b);
+
+	bool irr1, irr2;
+	double d1 = time_deep(1000, &l1, &irr1), d2 = time_deep(3000, &l2, &irr2);
+	printf("# deep irreducible nest: 1000 levels %.4f s, 3000 levels %.4f s\n", d1, d2);
+	ok(l1 == 1000 && l2 == 3000 && irr1 && irr2, "deep nest: every level a loop with 2 entries");
+	ok(d2 < 2.0, "deep nest: 3000 nested irreducible loops in under 2 s (%.3f s)", d2);
+}
+
+int main(void)
+{
+	test_natural();
+	test_nested();
+	test_shared_header();
+	test_irreducible();
+	test_self_and_unreachable();
+	test_random();
+	test_cost();
+	printf("1..%d\n", test_no);
+	return failed ? 1 : 0;
+}
