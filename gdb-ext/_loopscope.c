@@ -80,8 +80,9 @@ str_or_none(const char *s)
 {
 	if (!s)
 		Py_RETURN_NONE;
-	/* File names from DWARF are bytes, not necessarily UTF-8. */
-	return PyUnicode_DecodeUTF8(s, strlen(s), "surrogateescape");
+	/* Names from DWARF are bytes, not necessarily UTF-8; GDB cannot print
+	 * surrogate escapes, so a bad byte becomes U+FFFD. */
+	return PyUnicode_DecodeUTF8(s, strlen(s), "replace");
 }
 
 static PyObject *

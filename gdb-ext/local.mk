@@ -30,3 +30,4 @@ clean-local: gdb-ext-clean-script-copy
 gdb-ext-clean-script-copy:
 	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then rm -f gdb-ext/loopscope.py gdb-ext/loopscope_gdb.py; fi
 endif
+EXTRA_DIST += bench/gdb-latency.sh

@@ -1,0 +1,45 @@
+#!/bin/sh
+# gdb-shlib.sh - the GDB commands in a shared library, whose runtime
+# addresses differ from its link-time ones by its load bias: `structure`
+# equals `loopscope lookup --json` on the library at the link-time address,
+# `bt` annotates the library's frame and the caller's, `loop-finish` leaves
+# the library's loop after its last trip.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/gdb-lib.sh"
+[ -x "$LOOPSCOPE" ] || skip_all "loopscope CLI not built"
+
+LB=$(grep -n '@lib-body' "$FIXTURES/gdb/shlib.c" | cut -d: -f1)
+LL=$(grep -n '@lib-loop' "$FIXTURES/gdb/shlib.c" | cut -d: -f1)
+LE=$(grep -n '@lib-end' "$FIXTURES/gdb/shlib.c" | cut -d: -f1)
+N=16
+
+for cc in $(gdb_compilers); do
+	lib="$TMP/libls-$cc.so"
+	bin="$TMP/shlib-$cc"
+	if ! "$cc" -O2 -g -fPIC -shared -o "$lib" "$FIXTURES/gdb/shlib.c" ||
+	   ! "$cc" -O2 -g -o "$bin" "$FIXTURES/gdb/shlib_main.c" "$lib" -Wl,-rpath,"$TMP"; then
+		fail "$cc: build the library and its program"; continue
+	fi
+	out=$(gdb_run -ex "set breakpoint pending on" -ex "break shlib.c:$LB" -ex run -ex "structure -json" -ex bt -ex delete \
+		-ex loop-finish -ex 'printf "trips=%d\n", lib_trips' -ex kill --args "$bin" $N 3)
+	j=$(echo "$out" | grep '^{' | head -n 1)
+	module=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["module"])' "$j" 2>/dev/null)
+	addr=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["addr"])' "$j" 2>/dev/null)
+	pc=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pc"])' "$j" 2>/dev/null)
+	if [ -z "$addr" ]; then
+		fail "$cc: structure -json in the library printed a chain"; echo "$out" | sed 's/^/# /'; continue
+	fi
+	[ "$(basename "$module")" = "libls-$cc.so" ]
+	ok $? "$cc: the pc is attributed to the library ($module)"
+	[ "$pc" != "$addr" ]
+	ok $? "$cc: runtime pc $pc maps to link-time $addr"
+	$CHECK compare "$j" "$("$LOOPSCOPE" lookup --json "$lib" "$addr")"
+	ok $? "$cc: structure equals loopscope lookup --json on the library at $addr"
+	l=$(echo "$out" | grep '^#0 .*lib_sum \[in loop at ' | sed 's/.*\[in loop at [^:]*:\([0-9]*\)\].*/\1/')
+	[ -n "$l" ] && [ "$l" -ge "$LL" ] && [ "$l" -le "$LE" ]
+	ok $? "$cc: bt shows the library frame in its loop (line '$l' in $LL-$LE)"
+	echo "$out" | grep -q '^#1 .*main \[in loop at shlib_main.c:'
+	ok $? "$cc: bt shows main (in the executable) in its loop"
+	check_eq "$(echo "$out" | sed -n 's/^trips=//p')" "$N" "$cc: loop-finish in the library stops after the loop's last trip"
+done
+done_testing
