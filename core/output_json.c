@@ -28,10 +28,8 @@ static void jb_init(struct jbuf *b)
 	b->cap = sizeof b->inline_store;
 }
 
-static void jb_reserve(struct jbuf *b, size_t more)
+static __attribute__((noinline)) void jb_grow(struct jbuf *b, size_t more)
 {
-	if (b->len + more <= b->cap)
-		return;
 	size_t cap = b->cap * 2;
 	while (cap < b->len + more)
 		cap *= 2;
@@ -48,6 +46,12 @@ static void jb_reserve(struct jbuf *b, size_t more)
 		b->p = p;
 	}
 	b->cap = cap;
+}
+
+static inline void jb_reserve(struct jbuf *b, size_t more)
+{
+	if (__builtin_expect(b->len + more > b->cap, 0))
+		jb_grow(b, more);
 }
 
 static void jb_flush(struct jbuf *b, FILE *out)
@@ -139,6 +143,12 @@ static size_t utf8_valid_len(const unsigned char *s)
 	return 0;
 }
 
+/* Bytes copied as they are: printable ASCII but the quote and backslash.
+ * (NUL, control characters and non-ASCII are 0: they end a run.) */
+static const bool plain_byte[256] = {
+	[0x20 ... 0x21] = true, [0x23 ... 0x5b] = true, [0x5d ... 0x7f] = true,
+};
+
 /* A JSON string with its quotes; NULL is written as null.  Control
  * characters are escaped and bytes that are not UTF-8 become U+FFFD, so the
  * output is valid JSON whatever the DWARF strings hold. */
@@ -154,7 +164,7 @@ static void jb_string(struct jbuf *b, const char *str)
 	for (;;) {
 		/* Copy the longest run that needs no escaping at once. */
 		const unsigned char *run = s;
-		while (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
+		while (plain_byte[*s])
 			s++;
 		if (s > run)
 			jb_mem(b, (const char *)run, s - run);
