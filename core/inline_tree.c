@@ -391,7 +391,8 @@ static void build_segments(struct walker *w)
 {
 	struct ls_inline_index *ix = w->ix;
 	size_t n = w->nivals;
-	qsort(w->ivals, n, sizeof *w->ivals, cmp_ival);
+	if (n)
+		qsort(w->ivals, n, sizeof *w->ivals, cmp_ival);
 	const struct ival **heap = ls_xmalloc((n + 1) * sizeof *heap);
 	size_t nheap = 0, cap = 0, i = 0;
 	uint64_t cur = 0;

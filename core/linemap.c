@@ -209,7 +209,8 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
 	free(names);
 
-	qsort(raw, nraw, sizeof *raw, cmp_raw);
+	if (nraw)
+		qsort(raw, nraw, sizeof *raw, cmp_raw);
 
 	/* Keep the last row of each address; end rows only where no row
 	 * starts; no two gaps in a row; a gap at the end of every section a

@@ -258,7 +258,8 @@ static int collect_text(ls_module *m, ls_error *err)
 			.name = ls_intern(&m->strings, name ? name : "?"),
 		};
 	}
-	qsort(m->text, m->ntext, sizeof *m->text, cmp_text);
+	if (m->ntext)
+		qsort(m->text, m->ntext, sizeof *m->text, cmp_text);
 	return 0;
 }
 

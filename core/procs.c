@@ -126,7 +126,8 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 			.rank = sym_rank(&s, name),
 		};
 	}
-	qsort(syms, n, sizeof *syms, cmp_sym);
+	if (n)
+		qsort(syms, n, sizeof *syms, cmp_sym);
 	*nsyms = n;
 	return syms;
 }
@@ -271,8 +272,10 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 {
 	ls_module *m = b->m;
 	struct cover c = { ls_xmalloc((b->nranges + 1) * sizeof *c.r), b->nranges };
-	memcpy(c.r, b->ranges, b->nranges * sizeof *c.r);
-	qsort(c.r, c.n, sizeof *c.r, cmp_range);
+	if (c.n) {
+		memcpy(c.r, b->ranges, c.n * sizeof *c.r);
+		qsort(c.r, c.n, sizeof *c.r, cmp_range);
+	}
 	/* After sorting by lo, hi is not monotone if ranges overlap; make
 	 * the "first range with hi > addr" search valid by a running max. */
 	for (size_t i = 1; i < c.n; i++)
@@ -370,7 +373,8 @@ static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
 			g[n++] = (struct got_name){ off, intern_unversioned(&m->strings, name) };
 		}
 	}
-	qsort(g, n, sizeof *g, cmp_got);
+	if (n)
+		qsort(g, n, sizeof *g, cmp_got);
 	*out = g;
 	*nout = n;
 }
@@ -479,7 +483,8 @@ int ls_procs_build(ls_module *m, ls_error *err)
 	add_plt_procs(&b);
 	free(syms);
 
-	qsort(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
+	if (b.nprotos)
+		qsort(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
 	/* One procedure per entry (duplicate CUs, aliases): keep the first. */
 	size_t n = 0;
 	for (size_t i = 0; i < b.nprotos; i++) {
@@ -516,7 +521,8 @@ int ls_procs_build(ls_module *m, ls_error *err)
 			if (P->procs[i].ranges[k].hi > P->procs[i].ranges[k].lo)
 				P->index[ni++] = (struct ls_proc_range){
 					P->procs[i].ranges[k].lo, P->procs[i].ranges[k].hi, (uint32_t)i };
-	qsort(P->index, ni, sizeof *P->index, cmp_index);
+	if (ni)
+		qsort(P->index, ni, sizeof *P->index, cmp_index);
 	size_t out = 0;
 	for (size_t i = 0; i < ni; i++) {
 		struct ls_proc_range r = P->index[i];
