@@ -24,8 +24,10 @@
  */
 #include "internal.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,7 @@ struct cache_header {
 	uint64_t src_size;      /* the binary, when stored */
 	int64_t src_mtime;
 	uint64_t src_hash;      /* content hash; 0 when keyed by build-id */
+	uint8_t producer[32];   /* identity of the libloopscope that built the tree */
 	uint32_t path_str;      /* the binary's path when stored (string offset) */
 	uint32_t build_id_str;
 	uint64_t nscopes, scopes_off;
@@ -162,6 +165,66 @@ uint64_t ls_hash64(const void *data, size_t len, uint64_t seed)
 	h *= P3;
 	h ^= h >> 32;
 	return h;
+}
+
+/* ---- who made the tree -------------------------------------------------------- */
+
+/* A tree is only as good as the analysis that built it: a cache made by
+ * another build of libloopscope is a miss.  The producer is the build-id of
+ * the object holding this code (libloopscope.so, or the program it is linked
+ * into), so any rebuilt analysis invalidates old caches by itself; without
+ * a build-id note, LS_VERSION stands in. */
+struct producer_search {
+	uintptr_t addr;
+	uint8_t id[32];
+	bool found;
+};
+
+static int find_producer(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct producer_search *ps = arg;
+	bool mine = false;
+	for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		mine = ph->p_type == PT_LOAD && ps->addr >= lo && ps->addr < lo + ph->p_memsz;
+	}
+	if (!mine)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof *n;
+			const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
+			const unsigned char *next = desc + ((n->n_descsz + 3) & ~3u);
+			if (next > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && n->n_descsz > 0) {
+				memcpy(ps->id, desc, n->n_descsz < 32 ? n->n_descsz : 32);
+				ps->found = true;
+				return 1;
+			}
+			p = next;
+		}
+	}
+	return 1;
+}
+
+static void producer_id(uint8_t id[32])
+{
+	struct producer_search ps = { .addr = (uintptr_t)&producer_id };
+	dl_iterate_phdr(find_producer, &ps);
+	if (!ps.found) {
+		uint64_t h = ls_hash64(LS_VERSION, strlen(LS_VERSION), 0);
+		memcpy(ps.id, &h, sizeof h);
+	}
+	memcpy(id, ps.id, 32);
 }
 
 /* ---- where the file is ------------------------------------------------------ */
@@ -304,6 +367,10 @@ static bool header_ok(const struct cache_header *h, const struct cache_key *k, u
 	    h->file_size != size || h->flags != k->flags)
 		return false;
 	if (h->src_hash != k->src_hash)
+		return false;
+	uint8_t producer[32];
+	producer_id(producer);
+	if (memcmp(h->producer, producer, sizeof producer) != 0)
 		return false;
 	if (k->src_hash && h->src_size != (uint64_t)k->st.st_size)
 		return false;
@@ -636,6 +703,7 @@ void ls_cache_store(ls_module *m)
 	h.src_size = k->st.st_size;
 	h.src_mtime = k->st.st_mtime;
 	h.src_hash = k->src_hash;
+	producer_id(h.producer);
 	h.path_str = strt_add(&strs, m->path);
 	h.build_id_str = strt_add(&strs, m->build_id);
 	h.nscopes = nscopes;
