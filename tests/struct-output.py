@@ -171,7 +171,8 @@ def check_cache(name, binary, fresh):
         ("empty", b""),
         ("a flipped byte in the middle", good[:len(good) // 2] + bytes([good[len(good) // 2] ^ 0x40]) + good[len(good) // 2 + 1:]),
         ("garbage", os.urandom(len(good))),
-        ("a flipped byte in the header counts", good[:100] + bytes([good[100] ^ 0x80]) + good[101:]),
+        ("a flipped byte in the magic", good[:3] + bytes([good[3] ^ 0x80]) + good[4:]),
+        ("a flipped last byte", good[:-1] + bytes([good[-1] ^ 0x01])),
     ]
     all_ok = True
     for what, data in corruptions:
