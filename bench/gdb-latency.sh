@@ -34,6 +34,10 @@ label = os.environ["LS_BENCH_LABEL"]
 first_ms, out = timed("structure")
 print("first call at $pc in libc (%s):" % label)
 print("\n".join(l for l in out.splitlines() if not l.startswith("loopscope: warning")))
+import loopscope_gdb
+for m in loopscope_gdb.ANALYSES._by_key.values():
+    if hasattr(m, "from_cache"):
+        print("  %s: structure %s" % (m.path, "loaded from the disk cache" if m.from_cache else "analyzed"))
 print("RESULT %-34s first_ms=%.1f" % ("first structure (libc, " + label + ")", first_ms))
 at_pc = [timed("structure")[0] for _ in range(30)]
 stats("later structure at $pc (libc)", at_pc)

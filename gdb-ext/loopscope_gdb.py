@@ -685,6 +685,8 @@ header was reached until then.  Needs a live process."""
         if counted is not None:
             msg += "; header reached %d time%s" % (counted, "" if counted == 1 else "s")
         gdb.write(msg + "\n")
+        if from_tty:  # like `finish`: show where we are
+            gdb.execute("frame")
 
 
 # ---- bt: frame decorator -----------------------------------------------------------
