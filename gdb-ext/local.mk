@@ -25,6 +25,15 @@ gdb-ext-script-in-builddir:
 			cmp -s $(srcdir)/gdb-ext/$$f gdb-ext/$$f || cp $(srcdir)/gdb-ext/$$f gdb-ext/$$f || exit 1; \
 		done; \
 	fi
+# Python imports _loopscope.so; the libtool archive beside it is no use there.
+install-data-hook: gdb-ext-remove-la
+.PHONY: gdb-ext-remove-la
+gdb-ext-remove-la:
+	rm -f $(DESTDIR)$(gdbextdir)/_loopscope.la
+uninstall-local: gdb-ext-uninstall-so
+.PHONY: gdb-ext-uninstall-so
+gdb-ext-uninstall-so:
+	rm -f $(DESTDIR)$(gdbextdir)/_loopscope.so
 clean-local: gdb-ext-clean-script-copy
 .PHONY: gdb-ext-clean-script-copy
 gdb-ext-clean-script-copy:
