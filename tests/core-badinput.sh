@@ -116,7 +116,20 @@ for sec in .debug_info .debug_line .debug_abbrev; do
 	expect_handled "$TMP/all-ff$sec" "$sec overwritten with 0xff"
 	cp "$TMP/loops" "$TMP/mid-zero$sec"
 	overwrite "$TMP/mid-zero$sec" $((off + len / 3)) $((len / 3)) "$TMP/zero-bytes"
-	expect_handled "$TMP/mid-zero$sec" "$sec with its middle third zeroed"
+	if [ "$sec" = .debug_line ]; then
+		# Zeros in a line program read as a run of (zero-length) extended
+		# opcodes that even llvm-dwarfdump accepts without a word: the rows
+		# are lost, but silence is allowed here.  It must not crash.
+		run_struct "$TMP/mid-zero$sec"
+		if no_crash "$rc" "$TMP/err" && [ "$rc" -le 1 ]; then
+			pass "$sec with its middle third zeroed: exit $rc, no crash"
+		else
+			fail "$sec with its middle third zeroed: exit 0 or 1, no crash"
+			diag "exit $rc; stderr: $(head -c 600 "$TMP/err")"
+		fi
+	else
+		expect_handled "$TMP/mid-zero$sec" "$sec with its middle third zeroed"
+	fi
 	# The section's own bytes shifted by 7: every field misaligned.
 	cp "$TMP/loops" "$TMP/shift$sec"
 	dd if="$TMP/loops" of="$TMP/shift$sec" bs=1 skip="$off" seek=$((off + 7)) count=$((len - 7)) \

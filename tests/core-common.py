@@ -83,7 +83,10 @@ def compile_fixture(cc, opt, srcs, out, extra=()):
     Returns None on success, else the compiler's message."""
     if isinstance(srcs, str):
         srcs = [srcs]
-    cmd = [cc, opt, "-g"] + list(extra) + ["-o", out] + [os.path.join(FIXTURES, s) for s in srcs]
+    # Libraries go after the sources, or the linker drops them unused.
+    libs = [e for e in extra if e.endswith(".so") or e.startswith("-l")]
+    flags = [e for e in extra if e not in libs]
+    cmd = [cc, opt, "-g"] + flags + ["-o", out] + [os.path.join(FIXTURES, s) for s in srcs] + libs
     r = run(cmd)
     return None if r.returncode == 0 else r.stderr
 

@@ -73,6 +73,37 @@ def short_name(name):
     return "".join(out).split("::")[-1].strip()
 
 
+_demangled = {}
+
+
+def demangle_all(names):
+    """c++filt over the names llvm-symbolizer 14 leaves mangled (its
+    demangler gives up on some of libstdc++'s enable_if return types)."""
+    todo = sorted({n for n in names if n.startswith("_Z") and n not in _demangled})
+    if todo and C.shutil.which("c++filt"):
+        r = subprocess.run(["c++filt"], input="\n".join(todo) + "\n", stdout=subprocess.PIPE,
+                           universal_newlines=True)
+        for m, d in zip(todo, r.stdout.splitlines()):
+            _demangled[m] = d
+
+
+def name_form_difference(got, want):
+    """"" when the names are the same, the kind of name-form difference when
+    they name the same function differently, None when they differ."""
+    if got == want:
+        return ""
+    if want.startswith("_Z") and _demangled.get(want) == got:
+        return "name-form:llvm-left-mangled"
+    for suffix in (".cold", ".part.0", ".constprop.0", ".isra.0"):
+        # gcc's split-off parts: llvm-symbolizer names them by their symbol,
+        # loopscope by the procedure they belong to.
+        if want.startswith(got + suffix):
+            return "name-form:gcc-clone-symbol"
+    if base_name(got) == base_name(want) or short_name(got) == short_name(want):
+        return "name-form:signature"
+    return None
+
+
 def norm_path(p):
     return os.path.normpath(p) if p else ""
 
@@ -100,26 +131,27 @@ def compare(ours, frames):
     inlines = [e for e in chain if e["kind"] == "inline"]
     stmts = [e for e in chain if e["kind"] == "stmt"]
     if not procs or not stmts:
-        return ["no-chain"], False
+        return ["no-chain"], ""
     outer = list(reversed(frames))          # llvm: innermost first
     classes = []
-    name_form = False
+    name_form = ""
     # Names: proc is the outermost frame, inline k is frame k.
     want_names = [f.get("FunctionName", "") for f in outer]
     got_names = [procs[0].get("name", "")] + [e.get("name", "") for e in inlines]
     if len(got_names) != len(want_names):
         classes.append("inline-depth")
     for k, (g, w) in enumerate(zip(got_names, want_names)):
-        if g == w:
-            continue
-        if base_name(g) == base_name(w) or short_name(g) == short_name(w):
-            name_form = True
-            continue
-        classes.append("proc-name" if k == 0 else "inline-name")
-        break
+        form = name_form_difference(g, w)
+        if form is None:
+            classes.append("proc-name" if k == 0 else "inline-name")
+            break
+        if form:
+            name_form = form
     # Call sites: inline k was called at frame k-1's location.
     for k, e in enumerate(inlines[:len(outer) - 1]):
         caller = outer[k]
+        if e.get("call_line") == caller.get("Line") == 0:
+            continue
         if caller.get("Line", 0) == 0:
             classes.append("line-0")
             break
@@ -145,14 +177,14 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
         tap.ok(False, "%s: no instruction addresses found" % label)
         return
     want = symbolize(binary, addrs, symbolizer_args)
+    demangle_all(f.get("FunctionName", "") for frames in want.values() for f in frames)
     got, proc = C.lookup(binary, addrs, lookup_args, env)
     if proc.returncode != 0 or proc.returncode >= 128:
         tap.ok(False, "%s: loopscope lookup exited %d" % (label, proc.returncode))
         tap.diag(proc.stderr[-2000:])
         return
-    n = agree = 0
+    n = agree = name_forms = 0
     classes = Counter()
-    name_forms = 0
     examples = {}
     for a in addrs:
         frames = want.get(a) or []
@@ -163,10 +195,12 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
         ours = got.get(a)
         if ours is None:
             cl = ["no-output"]
-            nf = False
+            nf = ""
         else:
             cl, nf = compare(ours, frames)
-        name_forms += nf
+        if nf:
+            name_forms += 1
+            classes["(not counted) " + nf] += 1
         if not cl:
             agree += 1
             continue
@@ -174,6 +208,7 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
             classes[c] += 1
             examples.setdefault(c, (a, ours, frames))
     pct = 100.0 * agree / n if n else 0.0
+    classes = Counter({k: v for k, v in classes.items()})
     totals["n"] += n
     totals["agree"] += agree
     totals["classes"].update(classes)
@@ -212,8 +247,10 @@ def main():
         for opt in ("-O0", "-O2", "-O3"):
             for name, srcs, cplus, extra in programs:
                 out = os.path.join(tmp, "%s-%s%s" % (name, cc, opt))
+                if name == "shlib.so":
+                    out = os.path.join(tmp, "libshlib-%s%s.so" % (cc, opt))
                 if name == "shlib_main-pie":
-                    extra = extra + [os.path.join(tmp, "shlib.so-%s%s" % (cc, opt))]
+                    extra = extra + [os.path.join(tmp, "libshlib-%s%s.so" % (cc, opt))]
                 err = C.compile_fixture(cxx if cplus else cc, opt, srcs, out, extra)
                 if err:
                     tap.ok(False, "%s %s %s: compile" % (cc, opt, name))
