@@ -258,51 +258,51 @@ static int place_index(const struct place *pl, size_t n, uint64_t addr)
 	return lo < n && pl[lo].addr <= addr ? (int)lo : -1;
 }
 
-/* Picks the loop's source line: the branch of a back edge, a backward
- * branch closing the loop, a taken (true) branch inside the loop, a fall-
- * through edge inside the loop, else the header's first instruction. */
-static void loop_line(const struct ls_cfg *cfg, const struct ls_loop *L, const struct place *pl, size_t npl,
-                      const struct ls_inl_node *lca, const char **file, unsigned *line)
+/* Picks the loop's source line by the slides' priority scheme: a branch of
+ * a back edge, then a backward branch closing the loop, then a taken (true)
+ * branch inside the loop, then a fall-through edge inside the loop, else
+ * the header's first instruction.  Among equals the lexically last branch
+ * wins: it is the one that closes the loop.  IN_LOOP marks the loop's
+ * blocks with STAMP. */
+static void loop_line(const struct ls_cfg *cfg, const struct ls_loop *L, const uint32_t *in_loop, uint32_t stamp,
+                      const struct place *pl, size_t npl, const struct ls_inl_node *lca,
+                      const char **file, unsigned *line)
 {
 	const struct place *best = NULL;
 	int best_rank = 99;
-	uint64_t header_addr = cfg->blocks[L->header].start;
-	for (size_t e = 0; e < L->nbackedges; e++) {
-		const struct ls_block *from = &cfg->blocks[L->backedges[e].from];
-		const struct ls_insn *last = &cfg->insns[from->first_insn + from->ninsns - 1];
-		int kind = L->backedges[e].kind;
-		int rank;
-		if (kind == LS_EDGE_JUMP || kind == LS_EDGE_TAKEN)
-			rank = last->addr >= header_addr ? 0 : 1; /* a real backward branch first */
-		else
-			rank = 3;
-		int i = place_index(pl, npl, last->addr);
-		if (i < 0 || !pl[i].line)
+	uint64_t best_addr = 0;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		if (!blk->ninsns)
 			continue;
-		if (rank < best_rank) {
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		for (uint32_t k = 0; k < blk->nsucc; k++) {
+			const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + k]];
+			if (in_loop[e->to] != stamp)
+				continue;
+			bool branch = e->kind == LS_EDGE_TAKEN || e->kind == LS_EDGE_JUMP;
+			int rank;
+			if (branch && e->to == L->header)
+				rank = 0;
+			else if (branch && cfg->blocks[e->to].start <= last->addr)
+				rank = 1;
+			else if (e->kind == LS_EDGE_TAKEN)
+				rank = 2;
+			else if (!branch && e->kind != LS_EDGE_SWITCH)
+				rank = 3;
+			else
+				continue;
+			if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
+				continue;
+			int i = place_index(pl, npl, last->addr);
+			if (i < 0 || !pl[i].line)
+				continue;
 			best_rank = rank;
+			best_addr = last->addr;
 			best = &pl[i];
 		}
 	}
-	if (!best) {
-		/* true branches from within the loop, then fall-through edges */
-		for (size_t b = 0; b < L->nblocks && best_rank > 2; b++) {
-			const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
-			for (uint32_t s = 0; s < blk->nsucc; s++) {
-				const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
-				int rank = e->kind == LS_EDGE_TAKEN ? 2 : e->kind == LS_EDGE_FALLTHROUGH ? 3 : 9;
-				if (rank >= best_rank)
-					continue;
-				const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-				int i = place_index(pl, npl, last->addr);
-				if (i >= 0 && pl[i].line) {
-					best_rank = rank;
-					best = &pl[i];
-				}
-			}
-		}
-	}
-	int h = place_index(pl, npl, header_addr);
+	int h = place_index(pl, npl, cfg->blocks[L->header].start);
 	if (!best && h >= 0)
 		best = &pl[h];
 	*file = NULL;
@@ -428,6 +428,7 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	}
 
 	struct child_map cm = { 0 };
+	uint32_t *in_loop = ls_xcalloc(cfg && nloops ? cfg->nblocks : 1, sizeof *in_loop);
 	for (size_t k = 0; k < nloops; k++) {
 		const struct ls_loop *L = &lf->loops[k];
 		if (!lca_set[k])
@@ -442,7 +443,9 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 		bool created;
 		struct ls_scope *ls = child_get(&cm, arena, at, LS_SCOPE_LOOP, L, 0, &created);
 		ls->loop = make_loop_info(arena, cfg, L);
-		loop_line(cfg, L, pl, npl, lca[k], &ls->file, &ls->line);
+		for (size_t b = 0; b < L->nblocks; b++)
+			in_loop[L->blocks[b]] = (uint32_t)k + 1;
+		loop_line(cfg, L, in_loop, (uint32_t)k + 1, pl, npl, lca[k], &ls->file, &ls->line);
 		loop_scope[k] = ls;
 	}
 
@@ -478,6 +481,7 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	}
 
 	free(cm.slots);
+	free(in_loop);
 	free(lca);
 	free(lca_set);
 	free(loop_scope);
