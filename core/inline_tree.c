@@ -25,6 +25,8 @@
 
 /* DIE nesting deeper than this is not real code: warn and skip the CU. */
 #define MAX_DIE_DEPTH 1024
+/* Warn about this many corrupt CUs one by one, then only count them. */
+#define MAX_CU_WARNINGS 3
 
 /* An address interval of a subprogram or inlined node, for the index. */
 struct ival {
@@ -444,9 +446,16 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			cudie = subdie;
 		else if (unit_type != DW_UT_compile)
 			continue; /* type and partial units hold no code */
-		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
-			continue;
 		ncus++;
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit) {
+			/* A compile unit header whose DIE cannot be read: its
+			 * abbreviations are corrupt. */
+			if (nbad++ < MAX_CU_WARNINGS)
+				ls_warn(&m->opt, "%s: corrupt DWARF: unreadable compilation unit at offset 0x%llx (%s); skipped",
+					m->debug_path ? m->debug_path : m->path,
+					(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
+			continue;
+		}
 		size_t mark_nodes = ix->nnodes, mark_subs = ix->nsubs, mark_ivals = w.nivals;
 		w.cudie = cudie;
 		w.bad = false;
@@ -464,11 +473,11 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		if (w.bad) {
 			/* Drop what this CU added: its nodes stay in the arena
 			 * (freed with the module) but nothing points to them. */
-			nbad++;
 			const char *cuname = dwarf_diename(&cudie);
-			ls_warn(&m->opt, "%s: corrupt DWARF in compilation unit %s at offset 0x%llx (%s); skipped",
-				m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
-				(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
+			if (nbad++ < MAX_CU_WARNINGS)
+				ls_warn(&m->opt, "%s: corrupt DWARF in compilation unit %s at offset 0x%llx (%s); skipped",
+					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
+					(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
 			ix->nnodes = mark_nodes;
 			ix->nsubs = mark_subs;
 			w.nivals = mark_ivals;
@@ -478,6 +487,18 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		ls_warn(&m->opt, "%s: corrupt .debug_info after %zu compilation units (%s); %s",
 			m->debug_path ? m->debug_path : m->path, ncus, dwarf_errmsg(-1),
 			ncus ? "the rest is skipped" : "continuing without DWARF");
+	}
+	if (nbad > MAX_CU_WARNINGS)
+		ls_warn(&m->opt, "%s: %zu more corrupt compilation units skipped",
+			m->debug_path ? m->debug_path : m->path, nbad - MAX_CU_WARNINGS);
+	if (ncus && nbad == ncus && ix->nnodes == 0) {
+		/* Nothing readable at all: behave as without DWARF, so that the
+		 * line map is not attempted on the same broken data. */
+		ls_warn(&m->opt, "%s: no readable DWARF; continuing without it",
+			m->debug_path ? m->debug_path : m->path);
+		m->dwarf = NULL;
+	} else if (rc < 0 && ncus == 0) {
+		m->dwarf = NULL;
 	}
 	build_segments(&w);
 	free(w.ivals);
