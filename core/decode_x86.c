@@ -386,7 +386,9 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 		}
 		return;
 	case 'c':
-		if (is_mn(m, "call")) {
+		if (strcmp(m, "cltq") == 0) {
+			insn->opcode = LS_MN_CLTQ;
+		} else if (is_mn(m, "call")) {
 			insn->kind = d->indirect || !d->have_target ? LS_INSN_ICALL : LS_INSN_CALL;
 		} else if (is_mn(m, "cmp")) {
 			insn->opcode = LS_MN_CMP;
