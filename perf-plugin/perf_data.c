@@ -997,7 +997,10 @@ static int inflate(pd_reader *r, const uint8_t *src, size_t len)
 	ZSTD_outBuffer out = { ch->data, cap, carry };
 	for (;;) {
 		if (out.pos == out.size) {
-			if (cap > (1u << 30)) {
+			/* perf flushes a compressed record per mmap buffer (at most a
+			 * few MiB): more than 64 MiB out of one is corruption */
+			if (cap > (64u << 20)) {
+				warnf(r, "a compressed record inflates beyond 64 MiB: corrupt");
 				free(ch);
 				r->zstd_broken = 1;
 				return -1;
