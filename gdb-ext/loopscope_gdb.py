@@ -39,6 +39,11 @@ def _short(path):
     return os.path.basename(path) if path else "??"
 
 
+def _loop_at(loop):
+    """"at FILE:LINE" of a loop, or why there is no line."""
+    return "at " + _where(loop) if loop.get("file") else "(no line information)"
+
+
 def _where(d):
     """FILE:LINE of a scope dict, short form."""
     if not d.get("file"):
@@ -221,8 +226,9 @@ class Analyses:
         except OSError:
             return "file:" + path
 
-    def get(self, path):
-        """The analysis of PATH; raises LoopscopeError if it cannot be analyzed."""
+    def get(self, path, quiet=False):
+        """The analysis of PATH; raises LoopscopeError if it cannot be analyzed.
+        QUIET: do not print its warnings (in the middle of a backtrace)."""
         key = self._key_of_path.get(path)
         if key is None:
             key = self._key(path)
@@ -231,10 +237,8 @@ class Analyses:
         if got is None:
             try:
                 got = _loopscope.Module(path, cache=True)
-                for w in got.warnings[:5]:
-                    gdb.write("loopscope: warning: %s\n" % w, gdb.STDERR)
-                if len(got.warnings) > 5:
-                    gdb.write("loopscope: ... and %d more warnings\n" % (len(got.warnings) - 5), gdb.STDERR)
+                if not quiet:
+                    _print_warnings(got)
             except _loopscope.Error as e:
                 got = LoopscopeError("cannot analyze %s" % e.args[0] if e.args else path)
             self._by_key[key] = got
@@ -247,6 +251,13 @@ class Analyses:
         self._key_of_path.clear()
 
 
+def _print_warnings(module):
+    for w in module.warnings[:5]:
+        gdb.write("loopscope: warning: %s\n" % w, gdb.STDERR)
+    if len(module.warnings) > 5:
+        gdb.write("loopscope: ... and %d more warnings\n" % (len(module.warnings) - 5), gdb.STDERR)
+
+
 ADDRESSES = AddressMap()
 ANALYSES = Analyses()
 
@@ -254,14 +265,14 @@ ANALYSES = Analyses()
 class Place:
     """A runtime address resolved: object file, bias, link-time address, chain."""
 
-    def __init__(self, pc):
+    def __init__(self, pc, quiet=False):
         self.pc = pc
         where = ADDRESSES.locate(pc)
         if where is None:
             raise LoopscopeError("address %s is not in any object file GDB has loaded" % _hex(pc))
         self.path, self.bias = where
         self.link = pc - self.bias
-        self.module = ANALYSES.get(self.path)
+        self.module = ANALYSES.get(self.path, quiet)
         self.chain = self.module.lookup(self.link)
 
     def loops(self):
@@ -416,8 +427,8 @@ def format_chain(place):
             extra = ""
             if s["irreducible"]:
                 extra = "  irreducible, %d entries" % len(s["entries"])
-            lines.append("  loop    at %s  header %s  depth %d%s" % (
-                _where(s), _hex(place.runtime(s["header"])), s["depth"], extra))
+            lines.append("  loop    %s  header %s  depth %d%s" % (
+                _loop_at(s), _hex(place.runtime(s["header"])), s["depth"], extra))
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
@@ -493,8 +504,8 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
             if c["irreducible"]:
                 extra = ", irreducible: %d entries %s" % (
                     len(c["entries"]), " ".join(_hex(e + place_bias) for e in c["entries"]))
-            out.append("%sloop at %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
-                "  " * indent, _where(c), _hex(c["header"] + place_bias), c["depth"],
+            out.append("%sloop %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
+                "  " * indent, _loop_at(c), _hex(c["header"] + place_bias), c["depth"],
                 len(c["exits"]), "" if len(c["exits"]) == 1 else "s",
                 len(c["backedges"]), "" if len(c["backedges"]) == 1 else "s", extra))
             _loop_lines(c, place_bias, indent + 1, out)
@@ -653,7 +664,7 @@ header was reached until then.  Needs a live process."""
                 bps.append(header_bp)
             if not targets and ret_bp is None:
                 raise LoopscopeError("loop-finish: the loop at %s has no exits and no caller to return to"
-                                     % _where(loop))
+                                     % _loop_at(loop))
             gdb.execute("continue", to_string=not from_tty)
             hit = [b for b in bps if b.stopping and b.hits > 0]
             counted = header_bp.hits if header_bp is not None else None
@@ -662,7 +673,7 @@ header was reached until then.  Needs a live process."""
                 if b.is_valid():
                     b.delete()
 
-        loop_desc = "loop at %s (header %s, depth %d)" % (_where(loop), _hex(place.runtime(loop["header"])),
+        loop_desc = "loop %s (header %s, depth %d)" % (_loop_at(loop), _hex(place.runtime(loop["header"])),
                                                         loop["depth"])
         if not hit:
             if not _live_process():
@@ -701,20 +712,32 @@ class LoopFrameDecorator(FrameDecorator):
 
     def function(self):
         base = super().function()
+        if not isinstance(base, str):
+            # An address: GDB prints its minimal symbol, or nothing at all
+            # where there is none; say "??" as plain `bt` does.
+            try:
+                if self.inferior_frame().name() is None:
+                    base = "??"
+            except gdb.error:
+                pass
         try:
             frame = self.inferior_frame()
-            place = Place(_lookup_pc(frame))
+            place = Place(_lookup_pc(frame), quiet=True)
         except (gdb.error, gdb.GdbError, _loopscope.Error, RuntimeError):
             return base
         seg = _segment(place.chain, _inline_depth(frame))
         loops = [s for s in seg if s["kind"] == "loop"]
-        if not isinstance(base, str):
-            base = place.chain[0].get("name") if place.chain and place.chain[0].get("name") else base
+        if not isinstance(base, str) or base == "??":
+            if place.chain and place.chain[0].get("name"):
+                base = place.chain[0]["name"]
             if not isinstance(base, str):
                 return base
         if not loops:
             return base
-        return "%s [in loop at %s]" % (base, _where(loops[-1]))
+        inner = loops[-1]
+        if inner.get("file"):
+            return "%s [in loop at %s]" % (base, _where(inner))
+        return "%s [in loop, header %s]" % (base, _hex(place.runtime(inner["header"])))
 
 
 class LoopFrameFilter:
@@ -747,7 +770,7 @@ in the inlined calls it sits in."""
             if frame is None:
                 raise LoopscopeError("$_loop_depth: no frame (no process, no core file); pass an address")
             pc = _lookup_pc(frame)
-        return len(Place(pc).loops())
+        return len(Place(pc, quiet=True).loops())
 
 
 # ---- registration -------------------------------------------------------------------
