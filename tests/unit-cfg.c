@@ -1,0 +1,407 @@
+/* unit-cfg.c - CFGs (core/cfg.c, core/decode_x86.c) and loop forests of
+ * real code: a fixture (below) compiled at test time with gcc and clang at
+ * -O0/-O2 (PIE) and gcc -O2 -no-pie (absolute jump tables).  Checks: every
+ * decodable byte of a procedure is in exactly one block, blocks[0] holds
+ * the entry, jump tables give one switch edge per case, tail calls and
+ * calls to functions that never return end their blocks without a
+ * successor, a function that only calls exit() is proved not to return,
+ * undecodable bytes and a jump table pointing into another function are
+ * warnings, the loop forest of a 3-deep nest.  Prints TAP. */
+#include "cfg.h"
+#include "loop_forest.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char fixture[] =
+	"#include <stdio.h>\n"
+	"#include <stdlib.h>\n"
+	"#ifdef __clang__\n"
+	"#define NOINLINE __attribute__((noinline))\n"
+	"#else\n"
+	"#define NOINLINE __attribute__((noinline, noclone))\n"
+	"#endif\n"
+	"volatile int sink;\n"
+	"/* Not declared noreturn: the analysis must prove it. */\n"
+	"NOINLINE void die(int code) { fprintf(stderr, \"die %d\\n\", code); exit(code); }\n"
+	"NOINLINE void die_twice(int code) { sink = code; die(code + 1); }\n"
+	"NOINLINE int checked(int x) { if (x < 0) die_twice(x); return x * 2 + sink; }\n"
+	"NOINLINE int helper(int x) { sink = x; return x + 7; }\n"
+	"NOINLINE int tail(int x) { sink = 1; return helper(x + 1); }\n"
+	"NOINLINE int dispatch(int op, int a)\n"
+	"{\n"
+	"	switch (op) {\n"
+	"	case 0: return a + 11; case 1: return a * 3 - sink; case 2: return a ^ 0x55;\n"
+	"	case 3: return sink + a * 7; case 4: return a >> 2; case 5: return -a + sink;\n"
+	"	case 6: return a * a; case 7: return a - 1000; case 8: return sink * 9;\n"
+	"	default: return 0;\n"
+	"	}\n"
+	"}\n"
+	"NOINLINE int nest3(int n, int m, int k)\n"
+	"{\n"
+	"	int s = 0;\n"
+	"	for (int i = 0; i < n; i++) {\n"
+	"		for (int j = 0; j < m; j++) {\n"
+	"			for (int l = 0; l < k; l++)\n"
+	"				s += (i ^ j) * l + sink;\n"
+	"			s ^= j;\n"
+	"		}\n"
+	"		s += i;\n"
+	"	}\n"
+	"	return s;\n"
+	"}\n"
+	"/* Bytes that do not decode after the ret; a bounded jump table whose\n"
+	" * third entry points into another function. */\n"
+	"__asm__(\".text\\n.globl bad_bytes\\n.type bad_bytes,@function\\nbad_bytes:\\n\"\n"
+	"        \"\\tret\\n\\t.byte 0x06, 0x07, 0x0e\\n\\tret\\n.size bad_bytes, .-bad_bytes\\n\"\n"
+	"        \".globl bad_table\\n.type bad_table,@function\\nbad_table:\\n\"\n"
+	"        \"\\tcmp $2, %edi\\n\\tja 1f\\n\\tlea bad_table_data(%rip), %rax\\n\"\n"
+	"        \"\\tmovslq (%rax,%rdi,4), %rdx\\n\\tadd %rax, %rdx\\n\\tjmp *%rdx\\n\"\n"
+	"        \"1:\\tret\\n2:\\tmov $1, %eax\\n\\tret\\n.size bad_table, .-bad_table\\n\"\n"
+	"        \".section .rodata\\n.align 4\\nbad_table_data:\\n\"\n"
+	"        \"\\t.long 2b-bad_table_data, 2b-bad_table_data, helper-bad_table_data\\n.text\\n\");\n"
+	"int bad_bytes(void);\n"
+	"int bad_table(int);\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"	int s = checked(argc) + tail(argc) + dispatch(argc, argc) + nest3(argc, argc, argc);\n"
+	"	if (argc > 5) { bad_bytes(); s += bad_table(argc); }\n"
+	"	return s & 1;\n"
+	"}\n";
+
+static int test_no, failed;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!cond)
+		failed++;
+}
+
+struct warnings {
+	char text[8192];
+	int n;
+};
+
+static void collect_warning(void *ctx, const char *msg)
+{
+	struct warnings *w = ctx;
+	w->n++;
+	size_t len = strlen(w->text);
+	snprintf(w->text + len, sizeof w->text - len, "%s\n", msg);
+}
+
+static const struct ls_proc *find_proc(const ls_module *m, const char *name)
+{
+	for (size_t i = 0; i < m->procs.nprocs; i++)
+		if (m->procs.procs[i].name && strcmp(m->procs.procs[i].name, name) == 0)
+			return &m->procs.procs[i];
+	return NULL;
+}
+
+static const struct ls_insn *last_insn(const struct ls_cfg *cfg, size_t b)
+{
+	return &cfg->insns[cfg->blocks[b].first_insn + cfg->blocks[b].ninsns - 1];
+}
+
+/* Structural invariants of any CFG. */
+static bool cfg_sane(const struct ls_cfg *cfg, const struct ls_proc *p, char *why, size_t whylen)
+{
+	if (cfg->nblocks == 0 || cfg->blocks[0].start > p->entry || cfg->blocks[0].end <= p->entry) {
+		snprintf(why, whylen, "blocks[0] does not hold the entry");
+		return false;
+	}
+	size_t insns = 0;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[b];
+		insns += blk->ninsns;
+		uint64_t a = blk->start;
+		for (uint32_t k = 0; k < blk->ninsns; k++) {
+			const struct ls_insn *in = &cfg->insns[blk->first_insn + k];
+			if (in->addr != a || in->len == 0) {
+				snprintf(why, whylen, "block %zu is not contiguous at 0x%llx", b, (unsigned long long)a);
+				return false;
+			}
+			a += in->len;
+			if (ls_cfg_block_of(cfg, in->addr) != (int32_t)b) {
+				snprintf(why, whylen, "block_of(0x%llx) != %zu", (unsigned long long)in->addr, b);
+				return false;
+			}
+		}
+		if (a != blk->end) {
+			snprintf(why, whylen, "block %zu ends at 0x%llx, not 0x%llx", b, (unsigned long long)blk->end,
+			         (unsigned long long)a);
+			return false;
+		}
+		for (uint32_t k = 0; k < blk->nsucc; k++)
+			if (cfg->edges[cfg->succ[blk->first_succ + k]].from != b) {
+				snprintf(why, whylen, "succ list of block %zu", b);
+				return false;
+			}
+		for (uint32_t k = 0; k < blk->npred; k++)
+			if (cfg->edges[cfg->pred[blk->first_pred + k]].to != b) {
+				snprintf(why, whylen, "pred list of block %zu", b);
+				return false;
+			}
+	}
+	if (insns != cfg->ninsns) {
+		snprintf(why, whylen, "%zu instructions in blocks, %zu decoded", insns, cfg->ninsns);
+		return false;
+	}
+	for (size_t i = 1; i < cfg->ninsns; i++)
+		if (cfg->insns[i].addr < cfg->insns[i - 1].addr + cfg->insns[i - 1].len) {
+			snprintf(why, whylen, "instructions overlap or are out of order at 0x%llx",
+			         (unsigned long long)cfg->insns[i].addr);
+			return false;
+		}
+	/* Every decoded byte inside the proc's ranges. */
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		bool in = false;
+		for (size_t r = 0; r < p->nranges; r++)
+			in |= cfg->insns[i].addr >= p->ranges[r].lo &&
+			      cfg->insns[i].addr + cfg->insns[i].len <= p->ranges[r].hi;
+		if (!in) {
+			snprintf(why, whylen, "instruction at 0x%llx outside the ranges", (unsigned long long)cfg->insns[i].addr);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void check_binary(const char *tag, const char *path, bool optimized)
+{
+	struct warnings w = { .text = "", .n = 0 };
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.want_loops = 0; /* the CFGs are built here, one at a time */
+	opt.warn = collect_warning;
+	opt.warn_ctx = &w;
+	ls_error err;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	if (!m)
+		return;
+	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
+	struct ls_cfg_env env = { .m = m, .dec = dec };
+
+	/* Every procedure: a sane CFG. */
+	size_t built = 0, sane = 0;
+	char why[600] = "";
+	for (size_t i = 0; i < m->procs.nprocs; i++) {
+		const struct ls_proc *p = &m->procs.procs[i];
+		struct ls_cfg cfg;
+		if (ls_cfg_build(&env, p, &cfg) != 0)
+			continue;
+		built++;
+		char w1[256];
+		if (cfg_sane(&cfg, p, w1, sizeof w1))
+			sane++;
+		else if (!why[0])
+			snprintf(why, sizeof why, "%s: %s", p->name ? p->name : "?", w1);
+		struct ls_loop_forest lf;
+		ls_loop_forest_build(&cfg, &lf);
+		ls_loop_forest_free(&lf);
+		ls_cfg_free(&cfg);
+	}
+	ok(built > 10 && sane == built, "%s: %zu/%zu CFGs sane %s", tag, sane, built, why);
+
+	const struct ls_proc *die = find_proc(m, "die"), *die_twice = find_proc(m, "die_twice");
+	const struct ls_proc *checked = find_proc(m, "checked"), *tail = find_proc(m, "tail");
+	const struct ls_proc *helper = find_proc(m, "helper"), *dispatch = find_proc(m, "dispatch");
+	const struct ls_proc *nest3 = find_proc(m, "nest3"), *bad_bytes = find_proc(m, "bad_bytes");
+	const struct ls_proc *bad_table = find_proc(m, "bad_table");
+	ok(die && die_twice && checked && tail && helper && dispatch && nest3 && bad_bytes && bad_table,
+	   "%s: the fixture's procedures are found", tag);
+	if (!(die && die_twice && checked && tail && helper && dispatch && nest3 && bad_bytes && bad_table))
+		goto out;
+
+	/* noreturn */
+	ok(!die->noreturn && ls_cfg_call_noreturn(m, die->entry), "%s: die() (only calls exit) is proved noreturn", tag);
+	ok(ls_cfg_call_noreturn(m, die_twice->entry), "%s: die_twice() (only calls die) is proved noreturn", tag);
+	ok(!ls_cfg_call_noreturn(m, helper->entry) && !ls_cfg_call_noreturn(m, checked->entry) &&
+	   !ls_cfg_call_noreturn(m, tail->entry), "%s: helper, checked and tail return", tag);
+
+	struct ls_cfg cfg;
+	/* checked(): the block that calls die_twice has no successor. */
+	if (ls_cfg_build(&env, checked, &cfg) == 0) {
+		int calls = 0, dead = 0;
+		for (size_t b = 0; b < cfg.nblocks; b++) {
+			const struct ls_insn *in = last_insn(&cfg, b);
+			if ((in->kind == LS_INSN_CALL || in->kind == LS_INSN_JUMP) && in->target == die_twice->entry) {
+				calls++;
+				dead += cfg.blocks[b].nsucc == 0;
+			}
+		}
+		ok(calls >= 1 && dead == calls, "%s: checked(): the call to die_twice ends its block without a successor (%d/%d)",
+		   tag, dead, calls);
+		ls_cfg_free(&cfg);
+	}
+
+	/* tail(): at -O2 a jmp to helper, which is a call, not an edge. */
+	if (optimized && ls_cfg_build(&env, tail, &cfg) == 0) {
+		int jumps = 0, edges = 0;
+		for (size_t b = 0; b < cfg.nblocks; b++) {
+			const struct ls_insn *in = last_insn(&cfg, b);
+			if (in->kind == LS_INSN_JUMP && in->target == helper->entry) {
+				jumps++;
+				edges += cfg.blocks[b].nsucc;
+			}
+		}
+		ok(jumps == 1 && edges == 0, "%s: tail(): jmp helper is a tail call with no edge", tag);
+		ls_cfg_free(&cfg);
+	}
+
+	/* dispatch(): one indirect jump with one switch edge per distinct case. */
+	if (ls_cfg_build(&env, dispatch, &cfg) == 0) {
+		int ijumps = 0;
+		uint32_t cases = 0;
+		bool all_switch = true;
+		for (size_t b = 0; b < cfg.nblocks; b++) {
+			if (last_insn(&cfg, b)->kind != LS_INSN_IJUMP)
+				continue;
+			ijumps++;
+			cases = cfg.blocks[b].nsucc;
+			for (uint32_t k = 0; k < cases; k++)
+				all_switch &= cfg.edges[cfg.succ[cfg.blocks[b].first_succ + k]].kind == LS_EDGE_SWITCH;
+		}
+		/* 9 cases; the compiler may merge some (none here share code). */
+		ok(ijumps == 1 && cases == 9 && all_switch, "%s: dispatch(): the jump table gives 9 switch edges (%d jumps, %u edges)",
+		   tag, ijumps, cases);
+		size_t unreachable = 0;
+		struct ls_loop_forest lf;
+		ls_loop_forest_build(&cfg, &lf);
+		/* Every case block is reachable: no code of dispatch is left
+		 * out of the graph but padding. */
+		for (size_t b = 1; b < cfg.nblocks; b++)
+			if (cfg.blocks[b].npred == 0) {
+				bool padding = true;
+				for (uint32_t k = 0; k < cfg.blocks[b].ninsns; k++)
+					padding &= cfg.insns[cfg.blocks[b].first_insn + k].opcode == LS_MN_NOP;
+				unreachable += !padding;
+			}
+		ok(unreachable == 0, "%s: dispatch(): every block but padding has a predecessor (%zu without)", tag, unreachable);
+		ls_loop_forest_free(&lf);
+		ls_cfg_free(&cfg);
+	}
+
+	/* nest3(): three nested loops, depths 1, 2, 3. */
+	if (ls_cfg_build(&env, nest3, &cfg) == 0) {
+		struct ls_loop_forest lf;
+		ls_loop_forest_build(&cfg, &lf);
+		unsigned maxdepth = 0;
+		bool chain = true;
+		for (size_t l = 0; l < lf.nloops; l++) {
+			if (lf.loops[l].depth > maxdepth)
+				maxdepth = lf.loops[l].depth;
+			if (lf.loops[l].parent >= (int32_t)l)
+				chain = false;
+		}
+		ok(maxdepth == 3 && chain && lf.nloops >= 3 && lf.nloops <= 6,
+		   "%s: nest3(): loops nest 3 deep (%zu loops, max depth %u)", tag, lf.nloops, maxdepth);
+		ls_loop_forest_free(&lf);
+		ls_cfg_free(&cfg);
+	}
+
+	/* bad_bytes: warned once, both rets decoded, nothing loops forever. */
+	w.n = 0;
+	w.text[0] = 0;
+	if (ls_cfg_build(&env, bad_bytes, &cfg) == 0) {
+		int rets = 0;
+		for (size_t i = 0; i < cfg.ninsns; i++)
+			rets += cfg.insns[i].kind == LS_INSN_RET;
+		ok(rets == 2 && w.n == 1 && strstr(w.text, "bad_bytes") && strstr(w.text, "do not decode"),
+		   "%s: bad_bytes: undecodable bytes skipped with one warning (%d rets, %d warnings)", tag, rets, w.n);
+		ls_cfg_free(&cfg);
+	} else {
+		ok(0, "%s: bad_bytes: a CFG is built", tag);
+	}
+
+	/* bad_table: entry 2 points into helper: a warning, two good entries. */
+	w.n = 0;
+	w.text[0] = 0;
+	if (ls_cfg_build(&env, bad_table, &cfg) == 0) {
+		uint32_t sw = 0;
+		for (size_t e = 0; e < cfg.nedges; e++)
+			sw += cfg.edges[e].kind == LS_EDGE_SWITCH;
+		ok(sw == 1 && w.n == 1 && strstr(w.text, "jump table") && strstr(w.text, "helper"),
+		   "%s: bad_table: the entry into helper() is a warning, the others an edge (%u switch edges, %d warnings)",
+		   tag, sw, w.n);
+		ls_cfg_free(&cfg);
+	} else {
+		ok(0, "%s: bad_table: a CFG is built", tag);
+	}
+out:
+	ls_decoder_free(dec);
+	ls_module_close(m);
+}
+
+static bool have(const char *cc)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", cc);
+	return system(cmd) == 0;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ls-unit-cfg.XXXXXX";
+	if (!mkdtemp(dir)) {
+		printf("1..0 # SKIP cannot make a temporary directory\n");
+		return 0;
+	}
+	char src[512];
+	snprintf(src, sizeof src, "%s/fixture.c", dir);
+	FILE *f = fopen(src, "w");
+	if (!f) {
+		printf("1..0 # SKIP cannot write the fixture\n");
+		return 0;
+	}
+	fputs(fixture, f);
+	fclose(f);
+
+	static const struct { const char *cc, *flags; bool optimized; } builds[] = {
+		{ "gcc", "-O2", true },
+		{ "gcc", "-O0", false },
+		{ "gcc", "-O2 -fno-pie -no-pie", true },
+		{ "clang", "-O2", true },
+		{ "clang", "-O0", false },
+		{ "clang", "-O2 -fno-pie -no-pie", true },
+	};
+	for (size_t i = 0; i < sizeof builds / sizeof builds[0]; i++) {
+		char tag[128], out[512], cmd[2048];
+		snprintf(tag, sizeof tag, "%s %s", builds[i].cc, builds[i].flags);
+		if (!have(builds[i].cc)) {
+			printf("ok %d # SKIP %s: no compiler\n", ++test_no, tag);
+			continue;
+		}
+		snprintf(out, sizeof out, "%s/fixture-%zu", dir, i);
+		snprintf(cmd, sizeof cmd, "%s %s -g -o %s %s >%s/cc.log 2>&1", builds[i].cc, builds[i].flags, out, src, dir);
+		int rc = system(cmd);
+		ok(rc == 0, "%s: the fixture compiles", tag);
+		if (rc != 0) {
+			snprintf(cmd, sizeof cmd, "sed 's/^/# /' %s/cc.log", dir);
+			if (system(cmd) != 0)
+				printf("# (no compiler output)\n");
+		}
+		if (rc == 0)
+			check_binary(tag, out, builds[i].optimized);
+		unlink(out);
+	}
+	unlink(src);
+	char log[600];
+	snprintf(log, sizeof log, "%s/cc.log", dir);
+	unlink(log);
+	rmdir(dir);
+	printf("1..%d\n", test_no);
+	return failed ? 1 : 0;
+}
