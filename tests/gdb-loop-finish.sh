@@ -8,6 +8,7 @@
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
 OL=$(line_of outer-loop); OE=$(line_of outer-end)
 SB=$(line_of scale-body); SL=$(line_of scale-loop); SE=$(line_of scale-end)
+RB=$(line_of rec-body)
 # COLS is a multiple of 8: a compiler that unrolls a loop by 2, 4 or 8 runs
 # the remainder trips after the machine loop (peeled code, not a loop), so
 # only then does "left the loop" coincide with "did every trip".
@@ -55,6 +56,14 @@ for cc in $(gdb_compilers); do
 	# unrolled by the compiler reaches it less often, never more.
 	[ -n "$n" ] && [ "$n" -ge 1 ] && [ "$n" -le "$COLS" ]
 	ok $? "$cc: -count reports the header visits (got '$n', at most $COLS)"
+
+	# Recursion: the loop's exit is also reached by deeper activations of
+	# the same procedure first; loop-finish must wait for its own frame.
+	out=$(gdb_run -ex "break loops.c:$RB" -ex run -ex delete -ex loop-finish \
+		-ex 'printf "rec2=%d rec1=%d rec0=%d\n", rec_trips[2], rec_trips[1], rec_trips[0]' \
+		-ex kill --args "$bin" 2 2 2 4)
+	check_eq "$(echo "$out" | sed -n 's/^rec2=//p')" "4 rec1=16 rec0=64" \
+		"$cc: loop-finish in a recursive procedure stops where its own activation leaves the loop"
 
 	# A breakpoint inside the loop stops loop-finish early; it says so.
 	out=$(gdb_run -ex "break loops.c:$SB" -ex run -ex loop-finish -ex kill --args "$bin" $ROWS $COLS)
