@@ -114,7 +114,7 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
 
 struct sym {
 	uint64_t addr, size;
-	const char *name; /* interned */
+	const char *name; /* interned, or in the kallsyms buffer */
 };
 
 struct symtab {
@@ -169,6 +169,7 @@ struct pl_attrib {
 	struct dso_attr *dattr; /* by dso index */
 	size_t ndattr;
 	struct symtab kallsyms;
+	char *kallsyms_buf;
 	int kallsyms_tried;
 	char home_debug[PATH_MAX];
 	char osrelease[256];
@@ -239,6 +240,7 @@ void pl_attrib_free(struct pl_attrib *a)
 	}
 	free(a->dattr);
 	free(a->kallsyms.v);
+	free(a->kallsyms_buf);
 	free(a->fc);
 	free(a);
 }
@@ -359,6 +361,17 @@ static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const 
 	return match;
 }
 
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* /proc/kallsyms: "ADDR TYPE NAME [MODULE]", about 150k lines.  Read in one
+ * go and parsed by hand; the names stay in the buffer (sscanf and a copy
+ * per name were most of the time of a small report). */
 static void load_kallsyms(struct pl_attrib *a)
 {
 	if (a->kallsyms_tried)
@@ -368,31 +381,60 @@ static void load_kallsyms(struct pl_attrib *a)
 	/* /proc/kallsyms describes the running kernel, which must be the recorded one */
 	if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
 		return;
-	FILE *f = fopen("/proc/kallsyms", "r");
-	if (!f)
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	char line[512];
-	size_t cap = 0;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long addr;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		if (!addr)
-			continue; /* kptr_restrict hides them all */
-		if (a->kallsyms.n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			a->kallsyms.v = pl_xrealloc(a->kallsyms.v, cap * sizeof *a->kallsyms.v);
+	size_t cap = 8 << 20, len = 0;
+	char *buf = pl_xmalloc(cap);
+	for (;;) {
+		if (len + 65536 > cap) {
+			cap *= 2;
+			buf = pl_xrealloc(buf, cap);
 		}
-		a->kallsyms.v[a->kallsyms.n].addr = addr;
-		a->kallsyms.v[a->kallsyms.n].size = 0;
-		a->kallsyms.v[a->kallsyms.n].name = pl_intern(a->rep->s, name);
-		a->kallsyms.n++;
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
 	}
-	fclose(f);
-	qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
+	close(fd);
+	buf[len] = 0;
+	a->kallsyms_buf = buf;
+	size_t vcap = 0;
+	int sorted = 1;
+	for (char *p = buf, *end = buf + len; p < end;) {
+		char *nl = memchr(p, '\n', end - p);
+		if (!nl)
+			nl = end;
+		*nl = 0;
+		uint64_t addr = 0;
+		int h;
+		char *q = p;
+		while ((h = hexval(*q)) >= 0)
+			addr = addr << 4 | h, q++;
+		if (*q == ' ' && q[1] && q[2] == ' ' && addr) {
+			char type = q[1];
+			char *name = q + 3, *sp = strchr(name, '\t');
+			if (sp)
+				*sp = 0; /* drop the [module] column */
+			if (type == 't' || type == 'T' || type == 'w' || type == 'W') {
+				if (a->kallsyms.n == vcap) {
+					vcap = vcap ? vcap * 2 : 65536;
+					a->kallsyms.v = pl_xrealloc(a->kallsyms.v, vcap * sizeof *a->kallsyms.v);
+				}
+				struct sym *s = &a->kallsyms.v[a->kallsyms.n++];
+				s->addr = addr;
+				s->size = 0;
+				s->name = name;
+				if (a->kallsyms.n > 1 && s[-1].addr > addr)
+					sorted = 0;
+			}
+		}
+		p = nl + 1;
+	}
+	if (!sorted)
+		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path)
