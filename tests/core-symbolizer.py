@@ -22,6 +22,9 @@
 #   inline-depth    a different number of inline levels
 #   call-site       an inline entry's call file:line differs
 #   proc-name / inline-name   a different function
+# Separately (its own TAP line, same threshold): the declaration file:line
+# of the proc and of each callee against llvm-symbolizer's StartFileName:
+# StartLine, classes "(decl) decl-line" and "(decl) decl-file".
 #   no-chain        loopscope has no chain where llvm-symbolizer has one
 import importlib.util
 import json
@@ -131,7 +134,7 @@ def compare(ours, frames):
     inlines = [e for e in chain if e["kind"] == "inline"]
     stmts = [e for e in chain if e["kind"] == "stmt"]
     if not procs or not stmts:
-        return ["no-chain"], ""
+        return ["no-chain"], "", ""
     outer = list(reversed(frames))          # llvm: innermost first
     classes = []
     name_form = ""
@@ -158,6 +161,19 @@ def compare(ours, frames):
         if e.get("call_line") != caller.get("Line") or norm_path(e.get("call_file")) != norm_path(caller.get("FileName")):
             classes.append("call-site")
             break
+    # Declarations: the proc's and each callee's decl file:line are
+    # llvm-symbolizer's StartFileName:StartLine of that frame.
+    # (llvm-symbolizer 14 leaves StartFileName empty for gcc's DWARF 5.)
+    decl = ""
+    for e, f in zip(procs[:1] + inlines, outer):
+        if not f.get("StartLine"):
+            continue
+        if e.get("line") != f.get("StartLine"):
+            decl = "decl-line"
+            break
+        if f.get("StartFileName") and norm_path(e.get("file")) != norm_path(f.get("StartFileName")):
+            decl = "decl-file"
+            break
     # The statement: the innermost frame's location.
     inner = frames[0]
     stmt = stmts[-1]
@@ -168,7 +184,7 @@ def compare(ours, frames):
         classes.append("stmt-line:discriminator" if inner.get("Discriminator") else "stmt-line")
     elif norm_path(stmt.get("file")) != norm_path(inner.get("FileName")):
         classes.append("stmt-file")
-    return classes, name_form
+    return classes, name_form, decl
 
 
 def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(), env=None):
@@ -183,7 +199,7 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
         tap.ok(False, "%s: loopscope lookup exited %d" % (label, proc.returncode))
         tap.diag(proc.stderr[-2000:])
         return
-    n = agree = name_forms = 0
+    n = agree = name_forms = decl_agree = 0
     classes = Counter()
     examples = {}
     for a in addrs:
@@ -195,9 +211,14 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
         ours = got.get(a)
         if ours is None:
             cl = ["no-output"]
-            nf = ""
+            nf = decl = ""
         else:
-            cl, nf = compare(ours, frames)
+            cl, nf, decl = compare(ours, frames)
+        if decl:
+            classes["(decl) " + decl] += 1
+            examples.setdefault(decl, (a, ours, frames))
+        else:
+            decl_agree += 1
         if nf:
             name_forms += 1
             classes["(not counted) " + nf] += 1
@@ -211,6 +232,7 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
     classes = Counter({k: v for k, v in classes.items()})
     totals["n"] += n
     totals["agree"] += agree
+    totals["decl_agree"] += decl_agree
     totals["classes"].update(classes)
     totals["name_forms"] += name_forms
     # Per binary: report, fail only on a gross failure (the overall
@@ -232,7 +254,7 @@ def main():
     C.need_tools("objdump", "readelf", "objcopy")
     tmp = C.scratch_dir()
     tap = C.Tap()
-    totals = {"n": 0, "agree": 0, "classes": Counter(), "name_forms": 0}
+    totals = {"n": 0, "agree": 0, "decl_agree": 0, "classes": Counter(), "name_forms": 0}
     # (label suffix, sources, C++?, extra flags)
     programs = [
         ("small", ["small.cpp"], True, []),
@@ -281,6 +303,9 @@ def main():
     for c, k in sorted(totals["classes"].items(), key=lambda kv: -kv[1]):
         tap.diag("  %-28s %d" % (c, k))
     tap.ok(n > 0 and pct >= THRESHOLD, "overall agreement with llvm-symbolizer %.3f%% >= %.1f%%" % (pct, THRESHOLD))
+    dpct = 100.0 * totals["decl_agree"] / n if n else 0.0
+    tap.ok(n > 0 and dpct >= THRESHOLD, "declaration file:line of procs and callees agree at %d/%d addresses (%.3f%%) >= %.1f%%"
+           % (totals["decl_agree"], n, dpct, THRESHOLD))
     tap.done()
 
 
