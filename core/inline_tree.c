@@ -117,6 +117,31 @@ static struct origin_names *cache_slot(struct walker *w, Dwarf_Off key)
 	return &w->cache[j];
 }
 
+/* DW_AT_decl_file (through origins), resolved in the file table of the CU
+ * that holds the attribute.  Not dwarf_decl_file: libdw 0.188 takes file
+ * index 0 for "none", but in DWARF 5 it is the primary source file, and
+ * clang uses it. */
+static const char *decl_file(struct walker *w, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0)
+		return NULL;
+	if (a.cu == w->cudie.cu)
+		return cu_file(w, idx);
+	/* An origin in another unit (dwz partial units, LTO). */
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (!dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	const char *f = dwarf_filesrc(files, idx, NULL, NULL);
+	Dwarf_Attribute ca;
+	const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &ca));
+	return f ? ls_source_path(&w->m->strings, dir ? dir : w->comp_dir, f) : NULL;
+}
+
 /* Name, linkage name, declaration and noreturn of DIE, through its
  * abstract origin and specification chains. */
 static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die)
@@ -147,9 +172,7 @@ static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die)
 	} else {
 		r.name = ls_intern(t, name ? name : "??");
 	}
-	const char *df = dwarf_decl_file(die);
-	if (df)
-		r.decl_file = ls_source_path(t, w->comp_dir, df);
+	r.decl_file = decl_file(w, die);
 	int line = 0;
 	if (dwarf_decl_line(die, &line) == 0 && line > 0)
 		r.decl_line = (unsigned)line;

@@ -1,0 +1,631 @@
+/* unit-dwarf.c - the ELF/DWARF stages (module.c, inline_tree.c, procs.c,
+ * linemap.c, demangle.c) on fixtures compiled now with gcc and clang:
+ * five-deep inline chains with their call lines, two call sites of one
+ * inlined function, a gcc .cold split, PLT names and noreturn, DWARF 4 and 5,
+ * compressed debug sections, split debug info (debuglink and build-id),
+ * a shared library, a relocatable object, the index invariants, and bad
+ * input (empty, not ELF, truncated, foreign machine, random corruption).
+ * Prints TAP. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int test_no, failed;
+static char tmpdir[256];
+static const char *srcdir;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	if (!cond)
+		failed++;
+}
+
+static void skip(const char *why)
+{
+	printf("ok %d # SKIP %s\n", ++test_no, why);
+}
+
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+}
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	int rc = system(cmd);
+	if (rc != 0)
+		diag("command failed (%d): %s", rc, cmd);
+	return rc;
+}
+
+static bool have(const char *tool)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+	return system(cmd) == 0;
+}
+
+static char *tmp(const char *name)
+{
+	static char bufs[8][512];
+	static int i;
+	char *b = bufs[i++ % 8];
+	snprintf(b, sizeof bufs[0], "%s/%s", tmpdir, name);
+	return b;
+}
+
+/* The line of SRC holding MARKER ("INNER", "CALL:level3"). */
+static unsigned marker_line(const char *src, const char *marker)
+{
+	char path[512], line[1024], want[128];
+	snprintf(path, sizeof path, "%s/tests/fixtures/%s", srcdir, src);
+	snprintf(want, sizeof want, "/* %s", marker);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	unsigned n = 0, found = 0;
+	while (fgets(line, sizeof line, f)) {
+		n++;
+		char *p = strstr(line, want);
+		if (p && (p[strlen(want)] == ' ' || p[strlen(want)] == '*')) {
+			found = n;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void quiet_warn(void *ctx, const char *msg)
+{
+	int *count = ctx;
+	(*count)++;
+	(void)msg;
+}
+
+struct loaded {
+	ls_module *m;
+	int warnings;
+};
+
+/* Runs the stages in the order api.c runs them. */
+static ls_module *load(const char *path, const char *debug_dir, ls_error *err, int *warnings)
+{
+	ls_module *m = ls_xcalloc(1, sizeof *m);
+	m->fd = -1;
+	ls_options_init(&m->opt);
+	m->opt.debug_file_path = debug_dir;
+	m->opt.warn = quiet_warn;
+	m->opt.warn_ctx = warnings;
+	if (ls_elf_open(m, path, err) < 0 ||
+	    (m->dwarf && ls_inline_build(m, err) < 0) ||
+	    ls_procs_build(m, err) < 0 ||
+	    (m->dwarf && ls_linemap_build(m, err) < 0)) {
+		ls_inline_free(&m->inl);
+		ls_procs_free(&m->procs);
+		ls_linemap_free(&m->lines);
+		ls_elf_close(m);
+		ls_strtab_free(&m->strings);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void unload(ls_module *m)
+{
+	if (!m)
+		return;
+	ls_inline_free(&m->inl);
+	ls_procs_free(&m->procs);
+	ls_linemap_free(&m->lines);
+	ls_elf_close(m);
+	ls_strtab_free(&m->strings);
+	free(m);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The index invariants every module must satisfy. */
+static void check_invariants(const ls_module *m, const char *what)
+{
+	bool good = true;
+	for (size_t i = 0; i < m->inl.nsegs; i++) {
+		const struct ls_inl_seg *s = &m->inl.segs[i];
+		if (s->lo >= s->hi || (i && s->lo < m->inl.segs[i - 1].hi) || !s->node ||
+		    s->node->kind == LS_INL_LEXICAL)
+			good = false;
+	}
+	ok(good, "%s: inline segments sorted, non-overlapping, none lexical (%zu)", what, m->inl.nsegs);
+
+	good = true;
+	for (size_t i = 0; i < m->inl.nnodes; i++) {
+		const struct ls_inl_node *n = m->inl.nodes[i];
+		if (n->kind == LS_INL_SUBPROGRAM && (n->parent || n->depth))
+			good = false;
+		if (n->kind == LS_INL_INLINED && (!n->parent || n->parent->kind == LS_INL_LEXICAL ||
+						  n->depth != n->parent->depth + 1 || !n->name))
+			good = false;
+	}
+	ok(good, "%s: inline nodes: subprograms are roots, inlined depth = parent + 1", what);
+
+	good = true;
+	for (size_t i = 0; i < m->procs.nindex; i++) {
+		const struct ls_proc_range *r = &m->procs.index[i];
+		if (r->lo >= r->hi || (i && r->lo < m->procs.index[i - 1].hi) || r->proc >= m->procs.nprocs)
+			good = false;
+	}
+	for (size_t i = 1; i < m->procs.nprocs; i++)
+		if (m->procs.procs[i].entry <= m->procs.procs[i - 1].entry)
+			good = false;
+	for (size_t i = 0; i < m->procs.nprocs; i++) {
+		const struct ls_proc *p = &m->procs.procs[i];
+		if (ls_procs_at_entry(&m->procs, p->entry) != p || !p->name || !p->nranges)
+			good = false;
+	}
+	ok(good, "%s: procedure index sorted and non-overlapping, entries unique (%zu procs)", what,
+	   m->procs.nprocs);
+
+	good = true;
+	const struct ls_line_row *rows = m->lines.rows;
+	for (size_t i = 0; i < m->lines.nrows; i++) {
+		if (i && rows[i].addr <= rows[i - 1].addr)
+			good = false;
+		if (i && !rows[i].file && !rows[i - 1].file)
+			good = false;
+		if (rows[i].file && (!ls_text_find(m, rows[i].addr) || rows[i].file[0] != '/'))
+			good = false;
+		if (rows[i].file && ls_linemap_find(&m->lines, rows[i].addr) != &rows[i])
+			good = false;
+	}
+	ok(good && (!m->lines.nrows || !rows[m->lines.nrows - 1].file),
+	   "%s: line rows sorted, in text, absolute files, gaps single, table closed (%zu rows)", what,
+	   m->lines.nrows);
+}
+
+/* "level5<level4<...<deep_entry" for ADDR, with call lines. */
+static void chain_string(const ls_module *m, uint64_t addr, char *buf, size_t size)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (const struct ls_inl_node *x = ls_inline_find(&m->inl, addr); x && n < size; x = x->parent)
+		n += snprintf(buf + n, size - n, "%s@%u<", x->name, x->call_line);
+}
+
+/* Addresses of line rows for LINE of a file ending in FILE. */
+static size_t rows_at_line(const ls_module *m, const char *file, unsigned line, uint64_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->lines.nrows && n < cap; i++)
+		if (m->lines.rows[i].file && m->lines.rows[i].line == line && ends_with(m->lines.rows[i].file, file))
+			out[n++] = m->lines.rows[i].addr;
+	return n;
+}
+
+static void check_inline_deep(const char *bin, const char *what, bool relocatable)
+{
+	ls_error err;
+	int warnings = 0;
+	ls_module *m = load(bin, NULL, &err, &warnings);
+	ok(m != NULL, "%s: loads", what);
+	if (!m) {
+		diag("%s", err.message);
+		return;
+	}
+	ok(m->dwarf && m->relocatable == relocatable && warnings == 0, "%s: DWARF found, relocatable=%d, no warnings",
+	   what, relocatable);
+	check_invariants(m, what);
+
+	unsigned inner = marker_line("inline_deep.c", "INNER");
+	unsigned call[6];
+	char name[32];
+	for (int k = 1; k <= 5; k++) {
+		snprintf(name, sizeof name, "CALL:level%d", k);
+		call[k] = marker_line("inline_deep.c", name);
+	}
+	uint64_t addrs[64];
+	size_t na = rows_at_line(m, "/inline_deep.c", inner, addrs, 64);
+	bool found = false;
+	char chain[2048], want[512];
+	snprintf(want, sizeof want, "level5@%u<level4@%u<level3@%u<level2@%u<level1@%u<deep_entry@0<",
+		 call[5], call[4], call[3], call[2], call[1]);
+	for (size_t i = 0; i < na; i++) {
+		chain_string(m, addrs[i], chain, sizeof chain);
+		if (strcmp(chain, want) == 0) {
+			found = true;
+			const struct ls_proc *p = ls_procs_find(&m->procs, addrs[i]);
+			const struct ls_inl_node *n = ls_inline_find(&m->inl, addrs[i]);
+			ok(p && strcmp(p->name, "deep_entry") == 0 && p->from_dwarf && n && n->depth == 5 &&
+			   p->die_node == n->parent->parent->parent->parent->parent,
+			   "%s: the INNER line's procedure is deep_entry, its DWARF node the chain's root", what);
+			ok(n && n->call_file && ends_with(n->call_file, "/inline_deep.c") && n->call_file[0] == '/' &&
+			   n->decl_file && ends_with(n->decl_file, "/inline_deep.c") &&
+			   n->decl_line == inner - 2,
+			   "%s: call and declaration files absolute, level5 declared at line %u", what, inner - 2);
+			break;
+		}
+	}
+	ok(found, "%s: INNER (line %u, %zu rows) inlined 5 deep: %s", what, inner, na, want);
+	if (!found && na) {
+		chain_string(m, addrs[0], chain, sizeof chain);
+		diag("got %s", chain);
+	}
+
+	/* clamp_add inlined twice into two_sites, at the two SITE lines. */
+	unsigned site1 = marker_line("inline_deep.c", "SITE:first");
+	unsigned site2 = marker_line("inline_deep.c", "SITE:second");
+	bool seen1 = false, seen2 = false;
+	for (size_t i = 0; i < m->inl.nnodes; i++) {
+		const struct ls_inl_node *n = m->inl.nodes[i];
+		if (n->kind == LS_INL_INLINED && strcmp(n->name, "clamp_add") == 0 && n->parent &&
+		    strcmp(n->parent->name, "two_sites") == 0) {
+			seen1 |= n->call_line == site1;
+			seen2 |= n->call_line == site2;
+		}
+	}
+	ok(seen1 && seen2, "%s: clamp_add inlined at both call sites (lines %u and %u)", what, site1, site2);
+
+	uint64_t a, s;
+	ok(ls_module_symbol(m, "deep_entry", &a, &s) == 0 && ls_procs_at_entry(&m->procs, a) &&
+	   strcmp(ls_procs_at_entry(&m->procs, a)->name, "deep_entry") == 0 && s > 0,
+	   "%s: ls_module_symbol finds deep_entry at its procedure's entry", what);
+	ok(ls_module_symbol(m, "no_such_function", &a, &s) < 0, "%s: unknown symbols are not found", what);
+	unload(m);
+}
+
+/* Every line-row address gets the same chain and line in A and B. */
+static void check_same_answers(const char *a, const char *b, const char *debug_dir, const char *what)
+{
+	ls_error err;
+	int wa = 0, wb = 0;
+	ls_module *ma = load(a, NULL, &err, &wa), *mb = load(b, debug_dir, &err, &wb);
+	if (!ma || !mb) {
+		ok(0, "%s: both load", what);
+		unload(ma);
+		unload(mb);
+		return;
+	}
+	size_t same = 0, n = 0;
+	char ca[2048], cb[2048];
+	for (size_t i = 0; i < ma->lines.nrows; i++) {
+		uint64_t addr = ma->lines.rows[i].addr;
+		const struct ls_line_row *ra = ls_linemap_find(&ma->lines, addr), *rb = ls_linemap_find(&mb->lines, addr);
+		if (!ra)
+			continue;
+		n++;
+		chain_string(ma, addr, ca, sizeof ca);
+		chain_string(mb, addr, cb, sizeof cb);
+		if (rb && rb->file && strcmp(ra->file, rb->file) == 0 && ra->line == rb->line &&
+		    ra->column == rb->column && strcmp(ca, cb) == 0)
+			same++;
+	}
+	ok(n > 0 && same == n && ma->procs.nprocs == mb->procs.nprocs,
+	   "%s: %zu/%zu line addresses give the same line and inline chain", what, same, n);
+	unload(ma);
+	unload(mb);
+}
+
+static void check_cold(const char *bin)
+{
+	ls_error err;
+	int warnings = 0;
+	ls_module *m = load(bin, NULL, &err, &warnings);
+	if (!m) {
+		ok(0, "gcc -O2 cold.c: loads (%s)", err.message);
+		return;
+	}
+	check_invariants(m, "gcc -O2 cold.c");
+	uint64_t cold, hot, size;
+	if (ls_module_symbol(m, "hot_path.cold", &cold, &size) != 0) {
+		skip("gcc did not split hot_path (no hot_path.cold symbol)");
+	} else {
+		ok(ls_module_symbol(m, "hot_path", &hot, &size) == 0, "cold.c: hot_path found");
+		const struct ls_proc *p = ls_procs_find(&m->procs, cold);
+		ok(p && strcmp(p->name, "hot_path") == 0 && p->nranges >= 2 && p->entry == hot &&
+		   p->ranges[0].lo <= hot && hot < p->ranges[0].hi,
+		   "cold.c: hot_path.cold belongs to hot_path (a second range; range 0 holds the entry)");
+		ok(!ls_procs_at_entry(&m->procs, cold), "cold.c: hot_path.cold is not a procedure of its own");
+	}
+	const struct ls_proc *ex = NULL;
+	for (size_t i = 0; i < m->procs.nprocs; i++)
+		if (strcmp(m->procs.procs[i].name, "exit@plt") == 0)
+			ex = &m->procs.procs[i];
+	ok(ex && ex->is_plt && ex->noreturn && ex->ranges[0].hi - ex->ranges[0].lo >= 8,
+	   "cold.c: exit@plt is a PLT procedure that does not return");
+	uint64_t a;
+	ok(ex && ls_module_symbol(m, "exit@plt", &a, NULL) == 0 && a == ex->entry,
+	   "cold.c: ls_module_symbol finds exit@plt");
+	const struct ls_proc *rf = NULL;
+	if (ls_module_symbol(m, "report_failure", &a, NULL) == 0)
+		rf = ls_procs_at_entry(&m->procs, a);
+	ok(rf && !rf->noreturn && rf->from_dwarf && rf->file && ends_with(rf->file, "/cold.c"),
+	   "cold.c: report_failure returns, comes from DWARF with its file");
+	unload(m);
+}
+
+static void check_shlib(const char *lib)
+{
+	ls_error err;
+	int warnings = 0;
+	ls_module *m = load(lib, NULL, &err, &warnings);
+	if (!m) {
+		ok(0, "shlib.so: loads (%s)", err.message);
+		return;
+	}
+	check_invariants(m, "gcc -O2 shlib.so");
+	uint64_t a, s;
+	bool found = ls_module_symbol(m, "shlib_sum", &a, &s) == 0;
+	bool scale_inside = false;
+	for (uint64_t x = a; found && x < a + s; x++) {
+		const struct ls_inl_node *n = ls_inline_find(&m->inl, x);
+		if (n && strcmp(n->name, "scale") == 0 && n->parent && strcmp(n->parent->name, "shlib_sum") == 0)
+			scale_inside = true;
+	}
+	ok(found && ls_text_find(m, a) && scale_inside,
+	   "shlib.so: shlib_sum at a link-time address in .text, with scale inlined");
+	unload(m);
+}
+
+static void check_demangle(void)
+{
+	struct { const char *in, *out; } cases[] = {
+		{ "_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back(int const&)" },
+		{ "_Z3fooi.constprop.0.isra.0", "foo(int) (.constprop.0.isra.0)" },
+		{ "_Z3fooi.cold", "foo(int) (.cold)" },
+		{ "_ZZ4mainENKUlvE_clEv", "main::'lambda'()::operator()() const" },
+		{ "_ZZ4mainENKUliE0_clEi", "main::'lambda0'(int)::operator()(int) const" },
+		{ "_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc",
+		  "std::basic_ostream<char, std::char_traits<char> >& std::operator<<<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char const*)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *d = ls_demangle(cases[i].in);
+		ok(d && strcmp(d, cases[i].out) == 0, "demangle %s -> %s", cases[i].in, cases[i].out);
+		if (d && strcmp(d, cases[i].out) != 0)
+			diag("got %s", d);
+		free(d);
+	}
+	ok(!ls_demangle("main") && !ls_demangle("_start") && !ls_demangle("_Zgarbage") && !ls_demangle(""),
+	   "demangle: plain and invalid names are not mangled");
+}
+
+static void check_paths(void)
+{
+	struct { const char *dir, *name, *out; } cases[] = {
+		{ "/tmp/b", "x.c", "/tmp/b/x.c" },
+		{ "/tmp/b", "/usr/include/stdio.h", "/usr/include/stdio.h" },
+		{ "/usr/lib/gcc/x86_64-linux-gnu/12", "../../../../include/c++/12/bits/stl_vector.h",
+		  "/usr/include/c++/12/bits/stl_vector.h" },
+		{ "/a/./b//c", "./d/../e.c", "/a/b/c/e.c" },
+		{ "/a", "../../../x.c", "/x.c" },
+		{ NULL, "rel/./x.c", "rel/x.c" },
+		{ "build", "../../x.c", "../x.c" },
+	};
+	struct ls_strtab t = {0};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *r = ls_source_path(&t, cases[i].dir, cases[i].name);
+		ok(r && strcmp(r, cases[i].out) == 0, "source path %s + %s -> %s", cases[i].dir ? cases[i].dir : "(none)",
+		   cases[i].name, cases[i].out);
+		if (r && strcmp(r, cases[i].out) != 0)
+			diag("got %s", r);
+	}
+	ok(ls_source_path(&t, "/a", "b.c") == ls_source_path(&t, "/a/", "./b.c"), "source paths are interned");
+	ls_strtab_free(&t);
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (f) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
+static void *read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *d = ls_xmalloc(len > 0 ? (size_t)len : 1);
+	*n = fread(d, 1, (size_t)len, f);
+	fclose(f);
+	return d;
+}
+
+static void expect_error(const char *path, ls_status code, const char *needle, const char *what)
+{
+	ls_error err = {0};
+	int warnings = 0;
+	ls_module *m = load(path, NULL, &err, &warnings);
+	bool good = !m && err.code == code && strstr(err.message, path) == err.message &&
+		    strstr(err.message, needle);
+	ok(good, "%s: error %d \"%s\"", what, err.code, err.message);
+	unload(m);
+}
+
+static void check_bad_input(const char *good_bin)
+{
+	write_file(tmp("empty"), "", 0);
+	expect_error(tmp("empty"), LS_ERR_NOT_ELF, ": empty file", "empty file");
+	write_file(tmp("text"), "hello, world\n", 13);
+	expect_error(tmp("text"), LS_ERR_NOT_ELF, ": not an ELF file", "a text file");
+	expect_error(tmp("no-such-file"), LS_ERR_IO, "No such file", "a missing file");
+	expect_error(tmpdir, LS_ERR_IO, "directory", "a directory");
+
+	size_t n;
+	unsigned char *d = read_file(good_bin, &n);
+	if (!d || n < 4096) {
+		ok(0, "read %s", good_bin);
+		free(d);
+		return;
+	}
+	write_file(tmp("trunc"), d, 2000);
+	expect_error(tmp("trunc"), LS_ERR_NOT_ELF, "truncated", "a truncated ELF file");
+	write_file(tmp("trunc-hdr"), d, 40);
+	expect_error(tmp("trunc-hdr"), LS_ERR_NOT_ELF, "truncated", "an ELF file cut inside its header");
+	unsigned char *arm = ls_xmalloc(n);
+	memcpy(arm, d, n);
+	arm[18] = 183; /* e_machine = EM_AARCH64 */
+	arm[19] = 0;
+	write_file(tmp("aarch64"), arm, n);
+	expect_error(tmp("aarch64"), LS_ERR_UNSUPPORTED, "unsupported machine AArch64", "a foreign machine");
+	free(arm);
+
+	/* Random corruption anywhere, and cuts anywhere: an error or a
+	 * module, never a crash (a crash fails the whole test). */
+	unsigned seed = 12345;
+	int opened = 0, refused = 0;
+	unsigned char *buf = ls_xmalloc(n);
+	for (int round = 0; round < 150; round++) {
+		memcpy(buf, d, n);
+		size_t len = n;
+		int flips = 1 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 40;
+		for (int k = 0; k < flips; k++) {
+			seed = seed * 1103515245 + 12345;
+			size_t at = (seed >> 8) % n;
+			seed = seed * 1103515245 + 12345;
+			buf[at] = (unsigned char)(seed >> 16);
+		}
+		seed = seed * 1103515245 + 12345;
+		if ((seed >> 16) % 5 == 0)
+			len = (seed >> 4) % n;
+		write_file(tmp("fuzz"), buf, len);
+		ls_error err;
+		int warnings = 0;
+		ls_module *m = load(tmp("fuzz"), NULL, &err, &warnings);
+		if (m) {
+			opened++;
+			for (uint64_t a = 0; a < 0x3000; a += 7) {
+				ls_inline_find(&m->inl, a);
+				ls_linemap_find(&m->lines, a);
+				ls_procs_find(&m->procs, a);
+			}
+		} else {
+			refused++;
+		}
+		unload(m);
+	}
+	free(buf);
+	free(d);
+	ok(opened + refused == 150, "150 corrupted copies: %d opened, %d refused with a message, no crash", opened,
+	   refused);
+}
+
+int main(void)
+{
+	srcdir = getenv("top_srcdir");
+	if (!srcdir)
+		srcdir = "..";
+	snprintf(tmpdir, sizeof tmpdir, "%s/ls-unit-dwarf.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		printf("1..0 # SKIP cannot make a temporary directory: %s\n", strerror(errno));
+		return 0;
+	}
+	char fx[512];
+	snprintf(fx, sizeof fx, "%s/tests/fixtures", srcdir);
+
+	check_demangle();
+	check_paths();
+
+	if (!have("gcc")) {
+		printf("1..%d # no gcc: fixtures skipped\n", test_no);
+		return failed != 0;
+	}
+	/* Five-deep inlining, every compiler and DWARF version. */
+	const char *ccs[] = { "gcc", "clang" };
+	for (int c = 0; c < 2; c++) {
+		if (!have(ccs[c])) {
+			skip(ccs[c]);
+			continue;
+		}
+		for (int v = 4; v <= 5; v++) {
+			for (int o = 0; o < 2; o++) {
+				const char *opt = o ? "-O2" : "-O0";
+				char out[64], what[128];
+				snprintf(out, sizeof out, "deep-%s%s-%d", ccs[c], opt, v);
+				snprintf(what, sizeof what, "%s %s -gdwarf-%d inline_deep.c", ccs[c], opt, v);
+				if (run("%s %s -gdwarf-%d -o %s %s/inline_deep.c", ccs[c], opt, v, tmp(out), fx) == 0)
+					check_inline_deep(tmp(out), what, false);
+				else
+					ok(0, "%s: compiles", what);
+			}
+		}
+	}
+	/* The same code with DWARF 4 and 5, compressed, and split off. */
+	if (run("gcc -O2 -g -o %s %s/inline_deep.c", tmp("d"), fx) == 0) {
+		if (run("gcc -O2 -g -gz -o %s %s/inline_deep.c", tmp("d-gz"), fx) == 0)
+			check_same_answers(tmp("d"), tmp("d-gz"), NULL, "gcc -O2 -g vs -gz (compressed debug sections)");
+		if (run("gcc -O2 -gdwarf-4 -o %s %s/inline_deep.c", tmp("d4"), fx) == 0)
+			check_same_answers(tmp("d"), tmp("d4"), NULL, "gcc -O2 -gdwarf-5 vs -gdwarf-4");
+		if (run("objcopy --only-keep-debug %s %s && objcopy --strip-debug --add-gnu-debuglink=%s %s %s",
+			tmp("d"), tmp("d.debug"), tmp("d.debug"), tmp("d"), tmp("d-stripped")) == 0) {
+			check_same_answers(tmp("d"), tmp("d-stripped"), NULL, "stripped + .gnu_debuglink");
+			ls_error err;
+			int w = 0;
+			ls_module *m = load(tmp("d-stripped"), NULL, &err, &w);
+			ok(m && m->debug_path && ends_with(m->debug_path, "/d.debug") && m->build_id &&
+			   strlen(m->build_id) == 40,
+			   "stripped: debug info from %s, build-id %s", m && m->debug_path ? m->debug_path : "-",
+			   m && m->build_id ? m->build_id : "-");
+			/* By build-id alone, under a debug directory of our own. */
+			if (m && m->build_id) {
+				char dir[600];
+				snprintf(dir, sizeof dir, "%s/.build-id/%.2s", tmp("dbg"), m->build_id);
+				if (run("mkdir -p %s && cp %s %s/%s.debug && objcopy --remove-section=.gnu_debuglink %s %s",
+					dir, tmp("d.debug"), dir, m->build_id + 2, tmp("d-stripped"), tmp("d-bid")) == 0)
+					check_same_answers(tmp("d"), tmp("d-bid"), tmp("dbg"), "stripped, debug info found by build-id");
+			}
+			unload(m);
+		}
+		check_bad_input(tmp("d"));
+	}
+	/* A relocatable object: libdwfl's layout, the first section at 0. */
+	if (run("gcc -O2 -g -c -o %s %s/inline_deep.c", tmp("deep.o"), fx) == 0) {
+		check_inline_deep(tmp("deep.o"), "gcc -O2 inline_deep.o (ET_REL)", true);
+		ls_error err;
+		int w = 0;
+		ls_module *m = load(tmp("deep.o"), NULL, &err, &w);
+		ok(m && m->ntext && m->text[0].addr == 0, "inline_deep.o: the first text section is at 0");
+		unload(m);
+	}
+	if (run("gcc -O2 -g -o %s %s/cold.c", tmp("cold"), fx) == 0)
+		check_cold(tmp("cold"));
+	if (run("gcc -O2 -g -fPIC -shared -o %s %s/shlib.c", tmp("shlib.so"), fx) == 0)
+		check_shlib(tmp("shlib.so"));
+
+	run("rm -rf %s", tmpdir);
+	printf("1..%d\n", test_no);
+	return 0;
+}
