@@ -196,10 +196,15 @@ class AddressMap:
                 return bias
         return None
 
-    def main_file(self):
+    def paths(self):
+        """Every mapped object file, the main program first."""
         self._refresh()
-        pspace = gdb.current_progspace()
-        return pspace.filename
+        seen = []
+        main = gdb.current_progspace().filename
+        for p in [main] + [sec[2] for sec in self._sections]:
+            if p and p not in seen and (p == main or self.bias_of(p) is not None):
+                seen.append(p)
+        return seen
 
 
 # ---- analyses, one per object file --------------------------------------------
@@ -245,6 +250,10 @@ class Analyses:
         if isinstance(got, LoopscopeError):
             raise got
         return got
+
+    def has(self, path):
+        key = self._key_of_path.get(path)
+        return key is not None and key in self._by_key
 
     def forget(self, *unused):
         # Object files may be rebuilt between runs: look their keys up again.
@@ -496,6 +505,23 @@ def _function_pc(name):
         return None
 
 
+def _loopscope_symbol_pc(name):
+    """NAME looked up by loopscope itself (mangled, demangled or NAME@plt), in
+    the main program and in the object files analyzed already: for names GDB
+    does not know.  A runtime address, or None."""
+    for path in ADDRESSES.paths():
+        if path != gdb.current_progspace().filename and not ANALYSES.has(path):
+            continue  # analyzing every library to find one name costs too much
+        try:
+            hit = ANALYSES.get(path).symbol(name)
+        except gdb.GdbError:
+            continue
+        if hit is not None:
+            bias = ADDRESSES.bias_of(path)
+            return hit[0] + (bias or 0)
+    return None
+
+
 def _loop_lines(node, place_bias, indent, out, inline_note=None):
     for c in node.get("children", ()):
         kind = c["kind"]
@@ -544,6 +570,8 @@ that come from an inlined callee are listed under that inlined call."""
         name = arg.strip()
         if name:
             pc = _function_pc(name)
+            if pc is None:
+                pc = _loopscope_symbol_pc(name)
             if pc is None:
                 raise LoopscopeError("info loops: no function named %s" % name)
         else:

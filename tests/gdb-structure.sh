@@ -31,6 +31,20 @@ check_structure() {
 	done <"$TMP/json"
 }
 
+# Help and completion (the commands' user interface).
+bin="$TMP/loops-help"
+if build_fixture gcc -O2 gdb/loops.c "$bin"; then
+	out=$(gdb_run "$bin" -ex 'help structure' -ex 'help info loops' -ex 'help loop-finish' \
+		-ex 'help function _loop_depth' -ex 'complete structure mai' -ex 'complete info loops sca' \
+		-ex 'complete loop-fin')
+	for want in 'Usage: structure \[-json\] \[LOCATION\]' 'Usage: info loops \[FUNCTION\]' \
+	            'Usage: loop-finish \[-count\]' '_loop_depth(\[ADDR\])' \
+	            '^structure main$' '^info loops scale$' '^loop-finish$'; do
+		echo "$out" | grep -q "$want"
+		ok $? "help and completion: /$want/"
+	done
+fi
+
 for cc in $(gdb_compilers); do
 	bin="$TMP/loops-$cc"
 	if ! build_fixture "$cc" -O2 gdb/loops.c "$bin"; then
