@@ -4,7 +4,7 @@
 # file with >= 1M samples with call graphs.
 #
 #   bench/perf-report.sh [BUILD_DIR]        (default: the source tree)
-#   env: SECONDS_RECORDED=50 THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1
+#   env: SECONDS_RECORDED=65 THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1
 #        PERF_DATA=existing.data (skip recording)
 #
 # The workload (tests/fixtures/perf/bench_work.c) runs threads through loops
@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
 PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
 [ -x "$PERF_LOOPS" ] || { echo "perf-report.sh: $PERF_LOOPS not built" >&2; exit 1; }
-SECONDS_RECORDED=${SECONDS_RECORDED:-50}
+SECONDS_RECORDED=${SECONDS_RECORDED:-65}
 THREADS=${THREADS:-2}
 FREQ=${FREQ:-50000}
 REPS=${REPS:-3}

@@ -543,6 +543,20 @@ static int to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uin
 	return -1;
 }
 
+const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
+{
+	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE || dso->kind == PL_DSO_ANON)
+		return NULL;
+	struct dso_attr *d = dso_attr(a, dso);
+	return d->nsegs ? d->path : NULL;
+}
+
+int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
+{
+	struct dso_attr *d = dso_attr(a, m->dso);
+	return to_link(d, m, addr, link);
+}
+
 /* ---- building the tree ---------------------------------------------------------- */
 
 static uint32_t named_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, const char *name)
@@ -678,6 +692,12 @@ struct frame {
 	uint8_t kernel, adjust;
 };
 
+/* A sample of a kernel thread has no user part to unwind. */
+static int kernel_ip_only(const pd_sample *smp)
+{
+	return smp->pid == 0 || smp->pid == (uint32_t)-1;
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -710,6 +730,9 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	}
 	struct frame fr[512];
 	size_t nf = 0;
+	/* --call-graph dwarf: the kernel gives the kernel part of the chain,
+	 * the user part is unwound from the saved registers and stack */
+	int dwarf = smp->stack_size && smp->regs_abi;
 	if (smp->nr_callchain) {
 		int kernel = kernel_ip;
 		int skip_ctx = 0;
@@ -725,10 +748,20 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 					skip_ctx = 1; /* guest frames: not ours to resolve */
 				continue;
 			}
-			if (skip_ctx)
+			if (skip_ctx || (dwarf && !kernel))
 				continue;
 			fr[nf].addr = ip;
 			fr[nf].kernel = (uint8_t)kernel;
+			fr[nf].adjust = nf > 0;
+			nf++;
+		}
+	}
+	if (dwarf && !kernel_ip_only(smp)) {
+		uint64_t pcs[256];
+		size_t n = pl_unwind_user(a, t, smp, pcs, 256);
+		for (size_t i = 0; i < n && nf < 512; i++) {
+			fr[nf].addr = pcs[i];
+			fr[nf].kernel = 0;
 			fr[nf].adjust = nf > 0;
 			nf++;
 		}

@@ -241,6 +241,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
 		rc = 1;
 	}
+	pl_unwind_free_all(rep.s);
 	pl_attrib_free(rep.attrib);
 	pl_tree_free(&rep.tree);
 	pl_session_free(rep.s);

@@ -4,7 +4,7 @@ perf_loops_SOURCES = \
 	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/cmd-report.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
-	perf-plugin/attribute.c perf-plugin/report.h \
+	perf-plugin/attribute.c perf-plugin/unwind.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS)

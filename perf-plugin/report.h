@@ -82,6 +82,14 @@ typedef struct pl_report {
 struct pl_attrib *pl_attrib_new(pl_report *rep);
 void pl_attrib_free(struct pl_attrib *a);
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
+/* The file behind DSO (found by build-id or path), or NULL. */
+const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso);
+/* The link-time address of runtime address ADDR in map M: 0, or -1. */
+int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link);
+
+/* unwind.c: the user frames of a --call-graph dwarf sample, leaf first. */
+size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, size_t cap);
+void pl_unwind_free_all(pl_session *s);
 
 /* Names and places of a node, for the views. */
 const char *pl_node_name(const pl_report *rep, uint32_t n); /* proc/inline: name */

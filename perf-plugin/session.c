@@ -218,6 +218,13 @@ void pl_session_free(pl_session *s)
 	free(s);
 }
 
+void pl_session_each_proc(pl_session *s, void (*fn)(void *ctx, pl_proc *p), void *ctx)
+{
+	for (size_t i = 0; i < s->procs.cap; i++)
+		if (s->procs.vals[i])
+			fn(ctx, s->procs.vals[i]);
+}
+
 const char *pl_intern(pl_session *s, const char *str)
 {
 	return strset_intern(&s->strings, str);
@@ -405,8 +412,11 @@ static void on_mmap(pl_session *s, const pd_event *ev)
 	pl_map *m = new_map(s, ev->start, ev->start + ev->len, ev->pgoff, d);
 	if (kernel)
 		maps_insert(s, &s->kernel_maps, m);
-	else
-		maps_insert(s, &proc_get(s, ev->pid)->maps, m);
+	else {
+		pl_proc *p = proc_get(s, ev->pid);
+		maps_insert(s, &p->maps, m);
+		p->gen++;
+	}
 }
 
 static void on_comm(pl_session *s, const pd_event *ev)
@@ -416,6 +426,7 @@ static void on_comm(pl_session *s, const pd_event *ev)
 	if (ev->misc & PD_MISC_COMM_EXEC) {
 		/* a new program: the old image is gone */
 		free_maps(&t->proc->maps);
+		t->proc->gen++;
 	}
 }
 
@@ -442,6 +453,7 @@ static void on_fork(pl_session *s, const pd_event *ev)
 		free_maps(&p->maps);
 	}
 	child->proc = p;
+	p->gen++;
 	/* a new process starts with a copy of its parent's maps */
 	pl_maps *from = &parent->proc->maps;
 	if (p != parent->proc && from->n) {

@@ -46,6 +46,8 @@ typedef struct pl_maps {
 typedef struct pl_proc {
 	uint32_t pid;
 	pl_maps maps;
+	unsigned gen;   /* changes whenever maps do (the unwinder rebuilds then) */
+	void *unwind;   /* unwind.c's state for this process */
 } pl_proc;
 
 typedef struct pl_thread {
@@ -60,6 +62,8 @@ typedef void (*pl_sample_fn)(void *ctx, pl_session *s, const pd_event *ev, pl_th
 
 pl_session *pl_session_new(pd_reader *r);
 void pl_session_free(pl_session *s);
+/* Call FN on every process (to free per-process state hung on it). */
+void pl_session_each_proc(pl_session *s, void (*fn)(void *ctx, pl_proc *p), void *ctx);
 
 /* Read the whole file, then replay it in time order, calling ON_SAMPLE for
  * every sample.  Returns the number of samples. */
