@@ -39,8 +39,12 @@ expect "structure outside every object file says so" 'not in any object file' "$
 out=$(gdb_run "$bin" -ex "structure *$main_addr" -ex 'printf "depth=%d\n", $_loop_depth(main)')
 expect "structure at main's entry says it is not in any loop" '\(not in any loop\)' "$out"
 expect "\$_loop_depth at main's entry is 0" '^depth=0$' "$out"
-out=$(gdb_run -ex 'break *main' -ex run -ex loop-finish -ex kill --args "$bin")
-expect "loop-finish at main's entry says the pc is not inside any loop" 'loop-finish: pc 0x[0-9a-f]+ .* is not inside any loop' "$out"
+if "$GDB" -nx -batch -ex run /bin/true 2>&1 | grep -q 'exited normally'; then
+	out=$(gdb_run -ex 'break *main' -ex run -ex loop-finish -ex kill --args "$bin")
+	expect "loop-finish at main's entry says the pc is not inside any loop" 'loop-finish: pc 0x[0-9a-f]+ .* is not inside any loop' "$out"
+else
+	skip "loop-finish at main's entry: gdb cannot run programs here"
+fi
 
 # No debug information: procedures only, and the output says why.
 out=$(gdb_run "$nodebug" -ex 'structure main')

@@ -36,3 +36,10 @@ ok_show() {
 	ok "$1" "$2"
 	[ "$1" -eq 0 ] || sed 's/^/# /' "$3"
 }
+
+# gdb_need_ptrace: skip the whole test where GDB cannot run programs
+# (containers without ptrace); probed once on /bin/true.
+gdb_need_ptrace() {
+	"$GDB" -nx -batch -ex run /bin/true 2>&1 | grep -q 'exited normally' ||
+		skip_all "gdb cannot run programs here (ptrace not permitted?)"
+}

@@ -4,6 +4,7 @@
 # the loop's volatile trip counter equal to the trip count.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
+gdb_need_ptrace
 
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
 OL=$(line_of outer-loop); OE=$(line_of outer-end)

@@ -6,6 +6,7 @@
 # the library's loop after its last trip.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
+gdb_need_ptrace
 [ -x "$LOOPSCOPE" ] || skip_all "loopscope CLI not built"
 
 LB=$(grep -n '@lib-body' "$FIXTURES/gdb/shlib.c" | cut -d: -f1)

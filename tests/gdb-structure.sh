@@ -5,6 +5,7 @@
 # gives, field by field.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
+gdb_need_ptrace
 [ -x "$LOOPSCOPE" ] || skip_all "loopscope CLI not built"
 
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
