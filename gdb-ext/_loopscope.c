@@ -447,7 +447,7 @@ static PyMethodDef Module_methods[] = {
 	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
 	{"procs", (PyCFunction)Module_procs, METH_NOARGS,
 	 "procs() -> list of every procedure's scope dict"},
-	{NULL},
+	{0},
 };
 
 static PyGetSetDef Module_getset[] = {
@@ -457,7 +457,7 @@ static PyGetSetDef Module_getset[] = {
 	{"has_dwarf", (getter)Module_get_has_dwarf, NULL, "True if debug information was found", NULL},
 	{"from_cache", (getter)Module_get_from_cache, NULL, "True if the structure came from the cache", NULL},
 	{"warnings", (getter)Module_get_warnings, NULL, "what the analysis reported as not analyzed", NULL},
-	{NULL},
+	{0},
 };
 
 static PyTypeObject ModuleType = {
