@@ -636,6 +636,23 @@ static int build(struct builder *b)
 		cfg->pred[t->first_pred + t->npred++] = (uint32_t)e;
 	}
 
+	/* Reachable from the entry (block 0). */
+	uint32_t *work = ls_xmalloc(nblocks * sizeof *work);
+	size_t nw = 0;
+	cfg->blocks[0].reachable = true;
+	work[nw++] = 0;
+	while (nw) {
+		const struct ls_block *blk = &cfg->blocks[work[--nw]];
+		for (uint32_t k = 0; k < blk->nsucc; k++) {
+			uint32_t t = cfg->edges[cfg->succ[blk->first_succ + k]].to;
+			if (!cfg->blocks[t].reachable) {
+				cfg->blocks[t].reachable = true;
+				work[nw++] = t;
+			}
+		}
+	}
+	free(work);
+
 	free(renum);
 	free(blocks);
 	free(block_of_insn);

@@ -22,6 +22,7 @@ struct ls_block {
 	uint32_t nsucc;
 	uint32_t first_pred;   /* index into cfg->pred */
 	uint32_t npred;
+	bool reachable;        /* from the entry (padding and dead code are not) */
 };
 
 struct ls_cfg_edge {

@@ -153,6 +153,21 @@ static bool cfg_sane(const struct ls_cfg *cfg, const struct ls_proc *p, char *wh
 				return false;
 			}
 	}
+	/* reachable: the entry, and every successor of a reachable block. */
+	size_t nreach = 0;
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[b];
+		nreach += blk->reachable;
+		for (uint32_t k = 0; k < blk->nsucc; k++)
+			if (blk->reachable && !cfg->blocks[cfg->edges[cfg->succ[blk->first_succ + k]].to].reachable) {
+				snprintf(why, whylen, "a successor of reachable block %zu is not reachable", b);
+				return false;
+			}
+	}
+	if (!cfg->blocks[0].reachable) {
+		snprintf(why, whylen, "the entry block is not reachable");
+		return false;
+	}
 	if (insns != cfg->ninsns) {
 		snprintf(why, whylen, "%zu instructions in blocks, %zu decoded", insns, cfg->ninsns);
 		return false;
