@@ -7,7 +7,15 @@
 # times, inside GDB, `structure` at $pc: the first call (which analyzes libc),
 # then later calls at $pc and at other libc functions (each a lookup in the
 # analysis already built).  Then a second GDB session, where the first call
-# loads the analysis from the on-disk cache.  Later calls must take < 50 ms.
+# loads the analysis from the on-disk cache.  Later calls must take < 50 ms;
+# the script exits 1 if one does not.
+#
+# One run (2 cores, Debian 12, gdb 13.1, glibc 2.36 + libc6-dbg):
+#   first structure in libc, empty cache      2130 ms   (the analysis of libc)
+#   first structure in libc, disk cache        775 ms
+#   later structure at $pc (libc), n=30     median 0.02 ms, max 0.11 ms
+#   later structure FUNCTION (libc), n=24   median 0.66 ms, max 11 ms (GDB's own symbol lookup included)
+#   later structure in a caller frame, n=10 median 0.06 ms, max 1.4 ms
 set -eu
 builddir=$(cd "${1:-.}" && pwd)
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,5 +72,7 @@ run() { # LABEL
 	LS_BENCH_LABEL=$1 gdb -nx -batch -ex "source $ext" -ex 'break printf' -ex run \
 		-ex "source $tmp/bench.py" -ex kill --args "$tmp/prog" 7 5 2>&1 | grep -v '^\[\|^Using host\|^Breakpoint\|^Kill\|^$' | sed -n '/^first call/,$p'
 }
-run "analysis, empty cache"
-run "disk cache"
+run "analysis, empty cache" | tee "$tmp/out"
+run "disk cache" | tee -a "$tmp/out"
+grep -q 'under 50 ms: NO' "$tmp/out" && exit 1
+grep -q 'under 50 ms: yes' "$tmp/out"
