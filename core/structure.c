@@ -258,62 +258,104 @@ static int place_index(const struct place *pl, size_t n, uint64_t addr)
 	return lo < n && pl[lo].addr <= addr ? (int)lo : -1;
 }
 
-/* Picks the loop's source line by the slides' priority scheme: a branch of
- * a back edge, then a backward branch closing the loop, then a taken (true)
- * branch inside the loop, then a fall-through edge inside the loop, else
- * the header's first instruction.  Among equals the lexically last branch
- * wins: it is the one that closes the loop.  IN_LOOP marks the loop's
- * blocks with STAMP. */
-static void loop_line(const struct ls_cfg *cfg, const struct ls_loop *L, const uint32_t *in_loop, uint32_t stamp,
+/* Picks loop K's source line.  First the loop's own test, the one that
+ * decides whether to go round again: a conditional branch with one side in
+ * the loop and the other leaving it, the in-loop side being the header (a
+ * back edge), else lying backward.  Then the slides' priority scheme: a
+ * branch back to the header, a backward branch closing the loop, a taken
+ * (true) branch, a fall-through edge; else the header's first line.  Only
+ * the loop's own blocks count (not a nested loop's), lines are taken in the
+ * loop's inline context, line 0 (compiler-made code) never counts, and
+ * among equals the lexically last branch wins, as it closes the loop. */
+static int edge_rank(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                     const struct ls_block *blk, const struct ls_insn *last)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	int rank = 99;
+	bool exits = false, cond = last->kind == LS_INSN_CJUMP;
+	int32_t inside = -1;
+	for (uint32_t s = 0; s < blk->nsucc; s++) {
+		const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+		/* In K or in a loop nested in K: walk up from the target's loop. */
+		int32_t l = lf->block_loop[e->to];
+		while (l >= 0 && l != k)
+			l = lf->loops[l].parent;
+		if (l != k) {
+			exits = true;
+			continue;
+		}
+		inside = (int32_t)e->to;
+		if (lf->block_loop[e->to] != k)
+			continue;
+		bool branch = e->kind == LS_EDGE_TAKEN || e->kind == LS_EDGE_JUMP;
+		bool to_entry = e->to == L->header;
+		for (size_t n = 1; n < L->nentries && !to_entry; n++)
+			to_entry = e->to == L->entries[n];
+		int r;
+		if (branch && to_entry)
+			r = 2;
+		else if (branch && cfg->blocks[e->to].start <= last->addr)
+			r = 3;
+		else if (e->kind == LS_EDGE_TAKEN)
+			r = 4;
+		else if (!branch && e->kind != LS_EDGE_SWITCH)
+			r = 5;
+		else
+			continue;
+		if (r < rank)
+			rank = r;
+	}
+	if (cond && exits && inside >= 0) {
+		bool to_entry = (uint32_t)inside == L->header;
+		for (size_t n = 1; n < L->nentries && !to_entry; n++)
+			to_entry = (uint32_t)inside == L->entries[n];
+		if (to_entry)
+			rank = 0;
+		else if (cfg->blocks[inside].start <= last->addr && rank > 1)
+			rank = 1;
+	}
+	return rank;
+}
+
+static void loop_line(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
                       const struct place *pl, size_t npl, const struct ls_inl_node *lca,
                       const char **file, unsigned *line)
 {
-	const struct place *best = NULL;
+	const struct ls_loop *L = &lf->loops[k];
 	int best_rank = 99;
 	uint64_t best_addr = 0;
-	for (size_t b = 0; b < L->nblocks; b++) {
-		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
-		if (!blk->ninsns)
-			continue;
-		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-		for (uint32_t k = 0; k < blk->nsucc; k++) {
-			const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + k]];
-			if (in_loop[e->to] != stamp)
-				continue;
-			bool branch = e->kind == LS_EDGE_TAKEN || e->kind == LS_EDGE_JUMP;
-			int rank;
-			if (branch && e->to == L->header)
-				rank = 0;
-			else if (branch && cfg->blocks[e->to].start <= last->addr)
-				rank = 1;
-			else if (e->kind == LS_EDGE_TAKEN)
-				rank = 2;
-			else if (!branch && e->kind != LS_EDGE_SWITCH)
-				rank = 3;
-			else
-				continue;
-			if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
-				continue;
-			int i = place_index(pl, npl, last->addr);
-			if (i < 0 || !pl[i].line)
-				continue;
-			best_rank = rank;
-			best_addr = last->addr;
-			best = &pl[i];
-		}
-	}
-	int h = place_index(pl, npl, cfg->blocks[L->header].start);
-	if (!best && h >= 0)
-		best = &pl[h];
 	*file = NULL;
 	*line = 0;
-	if (!best)
+	for (size_t b = 0; b < L->nblocks; b++) {
+		uint32_t from = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[from];
+		if (!blk->ninsns || lf->block_loop[from] != k)
+			continue;
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		int rank = edge_rank(cfg, lf, k, blk, last);
+		if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
+			continue;
+		int i = place_index(pl, npl, last->addr);
+		if (i < 0)
+			continue;
+		const char *f;
+		unsigned l;
+		line_in_context(&pl[i], lca, &f, &l);
+		if (!l)
+			continue;
+		best_rank = rank;
+		best_addr = last->addr;
+		*file = f;
+		*line = l;
+	}
+	if (*line)
 		return;
-	line_in_context(best, lca, file, line);
-	/* The slides: if the header's line is less deeply nested (inline-wise)
-	 * than the chosen edge's, use the header's. */
-	if (h >= 0 && pl[h].line && best != &pl[h] && context_depth(pl[h].ctx) < context_depth(best->ctx))
-		line_in_context(&pl[h], lca, file, line);
+	const struct ls_block *hb = &cfg->blocks[L->header];
+	for (uint32_t n = 0; n < hb->ninsns && !*line; n++) {
+		int i = place_index(pl, npl, cfg->insns[hb->first_insn + n].addr);
+		if (i >= 0)
+			line_in_context(&pl[i], lca, file, line);
+	}
 }
 
 /* ---- building ---- */
@@ -428,7 +470,6 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	}
 
 	struct child_map cm = { 0 };
-	uint32_t *in_loop = ls_xcalloc(cfg && nloops ? cfg->nblocks : 1, sizeof *in_loop);
 	for (size_t k = 0; k < nloops; k++) {
 		const struct ls_loop *L = &lf->loops[k];
 		if (!lca_set[k])
@@ -443,9 +484,7 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 		bool created;
 		struct ls_scope *ls = child_get(&cm, arena, at, LS_SCOPE_LOOP, L, 0, &created);
 		ls->loop = make_loop_info(arena, cfg, L);
-		for (size_t b = 0; b < L->nblocks; b++)
-			in_loop[L->blocks[b]] = (uint32_t)k + 1;
-		loop_line(cfg, L, in_loop, (uint32_t)k + 1, pl, npl, lca[k], &ls->file, &ls->line);
+		loop_line(cfg, lf, (int32_t)k, pl, npl, lca[k], &ls->file, &ls->line);
 		loop_scope[k] = ls;
 	}
 
@@ -481,7 +520,6 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	}
 
 	free(cm.slots);
-	free(in_loop);
 	free(lca);
 	free(lca_set);
 	free(loop_scope);
