@@ -3,7 +3,8 @@
 # addresses differ from its link-time ones by its load bias: `structure`
 # equals `loopscope lookup --json` on the library at the link-time address,
 # `bt` annotates the library's frame and the caller's, `loop-finish` leaves
-# the library's loop after its last trip.
+# the library's loop after its last trip.  Then the same chain comparison in
+# libc, whose debug information is a separate file.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
 gdb_need_ptrace
@@ -43,4 +44,23 @@ for cc in $(gdb_compilers); do
 	ok $? "$cc: bt shows main (in the executable) in its loop"
 	check_eq "$(echo "$out" | sed -n 's/^trips=//p')" "$N" "$cc: loop-finish in the library stops after the loop's last trip"
 done
+
+# libc: a system library whose DWARF lives elsewhere (libc6-dbg, by build-id).
+bin="$TMP/shlib-gcc"
+if [ -x "$bin" ]; then
+	out=$(gdb_run -ex "break printf" -ex run -ex "structure -json" -ex kill --args "$bin" 4 1)
+	j=$(echo "$out" | grep '^{' | head -n 1)
+	module=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["module"])' "$j" 2>/dev/null)
+	addr=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["addr"])' "$j" 2>/dev/null)
+	case "$module" in
+	*/libc.so.6)
+		pass "libc: the pc in printf is attributed to $module"
+		$CHECK compare "$j" "$("$LOOPSCOPE" lookup --json "$module" "$addr")"
+		ok $? "libc: structure in printf equals loopscope lookup --json on libc at $addr"
+		echo "$j" | grep -q '"name": "printf"'
+		ok $? "libc: the procedure is printf"
+		;;
+	*) fail "libc: the pc in printf is attributed to libc.so.6 (got '$module')"; echo "$out" | sed 's/^/# /' ;;
+	esac
+fi
 done_testing
