@@ -371,11 +371,15 @@ static int cmp_ival(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Heap order: the deepest interval wins; among equals, the later DIE. */
+/* Heap order: the deepest interval wins; among equally deep ones (bad or
+ * overlapping DWARF), the one that starts later, as in the procedure index,
+ * then the later DIE. */
 static bool ival_above(const struct ival *a, const struct ival *b)
 {
 	if (a->depth != b->depth)
 		return a->depth > b->depth;
+	if (a->lo != b->lo)
+		return a->lo > b->lo;
 	return a->node > b->node;
 }
 

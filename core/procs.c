@@ -10,7 +10,8 @@
  *      slot each one jumps through (.plt, .plt.sec, .plt.got).
  *
  * DWARF ranges that run over the next symbol are clamped there (thesis
- * section 4.3: compilers have overestimated procedure ends).  Names are what
+ * section 4.3: compilers have overestimated procedure ends), and the inline
+ * index (m->inl.segs) is cut to match, so chains and procedures agree.  Names are what
  * llvm-symbolizer shows for the outermost frame: the symbol at the entry,
  * demangled (so clones read "foo(int) (.constprop.0)"), else the DWARF name.
  */
@@ -469,6 +470,42 @@ static int cmp_index(const void *a, const void *b)
 	return x->proc < y->proc ? -1 : x->proc > y->proc;
 }
 
+/* DWARF ranges clamped here (or overlapping code the symbols give to
+ * another, non-DWARF procedure) are still in the inline index: cut the
+ * index to where the procedure at each address is a DWARF one, so that an
+ * address's inline chain and its procedure never disagree. */
+static void trim_inline_segments(ls_module *m)
+{
+	struct ls_inline_index *ix = &m->inl;
+	const struct ls_procs *P = &m->procs;
+	size_t out = 0, cap = ix->nsegs;
+	struct ls_inl_seg *segs = ls_xmalloc((cap + 1) * sizeof *segs);
+	size_t j = 0;
+	for (size_t i = 0; i < ix->nsegs; i++) {
+		struct ls_inl_seg s = ix->segs[i];
+		while (j < P->nindex && P->index[j].hi <= s.lo)
+			j++;
+		/* The parts of S inside DWARF procedures' index entries. */
+		for (size_t k = j; k < P->nindex && P->index[k].lo < s.hi; k++) {
+			const struct ls_proc_range *r = &P->index[k];
+			if (!P->procs[r->proc].from_dwarf)
+				continue;
+			uint64_t lo = r->lo > s.lo ? r->lo : s.lo, hi = r->hi < s.hi ? r->hi : s.hi;
+			if (lo >= hi)
+				continue;
+			if (out && segs[out - 1].node == s.node && segs[out - 1].hi == lo) {
+				segs[out - 1].hi = hi;
+				continue;
+			}
+			segs = ls_grow(segs, &cap, out + 1, sizeof *segs);
+			segs[out++] = (struct ls_inl_seg){ lo, hi, s.node };
+		}
+	}
+	free(ix->segs);
+	ix->segs = segs;
+	ix->nsegs = out;
+}
+
 int ls_procs_build(ls_module *m, ls_error *err)
 {
 	(void)err;
@@ -541,6 +578,8 @@ int ls_procs_build(ls_module *m, ls_error *err)
 		P->index[out++] = r;
 	}
 	P->nindex = out;
+	if (m->inl.nsegs)
+		trim_inline_segments(m);
 	return 0;
 }
 

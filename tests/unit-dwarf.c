@@ -543,6 +543,43 @@ static void check_bad_input(const char *good_bin)
 	   refused);
 }
 
+/* A DWARF procedure whose high_pc overruns the next function (an assembly
+ * one, without DWARF) is clamped at that function's symbol (thesis 4.3),
+ * and the inline index is cut to match. */
+static void check_overrun(void)
+{
+	const char *src =
+		"int first(int x) { return x * 3 + 1; }\n"
+		"__asm__(\".text\\n.globl asm_second\\n.type asm_second,@function\\nasm_second:\\n"
+		"\\tlea 1(%rdi),%eax\\n\\tret\\n.size asm_second,.-asm_second\\n\");\n"
+		"int main(void) { return first(2); }\n";
+	write_file(tmp("overrun.c"), src, strlen(src));
+	if (run("gcc -O1 -g -gdwarf-5 -fno-toplevel-reorder -S -o %s %s", tmp("overrun.s"), tmp("overrun.c")) != 0 ||
+	    run("sed -i 's/^\\t\\.quad\\t\\.LFE0-\\.LFB0$/\\t.quad\\t.LFE0-.LFB0+0x10/' %s", tmp("overrun.s")) != 0 ||
+	    run("grep -q 'LFE0-.LFB0+0x10' %s", tmp("overrun.s")) != 0 ||
+	    run("gcc -o %s %s", tmp("overrun"), tmp("overrun.s")) != 0) {
+		skip("cannot build the overrunning-DWARF fixture");
+		return;
+	}
+	ls_error err;
+	int w = 0;
+	ls_module *m = load(tmp("overrun"), NULL, &err, &w);
+	uint64_t first, second;
+	if (!m || ls_module_symbol(m, "first", &first, NULL) != 0 || ls_module_symbol(m, "asm_second", &second, NULL) != 0) {
+		ok(0, "overrun: loads, first and asm_second found");
+		unload(m);
+		return;
+	}
+	const struct ls_proc *p = ls_procs_at_entry(&m->procs, first), *q = ls_procs_find(&m->procs, second);
+	ok(p && p->from_dwarf && p->ranges[0].hi == second,
+	   "overrun: first's DWARF range is clamped at asm_second (0x%llx)", (unsigned long long)second);
+	ok(q && strcmp(q->name, "asm_second") == 0 && !q->from_dwarf && q->entry == second,
+	   "overrun: asm_second is a procedure of its own, from its symbol");
+	ok(!ls_inline_find(&m->inl, second) && ls_inline_find(&m->inl, first),
+	   "overrun: no inline chain of first inside asm_second");
+	unload(m);
+}
+
 int main(void)
 {
 	srcdir = getenv("top_srcdir");
@@ -624,6 +661,7 @@ int main(void)
 		check_cold(tmp("cold"));
 	if (run("gcc -O2 -g -fPIC -shared -o %s %s/shlib.c", tmp("shlib.so"), fx) == 0)
 		check_shlib(tmp("shlib.so"));
+	check_overrun();
 
 	run("rm -rf %s", tmpdir);
 	printf("1..%d\n", test_no);
