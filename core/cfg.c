@@ -43,9 +43,16 @@ enum {
 struct summary {
 	uint32_t nblocks;
 	uint32_t *succ_start;  /* nblocks + 1 */
-	uint32_t *succ;
+	uint32_t *succ;        /* per block: exception successors first */
+	uint32_t *nexc;        /* per block: how many (never gated) */
 	int32_t *dep;          /* proc index or -1 */
 	uint8_t *flags;
+};
+
+/* A call-site record of a C++ exception table: calls in [lo, hi) land at
+ * LP when something they call throws. */
+struct eh_site {
+	uint64_t lo, hi, lp;
 };
 
 struct ls_cfg_module {
@@ -53,6 +60,8 @@ struct ls_cfg_module {
 	bool sections_ready;
 	struct data_sec *secs;
 	size_t nsecs;
+	struct eh_site *sites; /* sorted by lo */
+	size_t nsites;
 	atomic_bool facts_ready;
 	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
 };
@@ -82,13 +91,244 @@ void ls_cfg_module_free(ls_module *m)
 		return;
 	pthread_mutex_destroy(&c->lock);
 	free(c->secs);
+	free(c->sites);
 	free(c->returns);
 	free(c);
 	m->cfg_module = NULL;
 }
 
-/* Allocated sections with bytes, for reading jump tables.  Caller holds the
- * lock.  Relocatable objects are skipped: their tables are unrelocated. */
+/* ---- exception tables (.eh_frame FDEs -> LSDA call sites) ---- */
+
+/* A bounds-checked reader over one section's bytes at their addresses. */
+struct cursor {
+	const uint8_t *p, *end;
+	uint64_t addr;  /* address of *p */
+	bool ok;
+};
+
+static const struct data_sec *find_sec(const struct ls_cfg_module *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nsecs; i++)
+		if (addr >= c->secs[i].addr && addr - c->secs[i].addr < c->secs[i].size)
+			return &c->secs[i];
+	return NULL;
+}
+
+static struct cursor cursor_at(const struct ls_cfg_module *c, uint64_t addr)
+{
+	const struct data_sec *s = find_sec(c, addr);
+	if (!s)
+		return (struct cursor){ .ok = false };
+	return (struct cursor){ s->data + (addr - s->addr), s->data + s->size, addr, true };
+}
+
+static uint64_t get_n(struct cursor *k, size_t n)
+{
+	if (!k->ok || (size_t)(k->end - k->p) < n) {
+		k->ok = false;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)k->p[i] << (8 * i);
+	k->p += n;
+	k->addr += n;
+	return v;
+}
+
+static uint64_t get_uleb(struct cursor *k)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; k->ok; shift += 7) {
+		uint8_t b = (uint8_t)get_n(k, 1);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t get_sleb(struct cursor *k)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0x80;
+	while (k->ok && (b & 0x80)) {
+		b = (uint8_t)get_n(k, 1);
+		if (shift < 64)
+			v |= (int64_t)(b & 0x7f) << shift;
+		shift += 7;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
+}
+
+/* A DW_EH_PE_* encoded value (pcrel resolved; indirect and datarel not
+ * supported: they make the reader fail). */
+static uint64_t get_encoded(struct cursor *k, uint8_t enc)
+{
+	uint64_t field = k->addr, v;
+	switch (enc & 0x0f) {
+	case 0x00: v = get_n(k, 8); break;
+	case 0x01: v = get_uleb(k); break;
+	case 0x02: v = get_n(k, 2); break;
+	case 0x03: v = get_n(k, 4); break;
+	case 0x04: v = get_n(k, 8); break;
+	case 0x09: v = (uint64_t)get_sleb(k); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_n(k, 2); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_n(k, 4); break;
+	case 0x0c: v = get_n(k, 8); break;
+	default: k->ok = false; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case 0x10: v += field; break;
+	default: k->ok = false; return 0;
+	}
+	if (enc & 0x80)
+		k->ok = false;
+	return v;
+}
+
+static void add_site(struct ls_cfg_module *c, size_t *cap, uint64_t lo, uint64_t hi, uint64_t lp)
+{
+	c->sites = ls_grow(c->sites, cap, c->nsites + 1, sizeof *c->sites);
+	c->sites[c->nsites++] = (struct eh_site){ lo, hi, lp };
+}
+
+/* The call-site table of the LSDA at ADDR for the code starting at START. */
+static void parse_lsda(struct ls_cfg_module *c, size_t *cap, uint64_t addr, uint64_t start)
+{
+	struct cursor k = cursor_at(c, addr);
+	uint8_t lpstart_enc = (uint8_t)get_n(&k, 1);
+	uint64_t lpstart = start;
+	if (lpstart_enc != 0xff)
+		lpstart = get_encoded(&k, lpstart_enc);
+	uint8_t ttype_enc = (uint8_t)get_n(&k, 1);
+	if (ttype_enc != 0xff)
+		get_uleb(&k);
+	uint8_t cs_enc = (uint8_t)get_n(&k, 1);
+	uint64_t len = get_uleb(&k);
+	if (!k.ok || len > (uint64_t)(k.end - k.p))
+		return;
+	const uint8_t *end = k.p + len;
+	while (k.ok && k.p < end) {
+		uint64_t cs = get_encoded(&k, cs_enc & 0x0f);
+		uint64_t cl = get_encoded(&k, cs_enc & 0x0f);
+		uint64_t lp = get_encoded(&k, cs_enc & 0x0f);
+		get_uleb(&k);
+		if (k.ok && lp && cl)
+			add_site(c, cap, start + cs, start + cs + cl, lpstart + lp);
+	}
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct eh_site *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every FDE of .eh_frame with an LSDA: its call sites. */
+static void parse_eh_frame(struct ls_cfg_module *c, const struct data_sec *eh)
+{
+	size_t cap = 0;
+	struct cursor k = { eh->data, eh->data + eh->size, eh->addr, true };
+	/* The last CIE's encodings (FDEs nearly always follow their CIE;
+	 * others are looked up by offset). */
+	while (k.ok && k.p < k.end) {
+		uint64_t entry = k.addr;
+		uint64_t length = get_n(&k, 4);
+		if (length == 0)
+			continue; /* terminator (or padding) */
+		if (length == 0xffffffff)
+			length = get_n(&k, 8);
+		if (!k.ok || length > (uint64_t)(k.end - k.p))
+			break;
+		struct cursor body = { k.p, k.p + length, k.addr, true };
+		k.p += length;
+		k.addr += length;
+		uint64_t id_addr = body.addr;
+		uint32_t id = (uint32_t)get_n(&body, 4);
+		if (id == 0)
+			continue; /* a CIE: read when an FDE needs it */
+		/* The FDE's CIE. */
+		struct cursor cie = cursor_at(c, id_addr - id);
+		uint64_t cie_len = get_n(&cie, 4);
+		if (!cie.ok || cie_len == 0 || cie_len == 0xffffffff || cie_len > (uint64_t)(cie.end - cie.p))
+			continue;
+		cie.end = cie.p + cie_len;
+		if (get_n(&cie, 4) != 0)
+			continue;
+		uint8_t version = (uint8_t)get_n(&cie, 1);
+		char aug[16];
+		size_t na = 0;
+		for (;;) {
+			uint8_t ch = (uint8_t)get_n(&cie, 1);
+			if (!cie.ok || ch == 0)
+				break;
+			if (na < sizeof aug - 1)
+				aug[na++] = (char)ch;
+		}
+		aug[na] = 0;
+		get_uleb(&cie);                  /* code alignment */
+		get_sleb(&cie);                  /* data alignment */
+		if (version == 1)
+			get_n(&cie, 1);          /* return register */
+		else
+			get_uleb(&cie);
+		uint8_t fde_enc = 0, lsda_enc = 0xff;
+		if (aug[0] != 'z')
+			continue;                /* no augmentation data: no LSDA */
+		get_uleb(&cie);
+		for (size_t i = 1; i < na && cie.ok; i++) {
+			if (aug[i] == 'L')
+				lsda_enc = (uint8_t)get_n(&cie, 1);
+			else if (aug[i] == 'R')
+				fde_enc = (uint8_t)get_n(&cie, 1);
+			else if (aug[i] == 'P') {
+				uint8_t penc = (uint8_t)get_n(&cie, 1);
+				get_encoded(&cie, penc & 0x7f); /* the personality routine (maybe indirect) */
+			} else if (aug[i] != 'S' && aug[i] != 'B')
+				break;
+		}
+		if (!cie.ok || lsda_enc == 0xff)
+			continue;
+		uint64_t start = get_encoded(&body, fde_enc);
+		get_encoded(&body, fde_enc & 0x0f); /* range */
+		get_uleb(&body);                     /* augmentation length */
+		uint64_t lsda = get_encoded(&body, lsda_enc);
+		if (body.ok && lsda)
+			parse_lsda(c, &cap, lsda, start);
+		(void)entry;
+	}
+	if (c->nsites)
+		qsort(c->sites, c->nsites, sizeof *c->sites, cmp_site);
+}
+
+/* The landing pad for a call at ADDR, or 0. */
+static uint64_t landing_pad(const struct ls_cfg_module *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nsites;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->sites[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Sites of one function do not overlap; look at the last few
+	 * starting at or before ADDR in case of duplicates. */
+	for (size_t i = lo; i-- > 0 && lo - i <= 4;)
+		if (addr >= c->sites[i].lo && addr < c->sites[i].hi)
+			return c->sites[i].lp;
+	return 0;
+}
+
+/* Allocated sections with bytes, for reading jump tables and exception
+ * tables.  Caller holds the lock.  Relocatable objects are skipped: their
+ * tables are unrelocated. */
 static void load_sections(const ls_module *m, struct ls_cfg_module *c)
 {
 	if (c->sections_ready)
@@ -96,7 +336,11 @@ static void load_sections(const ls_module *m, struct ls_cfg_module *c)
 	c->sections_ready = true;
 	if (!m->elf || m->relocatable)
 		return;
+	size_t shstrndx = 0;
+	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
+		shstrndx = 0;
 	size_t cap = 0;
+	int64_t eh = -1;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -106,9 +350,14 @@ static void load_sections(const ls_module *m, struct ls_cfg_module *c)
 		Elf_Data *d = elf_rawdata(scn, NULL);
 		if (!d || !d->d_buf || d->d_size < sh.sh_size)
 			continue;
+		const char *name = shstrndx ? elf_strptr(m->elf, shstrndx, sh.sh_name) : NULL;
+		if (name && strcmp(name, ".eh_frame") == 0)
+			eh = (int64_t)c->nsecs;
 		c->secs = ls_grow(c->secs, &cap, c->nsecs + 1, sizeof *c->secs);
 		c->secs[c->nsecs++] = (struct data_sec){ sh.sh_addr, sh.sh_size, d->d_buf };
 	}
+	if (eh >= 0)
+		parse_eh_frame(c, &c->secs[eh]);
 }
 
 static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, size_t n)
@@ -521,7 +770,14 @@ static int build(struct builder *b)
 			break;
 		}
 		case LS_INSN_CALL:
-		case LS_INSN_ICALL:
+		case LS_INSN_ICALL: {
+			uint64_t lp = b->cache && b->cache->nsites ? landing_pad(b->cache, in->addr) : 0;
+			int64_t t = lp && in_ranges(b, lp) ? insn_index(cfg, lp) : -1;
+			if (t >= 0)
+				leader[t] = 1;
+			leader[i + 1] = 1;
+			break;
+		}
 		case LS_INSN_RET:
 		case LS_INSN_HALT:
 			leader[i + 1] = 1;
@@ -564,13 +820,17 @@ static int build(struct builder *b)
 				add_edge(&el, bi, next, LS_EDGE_FALLTHROUGH);
 			break;
 		case LS_INSN_CALL:
-			if (next_contiguous && call_returns(b, in->target))
+		case LS_INSN_ICALL: {
+			if (next_contiguous && (in->kind == LS_INSN_ICALL || call_returns(b, in->target)))
 				add_edge(&el, bi, next, LS_EDGE_CALL_RETURN);
+			/* What the callee throws lands here (even when it never
+			 * returns normally). */
+			uint64_t lp = b->cache && b->cache->nsites ? landing_pad(b->cache, in->addr) : 0;
+			int64_t t = lp && in_ranges(b, lp) ? insn_index(cfg, lp) : -1;
+			if (t >= 0)
+				add_edge(&el, bi, block_of_insn[t], LS_EDGE_EXCEPTION);
 			break;
-		case LS_INSN_ICALL:
-			if (next_contiguous)
-				add_edge(&el, bi, next, LS_EDGE_CALL_RETURN);
-			break;
+		}
 		case LS_INSN_JUMP:
 			if (!is_tail_target(b, in->target)) {
 				int64_t t = insn_index(cfg, in->target);
@@ -683,13 +943,21 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 	s->succ_start = ls_xmalloc((cfg->nblocks + 1) * sizeof *s->succ_start);
 	s->succ = ls_xmalloc((cfg->nedges + 1) * sizeof *s->succ);
 	s->dep = ls_xmalloc((cfg->nblocks + 1) * sizeof *s->dep);
+	s->nexc = ls_xmalloc((cfg->nblocks + 1) * sizeof *s->nexc);
 	s->flags = ls_xcalloc(cfg->nblocks + 1, 1);
 	uint32_t k = 0;
 	for (size_t bi = 0; bi < cfg->nblocks; bi++) {
 		const struct ls_block *blk = &cfg->blocks[bi];
 		s->succ_start[bi] = k;
-		for (uint32_t e = 0; e < blk->nsucc; e++)
-			s->succ[k++] = cfg->edges[cfg->succ[blk->first_succ + e]].to;
+		s->nexc[bi] = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t e = 0; e < blk->nsucc; e++) {
+				const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + e]];
+				if ((ed->kind == LS_EDGE_EXCEPTION) != (pass == 0))
+					continue;
+				s->succ[k++] = ed->to;
+				s->nexc[bi] += pass == 0;
+			}
 		s->dep[bi] = -1;
 		size_t last = blk->first_insn + blk->ninsns - 1;
 		const struct ls_insn *in = &cfg->insns[last];
@@ -769,15 +1037,16 @@ static bool summary_returns(const struct summary *s, const uint8_t *returns, uin
 		uint32_t b = stack[--sp];
 		uint8_t f = s->flags[b];
 		int32_t dep = s->dep[b];
-		if (f & SUM_DEP_GATE) {
-			if (dep < 0 || !returns[dep])
-				continue;
+		uint32_t kend = s->succ_start[b + 1];
+		if ((f & SUM_DEP_GATE) && (dep < 0 || !returns[dep])) {
+			kend = s->succ_start[b] + s->nexc[b]; /* only what it throws */
+		} else {
+			if (f & SUM_EXIT)
+				ret = true;
+			if ((f & SUM_DEP_EXIT) && dep >= 0 && returns[dep])
+				ret = true;
 		}
-		if (f & SUM_EXIT)
-			ret = true;
-		if ((f & SUM_DEP_EXIT) && dep >= 0 && returns[dep])
-			ret = true;
-		for (uint32_t k = s->succ_start[b]; k < s->succ_start[b + 1]; k++)
+		for (uint32_t k = s->succ_start[b]; k < kend; k++)
 			if (!seen[s->succ[k]]) {
 				seen[s->succ[k]] = 1;
 				stack[sp++] = s->succ[k];
@@ -875,6 +1144,7 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 		free(sums[i].succ_start);
 		free(sums[i].succ);
 		free(sums[i].dep);
+		free(sums[i].nexc);
 		free(sums[i].flags);
 	}
 	free(sums);

@@ -12,6 +12,7 @@ enum ls_edge_kind {
 	LS_EDGE_JUMP,          /* an unconditional direct jump */
 	LS_EDGE_SWITCH,        /* a jump-table case */
 	LS_EDGE_CALL_RETURN,   /* from a block ending in a (returning) call to the next */
+	LS_EDGE_EXCEPTION,     /* from a block ending in a call to its landing pad (C++ catch/cleanup) */
 };
 
 struct ls_block {

@@ -21,6 +21,12 @@
  * 4. The forest: loops in preorder (parents before children, siblings by
  *    header address), each with its header, entries (header first), back
  *    edges (into any entry from inside), exits and all its blocks.
+ *
+ * Loops are natural loops (and Havlak's irreducible ones): a block that
+ * never gets back to the header - the exit() that ends a loop, a C++
+ * cleanup ending in _Unwind_Resume - is outside, reached by an exit edge,
+ * as in LLVM's LoopInfo.  Only unreachable alignment padding between a
+ * loop's blocks is put in the loop of the block before it.
  */
 #include "loop_forest.h"
 
@@ -56,116 +62,6 @@ static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* The innermost loop containing both A and B (-1: none). */
-static int32_t common_loop(const struct ls_loop_forest *f, int32_t a, int32_t b)
-{
-	while (a != b) {
-		if (a < 0 || b < 0)
-			return -1;
-		if (f->loops[a].depth > f->loops[b].depth)
-			a = f->loops[a].parent;
-		else if (f->loops[b].depth > f->loops[a].depth)
-			b = f->loops[b].parent;
-		else {
-			a = f->loops[a].parent;
-			b = f->loops[b].parent;
-		}
-	}
-	return a;
-}
-
-static bool loop_inside(const struct ls_loop_forest *f, int32_t inner, int32_t outer)
-{
-	if (outer < 0)
-		return true;
-	for (; inner >= 0; inner = f->loops[inner].parent)
-		if (inner == outer)
-			return true;
-	return false;
-}
-
-/* Whether block B leaves the procedure: a return, a tail call, an
- * indirect jump nothing resolved, or the end of its code.  Blocks that end
- * in a call that does not return (exit, abort) or in ud2/hlt do not. */
-static bool leaves_proc(const struct ls_cfg *cfg, uint32_t b)
-{
-	const struct ls_block *blk = &cfg->blocks[b];
-	if (!cfg->insns || blk->ninsns == 0)
-		return blk->nsucc == 0;
-	const struct ls_insn *in = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-	switch (in->kind) {
-	case LS_INSN_RET:
-		return true;
-	case LS_INSN_HALT:
-		return false;
-	case LS_INSN_CALL:
-		return false; /* without a successor: a call that does not return */
-	case LS_INSN_JUMP:
-	case LS_INSN_CJUMP:
-		for (uint32_t k = 0; k < blk->nsucc; k++) {
-			uint8_t kind = cfg->edges[cfg->succ[blk->first_succ + k]].kind;
-			if (kind == LS_EDGE_JUMP || kind == LS_EDGE_TAKEN)
-				return false;
-		}
-		return true; /* the jump goes to another procedure */
-	default:
-		return blk->nsucc == 0;
-	}
-}
-
-/* A block from which the procedure can never be left (it leads only to a
- * call that does not return, like the exit() that ends a loop) belongs to
- * the loop its predecessors are in: the source has it inside the loop's
- * body, and no exit edge is needed for it.  Blocks in reverse postorder, so
- * that a chain of such blocks follows its first one in. */
-static void adopt_dead_ends(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number,
-                            const uint32_t *postorder, uint32_t npost)
-{
-	size_t N = cfg->nblocks;
-	if (!cfg->insns || f->nloops == 0)
-		return;
-	/* Blocks that can leave: reverse reachability from the leaving ones. */
-	uint8_t *can_leave = ls_xcalloc(N, 1);
-	uint32_t *work = ls_xmalloc((N + 1) * sizeof *work);
-	size_t nw = 0;
-	for (uint32_t b = 0; b < N; b++)
-		if (leaves_proc(cfg, b)) {
-			can_leave[b] = 1;
-			work[nw++] = b;
-		}
-	while (nw) {
-		const struct ls_block *blk = &cfg->blocks[work[--nw]];
-		for (uint32_t k = 0; k < blk->npred; k++) {
-			uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
-			if (!can_leave[p]) {
-				can_leave[p] = 1;
-				work[nw++] = p;
-			}
-		}
-	}
-	for (uint32_t i = npost; i-- > 0;) {
-		uint32_t b = postorder[i];
-		if (can_leave[b] || b == 0)
-			continue;
-		int32_t cur = f->block_loop[b];
-		if (cur >= 0 && f->loops[cur].header == b)
-			continue; /* a loop of its own: leave the nest alone */
-		const struct ls_block *blk = &cfg->blocks[b];
-		int32_t target = -2;
-		for (uint32_t k = 0; k < blk->npred; k++) {
-			uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
-			if (number[p] == UINT32_MAX)
-				continue; /* from unreachable code */
-			int32_t pl = f->block_loop[p];
-			target = target == -2 ? pl : common_loop(f, target, pl);
-		}
-		if (target >= 0 && target != cur && loop_inside(f, target, cur))
-			f->block_loop[b] = target;
-	}
-	free(can_leave);
-	free(work);
 }
 
 /* Alignment padding (an unreachable run of nops or int3) goes with the
@@ -204,8 +100,6 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	uint32_t *node = ls_xmalloc(N * sizeof *node);
 	uint32_t *last = ls_xmalloc(N * sizeof *last);
 	uint32_t *stack = ls_xmalloc(N * sizeof *stack);
-	uint32_t *postorder = ls_xmalloc(N * sizeof *postorder); /* blocks */
-	uint32_t npost = 0;
 	uint32_t *next_succ = ls_xcalloc(N, sizeof *next_succ);
 	for (size_t i = 0; i < N; i++)
 		number[i] = UINT32_MAX;
@@ -226,7 +120,6 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 			}
 		} else {
 			last[number[v]] = R - 1;
-			postorder[npost++] = v;
 			sp--;
 		}
 	}
@@ -363,7 +256,6 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 		free(last);
 		free(header);
 		free(type);
-		free(postorder);
 		return 0;
 	}
 	/* Children lists of the loop tree, by header preorder number. */
@@ -459,9 +351,7 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 			f->block_loop[node[v]] = loop_of_hdr[h];
 	}
 
-	adopt_dead_ends(cfg, f, number, postorder, npost);
 	adopt_padding(cfg, f, number);
-	free(postorder);
 
 	/* Blocks of each loop, nested ones included (by block index). */
 	struct loop_build *lb = ls_xcalloc(nloops, sizeof *lb);

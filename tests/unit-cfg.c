@@ -6,7 +6,10 @@
  * calls to functions that never return end their blocks without a
  * successor, a function that only calls exit() is proved not to return,
  * undecodable bytes and a jump table pointing into another function are
- * warnings, the loop forest of a 3-deep nest.  Prints TAP. */
+ * warnings, the loop forest of a 3-deep nest; C++ (g++, clang++): calls
+ * have exception edges to their landing pads, a catch handler that goes
+ * back to its loop is in it, a cleanup that resumes unwinding is not.
+ * Prints TAP. */
 #include "cfg.h"
 #include "loop_forest.h"
 
@@ -71,6 +74,28 @@ static const char fixture[] =
 	"	if (argc > 5) { bad_bytes(); s += bad_table(argc); }\n"
 	"	return s & 1;\n"
 	"}\n";
+
+/* C++: exception edges from calls to their landing pads. */
+static const char fixture_cxx[] =
+	"#include <stdexcept>\n"
+	"volatile int sink;\n"
+	"__attribute__((noinline)) int risky(int i) { if (i % 7 == 3) throw std::runtime_error(\"x\"); return i * 2; }\n"
+	"struct Guard { ~Guard() { sink++; } };\n"
+	"__attribute__((noinline)) int loop_catch(int n)\n"
+	"{\n"
+	"	int s = 0, errors = 0;\n"
+	"	for (int i = 0; i < n; i++) {\n"
+	"		try { s += risky(i); } catch (const std::exception &e) { errors++; sink = errors; }\n"
+	"	}\n"
+	"	return s + errors;\n"
+	"}\n"
+	"__attribute__((noinline)) int loop_cleanup(int n)\n"
+	"{\n"
+	"	int s = 0;\n"
+	"	for (int i = 0; i < n; i++) { Guard g; s += risky(i); }\n"
+	"	return s;\n"
+	"}\n"
+	"int main(int argc, char **) { int r = loop_catch(argc * 20); try { r += loop_cleanup(argc); } catch (...) { r++; } return r & 1; }\n";
 
 static int test_no, failed;
 
@@ -360,6 +385,61 @@ out:
 	ls_module_close(m);
 }
 
+static const struct ls_proc *find_proc_prefix(const ls_module *m, const char *prefix)
+{
+	for (size_t i = 0; i < m->procs.nprocs; i++)
+		if (m->procs.procs[i].name && strncmp(m->procs.procs[i].name, prefix, strlen(prefix)) == 0)
+			return &m->procs.procs[i];
+	return NULL;
+}
+
+/* The exception edges of PROC: how many, how many land inside a loop. */
+static void exception_edges(const ls_module *m, struct ls_decoder *dec, const struct ls_proc *p, int *n,
+                            int *in_loop, int *reachable_pads)
+{
+	struct ls_cfg_env env = { .m = m, .dec = dec };
+	struct ls_cfg cfg;
+	*n = *in_loop = *reachable_pads = 0;
+	if (!p || ls_cfg_build(&env, p, &cfg) != 0)
+		return;
+	struct ls_loop_forest lf;
+	ls_loop_forest_build(&cfg, &lf);
+	for (size_t e = 0; e < cfg.nedges; e++) {
+		if (cfg.edges[e].kind != LS_EDGE_EXCEPTION)
+			continue;
+		(*n)++;
+		*in_loop += lf.block_loop[cfg.edges[e].to] >= 0;
+		*reachable_pads += cfg.blocks[cfg.edges[e].to].reachable;
+	}
+	ls_loop_forest_free(&lf);
+	ls_cfg_free(&cfg);
+}
+
+static void check_cxx(const char *tag, const char *path)
+{
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.want_loops = 0;
+	ls_error err;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	if (!m)
+		return;
+	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
+	int n, in_loop, reach;
+	exception_edges(m, dec, find_proc_prefix(m, "loop_catch"), &n, &in_loop, &reach);
+	/* The catch handler goes back to the loop: it is part of it. */
+	ok(n >= 1 && in_loop >= 1 && reach == n, "%s: loop_catch: the catch handler is reached by an exception edge and is in the loop (%d edges, %d in a loop)",
+	   tag, n, in_loop);
+	exception_edges(m, dec, find_proc_prefix(m, "loop_cleanup"), &n, &in_loop, &reach);
+	/* The cleanup ends in _Unwind_Resume: reached, but it leaves the loop. */
+	ok(n >= 1 && in_loop == 0 && reach == n, "%s: loop_cleanup: the cleanup pad is reached by an exception edge, outside the loop (%d edges, %d in a loop)",
+	   tag, n, in_loop);
+	ls_decoder_free(dec);
+	ls_module_close(m);
+}
+
 static bool have(const char *cc)
 {
 	char cmd[256];
@@ -412,6 +492,29 @@ int main(void)
 			check_binary(tag, out, builds[i].optimized);
 		unlink(out);
 	}
+	snprintf(src, sizeof src, "%s/fixture.cpp", dir);
+	if ((f = fopen(src, "w"))) {
+		fputs(fixture_cxx, f);
+		fclose(f);
+	}
+	static const char *const cxx[] = { "g++", "clang++" };
+	for (size_t i = 0; i < 2; i++) {
+		char tag[64], out[512], cmd[2048];
+		snprintf(tag, sizeof tag, "%s -O2", cxx[i]);
+		if (!have(cxx[i])) {
+			printf("ok %d # SKIP %s: no compiler\n", ++test_no, tag);
+			continue;
+		}
+		snprintf(out, sizeof out, "%s/fixture-cxx-%zu", dir, i);
+		snprintf(cmd, sizeof cmd, "%s -O2 -g -o %s %s >%s/cc.log 2>&1", cxx[i], out, src, dir);
+		int rc = system(cmd);
+		ok(rc == 0, "%s: the C++ fixture compiles", tag);
+		if (rc == 0)
+			check_cxx(tag, out);
+		unlink(out);
+	}
+	unlink(src);
+	snprintf(src, sizeof src, "%s/fixture.c", dir);
 	unlink(src);
 	char log[600];
 	snprintf(log, sizeof log, "%s/cc.log", dir);
