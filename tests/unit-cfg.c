@@ -217,6 +217,123 @@ static bool cfg_sane(const struct ls_cfg *cfg, const struct ls_proc *p, char *wh
 	return true;
 }
 
+/* objdump's instructions: address -> (direct branch/call target or 0),
+ * sorted by address. */
+struct od_insn {
+	uint64_t addr, target;
+	char kind; /* 'j' jmp, 'c' jcc, 'k' call, 'r' ret, 0 other */
+};
+
+static int cmp_od(const void *a, const void *b)
+{
+	const struct od_insn *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static struct od_insn *objdump_insns(const char *path, size_t *n)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "objdump -d --no-show-raw-insn -w '%s' 2>/dev/null", path);
+	FILE *p = popen(cmd, "r");
+	*n = 0;
+	if (!p)
+		return NULL;
+	size_t cap = 1024;
+	struct od_insn *v = malloc(cap * sizeof *v);
+	char line[1024];
+	while (fgets(line, sizeof line, p)) {
+		char *tab = strchr(line, '\t'), *end;
+		if (!tab || line[0] != ' ')
+			continue;
+		uint64_t addr = strtoull(line, &end, 16);
+		if (end == line || *end != ':')
+			continue;
+		char *mn = tab + 1;
+		/* Skip prefixes objdump prints as words. */
+		static const char *const prefixes[] = { "notrack ", "bnd ", "cs ", "ds ", "data16 ", "rep ", "repz ", "lock " };
+		for (bool again = true; again;) {
+			again = false;
+			for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+				if (strncmp(mn, prefixes[i], strlen(prefixes[i])) == 0) {
+					mn += strlen(prefixes[i]);
+					again = true;
+				}
+		}
+		if (*n == cap)
+			v = realloc(v, (cap *= 2) * sizeof *v);
+		struct od_insn *o = &v[(*n)++];
+		o->addr = addr;
+		o->target = 0;
+		o->kind = 0;
+		char *ops = mn + strcspn(mn, " \t\n");
+		ops += strspn(ops, " \t");
+		bool direct = *ops && *ops != '*' && strtoull(ops, &end, 16) && (*end == ' ' || *end == '\n');
+		if (strncmp(mn, "jmp", 3) == 0)
+			o->kind = 'j';
+		else if (mn[0] == 'j' || strncmp(mn, "loop", 4) == 0)
+			o->kind = 'c';
+		else if (strncmp(mn, "call", 4) == 0)
+			o->kind = 'k';
+		else if (strncmp(mn, "ret", 3) == 0)
+			o->kind = 'r';
+		if (o->kind && o->kind != 'r' && direct)
+			o->target = strtoull(ops, NULL, 16);
+	}
+	pclose(p);
+	qsort(v, *n, sizeof *v, cmp_od);
+	return v;
+}
+
+/* Our decoding of every procedure against objdump's: the same instruction
+ * boundaries, kinds and direct targets. */
+static void check_against_objdump(const char *tag, const char *path, const ls_module *m, struct ls_decoder *dec)
+{
+	size_t nod;
+	struct od_insn *od = objdump_insns(path, &nod);
+	if (!od || nod == 0) {
+		printf("ok %d # SKIP %s: no objdump output\n", ++test_no, tag);
+		free(od);
+		return;
+	}
+	struct ls_cfg_env env = { .m = m, .dec = dec };
+	size_t total = 0, same = 0, branches = 0, same_targets = 0;
+	char first[256] = "";
+	for (size_t i = 0; i < m->procs.nprocs; i++) {
+		struct ls_cfg cfg;
+		if (m->procs.procs[i].is_plt || ls_cfg_build(&env, &m->procs.procs[i], &cfg) != 0)
+			continue;
+		for (size_t k = 0; k < cfg.ninsns; k++) {
+			const struct ls_insn *in = &cfg.insns[k];
+			struct od_insn key = { .addr = in->addr };
+			const struct od_insn *o = bsearch(&key, od, nod, sizeof *od, cmp_od);
+			total++;
+			char want = 0;
+			switch (in->kind) {
+			case LS_INSN_JUMP: case LS_INSN_IJUMP: want = 'j'; break;
+			case LS_INSN_CJUMP: want = 'c'; break;
+			case LS_INSN_CALL: case LS_INSN_ICALL: want = 'k'; break;
+			case LS_INSN_RET: want = 'r'; break;
+			default: break;
+			}
+			bool good = o && o->kind == want && (o + 1 >= od + nod || o[1].addr == in->addr + in->len ||
+			                                     k + 1 == cfg.ninsns || cfg.insns[k + 1].addr != in->addr + in->len);
+			same += good;
+			if (!good && !first[0])
+				snprintf(first, sizeof first, "at 0x%llx: %s", (unsigned long long)in->addr,
+				         o ? "a different kind or length" : "not an objdump instruction");
+			if (in->kind == LS_INSN_JUMP || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_CALL) {
+				branches++;
+				same_targets += o && o->target == in->target;
+			}
+		}
+		ls_cfg_free(&cfg);
+	}
+	ok(total > 100 && same == total, "%s: %zu/%zu instructions decoded as objdump does %s", tag, same, total, first);
+	ok(branches > 10 && same_targets == branches, "%s: %zu/%zu direct branch and call targets as objdump's", tag,
+	   same_targets, branches);
+	free(od);
+}
+
 static void check_binary(const char *tag, const char *path, bool optimized)
 {
 	struct warnings w = { .text = "", .n = 0 };
@@ -254,6 +371,7 @@ static void check_binary(const char *tag, const char *path, bool optimized)
 		ls_cfg_free(&cfg);
 	}
 	ok(built > 10 && sane == built, "%s: %zu/%zu CFGs sane %s", tag, sane, built, why);
+	check_against_objdump(tag, path, m, dec);
 
 	const struct ls_proc *die = find_proc(m, "die"), *die_twice = find_proc(m, "die_twice");
 	const struct ls_proc *checked = find_proc(m, "checked"), *tail = find_proc(m, "tail");
