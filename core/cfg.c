@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the per-module cache --------------------------------------------------- */
 
@@ -1057,41 +1058,80 @@ static bool summary_returns(const struct summary *s, const uint8_t *returns, uin
 
 /* The least fixpoint of "may return" over the call graph.  Caller holds
  * the lock. */
-static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
+/* The summaries are built on as many threads as the analysis uses: each
+ * with its own decoder, writing only its own procedures' slots. */
+struct summary_job {
+	const ls_module *m;
+	struct ls_cfg_module *c;
+	struct summary *sums;
+	uint8_t *fixed;
+	atomic_size_t next;
+};
+
+static void *summary_worker(void *arg)
 {
-	size_t np = m->procs.nprocs;
-	c->returns = ls_xcalloc(np + 1, 1);
-	struct summary *sums = ls_xcalloc(np + 1, sizeof *sums);
+	struct summary_job *job = arg;
+	const ls_module *m = job->m;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
-	uint8_t *fixed = ls_xcalloc(np + 1, 1);
-	size_t maxblocks = 1;
-	for (size_t i = 0; i < np; i++) {
+	for (;;) {
+		size_t i = atomic_fetch_add(&job->next, 1);
+		if (i >= m->procs.nprocs)
+			break;
 		const struct ls_proc *p = &m->procs.procs[i];
 		if (p->noreturn) {
-			fixed[i] = 1;
+			job->fixed[i] = 1;
 			continue;
 		}
 		if (p->is_plt || !dec) {
-			c->returns[i] = 1;
-			fixed[i] = 1;
+			job->c->returns[i] = 1;
+			job->fixed[i] = 1;
 			continue;
 		}
 		struct ls_cfg cfg;
-		struct builder b = { .m = m, .dec = dec, .proc = p, .cache = c, .all_calls_return = true,
+		struct builder b = { .m = m, .dec = dec, .proc = p, .cache = job->c, .all_calls_return = true,
 		                     .cfg = &cfg, .quiet = true, .warned_jt = true };
 		if (build(&b) == 0) {
-			summarize(m, p, &cfg, &sums[i]);
-			if (sums[i].nblocks > maxblocks)
-				maxblocks = sums[i].nblocks;
+			summarize(m, p, &cfg, &job->sums[i]);
 		} else {
-			c->returns[i] = 1;
-			fixed[i] = 1;
+			job->c->returns[i] = 1;
+			job->fixed[i] = 1;
 		}
 		builder_done(&b);
 		ls_cfg_free(&cfg);
 	}
 	if (dec)
 		ls_decoder_free(dec);
+	return NULL;
+}
+
+static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
+{
+	size_t np = m->procs.nprocs;
+	c->returns = ls_xcalloc(np + 1, 1);
+	struct summary *sums = ls_xcalloc(np + 1, sizeof *sums);
+	uint8_t *fixed = ls_xcalloc(np + 1, 1);
+
+	struct summary_job job = { .m = m, .c = c, .sums = sums, .fixed = fixed };
+	atomic_init(&job.next, 0);
+	long nthreads = m->opt.jobs > 0 ? m->opt.jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 64)
+		nthreads = 64;
+	if ((size_t)nthreads > np / 64 + 1)
+		nthreads = (long)(np / 64 + 1); /* small modules: not worth a thread */
+	pthread_t threads[64];
+	long started = 0;
+	for (long t = 1; t < nthreads; t++)
+		if (pthread_create(&threads[started], NULL, summary_worker, &job) == 0)
+			started++;
+	summary_worker(&job);
+	for (long t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	size_t maxblocks = 1;
+	for (size_t i = 0; i < np; i++)
+		if (sums[i].nblocks > maxblocks)
+			maxblocks = sums[i].nblocks;
 
 	/* Reverse dependencies, for the worklist. */
 	uint32_t *rcount = ls_xcalloc(np + 1, sizeof *rcount);
