@@ -3,6 +3,10 @@
 #   (gdb) source PREFIX/share/loopscope/gdb/loopscope.py
 #   (gdb) source BUILDDIR/gdb-ext/loopscope.py
 #
+# To have the commands in every session, add that `source` line to
+# ~/.gdbinit.  `help structure`, `help info loops`, `help loop-finish`,
+# `help function _loop_depth` and `help info loopscope` describe them.
+#
 # This file only finds the C module _loopscope (next to this file once
 # installed, in .libs/ in a build tree, or in $LOOPSCOPE_GDB_LIBDIR) and
 # imports the implementation, loopscope_gdb.py, as a real module so that its

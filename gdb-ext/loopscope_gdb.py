@@ -9,6 +9,7 @@
 #   loop-finish [-count]           run until the innermost loop containing $pc is left
 #   bt                             frames show the innermost loop they are in (frame filter)
 #   $_loop_depth([ADDR])           loop depth at $pc (or ADDR)
+#   info loopscope                 the analyses made so far (debug info, cache, warnings)
 #
 # libloopscope speaks link-time addresses (as in the ELF file); GDB speaks
 # runtime ones.  The difference per object file is its load bias, computed
@@ -251,6 +252,9 @@ class Analyses:
             raise got
         return got
 
+    def entries(self):
+        return list(self._by_key.items())
+
     def has(self, path):
         key = self._key_of_path.get(path)
         return key is not None and key in self._by_key
@@ -428,7 +432,7 @@ def format_chain(place):
     for s in place.chain:
         kind = s["kind"]
         if kind == "proc":
-            lines.append("  proc    %s  at %s" % (s.get("name") or "??", _where(s)))
+            lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
             lines.append("  inline  %s  called at %s:%s  (defined at %s)" % (
                 s.get("name") or "??", _short(s.get("call_file")), s.get("call_line") or "?", _where(s)))
@@ -586,7 +590,8 @@ that come from an inlined callee are listed under that inlined call."""
                 name or _hex(pc), _hex(place.link),
                 "; " + place.why_poor() if place.why_poor() else ""))
         n = _count_loops(proc)
-        head = "%s (%s) in %s" % (proc.get("name") or "??", _where(proc), place.path)
+        head = "%s%s in %s" % (proc.get("name") or "??", " (%s)" % _where(proc) if proc.get("file") else "",
+                               place.path)
         if n == 0:
             gdb.write("%s has no loops.\n" % head)
         else:
@@ -801,6 +806,39 @@ in the inlined calls it sits in."""
         return len(Place(pc, quiet=True).loops())
 
 
+# ---- info loopscope ------------------------------------------------------------------
+
+
+class InfoLoopscopeCommand(gdb.Command):
+    """List the object files loopscope analyzed in this session.
+
+Usage: info loopscope
+
+For each: where its debug information came from, its build-id, whether the
+structure came from the on-disk cache, and the warnings of its analysis."""
+
+    def __init__(self):
+        super().__init__("info loopscope", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        entries = ANALYSES.entries()
+        if not entries:
+            gdb.write("loopscope %s: nothing analyzed yet (structures are built on first use).\n"
+                      % _loopscope.version)
+            return
+        gdb.write("loopscope %s analyses:\n" % _loopscope.version)
+        for key, got in entries:
+            if isinstance(got, LoopscopeError):
+                gdb.write("  %s\n" % got)
+                continue
+            gdb.write("  %s\n    debug info: %s\n    build-id: %s\n    %s, %d warning%s\n" % (
+                got.path, got.debug_path or "none", got.build_id or "none",
+                "from the disk cache" if got.from_cache else "analyzed in this session",
+                len(got.warnings), "" if len(got.warnings) == 1 else "s"))
+            for w in got.warnings:
+                gdb.write("      %s\n" % w)
+
+
 # ---- registration -------------------------------------------------------------------
 
 _registered = False
@@ -814,6 +852,7 @@ def register():
     InfoLoopsCommand()
     LoopFinishCommand()
     LoopDepthFunction()
+    InfoLoopscopeCommand()
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()
     for ev in ("new_objfile", "clear_objfiles", "exited", "stop"):
         registry = getattr(gdb.events, ev, None)
