@@ -328,7 +328,8 @@ static int cmp_got(const void *a, const void *b)
 	return x->got < y->got ? -1 : x->got > y->got;
 }
 
-static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
+static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms,
+			      struct got_name **out, size_t *nout)
 {
 	struct got_name *g = NULL;
 	size_t n = 0, cap = 0;
@@ -338,12 +339,15 @@ static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
 			continue;
 		if (!(sh.sh_flags & SHF_ALLOC))
 			continue; /* only the dynamic relocations */
+		/* The symbols: .dynsym, or none (a static binary's IRELATIVE
+		 * relocations point to .symtab but use no symbol). */
 		Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
 		GElf_Shdr symsh;
-		if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM)
-			continue;
-		Elf_Data *rd = elf_getdata(scn, NULL), *sd = elf_getdata(symscn, NULL);
-		if (!rd || !sd || !sh.sh_entsize)
+		Elf_Data *sd = NULL;
+		if (symscn && gelf_getshdr(symscn, &symsh) && symsh.sh_type == SHT_DYNSYM)
+			sd = elf_getdata(symscn, NULL);
+		Elf_Data *rd = elf_getdata(scn, NULL);
+		if (!rd || !sh.sh_entsize)
 			continue;
 		size_t nrel = sh.sh_size / sh.sh_entsize;
 		for (size_t i = 0; i < nrel; i++) {
@@ -362,7 +366,27 @@ static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
 				info = r.r_info;
 			}
 			unsigned type = GELF_R_TYPE(info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type == R_X86_64_IRELATIVE && sh.sh_type == SHT_RELA) {
+				/* Static binaries call IFUNCs through PLT slots
+				 * too: name them after the resolver's symbol, as
+				 * objdump does with "*ABS*+0xADDR@plt". */
+				GElf_Rela r;
+				gelf_getrela(rd, (int)i, &r);
+				uint64_t res = (uint64_t)r.r_addend;
+				size_t k = sym_lower_bound(syms, nsyms, res);
+				char buf[64];
+				const char *name;
+				if (k < nsyms && syms[k].addr == res) {
+					name = syms[k].name;
+				} else {
+					snprintf(buf, sizeof buf, "*ABS*+0x%llx", (unsigned long long)res);
+					name = ls_intern(&m->strings, buf);
+				}
+				g = ls_grow(g, &cap, n + 1, sizeof *g);
+				g[n++] = (struct got_name){ off, name };
+				continue;
+			}
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sd)
 				continue;
 			GElf_Sym s;
 			if (!gelf_getsym(sd, (int)GELF_R_SYM(info), &s))
@@ -382,71 +406,84 @@ static void collect_got_names(ls_module *m, struct got_name **out, size_t *nout)
 
 /* Each PLT slot jumps through its GOT slot ("jmp *disp(%rip)", ff 25,
  * possibly after endbr64 or a bnd prefix): name the slot after the
- * relocation of that GOT slot.  This covers lazy .plt, IBT's .plt.sec and
- * .plt.got without knowing their layouts. */
-static void add_plt_procs(struct builder *b)
+ * relocation of that GOT slot.  Scanning for the jumps, rather than
+ * assuming a layout, covers lazy .plt (16-byte slots after a header), IBT's
+ * .plt.sec, .plt.got and static binaries' 8-byte IRELATIVE slots alike;
+ * the lookup in the relocations filters out byte patterns that merely look
+ * like such a jump. */
+static void add_plt_procs(struct builder *b, const struct sym *syms, size_t nsyms)
 {
 	ls_module *m = b->m;
 	if (m->relocatable)
 		return;
 	struct got_name *g;
 	size_t ng;
-	collect_got_names(m, &g, &ng);
+	collect_got_names(m, syms, nsyms, &g, &ng);
 	if (!ng) {
-		free(g);
-		return;
-	}
-	size_t shstrndx;
-	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0) {
 		free(g);
 		return;
 	}
 	for (size_t ti = 0; ti < m->ntext; ti++) {
 		const struct ls_text *t = &m->text[ti];
-		if (strncmp(t->name, ".plt", 4) != 0)
+		if (strncmp(t->name, ".plt", 4) != 0 && strcmp(t->name, ".iplt") != 0)
 			continue;
-		uint64_t entsize = strcmp(t->name, ".plt.got") == 0 ? 8 : 16;
-		/* sh_entsize when it is sane */
+		uint64_t entsize = 16;
 		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
 			GElf_Shdr sh;
-			if (gelf_getshdr(scn, &sh) && sh.sh_addr == t->addr && (sh.sh_flags & SHF_EXECINSTR)) {
+			if (gelf_getshdr(scn, &sh) && sh.sh_addr == t->addr &&
+			    (sh.sh_flags & SHF_EXECINSTR)) {
 				if (sh.sh_entsize >= 8 && sh.sh_entsize <= 32)
 					entsize = sh.sh_entsize;
 				break;
 			}
 		}
-		for (uint64_t off = 0; off + entsize <= t->size; off += entsize) {
-			const uint8_t *e = t->data + off;
-			for (uint64_t p = 0; p + 6 <= entsize; p++) {
-				if (e[p] != 0xff || e[p + 1] != 0x25)
-					continue;
-				int32_t disp = (int32_t)((uint32_t)e[p + 2] | (uint32_t)e[p + 3] << 8 |
-							 (uint32_t)e[p + 4] << 16 | (uint32_t)e[p + 5] << 24);
-				uint64_t got = t->addr + off + p + 6 + (int64_t)disp;
-				struct got_name key = { got, NULL };
-				struct got_name *hit = bsearch(&key, g, ng, sizeof *g, cmp_got);
-				if (hit) {
-					char buf[600];
-					snprintf(buf, sizeof buf, "%s@plt", hit->name);
-					struct proto *pr = add_proto(b);
-					struct ls_proc *pp = &pr->p;
-					char *d = ls_demangle(hit->name);
-					if (d) {
-						snprintf(buf, sizeof buf, "%s@plt", d);
-						free(d);
-						char lbuf[600];
-						snprintf(lbuf, sizeof lbuf, "%s@plt", hit->name);
-						pp->linkage_name = ls_intern(&m->strings, lbuf);
-					}
-					pp->name = ls_intern(&m->strings, buf);
-					pp->entry = t->addr + off;
-					pp->is_plt = true;
-					pp->noreturn = name_is_noreturn(hit->name) || name_is_noreturn(pp->name);
-					add_range(b, pr, t->addr + off, t->addr + off + entsize);
-				}
-				break;
-			}
+		/* Slot starts and names, in address order. */
+		struct slot { uint64_t start; const char *name; } *slots = NULL;
+		size_t nslots = 0, cap = 0;
+		const uint8_t *d = t->data;
+		for (uint64_t p = 0; p + 6 <= t->size; p++) {
+			if (d[p] != 0xff || d[p + 1] != 0x25)
+				continue;
+			int32_t disp = (int32_t)((uint32_t)d[p + 2] | (uint32_t)d[p + 3] << 8 |
+						 (uint32_t)d[p + 4] << 16 | (uint32_t)d[p + 5] << 24);
+			uint64_t got = t->addr + p + 6 + (int64_t)disp;
+			struct got_name key = { got, NULL };
+			struct got_name *hit = bsearch(&key, g, ng, sizeof *g, cmp_got);
+			if (!hit)
+				continue;
+			uint64_t start = p;
+			if (p >= 4 && d[p - 4] == 0xf3 && d[p - 3] == 0x0f && d[p - 2] == 0x1e && d[p - 1] == 0xfa)
+				start = p - 4; /* endbr64 */
+			else if (p >= 1 && d[p - 1] == 0xf2)
+				start = p - 1; /* bnd */
+			slots = ls_grow(slots, &cap, nslots + 1, sizeof *slots);
+			slots[nslots++] = (struct slot){ start, hit->name };
+			p += 5;
 		}
+		for (size_t i = 0; i < nslots; i++) {
+			uint64_t lo = slots[i].start;
+			uint64_t hi = i + 1 < nslots ? slots[i + 1].start : t->size;
+			if (hi - lo > entsize)
+				hi = lo + entsize;
+			char buf[600];
+			struct proto *pr = add_proto(b);
+			struct ls_proc *pp = &pr->p;
+			char *dm = ls_demangle(slots[i].name);
+			if (dm) {
+				snprintf(buf, sizeof buf, "%s@plt", slots[i].name);
+				pp->linkage_name = ls_intern(&m->strings, buf);
+				snprintf(buf, sizeof buf, "%s@plt", dm);
+				free(dm);
+			} else {
+				snprintf(buf, sizeof buf, "%s@plt", slots[i].name);
+			}
+			pp->name = ls_intern(&m->strings, buf);
+			pp->entry = t->addr + lo;
+			pp->is_plt = true;
+			pp->noreturn = name_is_noreturn(slots[i].name) || name_is_noreturn(pp->name);
+			add_range(b, pr, t->addr + lo, t->addr + hi);
+		}
+		free(slots);
 	}
 	free(g);
 }
@@ -517,7 +554,7 @@ int ls_procs_build(ls_module *m, ls_error *err)
 
 	add_dwarf_procs(&b, syms, nsyms);
 	add_symbol_procs(&b, syms, nsyms);
-	add_plt_procs(&b);
+	add_plt_procs(&b, syms, nsyms);
 	free(syms);
 
 	if (b.nprotos)
