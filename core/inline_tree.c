@@ -59,6 +59,7 @@ struct walker {
 	const char **file_names;      /* resolved lazily, per file index */
 	size_t cap_file_names;
 	bool bad;                     /* the CU turned out corrupt */
+	bool plain_c;                 /* C: no functions inside types */
 
 	/* Cache of origin names: inlined copies of one function share them. */
 	struct origin_names *cache;
@@ -285,9 +286,10 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 			uint64_t entry = 0;
 			size_t nr = die_ranges(w, &child, &entry);
 			if (nr == 0) {
-				/* A declaration or abstract instance: no code, but a
-				 * local class's methods may be defined inside. */
-				walk_children(w, &child, NULL, NULL, level + 1);
+				/* A declaration or abstract instance: no code, but in
+				 * C++ a local class's methods may be defined inside. */
+				if (!w->plain_c)
+					walk_children(w, &child, NULL, NULL, level + 1);
 				break;
 			}
 			struct origin_names on = resolve_names(w, &child);
@@ -343,14 +345,15 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 			walk_children(w, &child, func, inner, level + 1);
 			break;
 		}
-		/* Containers that may hold function definitions. */
+		/* Containers that may hold function definitions (not in C). */
 		case DW_TAG_namespace:
 		case DW_TAG_module:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_interface_type:
-			walk_children(w, &child, NULL, NULL, level + 1);
+			if (!w->plain_c)
+				walk_children(w, &child, NULL, NULL, level + 1);
 			break;
 		default:
 			break;
@@ -486,6 +489,8 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		size_t mark_nodes = ix->nnodes, mark_subs = ix->nsubs, mark_ivals = w.nivals;
 		w.cudie = cudie;
 		w.bad = false;
+		int lang = dwarf_srclang(&cudie);
+		w.plain_c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
 		Dwarf_Attribute a;
 		w.comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a));
 		w.files = NULL;

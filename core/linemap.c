@@ -124,10 +124,13 @@ static int cmp_run(const void *a, const void *b, void *ctx)
 	return cmp_raw(&raw[x->start], &raw[y->start]);
 }
 
-/* Sorts the rows by cmp_raw.  libdw hands each CU's rows sorted and CUs
- * rarely interleave, so: sort each run if needed, order the runs by their
- * first row, and fall back to a full sort only if they overlap.  For libc
- * this turns a 200k-row merge sort into a copy. */
+/* Sorts the rows by cmp_raw.  libdw hands each CU's rows sorted, and a
+ * sequence is contiguous code, so: sort each run (sequence) if needed,
+ * order the runs by their first row and append them; a run that starts
+ * before the end of what is already out (an overlapping or stray sequence:
+ * glibc has a few) is merged into the tail.  For libc this turns a
+ * 200k-row merge sort into a copy and a dozen small merges; a pathological
+ * table falls back to a full sort. */
 static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *runs, size_t nruns)
 {
 	if (nraw < 2)
@@ -140,19 +143,52 @@ static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *r
 				break;
 			}
 	}
-	qsort_r(runs, nruns, sizeof *runs, cmp_run, raw);
+	if (nruns > 1)
+		qsort_r(runs, nruns, sizeof *runs, cmp_run, raw);
 	struct raw_row *out = ls_xmalloc(nraw * sizeof *out);
-	size_t n = 0;
-	bool sorted = true;
+	struct raw_row *tmp = NULL;
+	size_t n = 0, cap_tmp = 0, merged = 0;
 	for (size_t i = 0; i < nruns; i++) {
-		if (n && cmp_raw(&out[n - 1], &raw[runs[i].start]) > 0)
-			sorted = false;
-		memcpy(out + n, raw + runs[i].start, runs[i].len * sizeof *out);
-		n += runs[i].len;
+		const struct raw_row *r = raw + runs[i].start;
+		size_t len = runs[i].len;
+		if (n == 0 || cmp_raw(&out[n - 1], &r[0]) <= 0) {
+			memcpy(out + n, r, len * sizeof *out);
+			n += len;
+			continue;
+		}
+		/* The first row of OUT after r[0]; merge OUT[p..n) with R. */
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (cmp_raw(&out[mid], &r[0]) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t p = lo, tail = n - p;
+		merged += tail + len;
+		if (merged > 4 * nraw + 1024) {
+			/* quadratic territory: sort everything at once */
+			for (size_t j = i; j < nruns; j++) {
+				memcpy(out + n, raw + runs[j].start, runs[j].len * sizeof *out);
+				n += runs[j].len;
+			}
+			qsort(out, n, sizeof *out, cmp_raw);
+			break;
+		}
+		tmp = ls_grow(tmp, &cap_tmp, tail, sizeof *tmp);
+		memcpy(tmp, out + p, tail * sizeof *tmp);
+		size_t a = 0, b = 0, w = p;
+		while (a < tail && b < len)
+			out[w++] = cmp_raw(&tmp[a], &r[b]) <= 0 ? tmp[a++] : r[b++];
+		while (a < tail)
+			out[w++] = tmp[a++];
+		while (b < len)
+			out[w++] = r[b++];
+		n = w;
 	}
+	free(tmp);
 	free(raw);
-	if (!sorted)
-		qsort(out, n, sizeof *out, cmp_raw);
 	return out;
 }
 
@@ -252,9 +288,15 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 			r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
 			r->flags = stmt ? LS_LINE_IS_STMT : 0;
 		}
-		if (nraw > run_start) {
+		/* One run per sequence: a sequence is contiguous code, while
+		 * a CU's rows span its hot and cold sections, which other
+		 * CUs' rows interleave. */
+		for (size_t k = run_start; k < nraw; k++) {
+			if (k + 1 < nraw && raw[k].file)
+				continue;
 			runs = ls_grow(runs, &cap_runs, nruns + 1, sizeof *runs);
-			runs[nruns++] = (struct run){ run_start, nraw - run_start };
+			runs[nruns++] = (struct run){ run_start, k + 1 - run_start };
+			run_start = k + 1;
 		}
 	}
 	if (rc < 0)
