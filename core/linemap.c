@@ -100,6 +100,12 @@ struct raw_row {
 	uint16_t flags;
 	uint64_t order;      /* position in the CU's table, across CUs */
 };
+/* In raw_row.flags: a row at the very address where its CU's previous
+ * sequence ended.  libdw sorts an end_sequence before a row at the same
+ * address, so a zero-length row just before its own end of sequence looks
+ * like the start of another sequence (glibc's cold parts have them); a
+ * real row from another CU at that address must win over it. */
+#define RAW_AFTER_END 0x8000
 
 static int cmp_raw(const void *a, const void *b)
 {
@@ -110,6 +116,8 @@ static int cmp_raw(const void *a, const void *b)
 	 * starting the next sequence there wins. */
 	if ((x->file == NULL) != (y->file == NULL))
 		return x->file == NULL ? -1 : 1;
+	if ((x->flags & RAW_AFTER_END) != (y->flags & RAW_AFTER_END))
+		return x->flags & RAW_AFTER_END ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -287,6 +295,8 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 			r->line = line > 0 ? (uint32_t)line : 0;
 			r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
 			r->flags = stmt ? LS_LINE_IS_STMT : 0;
+			if (nraw - 1 > run_start && !r[-1].file && r[-1].addr == addr)
+				r->flags |= RAW_AFTER_END;
 		}
 		/* One run per sequence: a sequence is contiguous code, while
 		 * a CU's rows span its hot and cold sections, which other
@@ -332,7 +342,7 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
 		lm->rows[lm->nrows++] = (struct ls_line_row){
 			.addr = r->addr, .file = r->file, .line = r->line,
-			.column = r->column, .flags = r->flags,
+			.column = r->column, .flags = r->flags & LS_LINE_IS_STMT,
 		};
 	}
 	if (lm->nrows && lm->rows[lm->nrows - 1].file && text) {
