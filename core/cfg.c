@@ -507,8 +507,9 @@ static int64_t find_def(const struct ls_cfg *cfg, int64_t from, int reg, int64_t
 /* The registers the table index came from: the load's index (and base,
  * for -O0's precomputed offsets), followed back through register copies
  * (mov, movzx, movslq, cltq, lea (,%r,s)).  At most 8. */
-static int index_sources(const struct ls_cfg *cfg, int64_t load, int table_reg, int *regs)
+static int index_sources(const struct ls_cfg *cfg, int64_t load, int table_reg, int *regs, bool *byte_index)
 {
+	*byte_index = false;
 	const struct ls_operand *mem = &cfg->insns[load].op[0];
 	int n = 0;
 	if (mem->kind == LS_OP_MEM) {
@@ -523,6 +524,8 @@ static int index_sources(const struct ls_cfg *cfg, int64_t load, int table_reg, 
 			continue;
 		const struct ls_insn *in = &cfg->insns[d];
 		int src = -1;
+		if (in->opcode == LS_MN_MOVZX && in->op[0].size == 1)
+			*byte_index = true;
 		if (in->opcode == LS_MN_CLTQ)
 			src = 0;
 		else if ((in->opcode == LS_MN_MOV || in->opcode == LS_MN_MOVZX || in->opcode == LS_MN_MOVSXD) &&
@@ -658,9 +661,19 @@ static void resolve_jump_table(struct builder *b, int64_t j)
 	if (ls_text_find(b->m, table))
 		return;
 	int regs[8];
-	int nregs = index_sources(cfg, load, table_reg, regs);
+	bool byte_index;
+	int nregs = index_sources(cfg, load, table_reg, regs, &byte_index);
 	bool sure;
 	uint64_t bound = table_bound(cfg, load, regs, nregs, &sure);
+	/* A table indexed by a zero-extended byte with no compare (an
+	 * interpreter's computed-goto dispatch) has 256 entries; some may
+	 * point outside the procedure (to a .cold part without a symbol):
+	 * skip those rather than stop. */
+	bool skip_outside = false;
+	if (!bound && byte_index) {
+		bound = 256;
+		skip_outside = true;
+	}
 	uint64_t limit = bound ? bound : 4096;
 	for (uint64_t k = 0; k < limit; k++) {
 		uint64_t target;
@@ -676,6 +689,8 @@ static void resolve_jump_table(struct builder *b, int64_t j)
 			target = table + (int64_t)v;
 		}
 		int64_t idx = in_ranges(b, target) ? insn_index(cfg, target) : -1;
+		if ((idx < 0 || cfg->insns[idx].addr != target) && skip_outside && ls_text_find(b->m, target))
+			continue;
 		if (idx < 0 || cfg->insns[idx].addr != target) {
 			if (sure && !b->warned_jt) {
 				const struct ls_proc *other = ls_procs_find(&b->m->procs, target);

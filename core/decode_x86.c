@@ -448,8 +448,13 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			insn->opcode = LS_MN_MOV;
 		else if (strcmp(m, "movslq") == 0 || strcmp(m, "movsxd") == 0 || strcmp(m, "movsxdq") == 0)
 			insn->opcode = LS_MN_MOVSXD;
-		else if (strncmp(m, "movz", 4) == 0)
+		else if (strncmp(m, "movz", 4) == 0) {
 			insn->opcode = LS_MN_MOVZX;
+			/* movzbl/movzwl: the source's width (a byte index bounds
+			 * a jump table to 256 entries). */
+			if (insn->nops >= 1 && insn->op[0].size == 0)
+				insn->op[0].size = m[4] == 'b' ? 1 : m[4] == 'w' ? 2 : 0;
+		}
 		return;
 	case 'x':
 		/* xbegin: on abort, control resumes at its target. */

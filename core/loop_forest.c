@@ -22,6 +22,10 @@
  *    header address), each with its header, entries (header first), back
  *    edges (into any entry from inside), exits and all its blocks.
  *
+ * 5. An irreducible loop nested in an irreducible loop and holding another
+ *    of its entries is merged into it (see merge_irreducible): one
+ *    multi-entry region instead of Havlak's DFS-dependent chain.
+ *
  * Loops are natural loops (and Havlak's irreducible ones): a block that
  * never gets back to the header - the exit() that ends a loop, a C++
  * cleanup ending in _Unwind_Resume - is outside, reached by an exit edge,
@@ -83,6 +87,84 @@ static void adopt_padding(const struct ls_cfg *cfg, struct ls_loop_forest *f, co
 		if (padding)
 			f->block_loop[b] = f->block_loop[b - 1];
 	}
+}
+
+/* Havlak nests an irreducible region as a chain of irreducible loops, one
+ * per DFS-chosen header: an interpreter's dispatch (every handler jumps
+ * through one table to every other) becomes a nest hundreds deep.  An
+ * irreducible loop nested in an irreducible loop that contains another
+ * entry of its parent is part of the same multi-entry region, not a loop
+ * inside it: merge it into the parent (as Steensgaard's forest would, which
+ * takes all entries out before looking for inner loops).  The parent's
+ * blocks, entries, back edges and exits do not change; natural loops are
+ * never merged, so reducible code keeps Havlak's (and LLVM's) forest. */
+static void merge_irreducible(struct ls_loop_forest *f, size_t nblocks)
+{
+	size_t n = f->nloops;
+	if (n < 2)
+		return;
+	bool any = false;
+	for (size_t l = 0; l < n && !any; l++)
+		any = f->loops[l].irreducible && f->loops[l].parent >= 0 && f->loops[f->loops[l].parent].irreducible;
+	if (!any)
+		return;
+	int32_t *final_parent = ls_xmalloc(n * sizeof *final_parent); /* parent after merging */
+	uint8_t *merged = ls_xcalloc(n, 1);
+	int32_t *mark = ls_xmalloc(nblocks * sizeof *mark);
+	for (size_t b = 0; b < nblocks; b++)
+		mark[b] = -1;
+	int32_t marked = -1;
+	for (size_t l = 0; l < n; l++) {       /* preorder: parents first */
+		int32_t p = f->loops[l].parent;
+		if (p >= 0 && merged[p])
+			p = final_parent[p];
+		final_parent[l] = p;
+		const struct ls_loop *L = &f->loops[l];
+		if (p < 0 || !L->irreducible || !f->loops[p].irreducible)
+			continue;
+		const struct ls_loop *P = &f->loops[p];
+		if (marked != p) {
+			for (size_t e = 1; e < P->nentries; e++)
+				mark[P->entries[e]] = p;
+			marked = p;
+		}
+		bool has_entry = false;
+		for (size_t b = 0; b < L->nblocks && !has_entry; b++)
+			has_entry = mark[L->blocks[b]] == p;
+		if (has_entry)
+			merged[l] = 1;
+	}
+	/* Renumber the survivors (preorder is kept), fix parents and depths. */
+	int32_t *newidx = ls_xmalloc(n * sizeof *newidx);
+	size_t k = 0;
+	for (size_t l = 0; l < n; l++) {
+		if (merged[l]) {
+			newidx[l] = -1;
+			free(f->loops[l].entries);
+			free(f->loops[l].backedges);
+			free(f->loops[l].exits);
+			free(f->loops[l].blocks);
+			continue;
+		}
+		newidx[l] = (int32_t)k;
+		struct ls_loop L = f->loops[l];
+		L.parent = final_parent[l] >= 0 ? newidx[final_parent[l]] : -1;
+		L.depth = L.parent >= 0 ? f->loops[L.parent].depth + 1 : 1;
+		f->loops[k++] = L;
+	}
+	for (size_t b = 0; b < nblocks; b++) {
+		int32_t l = f->block_loop[b];
+		if (l < 0)
+			continue;
+		while (merged[l])
+			l = final_parent[l];
+		f->block_loop[b] = newidx[l];
+	}
+	f->nloops = k;
+	free(final_parent);
+	free(merged);
+	free(mark);
+	free(newidx);
 }
 
 int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
@@ -428,6 +510,7 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	free(last);
 	free(header);
 	free(type);
+	merge_irreducible(f, N);
 	return 0;
 }
 
