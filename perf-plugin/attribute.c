@@ -180,6 +180,17 @@ struct pl_attrib {
 		uint32_t parent, node;
 	} *fc;
 	size_t nfc, fc_used;
+	/* caller chains -> node: (process, its maps' generation, the callers'
+	 * addresses); a sample then costs one probe here and one for its leaf */
+	struct cslot {
+		uint64_t hash;
+		const pl_proc *proc;
+		unsigned gen, kgen;
+		uint32_t off, n, node, used;
+	} *cc;
+	size_t ncc, cc_used;
+	uint64_t *pool;
+	size_t npool, cap_pool;
 };
 
 struct warn_count {
@@ -222,6 +233,8 @@ struct pl_attrib *pl_attrib_new(pl_report *rep)
 		snprintf(a->osrelease, sizeof a->osrelease, "%s", u.release);
 	a->nfc = 1 << 16;
 	a->fc = pl_xcalloc(a->nfc, sizeof *a->fc);
+	a->ncc = 1 << 14;
+	a->cc = pl_xcalloc(a->ncc, sizeof *a->cc);
 	elf_version(EV_CURRENT);
 	return a;
 }
@@ -242,6 +255,8 @@ void pl_attrib_free(struct pl_attrib *a)
 	free(a->kallsyms.v);
 	free(a->kallsyms_buf);
 	free(a->fc);
+	free(a->cc);
+	free(a->pool);
 	free(a);
 }
 
@@ -377,11 +392,33 @@ static void load_kallsyms(struct pl_attrib *a)
 	if (a->kallsyms_tried)
 		return;
 	a->kallsyms_tried = 1;
-	struct utsname u;
-	/* /proc/kallsyms describes the running kernel, which must be the recorded one */
-	if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
-		return;
-	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	/* perf record keeps a copy of kallsyms in its build-id cache: it is
+	 * the recorded kernel's, and a plain file reads many times faster than
+	 * /proc/kallsyms (which the kernel formats line by line) */
+	int fd = -1;
+	pd_reader *r = a->rep->r;
+	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
+		const pd_build_id *b = pd_build_id_at(r, i);
+		if (strcmp(b->filename, "[kernel.kallsyms]"))
+			continue;
+		char hex[41], p[PATH_MAX + 128];
+		for (int k = 0; k < b->size; k++)
+			sprintf(hex + 2 * k, "%02x", b->id[k]);
+		hex[2 * b->size] = 0;
+		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
+			fd = open(p, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	if (fd < 0) {
+		struct utsname u;
+		/* /proc/kallsyms describes the running kernel, which must be the recorded one */
+		if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
+			return;
+		fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return;
 	size_t cap = 8 << 20, len = 0;
@@ -698,6 +735,63 @@ static int kernel_ip_only(const pd_sample *smp)
 	return smp->pid == 0 || smp->pid == (uint32_t)-1;
 }
 
+/* The node of the callers of a sample (frames 1..nf-1, outermost last). */
+static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct frame *fr, size_t nf)
+{
+	if (nf < 2)
+		return 0;
+	unsigned kgen = pl_session_kernel_gen(a->rep->s);
+	uint64_t h = (uintptr_t)t->proc * 0x9e3779b97f4a7c15ULL ^ t->proc->gen ^ ((uint64_t)kgen << 32);
+	for (size_t i = 1; i < nf; i++)
+		h = (h ^ fr[i].addr) * 0xff51afd7ed558ccdULL;
+	h ^= h >> 32;
+	size_t i = h & (a->ncc - 1);
+	uint32_t n = (uint32_t)(nf - 1);
+	while (a->cc[i].used) {
+		const struct cslot *c = &a->cc[i];
+		if (c->hash == h && c->proc == t->proc && c->gen == t->proc->gen && c->kgen == kgen && c->n == n) {
+			const uint64_t *p = a->pool + c->off;
+			size_t k;
+			for (k = 0; k < n && p[k] == fr[k + 1].addr; k++)
+				;
+			if (k == n)
+				return c->node;
+		}
+		i = (i + 1) & (a->ncc - 1);
+	}
+	uint32_t node = 0;
+	for (size_t k = nf; k-- > 1;)
+		node = frame_node(a, node, t, fr[k].addr, fr[k].kernel, fr[k].adjust);
+	if ((a->cc_used + 1) * 2 > a->ncc || a->npool + n > (64u << 20)) {
+		/* full: grow, or start over when the chains are too many */
+		size_t ncc = a->npool + n > (64u << 20) || a->ncc >= (1u << 22) ? a->ncc : a->ncc * 2;
+		free(a->cc);
+		a->ncc = ncc;
+		a->cc = pl_xcalloc(a->ncc, sizeof *a->cc);
+		a->cc_used = 0;
+		a->npool = 0;
+		i = h & (a->ncc - 1);
+	}
+	if (a->npool + n > a->cap_pool) {
+		a->cap_pool = (a->npool + n) * 2;
+		a->pool = pl_xrealloc(a->pool, a->cap_pool * sizeof *a->pool);
+	}
+	for (size_t k = 0; k < n; k++)
+		a->pool[a->npool + k] = fr[k + 1].addr;
+	struct cslot *c = &a->cc[i];
+	c->hash = h;
+	c->proc = t->proc;
+	c->gen = t->proc->gen;
+	c->kgen = kgen;
+	c->off = (uint32_t)a->npool;
+	c->n = n;
+	c->node = node;
+	c->used = 1;
+	a->npool += n;
+	a->cc_used++;
+	return node;
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -705,6 +799,8 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	const pl_report_options *opt = rep->opt;
 	const pd_sample *smp = &ev->sample;
 	size_t e = (size_t)smp->attr_index;
+	if (!rep->tree.nodes)
+		pl_report_begin(rep);
 	if (e >= rep->nev)
 		return;
 	rep->nsamples_all++;
@@ -772,28 +868,50 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		fr[0].adjust = 0;
 		nf = 1;
 	}
-	uint32_t node = 0;
-	for (size_t i = nf; i-- > 0;)
-		node = frame_node(a, node, t, fr[i].addr, fr[i].kernel, fr[i].adjust);
+	uint32_t node = caller_node(a, t, fr, nf);
+	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust);
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
+	/* only the leaf is counted now; pl_tree_finish sums the totals */
 	uint64_t *c = pl_cost(tr, node, e);
 	c[PL_SELF]++;
 	c[PL_SELF_PERIOD] += period;
-	for (uint32_t n = node;; n = tr->nodes[n].parent) {
-		c = pl_cost(tr, n, e);
-		c[PL_TOTAL]++;
-		c[PL_TOTAL_PERIOD] += period;
-		if (!n)
-			break;
-	}
 	rep->ev_samples[e]++;
 	rep->ev_period[e] += period;
 }
 
+void pl_report_begin(pl_report *rep)
+{
+	if (rep->tree.nodes)
+		return;
+	rep->nev = pd_nattrs(rep->r);
+	size_t n = rep->nev ? rep->nev : 1;
+	rep->ev_samples = pl_xcalloc(n, sizeof *rep->ev_samples);
+	rep->ev_period = pl_xcalloc(n, sizeof *rep->ev_period);
+	pl_tree_init(&rep->tree, n);
+}
+
 void pl_tree_finish(pl_tree *t)
 {
-	/* children have higher indices than their parents: one backward pass */
+	/* Samples were counted at their leaf only.  Children have higher
+	 * indices than their parents: one backward pass gives every node its
+	 * total (its own samples and its children's totals), and turns self
+	 * into the exclusive cost of the scope in its frame (a loop's self is
+	 * what its statements cost, not its callees). */
+	for (size_t n = t->n; n-- > 0;) {
+		const pl_node *x = &t->nodes[n];
+		for (size_t e = 0; e < t->nev; e++) {
+			uint64_t *c = pl_cost(t, (uint32_t)n, e);
+			c[PL_TOTAL] += c[PL_SELF];
+			c[PL_TOTAL_PERIOD] += c[PL_SELF_PERIOD];
+			if (!n)
+				continue;
+			uint64_t *p = pl_cost(t, x->parent, e);
+			p[PL_TOTAL] += c[PL_TOTAL];
+			p[PL_TOTAL_PERIOD] += c[PL_TOTAL_PERIOD];
+		}
+	}
+	/* a second pass: the totals above needed each node's own samples */
 	for (size_t n = t->n; n-- > 1;) {
 		const pl_node *x = &t->nodes[n];
 		if (x->kind == PL_PROC || !x->parent)

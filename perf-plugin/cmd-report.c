@@ -183,15 +183,11 @@ int cmd_report(int argc, char **argv)
 	}
 	pl_report rep = { .opt = &o, .r = r, .out = stdout };
 	rep.s = pl_session_new(r);
-	rep.nev = pd_nattrs(r);
-	/* in pipe mode the events arrive with the records: room for them all */
-	size_t cap_ev = rep.nev > 64 ? rep.nev : 64;
-	rep.nev = cap_ev;
-	rep.ev_samples = pl_xcalloc(cap_ev, sizeof *rep.ev_samples);
-	rep.ev_period = pl_xcalloc(cap_ev, sizeof *rep.ev_period);
-	pl_tree_init(&rep.tree, cap_ev);
+	/* the tree is made when the first sample is replayed: by then every
+	 * event is known, also in pipe mode (pl_report_begin) */
 	rep.attrib = pl_attrib_new(&rep);
 	pl_session_run(rep.s, pl_attrib_sample, &rep);
+	pl_report_begin(&rep);
 	pl_tree_finish(&rep.tree);
 	const char *w = pd_warnings(r);
 	if (w) {
@@ -208,7 +204,6 @@ int cmd_report(int argc, char **argv)
 	if (pl_session_bad_records(rep.s))
 		fprintf(stderr, "perf-loops: warning: %s: %llu records could not be parsed\n", pd_name(r),
 			(unsigned long long)pl_session_bad_records(rep.s));
-	rep.nev = pd_nattrs(r) < cap_ev ? pd_nattrs(r) : cap_ev;
 	rep.shown = pl_xcalloc(rep.nev ? rep.nev : 1, sizeof *rep.shown);
 	for (size_t e = 0; e < rep.nev; e++)
 		if (rep.ev_samples[e])

@@ -19,3 +19,12 @@ fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address -g
 fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address
 fuzz_perf_data_LDADD = $(ZSTD_LIBS)
 endif
+if ENABLE_FUZZ
+# make fuzz-perf-data-run [FUZZ_SECONDS=180]: fuzz from seeds recorded now
+fuzz-perf-data-run: fuzz-perf-data
+	mkdir -p fuzz-corpus/perf-data
+	perf record -q -e cpu-clock --call-graph=fp -o fuzz-corpus/perf-data/seed-file.data true || :
+	perf record -q -e cpu-clock --call-graph=fp -o - true >fuzz-corpus/perf-data/seed-pipe.data || :
+	./fuzz-perf-data -max_total_time=$${FUZZ_SECONDS:-180} -max_len=70000 -print_final_stats=1 fuzz-corpus/perf-data
+.PHONY: fuzz-perf-data-run
+endif

@@ -79,6 +79,7 @@ struct pd_reader {
 	char *warnings;
 	size_t warnings_len;
 	int stopped;
+	int lazy;
 	uint64_t scratch_cc[512]; /* callchains that are not 8-aligned are copied here */
 };
 
@@ -1093,6 +1094,29 @@ int pd_next(pd_reader *r, pd_event *ev)
 		if (type >= PD_RECORD_HEADER_ATTR && type != PD_RECORD_FINISHED_ROUND &&
 		    type != PD_RECORD_FINISHED_INIT)
 			absorb(r, p, type, size);
+		if (type == PD_RECORD_SAMPLE && r->lazy) {
+			/* the first pass of a session needs only the time */
+			ev->type = type;
+			ev->misc = rd16(p + 4);
+			ev->size = size;
+			ev->raw = p;
+			ev->has_time = 0;
+			int ai = attr_of(r, type, p + 8, p + size);
+			if (ai < 0)
+				ai = 0;
+			if ((size_t)ai < r->nattrs) {
+				uint64_t st = r->attrs[ai].sample_type;
+				if (st & PD_SAMPLE_TIME) {
+					size_t off = 8 + 8 * (!!(st & PD_SAMPLE_IDENTIFIER) + !!(st & PD_SAMPLE_IP) +
+							      !!(st & PD_SAMPLE_TID));
+					if (off + 8 <= size) {
+						ev->sample.time = rd64(p + off);
+						ev->has_time = 1;
+					}
+				}
+			}
+			return 1;
+		}
 		if (pd_parse(r, p, ev) < 0) {
 			/* a record that does not parse is skipped, not fatal */
 			memset(ev, 0, sizeof *ev);
@@ -1104,6 +1128,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 	}
 }
 
+void pd_set_lazy(pd_reader *r, int lazy) { r->lazy = lazy; }
 size_t pd_nattrs(const pd_reader *r) { return r->nattrs; }
 const pd_attr *pd_attr_at(const pd_reader *r, size_t i) { return i < r->nattrs ? &r->attrs[i] : NULL; }
 size_t pd_nbuild_ids(const pd_reader *r) { return r->nbuild_ids; }

@@ -172,6 +172,9 @@ void pd_close(pd_reader *r);
 /* The next record: 1, or 0 at the end (or where reading had to stop).
  * Records pointed to stay valid until pd_close. */
 int pd_next(pd_reader *r, pd_event *ev);
+/* Lazy mode: pd_next parses samples only as far as their time (and
+ * ev->sample.time, has_time); pd_parse gives the rest later. */
+void pd_set_lazy(pd_reader *r, int lazy);
 /* Parse a record returned earlier by pd_next again (records are re-read in
  * time order by the session).  0, or -1 if it does not parse. */
 int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev);

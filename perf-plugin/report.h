@@ -79,6 +79,8 @@ typedef struct pl_report {
 } pl_report;
 
 /* attribute.c */
+/* Size the tree and the counts for the events of the file (once). */
+void pl_report_begin(pl_report *rep);
 struct pl_attrib *pl_attrib_new(pl_report *rep);
 void pl_attrib_free(struct pl_attrib *a);
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);

@@ -170,6 +170,7 @@ struct pl_session {
 	pl_map **all_maps;
 	size_t nall_maps, cap_all_maps;
 	uint64_t lost_samples, bad_records;
+	unsigned kernel_gen;
 };
 
 pl_session *pl_session_new(pd_reader *r)
@@ -233,6 +234,7 @@ const char *pl_intern(pl_session *s, const char *str)
 size_t pl_session_ndsos(const pl_session *s) { return s->ndsos; }
 pl_dso *pl_session_dso(const pl_session *s, size_t i) { return i < s->ndsos ? s->dsos[i] : NULL; }
 pd_reader *pl_session_reader(const pl_session *s) { return s->r; }
+unsigned pl_session_kernel_gen(const pl_session *s) { return s->kernel_gen; }
 uint64_t pl_session_lost_samples(const pl_session *s) { return s->lost_samples; }
 uint64_t pl_session_bad_records(const pl_session *s) { return s->bad_records; }
 
@@ -410,8 +412,10 @@ static void on_mmap(pl_session *s, const pd_event *ev)
 		return;
 	pl_dso *d = dso_get(s, ev->filename, kernel, ev->build_id, ev->build_id_size);
 	pl_map *m = new_map(s, ev->start, ev->start + ev->len, ev->pgoff, d);
-	if (kernel)
+	if (kernel) {
 		maps_insert(s, &s->kernel_maps, m);
+		s->kernel_gen++;
+	}
 	else {
 		pl_proc *p = proc_get(s, ev->pid);
 		maps_insert(s, &p->maps, m);
@@ -505,6 +509,7 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 	size_t n = 0, cap = 0;
 	pd_event ev;
 	uint64_t last_time = 0;
+	pd_set_lazy(s->r, 1);
 	while (pd_next(s->r, &ev)) {
 		switch (ev.type) {
 		case PD_RECORD_SAMPLE:
@@ -537,6 +542,7 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 		ents[n].raw = ev.raw;
 		n++;
 	}
+	pd_set_lazy(s->r, 0);
 	sort_entries(ents, n);
 	uint64_t samples = 0;
 	for (size_t i = 0; i < n; i++) {

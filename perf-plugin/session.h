@@ -78,6 +78,8 @@ pl_dso *pl_session_dso(const pl_session *s, size_t i);
 pd_reader *pl_session_reader(const pl_session *s);
 const char *pl_intern(pl_session *s, const char *str);
 
+/* Changes whenever the kernel's maps do. */
+unsigned pl_session_kernel_gen(const pl_session *s);
 /* Counts for the header of the report. */
 uint64_t pl_session_lost_samples(const pl_session *s);
 uint64_t pl_session_bad_records(const pl_session *s);

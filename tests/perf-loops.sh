@@ -103,6 +103,23 @@ n=$(python3 "$TREE" "$TMP/thr.json" samples)
 [ "$n" -gt 0 ] && [ "$(python3 "$TREE" "$TMP/child.json" samples)" -gt 0 ]
 ok $? "--comm tells the child and the threads apart"
 
+# 4b. --call-graph dwarf on code without frame pointers: the user stack is
+# unwound from the sampled registers and stack copy (libdwfl), so the caller
+# chain main > child_work is whole where frame pointers cannot give it
+build_fixture gcc -O2 perf/threads_fork.c "$TMP/tf_nofp" -fomit-frame-pointer -pthread
+if perf record -q -e cpu-clock --call-graph=dwarf -o "$TMP/dwarf.data" "$TMP/tf_nofp" 6000 >/dev/null 2>&1; then
+	"$PERF_LOOPS" report -i "$TMP/dwarf.data" --format=json --comm=plchild >"$TMP/dwarf.json" 2>"$TMP/err"
+	s=$(share "$TMP/dwarf.json" "proc:main/proc:child_work/loop@$(line_of threads_fork.c LOOP-CHILD)")
+	at_least "$s" 0.90
+	ok $? "--call-graph dwarf: $s of the child's samples in main > child_work > its loop"
+	s=$(share "$TMP/dwarf.json" "proc:__libc_start_call_main/proc:main")
+	at_least "$s" 0.90
+	ok $? "--call-graph dwarf: $s of them under __libc_start_call_main > main"
+else
+	skip "perf record --call-graph=dwarf does not work here"
+	skip "perf record --call-graph=dwarf does not work here"
+fi
+
 # 5. per-procedure sample totals agree with perf report on the same file
 for data in split tf shlib; do
 	perf report -i "$TMP/$data.data" --stdio --no-children --sort sym -g none --show-nr-samples \
