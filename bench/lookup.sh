@@ -5,8 +5,9 @@
 # Targets: libc.so.6 (DWARF from libc6-dbg, found by build-id) and the
 # largest fixture binary.  Every tool reads the same address list (every
 # instruction address inside a function symbol, from objdump -d) on stdin,
-# once per run; each run is repeated RUNS times and the median wall time and
-# peak RSS are printed, with each peer's time as a ratio of loopscope's.
+# in RUNS rounds of every tool in turn (a run over a minute is not repeated);
+# the median wall time and peak RSS are printed, with each tool's time as a
+# multiple of loopscope's.
 # loopscope is timed cold (empty cache: full analysis, loops included) and
 # warm (the scope tree loaded from its cache).
 #
@@ -38,37 +39,50 @@ PY
 # median FILE: the median of the numbers in FILE, one per line.
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# measure NAME CMD...: run CMD RUNS times with the addresses on stdin;
-# records "NAME median-seconds median-peak-KiB output-lines".
-measure() {
-	name=$1; shift
-	: >"$TMP/t.$name"; : >"$TMP/m.$name"
-	i=0
-	while [ $i -lt "$RUNS" ]; do
-		[ "$name" = loopscope-cold ] && rm -rf "$TMP/cache"
-		XDG_CACHE_HOME=$TMP/cache $TIME -f '%e %M' -o "$TMP/time" "$@" <"$TMP/addrs" >"$TMP/out.$name" 2>"$TMP/err.$name" ||
-			{ echo "lookup.sh: $name failed: $(head -c 300 "$TMP/err.$name")" >&2; }
-		tail -n 1 "$TMP/time" | awk '{ print $1 }' >>"$TMP/t.$name"
-		tail -n 1 "$TMP/time" | awk '{ print $2 }' >>"$TMP/m.$name"
-		i=$((i + 1))
-	done
-	echo "$name $(median "$TMP/t.$name") $(median "$TMP/m.$name") $(wc -l <"$TMP/out.$name")" >>"$TMP/results"
+# run_tool NAME BINARY: one timed run of tool NAME over the addresses;
+# appends its wall time and peak RSS to $TMP/t.NAME and $TMP/m.NAME.
+run_tool() {
+	name=$1 bin=$2
+	case $name in
+	loopscope-cold) rm -rf "$TMP/cache"; set -- "$LOOPSCOPE" lookup --json "$bin" ;;
+	loopscope-warm) set -- "$LOOPSCOPE" lookup --json "$bin" ;;
+	llvm-symbolizer) set -- llvm-symbolizer --inlining --output-style=JSON -e "$bin" ;;
+	eu-addr2line) set -- eu-addr2line -i -f -e "$bin" ;;
+	esac
+	XDG_CACHE_HOME=$TMP/cache $TIME -f '%e %M' -o "$TMP/time" "$@" <"$TMP/addrs" >"$TMP/out.$name" 2>"$TMP/err.$name" ||
+		echo "lookup.sh: $name failed: $(head -c 300 "$TMP/err.$name")" >&2
+	tail -n 1 "$TMP/time" | awk '{ print $1 }' >>"$TMP/t.$name"
+	tail -n 1 "$TMP/time" | awk '{ print $2 }' >>"$TMP/m.$name"
 }
+
+TOOLS="loopscope-cold loopscope-warm llvm-symbolizer eu-addr2line"
 
 bench_one() { # LABEL BINARY
 	label=$1 bin=$2
 	addresses "$bin" >"$TMP/addrs"
 	n=$(wc -l <"$TMP/addrs")
+	for t in $TOOLS; do : >"$TMP/t.$t"; : >"$TMP/m.$t"; done
+	# Rounds of every tool in turn, so that load from other processes on
+	# the machine falls on all of them alike.  A tool whose run took over
+	# a minute (eu-addr2line on libc) is not run again: its median is of
+	# the runs it made.
+	r=0
+	while [ $r -lt "$RUNS" ]; do
+		for t in $TOOLS; do
+			if [ $r -gt 0 ] && [ "$(awk '$1 > 60 { s = 1 } END { print s + 0 }' "$TMP/t.$t")" = 1 ]; then
+				continue
+			fi
+			run_tool "$t" "$bin"
+		done
+		r=$((r + 1))
+	done
 	: >"$TMP/results"
-	measure loopscope-cold "$LOOPSCOPE" lookup --json "$bin"
-	# warm: the previous runs filled the cache; one more fill to be sure
-	XDG_CACHE_HOME=$TMP/cache "$LOOPSCOPE" lookup --json "$bin" 0 >/dev/null 2>&1 || true
-	measure loopscope-warm "$LOOPSCOPE" lookup --json "$bin"
-	measure llvm-symbolizer llvm-symbolizer --inlining --output-style=JSON -e "$bin"
-	measure eu-addr2line eu-addr2line -i -f -e "$bin"
-	echo "== $label: $n addresses ($bin), median of $RUNS runs"
-	awk '{ t[NR] = $2; printf "%-16s %8.2f s  %9.1f MiB  %8d lines  %6.2fx loopscope-cold  %6.2fx loopscope-warm\n",
-		$1, $2, $3 / 1024, $4, $2 / base_cold, $2 / base_warm }' \
+	for t in $TOOLS; do
+		echo "$t $(median "$TMP/t.$t") $(median "$TMP/m.$t") $(wc -l <"$TMP/out.$t") $(wc -l <"$TMP/t.$t")" >>"$TMP/results"
+	done
+	echo "== $label: $n addresses ($bin), median of $RUNS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	awk '{ printf "%-16s %8.2f s  %9.1f MiB  %8d lines  %6.2fx loopscope-cold  %6.2fx loopscope-warm  (%d runs)\n",
+		$1, $2, $3 / 1024, $4, $2 / base_cold, $2 / base_warm, $5 }' \
 		base_cold="$(awk '$1 == "loopscope-cold" { print ($2 > 0 ? $2 : 0.01) }' "$TMP/results")" \
 		base_warm="$(awk '$1 == "loopscope-warm" { print ($2 > 0 ? $2 : 0.01) }' "$TMP/results")" \
 		"$TMP/results"
