@@ -999,9 +999,9 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 				const struct ls_proc *t = ls_procs_at_entry(&m->procs, in->target);
 				if (!t)
 					t = ls_procs_find(&m->procs, in->target);
-				if (!t)
-					s->flags[bi] |= SUM_EXIT; /* outside every procedure */
-				else if (t->noreturn || t == proc)
+				if (!t || t == proc)
+					s->flags[bi] |= SUM_EXIT; /* outside every procedure, or unknown: may return */
+				else if (t->noreturn)
 					;
 				else if (t->is_plt)
 					s->flags[bi] |= SUM_EXIT;
