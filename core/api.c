@@ -1,6 +1,7 @@
 /* api.c - the module's life cycle: open (load, index, analyze or load from
  * the cache, index for lookups), the module getters, and close. */
 #include "internal.h"
+#include "cfg.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ void ls_module_close(ls_module *m)
 	if (!m)
 		return;
 	ls_lookup_index_free(&m->lookup);
+	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
 	ls_linemap_free(&m->lines);
 	ls_procs_free(&m->procs);

@@ -163,6 +163,12 @@ static void fill_line(const ls_module *m, struct place *p)
 	}
 }
 
+static int cmp_place(const void *a, const void *b)
+{
+	const struct place *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /* The first inline-segment edge above ADDR, or UINT64_MAX. */
 static uint64_t next_inline_boundary(const struct ls_inline_index *ix, uint64_t addr)
 {
@@ -218,6 +224,9 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 		if (!pl)
 			pl = ls_xmalloc(sizeof *pl);
 	}
+	/* Blocks start at the entry; code below it (a .cold part) comes after,
+	 * so sort: place_index searches by address. */
+	qsort(pl, n, sizeof *pl, cmp_place);
 	for (size_t i = 0; i < n; i++) {
 		pl[i].ctx = inline_context_at(m, proc, pl[i].addr);
 		fill_line(m, &pl[i]);
