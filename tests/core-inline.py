@@ -220,6 +220,11 @@ def check_buildid(tap, tmp):
               " via --debug-dir" if args else " via LOOPSCOPE_DEBUG_DIR"))
     if with_ == 0:
         tap.diag("  stderr: %s" % proc.stderr[-500:])
+    if args:
+        # The environment variable alone finds it too.
+        got, proc = C.lookup(out, addrs, (), env)
+        env_only = sum(1 for a in addrs if kinds(got.get(a, {}).get("chain") or [], "inline"))
+        tap.ok(env_only == with_, "build-id: LOOPSCOPE_DEBUG_DIR alone finds it as well (%d/%d)" % (env_only, len(addrs)))
 
 
 def main():
