@@ -11,9 +11,12 @@
  *
  * DWARF ranges that run over the next symbol are clamped there (thesis
  * section 4.3: compilers have overestimated procedure ends), and the inline
- * index (m->inl.segs) is cut to match, so chains and procedures agree.  Names are what
- * llvm-symbolizer shows for the outermost frame: the symbol at the entry,
- * demangled (so clones read "foo(int) (.constprop.0)"), else the DWARF name.
+ * index (m->inl.segs) is cut to match, so chains and procedures agree.
+ *
+ * A DWARF procedure's name is the best symbol at its entry (so a clone
+ * reads "foo(int) (.constprop.0)" or "foo.part.0", as in perf and as
+ * llvm-symbolizer names the outermost frame), else the DWARF name; all
+ * demangled, in LLVM's spelling.
  */
 #include "internal.h"
 
@@ -52,6 +55,7 @@ struct sym {
 	uint64_t addr, size;
 	const char *name;   /* interned, version suffix removed */
 	int rank;           /* which of several names at one address to show */
+	bool func;          /* STT_FUNC/STT_GNU_IFUNC, not an STT_NOTYPE label */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -78,6 +82,10 @@ static int sym_rank(const GElf_Sym *s, const char *name)
 	r -= n > 99 ? 99 : (int)n;
 	if (GELF_ST_VISIBILITY(s->st_other) == STV_HIDDEN)
 		r -= 1; /* __GI_ aliases and friends */
+	/* module_init()/module_exit() aliases of a kernel module's real
+	 * init and exit functions. */
+	if (strcmp(name, "init_module") == 0 || strcmp(name, "cleanup_module") == 0)
+		r = 0;
 	return r;
 }
 
@@ -113,9 +121,13 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		if (!name || !*name)
 			continue;
 		int type = GELF_ST_TYPE(s.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		/* Assembly entry points are often untyped (the kernel's
+		 * SYM_CODE_START): keep STT_NOTYPE labels in code too, but
+		 * not the assembler's local and mapping symbols. */
+		bool func = type == STT_FUNC || type == STT_GNU_IFUNC;
+		if (!func && (type != STT_NOTYPE || name[0] == '.' || name[0] == '$'))
 			continue;
-		if (s.st_shndx == SHN_UNDEF)
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
 			continue;
 		uint64_t a = addr - m->bias;
 		if (!ls_text_find(m, a))
@@ -124,7 +136,8 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		syms[n++] = (struct sym){
 			.addr = a, .size = s.st_size,
 			.name = intern_unversioned(&m->strings, name),
-			.rank = sym_rank(&s, name),
+			.rank = sym_rank(&s, name) - (func ? 0 : 5000),
+			.func = func,
 		};
 	}
 	if (n)
@@ -214,6 +227,8 @@ static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t ns
 			/* Clamp at the next function symbol that is not one of
 			 * this procedure's own parts. */
 			for (size_t j = sym_lower_bound(syms, nsyms, lo + 1); j < nsyms && syms[j].addr < hi; j++) {
+				if (!syms[j].func)
+					continue; /* labels inside functions are common */
 				bool own = false;
 				for (size_t q = 0; q < sub->nranges; q++)
 					if (sub->ranges[q].lo == syms[j].addr)
@@ -225,8 +240,9 @@ static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t ns
 			}
 			add_range(b, pr, lo, hi);
 		}
-		/* Name: the best symbol at the entry, as llvm-symbolizer shows
-		 * it; without one, the DWARF name. */
+		/* Name: the best symbol at the entry (it tells clones apart:
+		 * foo.part.0), as perf and llvm-symbolizer name it; without
+		 * one, the DWARF name. */
 		size_t j = sym_lower_bound(syms, nsyms, p->entry);
 		if (j < nsyms && syms[j].addr == p->entry) {
 			name_from_symbol(m, p, syms[j].name);
@@ -283,6 +299,7 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 		if (c.r[i].hi < c.r[i - 1].hi)
 			c.r[i].hi = c.r[i - 1].hi;
 
+	uint64_t func_end = 0; /* end of the last sized function symbol */
 	for (size_t i = 0; i < nsyms;) {
 		size_t j = i;
 		uint64_t size = 0;
@@ -294,6 +311,11 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 		uint64_t lo = syms[i].addr;
 		size_t k = cover_find(&c, lo);
 		bool covered = k < c.n && c.r[k].lo <= lo;
+		/* An untyped label inside a sized function is a label. */
+		if (!syms[i].func && lo < func_end)
+			covered = true;
+		if (syms[i].func && size && lo + size > func_end)
+			func_end = lo + size;
 		if (!covered) {
 			const struct ls_text *t = ls_text_find(m, lo);
 			uint64_t end = t->addr + t->size;
@@ -543,6 +565,72 @@ static void trim_inline_segments(ls_module *m)
 	ix->nsegs = out;
 }
 
+/* Makes the ni sorted index entries non-overlapping: at every address the
+ * range that started last wins (a procedure's entry must find that
+ * procedure; a symbol nested in a bigger one, like the kernel's thunks in
+ * their array, owns its own bytes), by a sweep with a heap of the ranges
+ * open at each point.  Returns the new count. */
+static bool range_above(const struct ls_proc_range *a, const struct ls_proc_range *b)
+{
+	if (a->lo != b->lo)
+		return a->lo > b->lo;
+	return a->proc < b->proc; /* same start: the first procedure */
+}
+
+static size_t paint_index(struct ls_procs *P, size_t ni)
+{
+	struct ls_proc_range *in = P->index;
+	struct ls_proc_range *out = ls_xmalloc((2 * ni + 1) * sizeof *out);
+	const struct ls_proc_range **heap = ls_xmalloc((ni + 1) * sizeof *heap);
+	size_t nheap = 0, n = 0, i = 0;
+	uint64_t cur = 0;
+	while (i < ni || nheap) {
+		if (nheap == 0)
+			cur = in[i].lo;
+		while (i < ni && in[i].lo <= cur) {
+			/* push */
+			size_t h = nheap++;
+			while (h > 0 && range_above(&in[i], heap[(h - 1) / 2])) {
+				heap[h] = heap[(h - 1) / 2];
+				h = (h - 1) / 2;
+			}
+			heap[h] = &in[i++];
+		}
+		while (nheap && heap[0]->hi <= cur) {
+			/* pop */
+			const struct ls_proc_range *v = heap[--nheap];
+			size_t h = 0;
+			for (;;) {
+				size_t c = 2 * h + 1;
+				if (c >= nheap)
+					break;
+				if (c + 1 < nheap && range_above(heap[c + 1], heap[c]))
+					c++;
+				if (!range_above(heap[c], v))
+					break;
+				heap[h] = heap[c];
+				h = c;
+			}
+			if (nheap)
+				heap[h] = v;
+		}
+		if (nheap == 0)
+			continue;
+		uint64_t next = heap[0]->hi;
+		if (i < ni && in[i].lo < next)
+			next = in[i].lo;
+		if (n && out[n - 1].proc == heap[0]->proc && out[n - 1].hi == cur)
+			out[n - 1].hi = next;
+		else
+			out[n++] = (struct ls_proc_range){ cur, next, heap[0]->proc };
+		cur = next;
+	}
+	free(heap);
+	free(P->index);
+	P->index = out;
+	return n;
+}
+
 int ls_procs_build(ls_module *m, ls_error *err)
 {
 	(void)err;
@@ -597,23 +685,7 @@ int ls_procs_build(ls_module *m, ls_error *err)
 					P->procs[i].ranges[k].lo, P->procs[i].ranges[k].hi, (uint32_t)i };
 	if (ni)
 		qsort(P->index, ni, sizeof *P->index, cmp_index);
-	size_t out = 0;
-	for (size_t i = 0; i < ni; i++) {
-		struct ls_proc_range r = P->index[i];
-		if (out) {
-			struct ls_proc_range *prev = &P->index[out - 1];
-			if (r.hi <= prev->hi)
-				continue; /* inside the previous one */
-			if (r.lo < prev->hi) {
-				/* the later start wins from where it starts: a
-				 * procedure's entry must find that procedure */
-				prev->hi = r.lo;
-				if (prev->hi == prev->lo)
-					out--;
-			}
-		}
-		P->index[out++] = r;
-	}
+	size_t out = paint_index(P, ni);
 	P->nindex = out;
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
