@@ -108,15 +108,16 @@ def debug_file_by_build_id(binary, root="/usr/lib/debug"):
 
 def function_ranges(binary):
     """[(lo, hi, name)] of the defined function symbols with a size.  A
-    binary without .symtab (libc.so.6) takes them from its debug file."""
+    binary without .symtab (libc.so.6) adds its debug file's."""
+    files = [binary]
     if ".symtab" not in run(["readelf", "-SW", binary]).stdout:
-        binary = debug_file_by_build_id(binary) or binary
-    r = run(["readelf", "-sW", binary])
+        files.append(debug_file_by_build_id(binary))  # .dynsym + the debug file's .symtab
+    text = "".join(run(["readelf", "-sW", f]).stdout for f in files if f)
     funcs = set()
-    for line in r.stdout.splitlines():
+    for line in text.splitlines():
         f = line.split()
         # Num: Value Size Type Bind Vis Ndx Name
-        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
+        if len(f) >= 8 and f[3] in ("FUNC", "IFUNC") and f[6] != "UND":
             size = int(f[2], 0) if f[2].startswith("0x") else int(f[2])
             if size > 0:
                 lo = int(f[1], 16)
