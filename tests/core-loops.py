@@ -8,7 +8,8 @@
 #    labels' addresses with nm, and drop the labels again (objcopy) so
 #    loopscope sees a normal binary at the same addresses.  Every such loop
 #    must be in loopscope struct --format=json with the same header address
-#    and depth: agreement >= 99%.
+#    and depth: agreement >= 99%.  The fixtures, and for many more loops
+#    every C file of loopscope itself (core, CLI, perf-loops) at -O2.
 # 2. Loop lines and shapes, gcc and clang at -O0/-O2/-O3, from the marker
 #    comments in the fixtures (LOOP:name, NOLOOP, CASE, ...; see loops.c):
 #    each marked loop is reported at its for/while/do line, no loop of
@@ -103,51 +104,92 @@ def part1_clang(tap, tmp, totals):
                 tap.ok(False, "clang %s %s: assemble/link/objcopy" % (opt, src))
                 tap.diag(r.stderr)
                 continue
-            want = clang_loops(base + ".s")
-            addrs = nm_labels(base + ".lbl")
-            tree, proc = C.struct_json(base)
-            if tree is None:
-                tap.ok(False, "clang %s %s: loopscope struct exited %d" % (opt, src, proc.returncode))
-                tap.diag(proc.stderr[-2000:])
+            compare_with_clang(tap, "clang %s %s" % (opt, src), base, totals)
+    # Real code, many more loops: every C file of loopscope's own core, CLI
+    # and perf-loops, each compiled at -O2 into its own shared object (no
+    # need to resolve its references).
+    srcs = []
+    for d in ("core", "cli", "perf-plugin"):
+        dd = os.path.join(C.TOP_SRCDIR, d)
+        if os.path.isdir(dd):
+            srcs += sorted(os.path.join(dd, f) for f in os.listdir(dd) if f.endswith(".c"))
+    flags = ["-std=gnu11", "-D_GNU_SOURCE", "-w"] + ["-I" + os.path.join(C.TOP_SRCDIR, d) for d in ("core", "cli", "perf-plugin")]
+    for opt in ("-O2",):
+        for path in srcs:
+            name = "%s/%s" % (os.path.basename(os.path.dirname(path)), os.path.basename(path))
+            base = os.path.join(tmp, "real-" + name.replace("/", "-") + opt)
+            r = C.run(["clang", opt, "-g", "-fPIC", "-S", "-o", base + ".s", path] + flags)
+            if r.returncode != 0:
+                continue  # a file that needs headers we lack (none of our business here)
+            r = C.run(["clang", "-c", "-Wa,-L", "-o", base + ".o", base + ".s"])
+            if r.returncode == 0:
+                r = C.run(["clang", "-shared", "-o", base + ".lbl", base + ".o"])
+            if r.returncode == 0:
+                r = C.run(["objcopy", "--wildcard", "--strip-symbol=.L*", base + ".lbl", base])
+            if r.returncode != 0:
+                tap.ok(False, "clang %s %s: assemble/link/objcopy" % (opt, name))
+                tap.diag(r.stderr)
                 continue
-            ours = {}
-            for node, anc in tree_loops(tree):
-                ours.setdefault(C.hexint(node.get("header", "0x0")), []).append(node)
-            found = 0
-            misses = []
-            for func, label, depth in want:
-                a = addrs.get(label)
-                if a is None:
-                    misses.append("%s %s: label not in the binary" % (func, label))
-                    continue
-                nodes = ours.get(a, [])
-                if any(n.get("depth") == depth for n in nodes):
-                    found += 1
-                elif nodes:
-                    misses.append("%s %s at 0x%x: depth %s, clang says %d" % (
-                        func, label, a, [n.get("depth") for n in nodes], depth))
-                    totals["classes"]["wrong-depth"] += 1
-                else:
-                    misses.append("%s %s at 0x%x depth %d: no loop with that header" % (func, label, a, depth))
-                    totals["classes"]["missing"] += 1
-            wanted_addrs = {addrs.get(l) for f, l, d in want}
-            extra_loops = [(n, anc) for n, anc in tree_loops(tree)
-                           if C.hexint(n.get("header", "0x0")) not in wanted_addrs]
-            for n, anc in extra_loops:
-                p = proc_of(anc)
-                kind = "extra-irreducible" if n.get("irreducible") else "extra-reducible"
-                totals["classes"][kind] += 1
-                if not n.get("irreducible"):
-                    misses.append("extra loop in %s header %s line %s (clang has none)" % (
-                        p.get("name") if p else "?", n.get("header"), n.get("line")))
-            totals["n"] += len(want)
-            totals["found"] += found
-            pct = 100.0 * found / len(want) if want else 100.0
-            tap.ok(found == len(want) or pct >= THRESHOLD,
-                   "clang %s %s: %d/%d clang loops found with the same header and depth (%.1f%%)"
-                   % (opt, src, found, len(want), pct))
-            for m in misses[:10]:
-                tap.diag("  " + m)
+            compare_with_clang(tap, "clang %s %s" % (opt, name), base, totals)
+
+
+def irreducible_ancestors(ancestors):
+    return sum(1 for a in ancestors if a.get("kind") == "loop" and a.get("irreducible"))
+
+
+def compare_with_clang(tap, label, base, totals):
+    """BASE.s: clang's assembly; BASE.lbl: linked with the labels; BASE: the
+    same without them, for loopscope."""
+    want = clang_loops(base + ".s")
+    addrs = nm_labels(base + ".lbl")
+    tree, proc = C.struct_json(base)
+    if tree is None:
+        tap.ok(False, "%s: loopscope struct exited %d" % (label, proc.returncode))
+        tap.diag(proc.stderr[-2000:])
+        return
+    ours = {}
+    for node, anc in tree_loops(tree):
+        ours.setdefault(C.hexint(node.get("header", "0x0")), []).append((node, anc))
+    found = 0
+    misses = []
+    for func, lbl, depth in want:
+        a = addrs.get(lbl)
+        if a is None:
+            misses.append("%s %s: label not in the binary" % (func, lbl))
+            continue
+        nodes = [n for n, anc in ours.get(a, [])]
+        if any(n.get("depth") == depth for n in nodes):
+            found += 1
+        elif any(n.get("depth") - irreducible_ancestors(anc) == depth for n, anc in ours.get(a, [])):
+            # clang's LoopInfo has no irreducible loops: a loop nested in
+            # one is a level shallower there.  Same loop, other model.
+            found += 1
+            totals["classes"]["depth-counts-an-irreducible-parent"] += 1
+        elif nodes:
+            misses.append("%s %s at 0x%x: depth %s, clang says %d" % (
+                func, lbl, a, [n.get("depth") for n in nodes], depth))
+            totals["classes"]["wrong-depth"] += 1
+        else:
+            misses.append("%s %s at 0x%x depth %d: no loop with that header" % (func, lbl, a, depth))
+            totals["classes"]["missing"] += 1
+    wanted_addrs = {addrs.get(l) for f, l, d in want}
+    extra_loops = [(n, anc) for n, anc in tree_loops(tree)
+                   if C.hexint(n.get("header", "0x0")) not in wanted_addrs]
+    for n, anc in extra_loops:
+        p = proc_of(anc)
+        kind = "extra-irreducible" if n.get("irreducible") else "extra-reducible"
+        totals["classes"][kind] += 1
+        if not n.get("irreducible"):
+            misses.append("extra loop in %s header %s line %s (clang has none)" % (
+                p.get("name") if p else "?", n.get("header"), n.get("line")))
+    totals["n"] += len(want)
+    totals["found"] += found
+    pct = 100.0 * found / len(want) if want else 100.0
+    tap.ok(found == len(want) or pct >= THRESHOLD,
+           "%s: %d/%d clang loops found with the same header and depth (%.1f%%)"
+           % (label, found, len(want), pct))
+    for m in misses[:10]:
+        tap.diag("  " + m)
 
 
 def marker_lines(mk, tag):
