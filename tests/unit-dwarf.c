@@ -156,7 +156,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* The index invariants every module must satisfy. */
-static void check_invariants(const ls_module *m, const char *what)
+static void check_invariants_abs(const ls_module *m, const char *what, bool absolute)
 {
 	bool good = true;
 	for (size_t i = 0; i < m->inl.nsegs; i++) {
@@ -202,14 +202,19 @@ static void check_invariants(const ls_module *m, const char *what)
 			good = false;
 		if (i && !rows[i].file && !rows[i - 1].file)
 			good = false;
-		if (rows[i].file && (!ls_text_find(m, rows[i].addr) || rows[i].file[0] != '/'))
+		if (rows[i].file && (!ls_text_find(m, rows[i].addr) || (absolute && rows[i].file[0] != '/')))
 			good = false;
 		if (rows[i].file && ls_linemap_find(&m->lines, rows[i].addr) != &rows[i])
 			good = false;
 	}
 	ok(good && (!m->lines.nrows || !rows[m->lines.nrows - 1].file),
-	   "%s: line rows sorted, in text, absolute files, gaps single, table closed (%zu rows)", what,
-	   m->lines.nrows);
+	   "%s: line rows sorted, in text,%s gaps single, table closed (%zu rows)", what,
+	   absolute ? " absolute files," : "", m->lines.nrows);
+}
+
+static void check_invariants(const ls_module *m, const char *what)
+{
+	check_invariants_abs(m, what, true);
 }
 
 /* "level5<level4<...<deep_entry" for ADDR, with call lines. */
@@ -580,6 +585,79 @@ static void check_overrun(void)
 	unload(m);
 }
 
+/* PLT layouts: IBT's .plt.sec, and a static binary's IRELATIVE slots. */
+static void check_plt_layouts(const char *fx)
+{
+	ls_error err;
+	int w = 0;
+	if (run("gcc -O2 -g -fcf-protection=full -Wl,-z,ibtplt -o %s %s/cold.c", tmp("cold-ibt"), fx) == 0) {
+		ls_module *m = load(tmp("cold-ibt"), NULL, &err, &w);
+		uint64_t a;
+		const struct ls_text *t = NULL;
+		const struct ls_proc *p = NULL;
+		if (m && ls_module_symbol(m, "exit@plt", &a, NULL) == 0) {
+			t = ls_text_find(m, a);
+			p = ls_procs_at_entry(&m->procs, a);
+		}
+		ok(t && strcmp(t->name, ".plt.sec") == 0 && p && p->is_plt && p->noreturn,
+		   "IBT: exit@plt is a .plt.sec slot, noreturn (%s)", t ? t->name : "not found");
+		unload(m);
+	} else {
+		skip("no IBT PLT");
+	}
+	if (run("gcc -O2 -g -static -o %s %s/inline_deep.c 2>/dev/null", tmp("deep-static"), fx) == 0) {
+		ls_module *m = load(tmp("deep-static"), NULL, &err, &w);
+		size_t nplt = 0, named = 0;
+		for (size_t i = 0; m && i < m->procs.nprocs; i++)
+			if (m->procs.procs[i].is_plt) {
+				nplt++;
+				named += strncmp(m->procs.procs[i].name, "*ABS*", 5) != 0;
+			}
+		ok(m && nplt > 0 && named == nplt, "static: %zu IRELATIVE PLT slots, all named after their IFUNC", nplt);
+		if (m)
+			check_invariants(m, "gcc -O2 -static inline_deep.c");
+		unload(m);
+	} else {
+		skip("no static libc");
+	}
+}
+
+/* glibc with libc6-dbg: debug info by build-id, DWARF noreturn, aliases. */
+static void check_libc(void)
+{
+	const char *libc = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	if (access(libc, R_OK) != 0) {
+		skip("no libc.so.6");
+		return;
+	}
+	ls_error err;
+	int w = 0;
+	ls_module *m = load(libc, NULL, &err, &w);
+	if (!m || !m->dwarf) {
+		skip("libc6-dbg not installed");
+		unload(m);
+		return;
+	}
+	ok(m->debug_path && strstr(m->debug_path, "/.build-id/") && m->build_id &&
+	   strstr(m->debug_path, m->build_id + 2), "libc: debug info by build-id: %s", m->debug_path);
+	/* Debian builds glibc with a relative DW_AT_comp_dir: its file
+	 * names cannot be absolute. */
+	check_invariants_abs(m, "libc.so.6", false);
+	uint64_t a, s;
+	const struct ls_proc *abort_p = ls_module_symbol(m, "abort", &a, &s) == 0 ? ls_procs_at_entry(&m->procs, a) : NULL;
+	ok(abort_p && abort_p->from_dwarf && abort_p->noreturn, "libc: abort comes from DWARF and does not return");
+	const struct ls_proc *mp = ls_module_symbol(m, "malloc", &a, &s) == 0 ? ls_procs_find(&m->procs, a) : NULL;
+	uint64_t a2;
+	ok(mp && mp->entry == a && s > 0 && ls_module_symbol(m, "__libc_malloc", &a2, NULL) == 0 && a2 == a,
+	   "libc: malloc and its alias __libc_malloc are one procedure (%s)", mp ? mp->name : "-");
+	size_t lines = 0;
+	for (size_t i = 0; i < m->lines.nrows; i++)
+		lines += m->lines.rows[i].file != NULL;
+	ok(m->procs.nprocs > 2000 && m->inl.nnodes > 5000 && lines > 100000,
+	   "libc: %zu procedures, %zu inline-tree nodes, %zu line rows", m->procs.nprocs, m->inl.nnodes, lines);
+	unload(m);
+}
+
 int main(void)
 {
 	srcdir = getenv("top_srcdir");
@@ -662,6 +740,8 @@ int main(void)
 	if (run("gcc -O2 -g -fPIC -shared -o %s %s/shlib.c", tmp("shlib.so"), fx) == 0)
 		check_shlib(tmp("shlib.so"));
 	check_overrun();
+	check_plt_layouts(fx);
+	check_libc();
 
 	run("rm -rf %s", tmpdir);
 	printf("1..%d\n", test_no);
