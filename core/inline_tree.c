@@ -469,13 +469,27 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	Dwarf_Die cudie, subdie;
 	uint8_t unit_type;
 	Dwarf_Half version;
-	size_t ncus = 0, nbad = 0;
+	size_t ncus = 0, nbad = 0, nmissing_dwo = 0;
 	int rc;
 	while ((rc = dwarf_get_units(m->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
-		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
+		if (unit_type == DW_UT_skeleton) {
+			if (dwarf_tag(&subdie) != DW_TAG_compile_unit) {
+				/* Split DWARF whose .dwo is not there: the
+				 * skeleton has the lines but no functions. */
+				if (nmissing_dwo++ == 0) {
+					Dwarf_Attribute a;
+					const char *dwo = dwarf_formstring(dwarf_attr(&cudie, DW_AT_dwo_name, &a));
+					if (!dwo)
+						dwo = dwarf_formstring(dwarf_attr(&cudie, DW_AT_GNU_dwo_name, &a));
+					ls_warn(&m->opt, "%s: split DWARF file %s not found: no inline frames for its code",
+						m->path, dwo ? dwo : "?");
+				}
+				continue;
+			}
 			cudie = subdie;
-		else if (unit_type != DW_UT_compile)
+		} else if (unit_type != DW_UT_compile) {
 			continue; /* type and partial units hold no code */
+		}
 		ncus++;
 		if (dwarf_tag(&cudie) != DW_TAG_compile_unit) {
 			/* A compile unit header whose DIE cannot be read: its

@@ -225,11 +225,12 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 	Dwarf_Half version;
 	int rc;
 	while ((rc = dwarf_get_units(m->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
-		if (unit_type == DW_UT_skeleton && dwarf_tag(&subdie) == DW_TAG_compile_unit)
-			cudie = subdie;
-		else if (unit_type != DW_UT_compile)
+		/* A skeleton's line table is its own, whether or not its .dwo
+		 * was found. */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
 			continue;
-		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
+		int tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_skeleton_unit)
 			continue;
 		Dwarf_Lines *lines;
 		size_t nlines;

@@ -658,6 +658,26 @@ static void check_libc(void)
 	unload(m);
 }
 
+/* Split DWARF (gcc -gsplit-dwarf): the .dwo found next to the object, and
+ * when it is gone, lines from the skeleton with one warning. */
+static void check_split_dwarf(const char *fx)
+{
+	if (run("cd %s && gcc -O2 -g -gsplit-dwarf -c -o split.o %s/inline_deep.c && gcc -o split split.o",
+		tmpdir, fx) != 0 || access(tmp("split.dwo"), R_OK) != 0 ||
+	    run("gcc -O2 -g -o %s %s/inline_deep.c", tmp("nosplit"), fx) != 0) {
+		skip("gcc -gsplit-dwarf");
+		return;
+	}
+	check_same_answers(tmp("nosplit"), tmp("split"), NULL, "gcc -gsplit-dwarf (.dwo found)");
+	rename(tmp("split.dwo"), tmp("split.dwo.away"));
+	ls_error err;
+	int w = 0;
+	ls_module *m = load(tmp("split"), NULL, &err, &w);
+	ok(m && m->inl.nnodes == 0 && m->lines.nrows > 10 && w == 1,
+	   "gcc -gsplit-dwarf without its .dwo: lines from the skeleton, no inline tree, one warning (%d)", w);
+	unload(m);
+}
+
 int main(void)
 {
 	srcdir = getenv("top_srcdir");
@@ -741,6 +761,7 @@ int main(void)
 		check_shlib(tmp("shlib.so"));
 	check_overrun();
 	check_plt_layouts(fx);
+	check_split_dwarf(fx);
 	check_libc();
 
 	run("rm -rf %s", tmpdir);
