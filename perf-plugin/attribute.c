@@ -19,6 +19,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +192,17 @@ struct pl_attrib {
 	size_t ncc, cc_used;
 	uint64_t *pool;
 	size_t npool, cap_pool;
+	/* binaries named in the file's build-id table are opened on a second
+	 * thread while the first pass reads the records */
+	struct prefetch {
+		char *path;
+		uint8_t id[20];
+		uint8_t id_size;
+		ls_module *mod;
+	} *pf;
+	size_t npf;
+	pthread_t pf_thread;
+	int pf_running;
 };
 
 struct warn_count {
@@ -206,6 +218,85 @@ static void ls_warn_sink(void *ctx, const char *message)
 	w->n++;
 	if (w->verbose)
 		fprintf(stderr, "perf-loops: %s\n", message);
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path);
+static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap);
+
+/* Does PATH carry build-id ID (or is ID unknown)? */
+static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int ok = 0;
+	if (e && elf_kind(e) == ELF_K_ELF) {
+		uint8_t bid[20];
+		size_t n = elf_build_id(e, bid, sizeof bid);
+		ok = !size || (n == size && !memcmp(bid, id, n));
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ok;
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct pl_attrib *a = arg;
+	for (size_t i = 0; i < a->npf; i++) {
+		struct prefetch *p = &a->pf[i];
+		if (file_has_build_id(p->path, p->id, p->id_size))
+			p->mod = open_module(a, p->path);
+	}
+	return NULL;
+}
+
+static void prefetch_start(struct pl_attrib *a)
+{
+	pd_reader *r = a->rep->r;
+	for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
+		const pd_build_id *b = pd_build_id_at(r, i);
+		if (b->cpumode != PD_MISC_USER || b->filename[0] != '/')
+			continue;
+		a->pf = pl_xrealloc(a->pf, (a->npf + 1) * sizeof *a->pf);
+		struct prefetch *p = &a->pf[a->npf++];
+		p->path = pl_xstrdup(b->filename);
+		memcpy(p->id, b->id, sizeof p->id);
+		p->id_size = b->size;
+		p->mod = NULL;
+	}
+	if (a->npf && pthread_create(&a->pf_thread, NULL, prefetch_main, a) == 0)
+		a->pf_running = 1;
+	else {
+		for (size_t i = 0; i < a->npf; i++)
+			free(a->pf[i].path);
+		free(a->pf);
+		a->pf = NULL;
+		a->npf = 0;
+	}
+}
+
+static void prefetch_join(struct pl_attrib *a)
+{
+	if (a->pf_running) {
+		pthread_join(a->pf_thread, NULL);
+		a->pf_running = 0;
+	}
+}
+
+/* The module the second thread opened for PATH, if any (taken once). */
+static ls_module *prefetched(struct pl_attrib *a, const char *path)
+{
+	prefetch_join(a);
+	for (size_t i = 0; i < a->npf; i++)
+		if (a->pf[i].mod && !strcmp(a->pf[i].path, path)) {
+			ls_module *m = a->pf[i].mod;
+			a->pf[i].mod = NULL;
+			return m;
+		}
+	return NULL;
 }
 
 struct pl_attrib *pl_attrib_new(pl_report *rep)
@@ -236,6 +327,7 @@ struct pl_attrib *pl_attrib_new(pl_report *rep)
 	a->ncc = 1 << 14;
 	a->cc = pl_xcalloc(a->ncc, sizeof *a->cc);
 	elf_version(EV_CURRENT);
+	prefetch_start(a);
 	return a;
 }
 
@@ -243,6 +335,13 @@ void pl_attrib_free(struct pl_attrib *a)
 {
 	if (!a)
 		return;
+	prefetch_join(a);
+	for (size_t i = 0; i < a->npf; i++) {
+		if (a->pf[i].mod)
+			ls_module_close(a->pf[i].mod);
+		free(a->pf[i].path);
+	}
+	free(a->pf);
 	for (size_t i = 0; i < a->ndattr; i++) {
 		struct dso_attr *d = &a->dattr[i];
 		if (d->mod)
@@ -562,7 +661,9 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 		return d;
 	}
 	d->path = pl_xstrdup(found);
-	d->mod = open_module(a, found);
+	d->mod = prefetched(a, found);
+	if (!d->mod)
+		d->mod = open_module(a, found);
 	return d;
 }
 
