@@ -836,7 +836,8 @@ static int kernel_ip_only(const pd_sample *smp)
 	return smp->pid == 0 || smp->pid == (uint32_t)-1;
 }
 
-/* The node of the callers of a sample (frames 1..nf-1, outermost last). */
+/* The node of the callers of a sample (frames 1..nf-1, outermost last).
+ * The key is the callers' adjusted addresses: what frame_node resolves. */
 static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct frame *fr, size_t nf)
 {
 	if (nf < 2)
@@ -844,7 +845,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 	unsigned kgen = pl_session_kernel_gen(a->rep->s);
 	uint64_t h = (uintptr_t)t->proc * 0x9e3779b97f4a7c15ULL ^ t->proc->gen ^ ((uint64_t)kgen << 32);
 	for (size_t i = 1; i < nf; i++)
-		h = (h ^ fr[i].addr) * 0xff51afd7ed558ccdULL;
+		h = (h ^ (fr[i].addr - fr[i].adjust)) * 0xff51afd7ed558ccdULL;
 	h ^= h >> 32;
 	size_t i = h & (a->ncc - 1);
 	uint32_t n = (uint32_t)(nf - 1);
@@ -853,7 +854,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 		if (c->hash == h && c->proc == t->proc && c->gen == t->proc->gen && c->kgen == kgen && c->n == n) {
 			const uint64_t *p = a->pool + c->off;
 			size_t k;
-			for (k = 0; k < n && p[k] == fr[k + 1].addr; k++)
+			for (k = 0; k < n && p[k] == fr[k + 1].addr - fr[k + 1].adjust; k++)
 				;
 			if (k == n)
 				return c->node;
@@ -878,7 +879,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 		a->pool = pl_xrealloc(a->pool, a->cap_pool * sizeof *a->pool);
 	}
 	for (size_t k = 0; k < n; k++)
-		a->pool[a->npool + k] = fr[k + 1].addr;
+		a->pool[a->npool + k] = fr[k + 1].addr - fr[k + 1].adjust;
 	struct cslot *c = &a->cc[i];
 	c->hash = h;
 	c->proc = t->proc;
@@ -930,6 +931,9 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	/* --call-graph dwarf: the kernel gives the kernel part of the chain,
 	 * the user part is unwound from the saved registers and stack */
 	int dwarf = smp->stack_size && smp->regs_abi;
+	/* --call-graph lbr: the user part is the LBR call stack, whose "from"
+	 * addresses are the call instructions themselves (no -1 needed) */
+	int lbr = !dwarf && smp->nr_branches && (smp->attr->branch_sample_type & (1u << 11));
 	if (smp->nr_callchain) {
 		int kernel = kernel_ip;
 		int skip_ctx = 0;
@@ -945,7 +949,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 					skip_ctx = 1; /* guest frames: not ours to resolve */
 				continue;
 			}
-			if (skip_ctx || (dwarf && !kernel))
+			if (skip_ctx || ((dwarf || lbr) && !kernel))
 				continue;
 			fr[nf].addr = ip;
 			fr[nf].kernel = (uint8_t)kernel;
@@ -960,6 +964,22 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 			fr[nf].addr = pcs[i];
 			fr[nf].kernel = 0;
 			fr[nf].adjust = nf > 0;
+			nf++;
+		}
+	}
+	if (lbr && !kernel_ip_only(smp)) {
+		if (!kernel_ip && nf < 512) {
+			fr[nf].addr = smp->ip;
+			fr[nf].kernel = 0;
+			fr[nf].adjust = 0;
+			nf++;
+		}
+		for (uint64_t i = 0; i < smp->nr_branches && nf < 512; i++) {
+			if (!smp->branches[i].from)
+				break;
+			fr[nf].addr = smp->branches[i].from;
+			fr[nf].kernel = 0;
+			fr[nf].adjust = 0;
 			nf++;
 		}
 	}
