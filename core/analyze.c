@@ -76,17 +76,28 @@ static int jobs_wanted(const ls_module *m)
 }
 
 /* Procedures grouped under one file scope per source file, in file-name
- * order, procedures in address order within a file. */
-static int cmp_file(const void *a, const void *b)
+ * order, procedures in address order within a file.  File names are
+ * interned, so equal files are equal pointers; the index keeps the sort
+ * stable (qsort is not). */
+struct proc_order {
+	struct ls_scope *proc;
+	size_t index;
+};
+
+static int cmp_proc_order(const void *a, const void *b)
 {
-	const char *x = (*(struct ls_scope *const *)a)->file, *y = (*(struct ls_scope *const *)b)->file;
-	if (x == y)
-		return 0;
-	if (!x)
-		return 1;
-	if (!y)
-		return -1;
-	return strcmp(x, y);
+	const struct proc_order *x = a, *y = b;
+	const char *fx = x->proc->file, *fy = y->proc->file;
+	if (fx != fy) {
+		if (!fx)
+			return 1;
+		if (!fy)
+			return -1;
+		int c = strcmp(fx, fy);
+		if (c)
+			return c;
+	}
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static void assemble(ls_module *m, struct ls_scope **results)
@@ -94,27 +105,18 @@ static void assemble(ls_module *m, struct ls_scope **results)
 	struct ls_scope *root = ls_scope_new(&m->arena, LS_SCOPE_MODULE, NULL);
 	root->name = m->path;
 	size_t n = 0;
-	struct ls_scope **procs = ls_xmalloc((m->procs.nprocs + 1) * sizeof *procs);
+	struct proc_order *procs = ls_xmalloc((m->procs.nprocs + 1) * sizeof *procs);
 	for (size_t i = 0; i < m->procs.nprocs; i++)
 		if (results[i] && results[i]->first_child)
-			procs[n++] = results[i];
-	/* A stable sort keeps address order within a file. */
-	for (size_t i = 1; i < n; i++) {
-		struct ls_scope *p = procs[i];
-		size_t j = i;
-		while (j > 0 && cmp_file(&procs[j - 1], &p) > 0) {
-			procs[j] = procs[j - 1];
-			j--;
-		}
-		procs[j] = p;
-	}
+			procs[n] = (struct proc_order){ results[i], n }, n++;
+	qsort(procs, n, sizeof *procs, cmp_proc_order);
 	struct ls_scope *file = NULL;
 	for (size_t i = 0; i < n; i++) {
-		if (!file || file->file != procs[i]->file) {
+		if (!file || file->file != procs[i].proc->file) {
 			file = ls_scope_new(&m->arena, LS_SCOPE_FILE, root);
-			file->file = procs[i]->file;
+			file->file = procs[i].proc->file;
 		}
-		ls_scope_add_child(file, procs[i]);
+		ls_scope_add_child(file, procs[i].proc);
 	}
 	for (struct ls_scope *f = root->first_child; f; f = f->next_sibling) {
 		for (struct ls_scope *p = f->first_child; p; p = p->next_sibling)

@@ -3,8 +3,30 @@
 #include "internal.h"
 #include "cfg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
+ * benchmarks in bench/ use to tell where the time goes. */
+static double stage_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void stage_done(const char *stage, double *t0)
+{
+	static int enabled = -1; /* read-only after the first call's race, which is benign */
+	if (enabled < 0)
+		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
+	double t = stage_clock();
+	if (enabled)
+		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
+	*t0 = t;
+}
 
 void ls_options_init(ls_options *opt)
 {
@@ -18,14 +40,17 @@ void ls_options_init(ls_options *opt)
  * symbol lookups need the procedure table, which needs the subprograms;
  * the cache saves the decoding, CFG, loop and structure work, the bulk of
  * the time. */
-static int build_indexes(ls_module *m, ls_error *err)
+static int build_indexes(ls_module *m, double *t0, ls_error *err)
 {
 	if (m->dwarf && ls_inline_build(m, err) < 0)
 		return -1;
+	stage_done("inline tree", t0);
 	if (ls_procs_build(m, err) < 0)
 		return -1;
+	stage_done("procedures", t0);
 	if (m->dwarf && ls_linemap_build(m, err) < 0)
 		return -1;
+	stage_done("line map", t0);
 	return 0;
 }
 
@@ -45,21 +70,29 @@ ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err
 		err->code = LS_OK;
 		err->message[0] = 0;
 	}
+	double t0 = stage_clock();
 	if (ls_elf_open(m, path, err) < 0)
 		goto fail;
+	stage_done("elf", &t0);
 	if (!m->dwarf)
 		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
 		        "frames or lines", m->path);
-	if (build_indexes(m, err) < 0)
+	if (build_indexes(m, &t0, err) < 0)
 		goto fail;
 	if (!(m->opt.use_cache && ls_cache_load(m))) {
+		stage_done("cache miss", &t0);
 		if (ls_analyze(m, err) < 0)
 			goto fail;
+		stage_done("analysis", &t0);
 		if (m->opt.use_cache)
 			ls_cache_store(m);
+		stage_done("cache store", &t0);
+	} else {
+		stage_done("cache load", &t0);
 	}
 	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
 		goto fail;
+	stage_done("lookup index", &t0);
 	return m;
 fail:
 	if (err && err->code == LS_OK)
