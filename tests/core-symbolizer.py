@@ -9,7 +9,11 @@
 # chain -- the proc, each inline entry (callee name, call file:line) and the
 # stmt line, loops and aliens skipped -- with llvm-symbolizer --inlining fed
 # the same addresses (one process per binary).  One TAP line per binary
-# with its agreement; the overall agreement must be >= 99.5%.
+# with its agreement; the overall agreement must be >= 99.5%.  The same
+# comparison against the second oracle, eu-addr2line -a -i -f -C, over all
+# the fixture binaries gives one more line with the same threshold (where
+# it has a line: elfutils 0.188 reads no lines from clang 14's DWARF 5, and
+# its -i chains repeat a frame now and then: class inline-depth).
 #
 # Two names of the same function are counted and shown as "name-form"
 # differences, not disagreements: name-form:signature ("do_work(int)" and
@@ -130,6 +134,38 @@ def symbolize(binary, addrs, extra=()):
         except ValueError:
             continue
         out[int(o["Address"], 16)] = o.get("Symbol", [])
+    return out
+
+
+def eu_addr2line(binary, addrs, extra=()):
+    """{addr: [frames innermost first]} from one eu-addr2line -a -i -f -C
+    process, in llvm-symbolizer's frame shape (names, file, line)."""
+    inp = "".join("0x%x\n" % a for a in addrs)
+    r = subprocess.run(["eu-addr2line", "-a", "-i", "-f", "-C"] + list(extra) + ["-e", binary], input=inp,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    out = {}
+    cur = None
+    lines = r.stdout.splitlines()
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln.startswith("0x") and " " not in ln:
+            cur = out.setdefault(int(ln, 16), [])
+            i += 1
+            continue
+        if cur is None or i + 1 >= len(lines):
+            break
+        name = ln.split(" inlined at ")[0]
+        loc = lines[i + 1]
+        parts = loc.rsplit(":", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            f, line = parts[0], int(parts[1])
+        elif len(parts) >= 2 and parts[-1].isdigit():
+            f, line = loc.rsplit(":", 1)[0], int(parts[-1])
+        else:
+            f, line = "", 0
+        cur.append({"FunctionName": name, "FileName": "" if f == "??" else f, "Line": line})
+        i += 2
     return out
 
 
@@ -255,6 +291,25 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
     totals["decl_agree"] += decl_agree
     totals["classes"].update(classes)
     totals["name_forms"] += name_forms
+    if "eu_n" in totals and C.shutil.which("eu-addr2line"):
+        # The second oracle, elfutils: same comparison, no declarations.
+        eu = eu_addr2line(binary, addrs, ["--debuginfo-path=" + symbolizer_args[0].split("=", 1)[1]]
+                          if symbolizer_args else [])
+        for a in addrs:
+            frames = eu.get(a) or []
+            if not frames or not frames[0].get("FileName") or frames[-1].get("FunctionName") in ("", "??"):
+                # elfutils 0.188 gives ??:0 for clang 14's DWARF 5 lines.
+                totals["eu_classes"]["excluded:no-line"] += 1
+                totals["eu_examples"].setdefault("excluded:no-line", (a, got.get(a), frames))
+                continue
+            totals["eu_n"] += 1
+            cl, nf, decl = compare(got.get(a, {}), frames, symbols) if a in got else (["no-output"], "", "")
+            if cl:
+                for c in cl:
+                    totals["eu_classes"][c] += 1
+                    totals["eu_examples"].setdefault(c, (a, got.get(a), frames))
+            else:
+                totals["eu_agree"] += 1
     # Per binary: report, fail only on a gross failure (the overall
     # threshold is the real test); a binary far below it is a bug to see.
     tap.ok(n > 0 and pct >= threshold, "%s: %d/%d addresses agree (%.2f%%)" % (label, agree, n, pct))
@@ -274,7 +329,8 @@ def main():
     C.need_tools("objdump", "readelf", "objcopy")
     tmp = C.scratch_dir()
     tap = C.Tap()
-    totals = {"n": 0, "agree": 0, "decl_agree": 0, "classes": Counter(), "name_forms": 0}
+    totals = {"n": 0, "agree": 0, "decl_agree": 0, "classes": Counter(), "name_forms": 0,
+              "eu_n": 0, "eu_agree": 0, "eu_classes": Counter(), "eu_examples": {}}
     # (label suffix, sources, C++?, extra flags)
     programs = [
         ("small", ["small.cpp"], True, []),
@@ -316,6 +372,15 @@ def main():
         args = ["--debug-dir=" + dbgdir] if "--debug-dir" in C.run([C.LOOPSCOPE, "--help"]).stdout else []
         check_binary(tap, "g++ -O2 small, DWARF by build-id", out, totals, args,
                      ["--debug-file-directory=" + dbgdir], env)
+    en, ea = totals["eu_n"], totals["eu_agree"]
+    epct = 100.0 * ea / en if en else 0.0
+    tap.diag("eu-addr2line: %d/%d agree (%.3f%%)" % (ea, en, epct))
+    for c, k in sorted(totals["eu_classes"].items(), key=lambda kv: -kv[1]):
+        a, ours, frames = totals["eu_examples"][c]
+        tap.diag("  %-28s %d   e.g. 0x%x: loopscope %s / eu-addr2line %s" % (
+            c, k, a, json.dumps((ours or {}).get("chain"))[:300],
+            [(f["FunctionName"], os.path.basename(f["FileName"]), f["Line"]) for f in frames]))
+    tap.ok(en > 0 and epct >= THRESHOLD, "fixtures: agreement with eu-addr2line -i -f %.3f%% >= %.1f%%" % (epct, THRESHOLD))
     # Code nobody here wrote: glibc, DWARF from libc6-dbg by build-id.  Its
     # 330,000 addresses would drown the fixtures in the overall figure, so
     # it has its own line with the same threshold.
