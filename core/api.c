@@ -36,10 +36,7 @@ void ls_options_init(ls_options *opt)
 	opt->want_loops = 1;
 }
 
-/* The stages that read DWARF and symbols.  They run on a cache hit too:
- * symbol lookups need the procedure table, which needs the subprograms;
- * the cache saves the decoding, CFG, loop and structure work, the bulk of
- * the time. */
+/* The stages that read DWARF and symbols, for the analysis. */
 static int build_indexes(ls_module *m, double *t0, ls_error *err)
 {
 	if (m->dwarf && ls_inline_build(m, err) < 0)
@@ -77,18 +74,20 @@ ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err
 	if (!m->dwarf)
 		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
 		        "frames or lines", m->path);
-	if (build_indexes(m, &t0, err) < 0)
-		goto fail;
-	if (!(m->opt.use_cache && ls_cache_load(m))) {
+	/* A cached structure needs none of the DWARF indexes: lookups use the
+	 * tree, symbol lookups fall back to it (procs.c). */
+	if (m->opt.use_cache && ls_cache_load(m)) {
+		stage_done("cache load", &t0);
+	} else {
 		stage_done("cache miss", &t0);
+		if (build_indexes(m, &t0, err) < 0)
+			goto fail;
 		if (ls_analyze(m, err) < 0)
 			goto fail;
 		stage_done("analysis", &t0);
 		if (m->opt.use_cache)
 			ls_cache_store(m);
 		stage_done("cache store", &t0);
-	} else {
-		stage_done("cache load", &t0);
 	}
 	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
 		goto fail;

@@ -740,22 +740,68 @@ static bool name_matches(const char *full, const char *want, size_t wlen)
 	return strncmp(full, want, wlen) == 0 && full[wlen] == '(';
 }
 
+/* A procedure as symbol lookups see it: from the procedure table, or, when
+ * the structure came from the cache and the table was never built, from
+ * the scope tree's proc scopes. */
+struct proc_view {
+	const char *name, *linkage_name;
+	uint64_t entry, size;
+};
+
+static size_t proc_views(const ls_module *m, struct proc_view **out)
+{
+	size_t n = 0, cap = 0;
+	struct proc_view *v = NULL;
+	if (m->procs.nprocs) {
+		v = ls_xmalloc(m->procs.nprocs * sizeof *v);
+		for (size_t i = 0; i < m->procs.nprocs; i++) {
+			const struct ls_proc *p = &m->procs.procs[i];
+			v[n++] = (struct proc_view){ p->name, p->linkage_name, p->entry,
+			                             p->ranges[0].hi - p->ranges[0].lo };
+		}
+	} else if (m->root) {
+		for (const struct ls_scope *f = m->root->first_child; f; f = f->next_sibling)
+			for (const struct ls_scope *p = f->first_child; p; p = p->next_sibling) {
+				if (p->kind != LS_SCOPE_PROC || !p->nranges)
+					continue;
+				v = ls_grow(v, &cap, n + 1, sizeof *v);
+				v[n++] = (struct proc_view){ p->name, p->linkage_name, p->ranges[0].lo,
+				                             p->ranges[0].hi - p->ranges[0].lo };
+			}
+	}
+	*out = v;
+	return n;
+}
+
 int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
 {
 	if (!m || !name || !*name)
 		return -1;
 	size_t wlen = strlen(name);
-	const struct ls_proc *best = NULL;
+	struct proc_view *views, found = { 0 };
+	size_t nviews = proc_views(m, &views);
+	const struct proc_view *best = NULL;
 	/* Exact names first, then "without parameters". */
 	for (int pass = 0; pass < 2 && !best; pass++)
-		for (size_t i = 0; i < m->procs.nprocs && !best; i++) {
-			const struct ls_proc *p = &m->procs.procs[i];
+		for (size_t i = 0; i < nviews && !best; i++) {
+			const struct proc_view *p = &views[i];
 			if (pass == 0 ? (strcmp(p->name, name) == 0 ||
 					 (p->linkage_name && strcmp(p->linkage_name, name) == 0))
 				      : name_matches(p->name, name, wlen))
 				best = p;
 		}
-	/* The symbol table knows aliases and data the procedures do not. */
+	if (best) {
+		found = *best;
+		best = &found;
+	}
+	free(views);
+	/* The symbol table knows aliases and data the procedures do not, and
+	 * the exact entry of a procedure seen only through the scope tree. */
+	const char *symname = name;
+	if (best && !m->procs.nprocs) {
+		symname = best->linkage_name ? best->linkage_name : best->name;
+		wlen = strlen(symname);
+	}
 	if (m->dwmod) {
 		int total = dwfl_module_getsymtab(m->dwmod);
 		for (int i = 1; i < total; i++) {
@@ -768,9 +814,9 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 			if (!sn || s.st_shndx == SHN_UNDEF)
 				continue;
 			size_t n = strcspn(sn, "@");
-			if (n != wlen || memcmp(sn, name, n) != 0)
+			if (n != wlen || memcmp(sn, symname, n) != 0)
 				continue;
-			if (best && best->entry != a - m->bias)
+			if (best && m->procs.nprocs && best->entry != a - m->bias)
 				continue;
 			if (addr)
 				*addr = a - m->bias;
@@ -784,6 +830,6 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 	if (addr)
 		*addr = best->entry;
 	if (size)
-		*size = best->ranges[0].hi - best->ranges[0].lo;
+		*size = best->size;
 	return 0;
 }
