@@ -105,6 +105,9 @@ size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, ui
 /* The views. */
 int pl_view_tree(pl_report *rep);
 int pl_view_flat(pl_report *rep);
+/* view-tree.c: rep->tree as an indented tree with perf's percentage columns,
+ * under a header naming the view (WHAT) and its last column (COLUMN). */
+void pl_print_indented_tree(pl_report *rep, const char *what, const char *column);
 int pl_view_loops(pl_report *rep);
 int pl_view_folded(pl_report *rep);
 int pl_view_json(pl_report *rep);

@@ -45,58 +45,13 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 	free(map);
 }
 
-static double pct(const pl_report *rep, uint64_t v)
-{
-	uint64_t all = rep->ev_period[rep->primary];
-	return all ? 100.0 * (double)v / (double)all : 0.0;
-}
-
-/* The views name nodes through rep->tree: print from a swapped-in tree. */
-static void print_flat(pl_report *rep, uint32_t n, int depth)
-{
-	const pl_tree *t = &rep->tree;
-	uint64_t *c = pl_cost(t, n, rep->primary);
-	if (!c[PL_TOTAL])
-		return;
-	double total = pct(rep, c[PL_TOTAL_PERIOD]);
-	if (total < rep->opt->percent_limit)
-		return;
-	char label[1024];
-	pl_node_label(rep, n, label, sizeof label);
-	if (rep->opt->children)
-		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  ", total, pct(rep, c[PL_SELF_PERIOD]),
-			(unsigned long long)c[PL_TOTAL]);
-	else
-		fprintf(rep->out, "%9.2f%% %9llu  ", pct(rep, c[PL_SELF_PERIOD]), (unsigned long long)c[PL_SELF]);
-	fprintf(rep->out, "%*s%s", depth * 2, "", label);
-	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
-		fprintf(rep->out, "  [%s]", t->nodes[n].dso->short_name);
-	fputc('\n', rep->out);
-	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, t, n, &kids);
-	for (size_t i = 0; i < k; i++)
-		print_flat(rep, kids[i], depth + 1);
-	free(kids);
-}
-
 int pl_view_flat(pl_report *rep)
 {
 	pl_tree flat, cct = rep->tree;
 	pl_fold_per_proc(rep, &flat);
-	rep->tree = flat;
-	pl_print_header(rep, "flat: every procedure with its inlined calls, loops and statements, all contexts folded");
-	if (rep->opt->children)
-		fprintf(rep->out, "#  Children      Self   Samples  Scope\n"
-				  "# .........  ........  ........  .....\n#\n");
-	else
-		fprintf(rep->out, "#  Overhead   Samples  Scope\n"
-				  "# .........  ........  .....\n#\n");
-	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, &rep->tree, 0, &kids);
-	for (size_t i = 0; i < k; i++)
-		print_flat(rep, kids[i], 0);
-	free(kids);
-	fputc('\n', rep->out);
+	rep->tree = flat; /* the printer names nodes through rep->tree: swap the folded tree in */
+	pl_print_indented_tree(rep, "flat: every procedure with its inlined calls, loops and statements, all contexts folded",
+			       "Scope");
 	rep->tree = cct;
 	pl_tree_free(&flat);
 	return 0;

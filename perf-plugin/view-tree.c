@@ -40,20 +40,28 @@ static void print_node(pl_report *rep, uint32_t n, int depth)
 	free(kids);
 }
 
-int pl_view_tree(pl_report *rep)
+void pl_print_indented_tree(pl_report *rep, const char *what, const char *column)
 {
-	pl_print_header(rep, "calling-context tree: procedures, [I] inlined calls, loops, statements");
+	pl_print_header(rep, what);
 	if (rep->opt->children)
-		fprintf(rep->out, "#  Children      Self   Samples  Context\n"
-				  "# .........  ........  ........  .......\n#\n");
+		fprintf(rep->out, "#  Children      Self   Samples  %s\n"
+				  "# .........  ........  ........  %.*s\n#\n",
+			column, (int)strlen(column), "..........");
 	else
-		fprintf(rep->out, "#  Overhead   Samples  Context\n"
-				  "# .........  ........  .......\n#\n");
+		fprintf(rep->out, "#  Overhead   Samples  %s\n"
+				  "# .........  ........  %.*s\n#\n",
+			column, (int)strlen(column), "..........");
 	uint32_t *kids;
 	size_t k = pl_sorted_children(rep, &rep->tree, 0, &kids);
 	for (size_t i = 0; i < k; i++)
 		print_node(rep, kids[i], 0);
 	free(kids);
 	fputc('\n', rep->out);
+}
+
+int pl_view_tree(pl_report *rep)
+{
+	pl_print_indented_tree(rep, "calling-context tree: procedures, [I] inlined calls, loops, statements",
+			       "Context");
 	return 0;
 }

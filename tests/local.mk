@@ -1,5 +1,5 @@
 # Tests: each one prints TAP.  Fixtures are compiled at test time.
-EXTRA_DIST += tests/lib.sh
+EXTRA_DIST += tests/lib.sh tests/tap.h
 # Core: differential tests against llvm-symbolizer and clang's loop
 # annotations, bad input (tests owned by "tests").
 TESTS += tests/core-symbolizer.py

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "tap.h"
 
 static const char fixture[] =
 	"#include <stdio.h>\n"
@@ -97,20 +98,7 @@ static const char fixture_cxx[] =
 	"}\n"
 	"int main(int argc, char **) { int r = loop_catch(argc * 20); try { r += loop_cleanup(argc); } catch (...) { r++; } return r & 1; }\n";
 
-static int test_no, failed;
 
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!cond)
-		failed++;
-}
 
 struct warnings {
 	char text[8192];
@@ -638,6 +626,5 @@ int main(void)
 	snprintf(log, sizeof log, "%s/cc.log", dir);
 	unlink(log);
 	rmdir(dir);
-	printf("1..%d\n", test_no);
-	return failed ? 1 : 0;
+	return done_testing();
 }

@@ -15,28 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tap.h"
 
-static int test_no, failed;
 static char tmpdir[256];
 static const char *srcdir;
 
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!cond)
-		failed++;
-}
-
-static void skip(const char *why)
-{
-	printf("ok %d # SKIP %s\n", ++test_no, why);
-}
 
 static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void diag(const char *fmt, ...)
@@ -765,6 +748,5 @@ int main(void)
 	check_libc();
 
 	run("rm -rf %s", tmpdir);
-	printf("1..%d\n", test_no);
-	return 0;
+	return done_testing();
 }

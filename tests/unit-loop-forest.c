@@ -10,21 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tap.h"
 
-static int test_no, failed;
 
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("%s %d - ", cond ? "ok" : "not ok", ++test_no);
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	if (!cond)
-		failed++;
-}
 
 /* A CFG of N blocks (block i at 0x1000 + 16 i) with the given edges, in
  * the order given (successor order drives the DFS). */
@@ -658,6 +646,5 @@ int main(void)
 	test_threaded_dispatch();
 	test_random();
 	test_cost();
-	printf("1..%d\n", test_no);
-	return failed ? 1 : 0;
+	return done_testing();
 }
