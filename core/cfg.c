@@ -65,7 +65,21 @@ struct ls_cfg_module {
 	size_t nsites;
 	atomic_bool facts_ready;
 	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
+	/* Per proc: the instructions the summary pass decoded, kept so that the
+	 * real CFG build does not decode them again (decoding is most of the
+	 * cost).  Each slot is taken by the one thread that builds that proc's
+	 * CFG.  Bounded by a memory budget: past it, procs decode twice. */
+	struct decoded {
+		struct ls_insn *insns;
+		size_t n, cap;
+		size_t bad;            /* undecodable bytes, warned about by the real build */
+		uint64_t first_bad;
+	} *decoded;
+	atomic_size_t decoded_bytes;
 };
+
+/* What the kept instructions may cost at most (vmlinux: ~5M instructions). */
+#define LS_DECODED_BUDGET ((size_t)256 << 20)
 
 static struct ls_cfg_module *module_cache(const ls_module *cm)
 {
@@ -94,6 +108,10 @@ void ls_cfg_module_free(ls_module *m)
 	free(c->secs);
 	free(c->sites);
 	free(c->returns);
+	if (c->decoded)
+		for (size_t i = 0; i < m->procs.nprocs; i++)
+			free(c->decoded[i].insns);
+	free(c->decoded);
 	free(c);
 	m->cfg_module = NULL;
 }
@@ -392,6 +410,9 @@ struct builder {
 	size_t njt, cap_jt;
 	bool warned_jt;
 	bool quiet;                /* the summary build: the real build warns */
+	struct decoded *reuse;     /* instructions already decoded for this proc, or NULL */
+	size_t bad;                /* undecodable bytes seen */
+	uint64_t first_bad;
 };
 
 static bool in_ranges(const struct builder *b, uint64_t addr)
@@ -439,45 +460,52 @@ static int cmp_range(const void *a, const void *b)
 static void decode_ranges(struct builder *b)
 {
 	struct ls_cfg *cfg = b->cfg;
-	size_t bad = 0;
-	uint64_t first_bad = 0;
-	for (size_t r = 0; r < b->nranges; r++) {
-		uint64_t addr = b->ranges[r].lo, hi = b->ranges[r].hi;
-		/* Ranges may overlap before procs.c clamps them: never decode twice. */
-		if (cfg->ninsns) {
-			const struct ls_insn *last = &cfg->insns[cfg->ninsns - 1];
-			if (addr < last->addr + last->len)
-				addr = last->addr + last->len;
-		}
-		while (addr < hi) {
-			const struct ls_text *t = ls_text_find(b->m, addr);
-			if (!t) {
-				/* No bytes here (e.g. a range outside any code
-				 * section): skip to the next section inside the range. */
-				uint64_t next = hi;
-				for (size_t i = 0; i < b->m->ntext; i++)
-					if (b->m->text[i].addr > addr && b->m->text[i].addr < next)
-						next = b->m->text[i].addr;
-				addr = next;
-				continue;
+	if (b->reuse && b->reuse->insns) {
+		cfg->insns = b->reuse->insns;
+		cfg->ninsns = b->reuse->n;
+		b->cap_insns = b->reuse->cap;
+		b->bad = b->reuse->bad;
+		b->first_bad = b->reuse->first_bad;
+		b->reuse->insns = NULL;
+	} else {
+		for (size_t r = 0; r < b->nranges; r++) {
+			uint64_t addr = b->ranges[r].lo, hi = b->ranges[r].hi;
+			/* Ranges may overlap before procs.c clamps them: never decode twice. */
+			if (cfg->ninsns) {
+				const struct ls_insn *last = &cfg->insns[cfg->ninsns - 1];
+				if (addr < last->addr + last->len)
+					addr = last->addr + last->len;
 			}
-			uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
-			cfg->insns = ls_grow(cfg->insns, &b->cap_insns, cfg->ninsns + 1, sizeof *cfg->insns);
-			struct ls_insn *in = &cfg->insns[cfg->ninsns];
-			size_t n = ls_decode(b->dec, t->data + (addr - t->addr), end - addr, addr, in);
-			if (n == 0) {
-				if (!bad++)
-					first_bad = addr;
-				addr++;
-				continue;
+			while (addr < hi) {
+				const struct ls_text *t = ls_text_find(b->m, addr);
+				if (!t) {
+					/* No bytes here (e.g. a range outside any code
+					 * section): skip to the next section inside the range. */
+					uint64_t next = hi;
+					for (size_t i = 0; i < b->m->ntext; i++)
+						if (b->m->text[i].addr > addr && b->m->text[i].addr < next)
+							next = b->m->text[i].addr;
+					addr = next;
+					continue;
+				}
+				uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
+				cfg->insns = ls_grow(cfg->insns, &b->cap_insns, cfg->ninsns + 1, sizeof *cfg->insns);
+				struct ls_insn *in = &cfg->insns[cfg->ninsns];
+				size_t n = ls_decode(b->dec, t->data + (addr - t->addr), end - addr, addr, in);
+				if (n == 0) {
+					if (!b->bad++)
+						b->first_bad = addr;
+					addr++;
+					continue;
+				}
+				cfg->ninsns++;
+				addr += n;
 			}
-			cfg->ninsns++;
-			addr += n;
 		}
 	}
-	if (bad && !b->quiet)
+	if (b->bad && !b->quiet)
 		ls_warn(&b->m->opt, "%s: %s: %zu bytes do not decode (first at 0x%llx)", b->m->path,
-		        b->proc->name ? b->proc->name : "?", bad, (unsigned long long)first_bad);
+		        b->proc->name ? b->proc->name : "?", b->bad, (unsigned long long)b->first_bad);
 }
 
 /* ---- jump tables ---- */
@@ -1107,6 +1135,12 @@ static void *summary_worker(void *arg)
 		                     .cfg = &cfg, .quiet = true, .warned_jt = true };
 		if (build(&b) == 0) {
 			summarize(m, p, &cfg, &job->sums[i]);
+			size_t bytes = cfg.ninsns * sizeof *cfg.insns;
+			if (atomic_fetch_add(&job->c->decoded_bytes, bytes) + bytes <= LS_DECODED_BUDGET) {
+				job->c->decoded[i] = (struct decoded){ cfg.insns, cfg.ninsns, b.cap_insns, b.bad,
+				                                       b.first_bad };
+				cfg.insns = NULL;
+			}
 		} else {
 			job->c->returns[i] = 1;
 			job->fixed[i] = 1;
@@ -1123,6 +1157,8 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 {
 	size_t np = m->procs.nprocs;
 	c->returns = ls_xcalloc(np + 1, 1);
+	c->decoded = ls_xcalloc(np + 1, sizeof *c->decoded);
+	atomic_init(&c->decoded_bytes, 0);
 	struct summary *sums = ls_xcalloc(np + 1, sizeof *sums);
 	uint8_t *fixed = ls_xcalloc(np + 1, 1);
 
@@ -1250,7 +1286,11 @@ int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struc
 	if (!env->dec || !proc)
 		return -1;
 	const struct ls_cfg_module *c = ready_cache(m, true);
-	struct builder b = { .m = m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg };
+	/* The slot is this proc's alone: only this thread builds its CFG. */
+	int32_t pi = proc_index(m, proc);
+	struct decoded *reuse = c->decoded && pi >= 0 && (size_t)pi < m->procs.nprocs
+	                        ? &((struct ls_cfg_module *)c)->decoded[pi] : NULL;
+	struct builder b = { .m = m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg, .reuse = reuse };
 	int rc = build(&b);
 	builder_done(&b);
 	if (rc < 0) {
