@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct analysis {
 	ls_module *m;
@@ -61,18 +60,6 @@ static void *worker_main(void *arg)
 	if (dec)
 		ls_decoder_free(dec);
 	return NULL;
-}
-
-static int jobs_wanted(const ls_module *m)
-{
-	int n = m->opt.jobs;
-	if (n <= 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		n = c > 0 ? (int)c : 1;
-	}
-	if ((size_t)n > m->procs.nprocs)
-		n = m->procs.nprocs ? (int)m->procs.nprocs : 1;
-	return n > 64 ? 64 : n;
 }
 
 /* Procedures grouped under one file scope per source file, in file-name
@@ -136,31 +123,19 @@ int ls_analyze(ls_module *m, ls_error *err)
 	struct analysis an = { .m = m };
 	an.results = ls_xcalloc(m->procs.nprocs + 1, sizeof *an.results);
 	atomic_init(&an.next, 0);
-	int nthreads = jobs_wanted(m);
+	int nthreads = ls_worker_count(&m->opt, m->procs.nprocs, 0);
 	ls_progress_start(&an.progress, m->opt.progress, "loopscope: analyzing procedures", m->procs.nprocs);
 
 	m->thread_arenas = ls_xcalloc(nthreads, sizeof *m->thread_arenas);
 	m->nthread_arenas = nthreads;
 	struct worker *workers = ls_xcalloc(nthreads, sizeof *workers);
-	pthread_t *tids = ls_xcalloc(nthreads, sizeof *tids);
-	bool *running = ls_xcalloc(nthreads, sizeof *running);
-	for (int t = 0; t < nthreads; t++) {
+	for (int t = 0; t < nthreads; t++)
 		workers[t] = (struct worker){ &an, &m->thread_arenas[t] };
-		/* The calling thread is worker 0; if a thread cannot start, the
-		 * others simply take its share. */
-		if (t > 0)
-			running[t] = pthread_create(&tids[t], NULL, worker_main, &workers[t]) == 0;
-	}
-	worker_main(&workers[0]);
-	for (int t = 1; t < nthreads; t++)
-		if (running[t])
-			pthread_join(tids[t], NULL);
+	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	ls_progress_end(&an.progress);
-	free(running);
 
 	assemble(m, an.results);
 	free(an.results);
 	free(workers);
-	free(tids);
 	return 0;
 }

@@ -26,7 +26,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- the per-module cache --------------------------------------------------- */
 
@@ -1153,6 +1152,11 @@ static void *summary_worker(void *arg)
 	return NULL;
 }
 
+static void *summary_worker_shared(void *arg)
+{
+	return summary_worker(*(struct summary_job **)arg);
+}
+
 static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 {
 	size_t np = m->procs.nprocs;
@@ -1164,21 +1168,12 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 
 	struct summary_job job = { .m = m, .c = c, .sums = sums, .fixed = fixed };
 	atomic_init(&job.next, 0);
-	long nthreads = m->opt.jobs > 0 ? m->opt.jobs : sysconf(_SC_NPROCESSORS_ONLN);
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > 64)
-		nthreads = 64;
-	if ((size_t)nthreads > np / 64 + 1)
-		nthreads = (long)(np / 64 + 1); /* small modules: not worth a thread */
-	pthread_t threads[64];
-	long started = 0;
-	for (long t = 1; t < nthreads; t++)
-		if (pthread_create(&threads[started], NULL, summary_worker, &job) == 0)
-			started++;
-	summary_worker(&job);
-	for (long t = 0; t < started; t++)
-		pthread_join(threads[t], NULL);
+	/* Small modules: not worth a thread (at least 64 procedures each). */
+	int nthreads = ls_worker_count(&m->opt, np, 64);
+	struct summary_job *jobs[LS_MAX_WORKERS];
+	for (int t = 0; t < nthreads; t++)
+		jobs[t] = &job; /* every worker shares the one job */
+	ls_run_workers(nthreads, summary_worker_shared, jobs, sizeof *jobs);
 	size_t maxblocks = 1;
 	for (size_t i = 0; i < np; i++)
 		if (sums[i].nblocks > maxblocks)

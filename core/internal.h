@@ -294,6 +294,14 @@ int ls_write_xml(const ls_module *m, FILE *out, ls_error *err);
 /* Writes S as a JSON string (with quotes) to OUT. */
 void ls_json_string(FILE *out, const char *s);
 
+/* workers.c: FN on NWORKERS threads (the caller is worker 0), worker T
+ * getting ARGS + T * ARG_SIZE; returns when all are done. */
+#define LS_MAX_WORKERS 64
+/* How many workers: opt->jobs or the cores, at most one per
+ * MIN_ITEMS_PER_WORKER items (0: one per item), at least one. */
+int ls_worker_count(const ls_options *opt, size_t nitems, size_t min_items_per_worker);
+void ls_run_workers(int nworkers, void *(*fn)(void *), void *args, size_t arg_size);
+
 /* progress.c: a one-line progress meter on stderr, only when it is a tty. */
 struct ls_progress {
 	bool on;
