@@ -93,3 +93,6 @@ EXTRA_DIST += tests/gdb-loop-finish.sh
 EXTRA_DIST += tests/gdb-core.sh
 EXTRA_DIST += tests/gdb-bad-input.sh
 EXTRA_DIST += tests/gdb-shlib.sh
+# The real-code corpus: Debian source packages built at test time
+# (tests/corpus/corpus.py; `python3 tests/corpus/corpus.py --list`).
+EXTRA_DIST += tests/corpus/corpus.py
