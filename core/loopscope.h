@@ -25,8 +25,9 @@
  * threads at once are safe.
  *
  * Addresses are link-time virtual addresses, as objdump and addr2line print
- * them.  For relocatable objects (.o, .ko) they are the addresses libdwfl lays
- * the sections out at (the first section at 0).
+ * them.  For relocatable objects (.o, .ko) the sections are laid out one
+ * after another with .text at 0, so that .text addresses are objdump's;
+ * ls_module_section() tells where any other section is.
  */
 #ifndef LOOPSCOPE_H
 #define LOOPSCOPE_H
@@ -111,6 +112,11 @@ const ls_scope *ls_module_root(const ls_module *m);
 
 /* The address of symbol NAME (mangled or demangled, or NAME@plt); -1 if unknown. */
 int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+
+/* Where section NAME (allocated) is in the module's addresses; -1 if none.
+ * For .ko files: where a module loader's section base maps to (a runtime
+ * address in .init.text is SECTION_ADDR + (RUNTIME - RUNTIME_BASE)). */
+int ls_module_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
 
 /* ---- lookup ----------------------------------------------------------- */
 
