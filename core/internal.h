@@ -132,6 +132,16 @@ const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
 void ls_procs_free(struct ls_procs *p);
 
+/* ---- the symbol table by name and address (symbols.c) ---------------------- */
+
+/* Built on first use, from the ELF symbol table (the same with and without
+ * the cache); freed by ls_symindex_free. */
+struct ls_symindex;
+/* The symbol NAME (a function first, a global one first): its address and
+ * st_size; -1 if there is none. */
+int ls_symindex_find(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+void ls_symindex_free(ls_module *m);
+
 /* ---- line map (linemap.c) ------------------------------------------------ */
 
 struct ls_line_row {
@@ -283,6 +293,7 @@ struct ls_module {
 	struct ls_cfg_module *cfg_module;
 
 	struct ls_strtab strings;
+	struct ls_symindex *symindex; /* symbols.c, built on first use */
 	struct ls_procs procs;
 	struct ls_linemap lines;
 	struct ls_inline_index inl;

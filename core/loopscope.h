@@ -118,6 +118,31 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
  * address in .init.text is SECTION_ADDR + (RUNTIME - RUNTIME_BASE)). */
 int ls_module_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
 
+/* ---- symbols (as the kernel's kallsyms and scripts/faddr2line see them) -- */
+
+typedef struct ls_symbol {
+	const char *name;
+	uint64_t addr;  /* link-time */
+	uint64_t size;  /* kallsyms' size: up to the next symbol, padding included */
+} ls_symbol;
+
+/* The function symbols called NAME (a static name may have several), in
+ * address order, with their kallsyms sizes.  Returns how many there are;
+ * the first CAP are written to OUT.  Constant time in the table's size. */
+size_t ls_module_functions_named(const ls_module *m, const char *name, ls_symbol *out, size_t cap);
+
+/* NAME+OFF/SIZE (an oops line's FUNC+0xOFF/0xSIZE) to addresses, as
+ * scripts/faddr2line resolves it: each copy of NAME whose size is SIZE (any
+ * size when SIZE is 0) and OFF <= its size.  Returns how many addresses were
+ * written to ADDRS (at most CAP), or -1 with ERR saying why: no such
+ * function, no copy of that size (the sizes there are), or an offset past
+ * the end. */
+int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64_t size,
+                      uint64_t *addrs, size_t cap, ls_error *err);
+
+/* The symbol kallsyms would print for ADDR (FUNC+OFF/SIZE); -1 if none. */
+int ls_module_symbolize(const ls_module *m, uint64_t addr, ls_symbol *out);
+
 /* ---- lookup ----------------------------------------------------------- */
 
 /* The innermost scope (a statement) containing ADDR, or NULL. */
@@ -125,7 +150,10 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
 
 /* The chain from the procedure (first) down to the statement (last); the
  * module and file scopes are not included.  Returns its length; 0 if ADDR
- * is outside any procedure. */
+ * is outside any procedure.  An address just past a procedure's end (the
+ * return address of a call that never returns, the call being the last
+ * instruction) gets the chain of the instruction before it, as addr2line
+ * gives it that instruction's line. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
 
 /* The procedure containing ADDR, or NULL. */
