@@ -127,7 +127,8 @@ typedef struct ls_symbol {
 } ls_symbol;
 
 /* The function symbols called NAME (a static name may have several), in
- * address order, with their kallsyms sizes.  Returns how many there are;
+ * address order, with their kallsyms sizes (without any: the untyped labels
+ * in code called NAME, assembly entry points).  Returns how many there are;
  * the first CAP are written to OUT.  Constant time in the table's size. */
 size_t ls_module_functions_named(const ls_module *m, const char *name, ls_symbol *out, size_t cap);
 

@@ -257,6 +257,16 @@ size_t ls_module_functions_named(const ls_module *m, const char *name, ls_symbol
 	const struct ls_symindex *ix = symindex(m);
 	uint32_t idx[64];
 	size_t n = named(ix, name, true, idx, 64);
+	if (n == 0) {
+		/* An assembly entry point (entry_SYSCALL_64_after_hwframe) is an
+		 * untyped label in code: faddr2line finds none, the stack trace
+		 * names it all the same.  Take the text labels then. */
+		uint32_t all[64];
+		size_t na = named(ix, name, false, all, 64);
+		for (size_t i = 0; i < na; i++)
+			if (ix->syms[all[i]].text)
+				idx[n++] = all[i];
+	}
 	for (size_t i = 0; i < n && i < cap; i++)
 		out[i] = (ls_symbol){ ix->syms[idx[i]].name, ix->syms[idx[i]].addr, kallsyms_size(ix, idx[i]) };
 	return n;
