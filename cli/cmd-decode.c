@@ -763,7 +763,7 @@ static void disassemble(struct decoder *d, FILE *out, const char *pfx, const cha
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		const ls_scope *l = d->rip_obj && d->rip_obj->mod ? loop_of(d->rip_obj->mod, a) : NULL;
-		fprintf(out, "%s#%s%s%s", pfx, a == rip ? "*" : " ", line, a == rip ? "\t\t<-- trapping instruction" : "");
+		fprintf(out, "%s# %s%s%s", pfx, a == rip ? "*" : " ", line, a == rip ? "\t\t<-- trapping instruction" : "");
 		if (rip_loop && l == rip_loop)
 			fprintf(out, "\t[loop at %s:%u]", shown(d, ls_scope_file(l)), ls_scope_line(l));
 		fputc('\n', out);

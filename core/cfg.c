@@ -25,7 +25,8 @@
  *     code that no procedure owns (static_cpu_has()'s test and jumps back)
  *     is followed: that fragment is decoded as part of the procedure;
  *   - in a relocatable object, calls to undefined symbols (relocate.c) are
- *     calls out of the module, which never return when the name says so.
+ *     calls out of the module, which never return when the name says so;
+ *   - hlt goes on to the next instruction (after the interrupt it waits for).
  *
  * Jump tables: gcc's and clang's x86-64 patterns,
  *   non-PIC  jmp *T(,%rI,8)    or  mov T(,%rI,8),%rX; jmp *%rX     (8-byte absolute)
@@ -612,6 +613,10 @@ static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool 
 			continue;
 		}
 		apply_thunk(b->cache, in);
+		/* In the kernel, hlt waits for an interrupt and goes on (idle
+		 * loops); in user space it faults. */
+		if (in->opcode == LS_MN_HLT && b->m->kernel)
+			in->kind = LS_INSN_OTHER;
 		cfg->ninsns++;
 		addr += n;
 		if (fragment && in->kind != LS_INSN_OTHER && in->kind != LS_INSN_CJUMP &&
