@@ -184,6 +184,9 @@ cmd = [C.LOOPSCOPE, "decode", "--vmlinux", VMLINUX, "--decodecode"] + (["--modul
 r = subprocess.run(cmd, input=log, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 t.ok(r.returncode == 0, "decode exits 0 (%s)" % r.stderr.decode(errors="replace").strip()[-200:])
 out = r.stdout.split(b"\n")
+if os.environ.get("LS_TEST_KEEP"):
+    open(os.environ["LS_TEST_KEEP"] + ".in", "wb").write(log)
+    open(os.environ["LS_TEST_KEEP"] + ".out", "wb").write(r.stdout)
 ANN = re.compile(rb"^\[[ 0-9.]+\]\s+# ")
 kept = [l for l in out if not ANN.match(l)]
 t.ok(b"\n".join(kept) == log, "the decoded log without its annotations is the input, byte for byte (%d lines)" % len(lines))
