@@ -153,8 +153,8 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
  * module and file scopes are not included.  Returns its length; 0 if ADDR
  * is outside any procedure.  An address just past a procedure's end (the
  * return address of a call that never returns, the call being the last
- * instruction) gets the chain of the instruction before it, as addr2line
- * gives it that instruction's line. */
+ * instruction) gets that call's procedure and statement, as addr2line gives
+ * it the call's function and line: [proc, stmt]. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
 
 /* The procedure containing ADDR, or NULL. */

@@ -93,3 +93,13 @@ EXTRA_DIST += tests/gdb-loop-finish.sh
 EXTRA_DIST += tests/gdb-core.sh
 EXTRA_DIST += tests/gdb-bad-input.sh
 EXTRA_DIST += tests/gdb-shlib.sh
+# Kernel (issue 9): Debian's debug vmlinux and ext4.ko, installed by
+# scripts/setup-kernel-dbg when missing (LOOPSCOPE_NO_KERNEL_DBG=1: never;
+# the tests then skip).  Oracles: faddr2line, llvm-symbolizer, objdump, ld.
+TESTS += tests/kernel-ko.py
+TESTS += tests/kernel-decode.py
+TESTS += tests/kernel-loops.py
+TESTS += tests/kernel-callsites.py
+EXTRA_DIST += tests/kernel-common.py tests/kernel-ko.py tests/kernel-decode.py
+EXTRA_DIST += tests/kernel-loops.py tests/kernel-callsites.py
+EXTRA_DIST += scripts/setup-kernel-dbg bench/decode.sh
