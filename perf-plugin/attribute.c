@@ -381,9 +381,37 @@ static int file_exists(const char *p)
 }
 
 /* The GNU build-id note of an open ELF, or 0 bytes. */
+/* The GNU build-id note in section S's data, or 0. */
+static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
+{
+	size_t off = 0, noff, doff;
+	GElf_Nhdr nh;
+	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
+			size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+			memcpy(out, (char *)d->d_buf + doff, n);
+			return n;
+		}
+	}
+	return 0;
+}
+
 static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
 {
 	size_t phnum;
+	GElf_Ehdr eh;
+	if (gelf_getehdr(e, &eh) && eh.e_type == ET_REL) {
+		/* a kernel module: no program headers, the note is a section */
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			size_t n;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+			    (n = note_build_id(elf_getdata(scn, NULL), out, cap)))
+				return n;
+		}
+		return 0;
+	}
 	if (elf_getphdrnum(e, &phnum) == 0) {
 		for (size_t i = 0; i < phnum; i++) {
 			GElf_Phdr ph;
@@ -709,6 +737,10 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 	char hex[41], p[PATH_MAX + 64];
 	hex_id(dso, hex);
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
+		/* in pipe mode the release comes as a record, after we started */
+		const char *rel = pd_osrelease(a->rep->r);
+		if (rel && *rel)
+			snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
 		if (dso->kind == PL_DSO_KMODULE) {
 			open_kmodule(a, dso, d);
 			if (d->nksecs)

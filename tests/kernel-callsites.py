@@ -75,7 +75,9 @@ agree, bad = 0, []
 for a, o, b in zip(rets, ours, blocks):
     n1, l1 = mine(o)
     n2, l2 = theirs(b)
-    if n1 == n2 and norm(l1) == norm(l2):
+    # past a procedure's DWARF end (after a call that never returns)
+    # llvm-symbolizer names no function; addr2line, and we, the procedure
+    if (n1 == n2 or (n2 == ["??"] and len(n1) == 1)) and norm(l1) == norm(l2):
         agree += 1
     elif len(bad) < 6:
         bad.append(("0x%x" % a, n1, norm(l1), n2, norm(l2)))

@@ -258,7 +258,9 @@ good, bad = 0, []
 for (i, tok, mod, a), blk in zip(vm_group, sym):
     names = [K.plain(l) for l in blk.strip().splitlines()[0::2]]
     ours = [K.plain(f) for (f, _, _) in our_chain(blocks.get(i, []))]
-    if names == ours:
+    # past a procedure's DWARF end (after a call that never returns)
+    # llvm-symbolizer names no function; addr2line, and we, the procedure
+    if names == ours or (names == ["??"] and len(ours) == 1):
         good += 1
     else:
         bad.append((tok, ours, names))

@@ -103,3 +103,5 @@ TESTS += tests/kernel-callsites.py
 EXTRA_DIST += tests/kernel-common.py tests/kernel-ko.py tests/kernel-decode.py
 EXTRA_DIST += tests/kernel-loops.py tests/kernel-callsites.py
 EXTRA_DIST += scripts/setup-kernel-dbg bench/decode.sh
+TESTS += tests/perf-kernel.py
+EXTRA_DIST += tests/perf-kernel.py tests/fixtures/perf/kernel_perfdata.py
