@@ -105,3 +105,5 @@ EXTRA_DIST += tests/kernel-loops.py tests/kernel-callsites.py
 EXTRA_DIST += scripts/setup-kernel-dbg bench/decode.sh
 TESTS += tests/perf-kernel.py
 EXTRA_DIST += tests/perf-kernel.py tests/fixtures/perf/kernel_perfdata.py
+TESTS += tests/gdb-kernel.sh
+EXTRA_DIST += tests/gdb-kernel.sh
