@@ -665,6 +665,33 @@ static size_t paint_index(struct ls_procs *P, size_t ni)
 	return n;
 }
 
+/* Kernel code: bytes that no procedure covers (padding, and the bodies of
+ * weak functions that another definition overrode, which lost their symbol
+ * and their DWARF) belong to the procedure before them, as kallsyms counts
+ * them (lockdep_assert_cpus_held+0x10/0x20 in a stack trace): extend the
+ * last range before each gap up to the next procedure or the section end. */
+static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
+{
+	for (size_t i = 0; i < P->nindex; i++) {
+		struct ls_proc_range *r = &P->index[i];
+		const struct ls_text *t = ls_text_find(m, r->hi - 1);
+		if (!t)
+			continue;
+		uint64_t end = t->addr + t->size;
+		if (i + 1 < P->nindex && P->index[i + 1].lo < end)
+			end = P->index[i + 1].lo;
+		if (end <= r->hi)
+			continue;
+		struct ls_proc *p = &P->procs[r->proc];
+		for (size_t k = 0; k < p->nranges; k++)
+			if (p->ranges[k].hi == r->hi) {
+				p->ranges[k].hi = end;
+				break;
+			}
+		r->hi = end;
+	}
+}
+
 int ls_procs_build(ls_module *m, ls_error *err)
 {
 	(void)err;
@@ -721,6 +748,8 @@ int ls_procs_build(ls_module *m, ls_error *err)
 		qsort(P->index, ni, sizeof *P->index, cmp_index);
 	size_t out = paint_index(P, ni);
 	P->nindex = out;
+	if (m->kernel)
+		fill_gaps_as_kallsyms(m, P);
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
 	return 0;

@@ -68,7 +68,7 @@ def mine(o):
 
 
 def norm(fl):
-    return (re.sub(r"^.*?debian/build/build_[^/]+/", "", os.path.normpath(fl[0])), fl[1]) if fl else None
+    return (re.sub(r"^.*?debian/build/build_[^/]+/", "", os.path.normpath(fl[0] or "??")), fl[1]) if fl else None
 
 
 agree, bad = 0, []

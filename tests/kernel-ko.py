@@ -57,8 +57,8 @@ def struct(path):
 
 def canon(n):
     """A scope without its addresses: what it is, where in the source, and its children."""
-    key = (n.get("kind"), n.get("name"), n.get("file"), n.get("line"), n.get("call_file"),
-           n.get("call_line"), n.get("depth"), n.get("irreducible"))
+    key = tuple(str(n.get(f)) for f in ("kind", "name", "file", "line", "call_file", "call_line", "depth",
+                                          "irreducible"))
     return (key, tuple(sorted(canon(c) for c in n.get("children", []))))
 
 
