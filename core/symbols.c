@@ -69,11 +69,11 @@ static int leading_underscores(const char *s)
 	return n;
 }
 
-/* scripts/kallsyms' compare_symbols(), for the text index. */
-static const struct ls_sym *sort_base;
-static int cmp_kallsyms(const void *a, const void *b)
+/* scripts/kallsyms' compare_symbols(), for the text index (qsort_r: SYMS). */
+static int cmp_kallsyms(const void *a, const void *b, void *syms)
 {
-	const struct ls_sym *x = &sort_base[*(const uint32_t *)a], *y = &sort_base[*(const uint32_t *)b];
+	const struct ls_sym *base = syms;
+	const struct ls_sym *x = &base[*(const uint32_t *)a], *y = &base[*(const uint32_t *)b];
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	bool wx = x->bind == STB_WEAK, wy = y->bind == STB_WEAK;
@@ -168,39 +168,38 @@ static struct ls_symindex *build_index(ls_module *m)
 			h = (h + 1) & (ix->nslots - 1);
 		ix->slots[h] = (uint32_t)i + 1;
 	}
-	sort_base = ix->syms; /* under the caller's lock */
-	qsort(ix->text, ix->ntext, sizeof *ix->text, cmp_kallsyms);
+	qsort_r(ix->text, ix->ntext, sizeof *ix->text, cmp_kallsyms, ix->syms);
 	return ix;
 }
 
-static pthread_mutex_t index_lock = PTHREAD_MUTEX_INITIALIZER;
+static void free_index(struct ls_symindex *ix)
+{
+	free(ix->syms);
+	free(ix->slots);
+	free(ix->text);
+	ls_strtab_free(&ix->strings);
+	free(ix);
+}
 
+/* Built by the first lookup; two threads racing both build it and the
+ * loser frees its copy (the symbol table is read-only, both are equal). */
 static const struct ls_symindex *symindex(const ls_module *cm)
 {
 	ls_module *m = (ls_module *)cm; /* the index is logically const */
 	struct ls_symindex *ix = __atomic_load_n(&m->symindex, __ATOMIC_ACQUIRE);
 	if (ix)
 		return ix;
-	pthread_mutex_lock(&index_lock);
-	ix = m->symindex;
-	if (!ix) {
-		ix = build_index(m);
-		__atomic_store_n(&m->symindex, ix, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&index_lock);
-	return ix;
+	struct ls_symindex *fresh = build_index(m), *expected = NULL;
+	if (__atomic_compare_exchange_n(&m->symindex, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fresh;
+	free_index(fresh);
+	return expected;
 }
 
 void ls_symindex_free(ls_module *m)
 {
-	struct ls_symindex *ix = m->symindex;
-	if (!ix)
-		return;
-	free(ix->syms);
-	free(ix->slots);
-	free(ix->text);
-	ls_strtab_free(&ix->strings);
-	free(ix);
+	if (m->symindex)
+		free_index(m->symindex);
 	m->symindex = NULL;
 }
 
