@@ -7,7 +7,9 @@
 # faddr2line computes them), with timestamps and <IRQ>/<TASK> markers.
 #   loopscope cold:    empty cache (the whole of vmlinux analyzed, loops included)
 #   loopscope cached:  the analysis read from the cache
-#   analysis alone:    `loopscope struct --no-cache -o /dev/null vmlinux` (the cold floor)
+#   open alone:        `loopscope lookup vmlinux ADDR`, empty cache: the analysis, the cache
+#                      store and the lookup index, what any command pays cold (the floor)
+#   analysis alone:    `loopscope struct --no-cache -o /dev/null vmlinux`
 #   faddr2line:        on the first 30 frames only (it takes seconds per frame)
 # Wall times, medians of RUNS rounds (faddr2line once).
 #
@@ -78,6 +80,8 @@ while [ $i -lt "$RUNS" ]; do
 	rm -rf "$TMP/cache"
 	XDG_CACHE_HOME=$TMP/cache timed cold "$LOOPSCOPE" decode --vmlinux "$VMLINUX" <"$TMP/oops.log"
 	XDG_CACHE_HOME=$TMP/cache timed cached "$LOOPSCOPE" decode --vmlinux "$VMLINUX" <"$TMP/oops.log"
+	rm -rf "$TMP/cache"
+	XDG_CACHE_HOME=$TMP/cache timed open "$LOOPSCOPE" lookup "$VMLINUX" "$(sed -n 's/.*  \([a-z_0-9.]*+0x[0-9a-f]*\/0x[0-9a-f]*\)$/\1/p' "$TMP/oops.log" | head -n 1)"
 	timed analysis "$LOOPSCOPE" struct --no-cache -o /dev/null "$VMLINUX"
 	i=$((i + 1))
 done
@@ -85,7 +89,7 @@ frames=$(grep -c '+0x' "$TMP/oops.log")
 annotated=$(grep -c '^\[[ 0-9.]*\]  *# ' "$TMP/out.cached" || true)
 echo "decode.sh: $frames frames of $(basename "$VMLINUX"), $annotated annotation lines"
 printf '%-34s %10s\n' "run" "median s"
-for n in cold cached analysis; do
+for n in cold cached open analysis; do
 	printf '%-34s %10s\n' "loopscope $n" "$(median "$TMP/t.$n")"
 done
 if [ -n "$FADDR2LINE" ]; then

@@ -29,7 +29,7 @@ struct ls_sym {
 	uint64_t addr;      /* link-time */
 	uint64_t elf_size;  /* st_size */
 	uint64_t sec_end;   /* end of its section (link-time) */
-	const char *name;   /* interned, version suffix removed */
+	const char *name;   /* in the ELF string table, or interned without its @VERSION */
 	uint32_t shndx;
 	uint32_t order;     /* position in the symbol table */
 	uint8_t type, bind;
@@ -43,7 +43,7 @@ struct ls_symindex {
 	size_t nslots;
 	uint32_t *text;        /* indices of text symbols, sorted by (addr, kallsyms order) */
 	size_t ntext;
-	struct ls_strtab strings; /* the names: the module's table is not ours to grow */
+	struct ls_strtab strings; /* versioned names without the version (not the module's table: not ours to grow) */
 };
 
 static uint64_t name_hash(const char *s)
@@ -118,6 +118,14 @@ static struct ls_symindex *build_index(ls_module *m)
 	struct ls_strtab *strings = &ix->strings;
 	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
 	size_t cap = 0;
+	/* section ends, once per section rather than once per symbol */
+	size_t nsec = 0;
+	elf_getshdrnum(m->elf, &nsec);
+	uint64_t *sec_end = ls_xcalloc(nsec + 1, sizeof *sec_end);
+	for (size_t i = 0; i < nsec; i++) {
+		uint64_t lo;
+		section_span(m, i, &lo, &sec_end[i]);
+	}
 	for (int i = 1; i < total; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
@@ -131,18 +139,19 @@ static struct ls_symindex *build_index(ls_module *m)
 			continue;
 		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
 		struct ls_sym *y = &ix->syms[ix->n++];
-		uint64_t lo, hi;
-		section_span(m, shndx, &lo, &hi);
 		const struct ls_text *t = ls_text_find(m, addr - m->bias);
+		/* names stay in the ELF string table (mapped as long as the
+		 * module); only versioned ones (foo@@V) need a copy */
 		*y = (struct ls_sym){
-			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = hi,
-			.name = *name ? intern_unversioned(strings, name) : "",
+			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = shndx < nsec ? sec_end[shndx] : 0,
+			.name = !*name ? "" : strchr(name, '@') ? intern_unversioned(strings, name) : name,
 			.shndx = shndx, .order = (uint32_t)i, .type = (uint8_t)type,
 			.bind = (uint8_t)GELF_ST_BIND(s.st_info),
 			.text = t && *name && name[0] != '$' && strncmp(name, ".L", 2) != 0 &&
 			        (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE),
 		};
 	}
+	free(sec_end);
 	if (ix->n)
 		qsort(ix->syms, ix->n, sizeof *ix->syms, cmp_sec_addr);
 
