@@ -31,5 +31,6 @@ void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((forma
 
 int cmd_struct(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 
 #endif

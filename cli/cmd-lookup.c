@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses TOKEN into an address; on failure returns -1 with a reason. */
-static int parse_address(const ls_module *m, const char *token, uint64_t *addr, const char **why)
+/* Parses TOKEN into addresses (a SYMBOL+OFF without /SIZE may name several
+ * copies of a static function, as in faddr2line); on failure returns -1 with
+ * a reason in WHY. */
+static int parse_address(const ls_module *m, const char *token, uint64_t *addrs, size_t cap,
+                         char *why, size_t whylen)
 {
 	char *end;
 	const char *plus = strrchr(token, '+');
@@ -20,11 +23,11 @@ static int parse_address(const ls_module *m, const char *token, uint64_t *addr, 
 	                (token[0] != '0' && strspn(token, "0123456789abcdefABCDEF") != strlen(token));
 	if (!symbolic || (token[0] == '0' && (token[1] == 'x' || token[1] == 'X'))) {
 		errno = 0;
-		*addr = strtoull(token, &end, 16);
+		addrs[0] = strtoull(token, &end, 16);
 		if (*end == 0 && end != token && errno == 0)
-			return 0;
+			return 1;
 		if (!plus) {
-			*why = "not a hexadecimal address";
+			snprintf(why, whylen, "not a hexadecimal address");
 			return -1;
 		}
 	}
@@ -32,27 +35,48 @@ static int parse_address(const ls_module *m, const char *token, uint64_t *addr, 
 	char name[1024];
 	size_t n = plus ? (size_t)(plus - token) : strlen(token);
 	if (n == 0 || n >= sizeof name) {
-		*why = "bad symbol";
+		snprintf(why, whylen, "bad symbol");
 		return -1;
 	}
 	memcpy(name, token, n);
 	name[n] = 0;
-	uint64_t off = 0;
+	uint64_t off = 0, size = 0;
 	if (plus) {
 		errno = 0;
 		off = strtoull(plus + 1, &end, 0);
 		if (end == plus + 1 || errno || (*end && *end != '/')) {
-			*why = "bad offset after '+'";
+			snprintf(why, whylen, "bad offset after '+'");
 			return -1;
 		}
+		if (*end == '/') {
+			const char *sz = end + 1;
+			size = strtoull(sz, &end, 0);
+			if (end == sz || errno || *end || size == 0) {
+				snprintf(why, whylen, "bad size after '/'");
+				return -1;
+			}
+		}
 	}
-	uint64_t base, size;
-	if (ls_module_symbol(m, name, &base, &size) < 0) {
-		*why = "unknown symbol";
+	/* A function symbol, as faddr2line reads it; else any symbol or a
+	 * procedure's (demangled) name. */
+	ls_error err;
+	int k = ls_module_resolve(m, name, off, size, addrs, cap, &err);
+	if (k > 0)
+		return k;
+	ls_symbol probe;
+	if (ls_module_functions_named(m, name, &probe, 1) > 0) {
+		/* the name is a function's: the error says what is wrong */
+		const char *msg = strstr(err.message, ": ");
+		snprintf(why, whylen, "%s", msg ? msg + 2 : err.message);
 		return -1;
 	}
-	*addr = base + off;
-	return 0;
+	uint64_t base, ssize;
+	if (ls_module_symbol(m, name, &base, &ssize) < 0) {
+		snprintf(why, whylen, "unknown symbol");
+		return -1;
+	}
+	addrs[0] = base + off;
+	return 1;
 }
 
 static void print_text(const ls_module *m, const char *token, uint64_t addr)
@@ -98,7 +122,7 @@ static void print_error_json(const ls_module *m, const char *token, const char *
 	fputs(",\"module\":", stdout);
 	ls_json_string(stdout, ls_module_path(m));
 	fputs(",\"chain\":[],\"error\":", stdout);
-	char msg[1200];
+	char msg[2400];
 	snprintf(msg, sizeof msg, "%s: %s", token, why);
 	ls_json_string(stdout, msg);
 	fputs("}\n", stdout);
@@ -106,20 +130,23 @@ static void print_error_json(const ls_module *m, const char *token, const char *
 
 static void lookup_one(const ls_module *m, const char *token, bool json)
 {
-	uint64_t addr;
-	const char *why = NULL;
-	if (parse_address(m, token, &addr, &why) < 0) {
+	uint64_t addrs[16];
+	char why[1200];
+	int n = parse_address(m, token, addrs, 16, why, sizeof why);
+	if (n < 0) {
 		if (json)
 			print_error_json(m, token, why);
 		else
 			printf("%s: %s\n", token, why);
 		return;
 	}
-	if (json) {
-		ls_write_chain_json(m, addr, stdout);
-		putchar('\n');
-	} else {
-		print_text(m, token, addr);
+	for (int i = 0; i < n; i++) {
+		if (json) {
+			ls_write_chain_json(m, addrs[i], stdout);
+			putchar('\n');
+		} else {
+			print_text(m, token, addrs[i]);
+		}
 	}
 }
 

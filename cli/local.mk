@@ -1,4 +1,4 @@
 # The loopscope command: one file per subcommand.
 bin_PROGRAMS += loopscope
-loopscope_SOURCES = cli/loopscope.c cli/cli.h cli/cmd-struct.c cli/cmd-lookup.c
-loopscope_LDADD = libloopscope.la
+loopscope_SOURCES = cli/loopscope.c cli/cli.h cli/cmd-struct.c cli/cmd-lookup.c cli/cmd-decode.c
+loopscope_LDADD = libloopscope.la -ldl

@@ -10,6 +10,9 @@
 static const char usage[] =
 	"usage: loopscope struct [--format=text|json|xml] [-o FILE] [-j N] [--no-cache] BINARY\n"
 	"       loopscope lookup [--json] BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]  (no ADDR: read stdin)\n"
+	"       loopscope decode [-r RELEASE | --vmlinux FILE] [--modules DIR] [--kaslr-offset OFF | --kallsyms FILE]\n"
+	"                        [--proc-modules FILE] [--sys-module DIR] [--strip-prefix P] [--decodecode]\n"
+	"                        (a kernel log on stdin, written back with each frame annotated)\n"
 	"       loopscope --help | --version\n"
 	"\n"
 	"Recovers the structure of an optimized binary: procedures, inlined calls,\n"
@@ -117,6 +120,8 @@ int main(int argc, char **argv)
 		return cmd_struct(argc - 1, argv + 1);
 	if (strcmp(cmd, "lookup") == 0)
 		return cmd_lookup(argc - 1, argv + 1);
+	if (strcmp(cmd, "decode") == 0)
+		return cmd_decode(argc - 1, argv + 1);
 	cli_usage_error(NULL, "unknown command '%s'", cmd);
 	return EXIT_USAGE;
 }

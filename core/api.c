@@ -105,6 +105,7 @@ void ls_module_close(ls_module *m)
 	if (!m)
 		return;
 	ls_lookup_index_free(&m->lookup);
+	ls_symindex_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
 	ls_linemap_free(&m->lines);

@@ -16,6 +16,18 @@
  * The facts live in m->cfg_module, built under its lock; after that they
  * are read-only, so the result does not depend on thread timing.
  *
+ * Kernel code (call/return handling):
+ *   - a call or jump to a retpoline thunk (__x86_indirect_thunk_REG, ...)
+ *     is an indirect call or jump, and a jump to a return thunk
+ *     (__x86_return_thunk, ...) is a return: what the thunks stand for, not
+ *     what their bodies look like (a call that never comes back);
+ *   - a jump into .altinstr_aux, .altinstr_replacement or .text.unlikely
+ *     code that no procedure owns (static_cpu_has()'s test and jumps back)
+ *     is followed: that fragment is decoded as part of the procedure;
+ *   - in a relocatable object, calls to undefined symbols (relocate.c) are
+ *     calls out of the module, which never return when the name says so;
+ *   - hlt goes on to the next instruction (after the interrupt it waits for).
+ *
  * Jump tables: gcc's and clang's x86-64 patterns,
  *   non-PIC  jmp *T(,%rI,8)    or  mov T(,%rI,8),%rX; jmp *%rX     (8-byte absolute)
  *   PIC      lea T(%rip),%rA; movslq (%rA,%rI,4),%rX; add %rA,%rX; jmp *%rX (4-byte, T-relative)
@@ -55,8 +67,18 @@ struct eh_site {
 	uint64_t lo, hi, lp;
 };
 
+/* A thunk symbol's address and what a branch to it means. */
+enum { THUNK_INDIRECT = 1, THUNK_RETURN = 2 };
+struct thunk {
+	uint64_t addr;
+	uint8_t kind;
+};
+
 struct ls_cfg_module {
 	pthread_mutex_t lock;
+	atomic_bool thunks_ready;
+	struct thunk *thunks;  /* sorted by addr */
+	size_t nthunks;
 	bool sections_ready;
 	struct data_sec *secs;
 	size_t nsecs;
@@ -71,11 +93,14 @@ struct ls_cfg_module {
 	struct decoded {
 		struct ls_insn *insns;
 		size_t n, cap;
+		bool fragments;        /* insns include fragments outside the proc's ranges */
 		size_t bad;            /* undecodable bytes, warned about by the real build */
 		uint64_t first_bad;
 	} *decoded;
 	atomic_size_t decoded_bytes;
 };
+
+static void load_thunks(const ls_module *m, struct ls_cfg_module *c);
 
 /* What the kept instructions may cost at most (vmlinux: ~5M instructions). */
 #define LS_DECODED_BUDGET ((size_t)256 << 20)
@@ -89,6 +114,7 @@ static struct ls_cfg_module *module_cache(const ls_module *cm)
 	struct ls_cfg_module *fresh = ls_xcalloc(1, sizeof *fresh);
 	pthread_mutex_init(&fresh->lock, NULL);
 	atomic_init(&fresh->facts_ready, false);
+	atomic_init(&fresh->thunks_ready, false);
 	struct ls_cfg_module *expected = NULL;
 	if (__atomic_compare_exchange_n(&m->cfg_module, &expected, fresh, false, __ATOMIC_ACQ_REL,
 	                                __ATOMIC_ACQUIRE))
@@ -106,6 +132,7 @@ void ls_cfg_module_free(ls_module *m)
 	pthread_mutex_destroy(&c->lock);
 	free(c->secs);
 	free(c->sites);
+	free(c->thunks);
 	free(c->returns);
 	if (c->decoded)
 		for (size_t i = 0; i < m->procs.nprocs; i++)
@@ -352,6 +379,7 @@ static void load_sections(const ls_module *m, struct ls_cfg_module *c)
 	if (c->sections_ready)
 		return;
 	c->sections_ready = true;
+	load_thunks(m, c);
 	if (!m->elf || m->relocatable)
 		return;
 	size_t shstrndx = 0;
@@ -390,6 +418,101 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
 	return false;
 }
 
+/* ---- thunks ---------------------------------------------------------------- */
+
+/* What a branch to a symbol named NAME means: the kernel's (and clang's)
+ * retpoline thunks stand for an indirect branch through a register, its
+ * return thunks for `ret`. */
+static uint8_t thunk_kind(const char *name)
+{
+	static const char *const indirect[] = {
+		"__x86_indirect_thunk_", "__x86_indirect_call_thunk_", "__x86_indirect_jump_thunk_",
+		"__x86_indirect_alt_call_", "__x86_indirect_alt_jmp_", "__llvm_retpoline_", "__llvm_lvi_thunk_",
+	};
+	static const char *const ret[] = {
+		"__x86_return_thunk", "__x86_return_skl", "srso_return_thunk", "srso_alias_return_thunk",
+		"retbleed_return_thunk", "zen_return_thunk",
+	};
+	if (name[0] != '_' && name[0] != 's' && name[0] != 'r' && name[0] != 'z')
+		return 0;
+	for (size_t i = 0; i < sizeof indirect / sizeof *indirect; i++)
+		if (strncmp(name, indirect[i], strlen(indirect[i])) == 0)
+			return THUNK_INDIRECT;
+	for (size_t i = 0; i < sizeof ret / sizeof *ret; i++)
+		if (strcmp(name, ret[i]) == 0)
+			return THUNK_RETURN;
+	return 0;
+}
+
+static int cmp_thunk(const void *a, const void *b)
+{
+	const struct thunk *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The thunks of M: symbols with those names, and undefined symbols of a
+ * relocatable object.  Caller holds the lock. */
+static void load_thunks(const ls_module *m, struct ls_cfg_module *c)
+{
+	size_t cap = 0;
+	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
+	for (int i = 1; i < total; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &s, &addr, &shndx, &elf, &bias);
+		uint8_t kind;
+		if (!name || s.st_shndx == SHN_UNDEF || !(kind = thunk_kind(name)))
+			continue;
+		c->thunks = ls_grow(c->thunks, &cap, c->nthunks + 1, sizeof *c->thunks);
+		c->thunks[c->nthunks++] = (struct thunk){ addr - m->bias, kind };
+	}
+	for (size_t i = 0; i < m->next; i++) {
+		uint8_t kind = thunk_kind(m->ext[i].name);
+		if (!kind)
+			continue;
+		c->thunks = ls_grow(c->thunks, &cap, c->nthunks + 1, sizeof *c->thunks);
+		c->thunks[c->nthunks++] = (struct thunk){ m->ext[i].addr, kind };
+	}
+	if (c->nthunks)
+		qsort(c->thunks, c->nthunks, sizeof *c->thunks, cmp_thunk);
+}
+
+static uint8_t thunk_at(const struct ls_cfg_module *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nthunks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->thunks[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nthunks && c->thunks[lo].addr == addr ? c->thunks[lo].kind : 0;
+}
+
+/* A branch to a thunk becomes what the thunk stands for.  The operands are
+ * dropped: an indirect jump through a thunk is no jump table. */
+static void apply_thunk(const struct ls_cfg_module *c, struct ls_insn *in)
+{
+	if (!c || !c->nthunks || !in->target ||
+	    (in->kind != LS_INSN_CALL && in->kind != LS_INSN_JUMP))
+		return;
+	uint8_t kind = thunk_at(c, in->target);
+	if (!kind)
+		return;
+	if (in->kind == LS_INSN_CALL && kind == THUNK_INDIRECT)
+		in->kind = LS_INSN_ICALL;
+	else if (in->kind == LS_INSN_JUMP)
+		in->kind = kind == THUNK_INDIRECT ? LS_INSN_IJUMP : LS_INSN_RET;
+	else
+		return;
+	in->target = 0;
+	in->nops = 0;
+}
+
 /* ---- building --------------------------------------------------------------- */
 
 struct builder {
@@ -400,8 +523,9 @@ struct builder {
 	bool all_calls_return;     /* summary mode: no noreturn facts yet */
 	struct ls_cfg *cfg;
 	size_t cap_insns;
-	ls_range *ranges;          /* proc's ranges sorted by lo */
-	size_t nranges;
+	ls_range *ranges;          /* proc's ranges sorted by lo, and the fragments it jumps into */
+	size_t nranges, cap_ranges;
+	bool fragments;            /* decode_ranges added fragments */
 	/* Jump-table targets: per indirect jump, a run of insn indices. */
 	uint32_t *jt_start;        /* per insn: first index into jt, or UINT32_MAX */
 	uint32_t *jt_count;
@@ -456,6 +580,119 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Decodes [ADDR, HI) onto the end of cfg->insns, thunks applied; with
+ * FRAGMENT, only up to the first instruction that does not fall through.
+ * Returns where it stopped. */
+static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool fragment)
+{
+	struct ls_cfg *cfg = b->cfg;
+	while (addr < hi) {
+		const struct ls_text *t = ls_text_find(b->m, addr);
+		if (!t) {
+			/* No bytes here (e.g. a range outside any code
+			 * section): skip to the next section inside the range. */
+			uint64_t next = hi;
+			for (size_t i = 0; i < b->m->ntext; i++)
+				if (b->m->text[i].addr > addr && b->m->text[i].addr < next)
+					next = b->m->text[i].addr;
+			if (fragment)
+				break;
+			addr = next;
+			continue;
+		}
+		uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
+		cfg->insns = ls_grow(cfg->insns, &b->cap_insns, cfg->ninsns + 1, sizeof *cfg->insns);
+		struct ls_insn *in = &cfg->insns[cfg->ninsns];
+		size_t n = ls_decode(b->dec, t->data + (addr - t->addr), end - addr, addr, in);
+		if (n == 0) {
+			if (!b->bad++)
+				b->first_bad = addr;
+			if (fragment)
+				break;
+			addr++;
+			continue;
+		}
+		apply_thunk(b->cache, in);
+		/* In the kernel, hlt waits for an interrupt and goes on (idle
+		 * loops); in user space it faults. */
+		if (in->opcode == LS_MN_HLT && b->m->kernel)
+			in->kind = LS_INSN_OTHER;
+		cfg->ninsns++;
+		addr += n;
+		if (fragment && in->kind != LS_INSN_OTHER && in->kind != LS_INSN_CJUMP &&
+		    in->kind != LS_INSN_CALL && in->kind != LS_INSN_ICALL)
+			break;
+	}
+	return addr;
+}
+
+/* Code that belongs to whichever procedure jumps into it: the alternatives'
+ * out-of-line parts, and .text.unlikely code with no symbol of its own. */
+static bool fragment_target(const struct builder *b, uint64_t target)
+{
+	const struct ls_text *t = ls_text_find(b->m, target);
+	if (!t || ls_procs_find(&b->m->procs, target))
+		return false;
+	return strcmp(t->name, ".altinstr_aux") == 0 || strcmp(t->name, ".altinstr_replacement") == 0 ||
+	       strncmp(t->name, ".text.unlikely", 14) == 0;
+}
+
+static int cmp_insn(const void *a, const void *b)
+{
+	const struct ls_insn *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void add_range(struct builder *b, uint64_t lo, uint64_t hi)
+{
+	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
+	b->ranges[b->nranges++] = (ls_range){ lo, hi };
+}
+
+/* Decodes the fragments the procedure's jumps lead into (and those their
+ * jumps lead into), appending them to its ranges. */
+static void follow_fragments(struct builder *b)
+{
+	struct ls_cfg *cfg = b->cfg;
+	size_t first_new = cfg->ninsns;
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		const struct ls_insn *in = &cfg->insns[i];
+		if ((in->kind != LS_INSN_JUMP && in->kind != LS_INSN_CJUMP) || in_ranges(b, in->target) ||
+		    !fragment_target(b, in->target))
+			continue;
+		uint64_t lo = in->target;
+		uint64_t hi = decode_span(b, lo, UINT64_MAX, true);
+		if (hi > lo)
+			add_range(b, lo, hi);
+	}
+	if (cfg->ninsns > first_new) {
+		qsort(cfg->insns, cfg->ninsns, sizeof *cfg->insns, cmp_insn);
+		qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
+	}
+}
+
+/* Instructions kept from the summary pass include the fragments: give their
+ * addresses back to the procedure's ranges. */
+static void fragment_ranges_of(struct builder *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	size_t n0 = b->nranges;
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		const struct ls_insn *in = &cfg->insns[i];
+		bool inside = false;
+		for (size_t r = 0; r < n0 && !inside; r++)
+			inside = in->addr >= b->ranges[r].lo && in->addr < b->ranges[r].hi;
+		if (inside)
+			continue;
+		if (b->nranges > n0 && b->ranges[b->nranges - 1].hi == in->addr)
+			b->ranges[b->nranges - 1].hi = in->addr + in->len;
+		else
+			add_range(b, in->addr, in->addr + in->len);
+	}
+	if (b->nranges > n0)
+		qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
+}
+
 static void decode_ranges(struct builder *b)
 {
 	struct ls_cfg *cfg = b->cfg;
@@ -466,8 +703,11 @@ static void decode_ranges(struct builder *b)
 		b->bad = b->reuse->bad;
 		b->first_bad = b->reuse->first_bad;
 		b->reuse->insns = NULL;
+		if (b->reuse->fragments)
+			fragment_ranges_of(b);
 	} else {
-		for (size_t r = 0; r < b->nranges; r++) {
+		size_t nproc_ranges = b->nranges;
+		for (size_t r = 0; r < nproc_ranges; r++) {
 			uint64_t addr = b->ranges[r].lo, hi = b->ranges[r].hi;
 			/* Ranges may overlap before procs.c clamps them: never decode twice. */
 			if (cfg->ninsns) {
@@ -475,32 +715,10 @@ static void decode_ranges(struct builder *b)
 				if (addr < last->addr + last->len)
 					addr = last->addr + last->len;
 			}
-			while (addr < hi) {
-				const struct ls_text *t = ls_text_find(b->m, addr);
-				if (!t) {
-					/* No bytes here (e.g. a range outside any code
-					 * section): skip to the next section inside the range. */
-					uint64_t next = hi;
-					for (size_t i = 0; i < b->m->ntext; i++)
-						if (b->m->text[i].addr > addr && b->m->text[i].addr < next)
-							next = b->m->text[i].addr;
-					addr = next;
-					continue;
-				}
-				uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
-				cfg->insns = ls_grow(cfg->insns, &b->cap_insns, cfg->ninsns + 1, sizeof *cfg->insns);
-				struct ls_insn *in = &cfg->insns[cfg->ninsns];
-				size_t n = ls_decode(b->dec, t->data + (addr - t->addr), end - addr, addr, in);
-				if (n == 0) {
-					if (!b->bad++)
-						b->first_bad = addr;
-					addr++;
-					continue;
-				}
-				cfg->ninsns++;
-				addr += n;
-			}
+			decode_span(b, addr, hi, false);
 		}
+		follow_fragments(b);
+		b->fragments = b->nranges > nproc_ranges;
 	}
 	if (b->bad && !b->quiet)
 		ls_warn(&b->m->opt, "%s: %s: %zu bytes do not decode (first at 0x%llx)", b->m->path,
@@ -768,6 +986,7 @@ static int build(struct builder *b)
 	memset(cfg, 0, sizeof *cfg);
 
 	b->nranges = proc->nranges;
+	b->cap_ranges = proc->nranges + 1;
 	b->ranges = ls_xmalloc((proc->nranges + 1) * sizeof *b->ranges);
 	if (proc->nranges)
 		memcpy(b->ranges, proc->ranges, proc->nranges * sizeof *b->ranges);
@@ -978,6 +1197,14 @@ static int32_t proc_index(const ls_module *m, const struct ls_proc *p)
 	return p ? (int32_t)(p - m->procs.procs) : -1;
 }
 
+/* A call to an undefined symbol of a relocatable object (relocate.c) that
+ * never returns, by its name. */
+static bool extern_noreturn(const ls_module *m, uint64_t target)
+{
+	const char *name = m->next ? ls_extern_name(m, target) : NULL;
+	return name && ls_noreturn_name(m, name);
+}
+
 /* Summarize PROC's CFG (built with every call returning). */
 static void summarize(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
                       struct summary *s)
@@ -1026,7 +1253,9 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 				const struct ls_proc *t = ls_procs_at_entry(&m->procs, in->target);
 				if (!t)
 					t = ls_procs_find(&m->procs, in->target);
-				if (!t || t == proc)
+				if (!t && extern_noreturn(m, in->target))
+					;
+				else if (!t || t == proc)
 					s->flags[bi] |= SUM_EXIT; /* outside every procedure, or unknown: may return */
 				else if (t->noreturn)
 					;
@@ -1043,7 +1272,7 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 		}
 		case LS_INSN_CALL: {
 			const struct ls_proc *t = ls_procs_at_entry(&m->procs, in->target);
-			if (t && t->noreturn) {
+			if ((t && t->noreturn) || (!t && extern_noreturn(m, in->target))) {
 				s->flags[bi] |= SUM_DEP_GATE; /* never passes */
 				s->dep[bi] = -2;
 			} else if (t && !t->is_plt && t != proc) {
@@ -1136,8 +1365,8 @@ static void *summary_worker(void *arg)
 			summarize(m, p, &cfg, &job->sums[i]);
 			size_t bytes = cfg.ninsns * sizeof *cfg.insns;
 			if (atomic_fetch_add(&job->c->decoded_bytes, bytes) + bytes <= LS_DECODED_BUDGET) {
-				job->c->decoded[i] = (struct decoded){ cfg.insns, cfg.ninsns, b.cap_insns, b.bad,
-				                                       b.first_bad };
+				job->c->decoded[i] = (struct decoded){ cfg.insns, cfg.ninsns, b.cap_insns, b.fragments,
+				                                       b.bad, b.first_bad };
 				cfg.insns = NULL;
 			}
 		} else {
@@ -1263,7 +1492,7 @@ bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target)
 {
 	const struct ls_proc *p = ls_procs_at_entry(&m->procs, target);
 	if (!p)
-		return false;
+		return extern_noreturn(m, target);
 	if (p->noreturn)
 		return true;
 	if (p->is_plt)

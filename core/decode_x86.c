@@ -418,8 +418,10 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			insn->kind = LS_INSN_RET;
 		return;
 	case 'h':
-		if (strcmp(m, "hlt") == 0)
+		if (strcmp(m, "hlt") == 0) {
 			insn->kind = LS_INSN_HALT;
+			insn->opcode = LS_MN_HLT;
+		}
 		return;
 	case 'u':
 		if (strncmp(m, "ud", 2) == 0 && (m[2] == '0' || m[2] == '1' || m[2] == '2'))

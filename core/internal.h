@@ -29,7 +29,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#define LS_CACHE_FORMAT_VERSION 1
+#define LS_CACHE_FORMAT_VERSION 2
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
@@ -82,6 +82,22 @@ struct ls_text {
 	const char *name;
 };
 
+/* ---- relocatable objects (relocate.c) --------------------------------------- */
+
+/* An undefined symbol of an ET_REL file at the address relocate.c gave it. */
+struct ls_extern {
+	uint64_t addr;
+	const char *name;          /* interned */
+};
+
+/* Applies the relocations of an ET_REL file's executable sections to private
+ * copies of their bytes (m->text[].data), giving undefined symbols addresses
+ * of their own (m->ext).  Nothing to do for other files. */
+int ls_relocate_text(ls_module *m, ls_error *err);
+/* The undefined symbol relocate.c placed at ADDR, or NULL. */
+const char *ls_extern_name(const ls_module *m, uint64_t addr);
+void ls_relocate_free(ls_module *m);
+
 /* ---- procedures (procs.c) ------------------------------------------------ */
 
 struct ls_proc {
@@ -108,10 +124,23 @@ struct ls_procs {
 };
 
 int ls_procs_build(ls_module *m, ls_error *err);
+/* Whether a function named NAME never returns (known names; in kernel code,
+ * objtool's list too). */
+bool ls_noreturn_name(const ls_module *m, const char *name);
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
 /* The procedure whose entry is exactly ADDR, or NULL (tail-call detection). */
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
 void ls_procs_free(struct ls_procs *p);
+
+/* ---- the symbol table by name and address (symbols.c) ---------------------- */
+
+/* Built on first use, from the ELF symbol table (the same with and without
+ * the cache); freed by ls_symindex_free. */
+struct ls_symindex;
+/* The symbol NAME (a function first, a global one first): its address and
+ * st_size; -1 if there is none. */
+int ls_symindex_find(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+void ls_symindex_free(ls_module *m);
 
 /* ---- line map (linemap.c) ------------------------------------------------ */
 
@@ -249,14 +278,22 @@ struct ls_module {
 	char *debuginfo_path;      /* module.c: opt.debug_file_path's copy, for dwfl_callbacks */
 	GElf_Ehdr ehdr;
 	bool relocatable;
+	bool kernel;               /* vmlinux or a kernel module (module.c) */
 
 	struct ls_text *text;      /* executable sections, sorted by addr */
 	size_t ntext;
+	/* relocate.c (ET_REL only): undefined symbols by address, and the
+	 * relocated copies of the executable sections that text[].data points to. */
+	struct ls_extern *ext;
+	size_t next;
+	uint8_t **reloc_bufs;
+	size_t nreloc_bufs;
 	/* cfg.c: data sections for jump tables and the proved-noreturn facts,
 	 * built lazily by the first CFG; freed by ls_cfg_module_free. */
 	struct ls_cfg_module *cfg_module;
 
 	struct ls_strtab strings;
+	struct ls_symindex *symindex; /* symbols.c, built on first use */
 	struct ls_procs procs;
 	struct ls_linemap lines;
 	struct ls_inline_index inl;

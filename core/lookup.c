@@ -81,11 +81,47 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
 	return NULL;
 }
 
-size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+/* A return address just past the end of a procedure: the call was its last
+ * instruction (a call that never returns, __x64_sys_exit_group+0x14/0x20).
+ * addr2line gives such an address the call's procedure and line (the last
+ * line row runs on into the padding) and no inlined calls (their ranges
+ * end before it): so do we, with *AFTER_END set. */
+static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, bool *after_end)
 {
 	const ls_scope *s = ls_lookup(m, addr);
+	*after_end = false;
+	if (s || addr == 0)
+		return s;
+	*after_end = true;
+	const struct ls_stmt_seg *v = m->lookup.segs;
+	size_t lo = 0, hi = m->lookup.nsegs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].hi < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->lookup.nsegs && v[lo].hi == addr ? v[lo].stmt : NULL;
+}
+
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+{
+	bool after_end;
+	const ls_scope *s = lookup_or_call_before(m, addr, &after_end);
 	if (!s || cap == 0)
 		return 0;
+	if (after_end) {
+		const ls_scope *p = s;
+		while (p && p->kind != LS_SCOPE_PROC)
+			p = p->parent;
+		if (!p)
+			return 0;
+		chain[0] = p;
+		if (cap > 1)
+			chain[1] = s;
+		return cap > 1 ? 2 : 1;
+	}
 	/* Collect innermost-first up to the procedure, then reverse. */
 	const ls_scope *tmp[LS_MAX_CHAIN];
 	size_t n = 0;

@@ -25,8 +25,9 @@
  * threads at once are safe.
  *
  * Addresses are link-time virtual addresses, as objdump and addr2line print
- * them.  For relocatable objects (.o, .ko) they are the addresses libdwfl lays
- * the sections out at (the first section at 0).
+ * them.  For relocatable objects (.o, .ko) the sections are laid out one
+ * after another with .text at 0, so that .text addresses are objdump's;
+ * ls_module_section() tells where any other section is.
  */
 #ifndef LOOPSCOPE_H
 #define LOOPSCOPE_H
@@ -112,6 +113,37 @@ const ls_scope *ls_module_root(const ls_module *m);
 /* The address of symbol NAME (mangled or demangled, or NAME@plt); -1 if unknown. */
 int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
 
+/* Where section NAME (allocated) is in the module's addresses; -1 if none.
+ * For .ko files: where a module loader's section base maps to (a runtime
+ * address in .init.text is SECTION_ADDR + (RUNTIME - RUNTIME_BASE)). */
+int ls_module_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+
+/* ---- symbols (as the kernel's kallsyms and scripts/faddr2line see them) -- */
+
+typedef struct ls_symbol {
+	const char *name;
+	uint64_t addr;  /* link-time */
+	uint64_t size;  /* kallsyms' size: up to the next symbol, padding included */
+} ls_symbol;
+
+/* The function symbols called NAME (a static name may have several), in
+ * address order, with their kallsyms sizes (without any: the untyped labels
+ * in code called NAME, assembly entry points).  Returns how many there are;
+ * the first CAP are written to OUT.  Constant time in the table's size. */
+size_t ls_module_functions_named(const ls_module *m, const char *name, ls_symbol *out, size_t cap);
+
+/* NAME+OFF/SIZE (an oops line's FUNC+0xOFF/0xSIZE) to addresses, as
+ * scripts/faddr2line resolves it: each copy of NAME whose size is SIZE (any
+ * size when SIZE is 0) and OFF <= its size.  Returns how many addresses were
+ * written to ADDRS (at most CAP), or -1 with ERR saying why: no such
+ * function, no copy of that size (the sizes there are), or an offset past
+ * the end. */
+int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64_t size,
+                      uint64_t *addrs, size_t cap, ls_error *err);
+
+/* The symbol kallsyms would print for ADDR (FUNC+OFF/SIZE); -1 if none. */
+int ls_module_symbolize(const ls_module *m, uint64_t addr, ls_symbol *out);
+
 /* ---- lookup ----------------------------------------------------------- */
 
 /* The innermost scope (a statement) containing ADDR, or NULL. */
@@ -119,7 +151,10 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
 
 /* The chain from the procedure (first) down to the statement (last); the
  * module and file scopes are not included.  Returns its length; 0 if ADDR
- * is outside any procedure. */
+ * is outside any procedure.  An address just past a procedure's end (the
+ * return address of a call that never returns, the call being the last
+ * instruction) gets that call's procedure and statement, as addr2line gives
+ * it the call's function and line: [proc, stmt]. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
 
 /* The procedure containing ADDR, or NULL. */

@@ -13,8 +13,9 @@
  * Addresses: everything the stages produce is a link-time address.  For
  * ET_REL files (.o, .ko) libdwfl lays the SHF_ALLOC sections out one after
  * another and relocates the DWARF against that layout; we report the same
- * layout shifted down by the module's bias, so DWARF addresses, symbol
- * values and text addresses agree.
+ * layout shifted so that .text is at 0 (objdump's and readelf's addresses
+ * of .text symbols), so DWARF addresses, symbol values and text addresses
+ * agree.  relocate.c then relocates the code against that layout.
  */
 #include "internal.h"
 
@@ -263,6 +264,37 @@ static int collect_text(ls_module *m, ls_error *err)
 	return 0;
 }
 
+/* Where an ET_REL file's address 0 is in libdwfl's layout: at .text, so
+ * that .text symbols have the addresses objdump, readelf and addr2line show
+ * (their st_value), unless another code section was laid out below it (then
+ * at the lowest code section: no code at a negative address).  libdwfl
+ * wrote its layout into the section headers. */
+static uint64_t relocatable_base(const ls_module *m)
+{
+	size_t shstrndx = 0;
+	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
+		shstrndx = 0;
+	uint64_t text = UINT64_MAX, lowest = UINT64_MAX;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		const char *name = shstrndx ? elf_strptr(m->elf, shstrndx, sh.sh_name) : NULL;
+		if (name && strcmp(name, ".text") == 0)
+			text = sh.sh_addr;
+		if (sh.sh_addr < lowest)
+			lowest = sh.sh_addr;
+	}
+	if (text != UINT64_MAX && text <= lowest)
+		return text;
+	if (lowest != UINT64_MAX)
+		return lowest;
+	/* No code: the first section at 0, as before. */
+	Dwarf_Addr start = 0;
+	dwfl_module_info(m->dwmod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	return start;
+}
+
 int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 {
 	m->fd = -1;
@@ -321,6 +353,9 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 		return -1;
 	}
 	m->relocatable = m->ehdr.e_type == ET_REL;
+	/* Kernel code knows its own noreturn functions (procs.c) and thunks. */
+	m->kernel = has_section(m->elf, ".modinfo") || has_section(m->elf, "__ksymtab") ||
+	            has_section(m->elf, "__bug_table");
 
 	const unsigned char *bits;
 	GElf_Addr vaddr;
@@ -357,14 +392,11 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 			m->debug_path = ls_xstrdup(m->path);
 		}
 	}
-	if (m->relocatable) {
-		/* libdwfl put the first section at its "offline" base with a
-		 * bias of 0; we want the first section at 0. */
-		Dwarf_Addr start = 0;
-		dwfl_module_info(m->dwmod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-		m->bias = start;
-	}
-	return collect_text(m, err);
+	if (m->relocatable)
+		m->bias = relocatable_base(m);
+	if (collect_text(m, err) < 0)
+		return -1;
+	return ls_relocate_text(m, err);
 }
 
 void ls_elf_close(ls_module *m)
@@ -378,6 +410,7 @@ void ls_elf_close(ls_module *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	m->fd = -1;
+	ls_relocate_free(m);
 	free(m->text);
 	m->text = NULL;
 	m->ntext = 0;
@@ -402,4 +435,26 @@ const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr)
 			return t;
 	}
 	return NULL;
+}
+
+int ls_module_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (!m || !m->elf || !name)
+		return -1;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
+		return -1;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		const char *sn;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    !(sn = elf_strptr(m->elf, shstrndx, sh.sh_name)) || strcmp(sn, name) != 0)
+			continue;
+		if (addr)
+			*addr = sh.sh_addr - (m->relocatable ? m->bias : 0);
+		if (size)
+			*size = sh.sh_size;
+		return 0;
+	}
+	return -1;
 }

@@ -35,6 +35,22 @@ static const char *const noreturn_names[] = {
 	"__libc_longjmp", "__libc_siglongjmp", "std::terminate()",
 };
 
+/* And in the kernel (objtool's list of global noreturn functions): where
+ * the DWARF is not there to say so (calls out of a module, symbol-only
+ * code).  Only for kernel code: a user program's panic() may return. */
+static const char *const kernel_noreturn_names[] = {
+	"__stack_chk_fail", "panic", "do_exit", "do_task_dead", "kthread_exit", "make_task_dead",
+	"__module_put_and_kthread_exit", "kthread_complete_and_exit", "rewind_stack_and_make_dead",
+	"rewind_stack_do_exit", "kunit_try_catch_throw", "xen_start_kernel", "cpu_bringup_and_idle",
+	"do_group_exit", "stop_this_cpu", "__invalid_creds", "cpu_startup_entry",
+	"__ubsan_handle_builtin_unreachable", "ex_handler_msr_mce", "machine_real_restart",
+	"__reiserfs_panic", "snp_abort", "sev_es_terminate", "usercopy_abort", "fortify_panic",
+	"__fortify_panic", "hlt_play_dead", "panic_smp_self_stop", "nmi_panic_self_stop",
+	"arch_cpu_idle_dead", "play_dead", "x86_64_start_kernel", "x86_64_start_reservations",
+	"start_kernel", "arch_call_rest_init", "__tdx_hypercall_failed", "mpt_halt_firmware",
+	"btrfs_assertfail", "__btrfs_panic",
+};
+
 static bool name_is_noreturn(const char *name)
 {
 	if (!name)
@@ -46,6 +62,18 @@ static bool name_is_noreturn(const char *name)
 		n -= 4;
 	for (size_t i = 0; i < sizeof noreturn_names / sizeof *noreturn_names; i++)
 		if (strlen(noreturn_names[i]) == n && memcmp(noreturn_names[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+bool ls_noreturn_name(const ls_module *m, const char *name)
+{
+	if (name_is_noreturn(name))
+		return true;
+	if (!m->kernel)
+		return false;
+	for (size_t i = 0; i < sizeof kernel_noreturn_names / sizeof *kernel_noreturn_names; i++)
+		if (strcmp(kernel_noreturn_names[i], name) == 0)
 			return true;
 	return false;
 }
@@ -130,7 +158,13 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
 			continue;
 		uint64_t a = addr - m->bias;
-		if (!ls_text_find(m, a))
+		const struct ls_text *t = ls_text_find(m, a);
+		if (!t)
+			continue;
+		/* The kernel's alternatives hold no functions: a symbol there
+		 * is a linker script's marker (_einittext), and the code belongs
+		 * to the procedures that jump into it (cfg.c). */
+		if (strncmp(t->name, ".altinstr_", 10) == 0)
 			continue;
 		syms = ls_grow(syms, &cap, n + 1, sizeof *syms);
 		syms[n++] = (struct sym){
@@ -254,8 +288,8 @@ static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t ns
 		}
 		if (p->linkage_name == p->name)
 			p->linkage_name = NULL;
-		p->noreturn = sub->noreturn || name_is_noreturn(p->name) ||
-			      (p->linkage_name && name_is_noreturn(p->linkage_name));
+		p->noreturn = sub->noreturn || ls_noreturn_name(m, p->name) ||
+			      (p->linkage_name && ls_noreturn_name(m, p->linkage_name));
 	}
 }
 
@@ -330,7 +364,7 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 			struct ls_proc *p = &pr->p;
 			p->entry = lo;
 			name_from_symbol(m, p, syms[i].name);
-			p->noreturn = name_is_noreturn(p->name) || name_is_noreturn(syms[i].name);
+			p->noreturn = ls_noreturn_name(m, p->name) || ls_noreturn_name(m, syms[i].name);
 			add_range(b, pr, lo, hi);
 		}
 		i = j;
@@ -631,6 +665,33 @@ static size_t paint_index(struct ls_procs *P, size_t ni)
 	return n;
 }
 
+/* Kernel code: bytes that no procedure covers (padding, and the bodies of
+ * weak functions that another definition overrode, which lost their symbol
+ * and their DWARF) belong to the procedure before them, as kallsyms counts
+ * them (lockdep_assert_cpus_held+0x10/0x20 in a stack trace): extend the
+ * last range before each gap up to the next procedure or the section end. */
+static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
+{
+	for (size_t i = 0; i < P->nindex; i++) {
+		struct ls_proc_range *r = &P->index[i];
+		const struct ls_text *t = ls_text_find(m, r->hi - 1);
+		if (!t)
+			continue;
+		uint64_t end = t->addr + t->size;
+		if (i + 1 < P->nindex && P->index[i + 1].lo < end)
+			end = P->index[i + 1].lo;
+		if (end <= r->hi)
+			continue;
+		struct ls_proc *p = &P->procs[r->proc];
+		for (size_t k = 0; k < p->nranges; k++)
+			if (p->ranges[k].hi == r->hi) {
+				p->ranges[k].hi = end;
+				break;
+			}
+		r->hi = end;
+	}
+}
+
 int ls_procs_build(ls_module *m, ls_error *err)
 {
 	(void)err;
@@ -687,6 +748,8 @@ int ls_procs_build(ls_module *m, ls_error *err)
 		qsort(P->index, ni, sizeof *P->index, cmp_index);
 	size_t out = paint_index(P, ni);
 	P->nindex = out;
+	if (m->kernel)
+		fill_gaps_as_kallsyms(m, P);
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
 	return 0;
@@ -777,6 +840,16 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 {
 	if (!m || !name || !*name)
 		return -1;
+	/* The symbol table first, through its index: constant time, and the
+	 * same answer with and without the cache. */
+	uint64_t a0, s0;
+	if (ls_symindex_find(m, name, &a0, &s0) == 0) {
+		if (addr)
+			*addr = a0;
+		if (size)
+			*size = s0;
+		return 0;
+	}
 	size_t wlen = strlen(name);
 	struct proc_view *views, found = { 0 };
 	size_t nviews = proc_views(m, &views);

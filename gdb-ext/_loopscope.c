@@ -348,6 +348,27 @@ Module_symbol(ModuleObject *self, PyObject *args)
 }
 
 static PyObject *
+Module_section(ModuleObject *self, PyObject *args)
+{
+	const char *name;
+	if (check_open(self) < 0 || !PyArg_ParseTuple(args, "s", &name))
+		return NULL;
+	uint64_t addr = 0, size = 0;
+	if (ls_module_section(self->m, name, &addr, &size) < 0)
+		Py_RETURN_NONE;
+	return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)size);
+}
+
+static PyObject *
+Module_get_relocatable(ModuleObject *self, void *closure)
+{
+	(void)closure;
+	if (check_open(self) < 0)
+		return NULL;
+	return PyBool_FromLong(ls_module_is_relocatable(self->m));
+}
+
+static PyObject *
 Module_proc_at(ModuleObject *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = {"addr", "stmts", NULL};
@@ -443,6 +464,8 @@ static PyMethodDef Module_methods[] = {
 	 "lookup(addr) -> list of scope dicts, procedure first, statement last; [] outside any procedure"},
 	{"symbol", (PyCFunction)Module_symbol, METH_VARARGS,
 	 "symbol(name) -> (addr, size) of a symbol (mangled, demangled or NAME@plt), or None"},
+	{"section", (PyCFunction)Module_section, METH_VARARGS,
+	 "section(name) -> (addr, size) of an allocated section in the analysis' addresses (.ko: .text at 0), or None"},
 	{"proc_at", (PyCFunction)(void (*)(void))Module_proc_at, METH_VARARGS | METH_KEYWORDS,
 	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
 	{"procs", (PyCFunction)Module_procs, METH_NOARGS,
@@ -457,6 +480,7 @@ static PyGetSetDef Module_getset[] = {
 	{"has_dwarf", (getter)Module_get_has_dwarf, NULL, "True if debug information was found", NULL},
 	{"from_cache", (getter)Module_get_from_cache, NULL, "True if the structure came from the cache", NULL},
 	{"warnings", (getter)Module_get_warnings, NULL, "what the analysis reported as not analyzed", NULL},
+	{"relocatable", (getter)Module_get_relocatable, NULL, "True for a .o or .ko (ET_REL)", NULL},
 	{0},
 };
 

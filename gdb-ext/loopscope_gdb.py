@@ -15,7 +15,11 @@
 # runtime ones.  The difference per object file is its load bias, computed
 # from the section addresses GDB reports (`info files`) against the section
 # addresses in the ELF file itself; this works alike for a live process, a
-# core file and a bare executable (bias 0, or GDB's relocation of a PIE).
+# core file and a bare executable (bias 0, or GDB's relocation of a PIE),
+# `gdb vmlinux` and /proc/kcore.  Relocatable objects added with
+# add-symbol-file (a kernel module's .ko) are mapped section by section, from
+# `maint info sections -all-objects`, against the layout libloopscope gives
+# them (.text at 0): each section has a bias of its own.
 import json
 import os
 import re
@@ -148,7 +152,10 @@ class AddressMap:
         sections = []
         for line in text.splitlines():
             if line and not line[0].isspace():
-                in_exec = line.startswith("Local exec file")
+                # (warnings such as vmlinux's "Cannot find section for the
+                # entry point" are not the start of another part)
+                if not line.startswith("warning:"):
+                    in_exec = line.startswith("Local exec file")
                 continue
             if not in_exec:
                 continue
@@ -168,9 +175,46 @@ class AddressMap:
             if not secs or name not in secs:
                 continue
             sections.append((start, end, path, start - secs[name]))
+        sections.extend(self._relocatable_sections(set(sec[2] for sec in sections)))
         sections.sort()
         self._sections = sections
         self._key = key
+
+    _MAINT_OBJFILE = re.compile(r"^Object file: `(.*)', file type")
+    _MAINT_SECTION = re.compile(r"^\s*\[\s*\d+\]\s+0x([0-9a-fA-F]+)->0x([0-9a-fA-F]+) at 0x[0-9a-fA-F]+: (\S+) (.*)$")
+
+    def _relocatable_sections(self, known):
+        """(start, end, path, bias) of the code sections of relocatable object
+        files GDB has (add-symbol-file ext4.ko ...): GDB lays a .ko's sections
+        out its own way, so each section gets its own bias against the
+        analysis' layout."""
+        rel = [o.filename for o in gdb.objfiles()
+               if o.filename and o.filename not in known and o.filename.endswith((".ko", ".o", ".ko.debug"))]
+        if not rel:
+            return []
+        try:
+            text = gdb.execute("maint info sections -all-objects", to_string=True)
+        except gdb.error:
+            return []
+        out = []
+        path = None
+        for line in text.splitlines():
+            m = self._MAINT_OBJFILE.match(line)
+            if m:
+                path = m.group(1) if m.group(1) in rel else None
+                continue
+            m = self._MAINT_SECTION.match(line)
+            if not m or path is None or "CODE" not in m.group(4).split():
+                continue
+            start, end, name = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+            try:
+                where = ANALYSES.get(path, quiet=True).section(name)
+            except LoopscopeError:
+                where = None
+            if where is None or end <= start:
+                continue
+            out.append((start, end, path, start - where[0]))
+        return out
 
     def locate(self, pc):
         """(path, bias) of the object file holding runtime address PC, or None."""

@@ -15,6 +15,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -162,6 +163,12 @@ struct dso_attr {
 	struct symtab syms;  /* fallback when there is no structure */
 	int64_t kernel_delta; /* vmlinux: runtime - link address */
 	int use_kallsyms;
+	/* a module: its code sections where the kernel's module loader puts
+	 * them (offsets from the map's start) and where they are in the .ko */
+	struct kmod_sec {
+		uint64_t off, size, link;
+	} *ksecs;
+	size_t nksecs;
 };
 
 struct pl_attrib {
@@ -349,6 +356,7 @@ void pl_attrib_free(struct pl_attrib *a)
 		free(d->path);
 		free(d->segs);
 		free(d->syms.v);
+		free(d->ksecs);
 	}
 	free(a->dattr);
 	free(a->kallsyms.v);
@@ -373,9 +381,37 @@ static int file_exists(const char *p)
 }
 
 /* The GNU build-id note of an open ELF, or 0 bytes. */
+/* The GNU build-id note in section S's data, or 0. */
+static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
+{
+	size_t off = 0, noff, doff;
+	GElf_Nhdr nh;
+	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
+			size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+			memcpy(out, (char *)d->d_buf + doff, n);
+			return n;
+		}
+	}
+	return 0;
+}
+
 static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
 {
 	size_t phnum;
+	GElf_Ehdr eh;
+	if (gelf_getehdr(e, &eh) && eh.e_type == ET_REL) {
+		/* a kernel module: no program headers, the note is a section */
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			size_t n;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+			    (n = note_build_id(elf_getdata(scn, NULL), out, cap)))
+				return n;
+		}
+		return 0;
+	}
 	if (elf_getphdrnum(e, &phnum) == 0) {
 		for (size_t i = 0; i < phnum; i++) {
 			GElf_Phdr ph;
@@ -587,6 +623,104 @@ static ls_module *open_module(struct pl_attrib *a, const char *path)
 	return m;
 }
 
+/* The debug .ko of module DSO ([ext4] or /lib/modules/R/kernel/fs/ext4/ext4.ko.xz):
+ * under --modules or /usr/lib/debug/lib/modules/RELEASE, by name, '-' and
+ * '_' alike; NULL if none. */
+static char *find_ko(const char *dir, const char *want, int depth)
+{
+	DIR *dp = depth < 8 ? opendir(dir) : NULL;
+	if (!dp)
+		return NULL;
+	char *found = NULL;
+	struct dirent *e;
+	while (!found && (e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		size_t n = strlen(e->d_name);
+		if (n > 3 && !strcmp(e->d_name + n - 3, ".ko")) {
+			char base[256];
+			snprintf(base, sizeof base, "%.*s", (int)(n - 3), e->d_name);
+			for (char *c = base; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			if (!strcmp(base, want))
+				found = pl_xstrdup(p);
+		} else if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
+			found = find_ko(p, want, depth + 1);
+		}
+	}
+	closedir(dp);
+	return found;
+}
+
+/* The module loader's layout of a .ko's code (kernel/module: the core's
+ * SHF_EXECINSTR sections, .init ones aside, one after another in section
+ * order, each at its alignment): perf records the module's base, and an
+ * address in .text.unlikely is found from there. */
+static void module_layout(struct dso_attr *d, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	size_t shstrndx;
+	if (!e || elf_getshdrstrndx(e, &shstrndx) < 0) {
+		if (e)
+			elf_end(e);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	uint64_t off = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uint64_t link, size;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || !strncmp(name, ".init", 5))
+			continue;
+		uint64_t align = sh.sh_addralign ? sh.sh_addralign : 1;
+		off = (off + align - 1) & ~(align - 1);
+		if (ls_module_section(d->mod, name, &link, &size) == 0) {
+			d->ksecs = pl_xrealloc(d->ksecs, (d->nksecs + 1) * sizeof *d->ksecs);
+			d->ksecs[d->nksecs++] = (struct kmod_sec){ off, sh.sh_size, link };
+		}
+		off += sh.sh_size;
+	}
+	elf_end(e);
+	close(fd);
+}
+
+static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
+{
+	char want[256], dir[PATH_MAX];
+	snprintf(want, sizeof want, "%s", dso->short_name[0] == '[' ? dso->short_name + 1 : dso->short_name);
+	want[strcspn(want, "]")] = 0;
+	char *p = NULL;
+	if (a->rep->opt->modules)
+		p = find_ko(a->rep->opt->modules, want, 0);
+	if (!p) {
+		snprintf(dir, sizeof dir, "/usr/lib/debug/lib/modules/%s", a->osrelease);
+		p = find_ko(dir, want, 0);
+	}
+	if (!p && dso->build_id_size) {
+		char hex[41];
+		hex_id(dso, hex);
+		snprintf(dir, sizeof dir, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (file_exists(dir))
+			p = pl_xstrdup(dir);
+	}
+	if (!p)
+		return;
+	if (load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p))) {
+		d->path = p;
+		module_layout(d, p);
+		return;
+	}
+	free(p);
+}
+
 /* Find the file behind DSO and open its structure, once. */
 static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 {
@@ -603,6 +737,26 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 	char hex[41], p[PATH_MAX + 64];
 	hex_id(dso, hex);
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
+		/* in pipe mode the release comes as a record, after we started */
+		const char *rel = pd_osrelease(a->rep->r);
+		if (rel && *rel)
+			snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
+		if (dso->kind == PL_DSO_KMODULE) {
+			open_kmodule(a, dso, d);
+			if (d->nksecs)
+				return d;
+		}
+		if (dso->kind == PL_DSO_KERNEL && a->rep->opt->vmlinux) {
+			/* -k: the user's choice, even when its build-id differs */
+			const char *k = a->rep->opt->vmlinux;
+			int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
+			if (r == 0 && load_elf(a, dso, d, k, 0) >= 0)
+				fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
+			if (r >= 0 && (d->mod = open_module(a, k)))
+				d->path = pl_xstrdup(k);
+			else
+				fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image\n", k);
+		}
 		if (dso->kind == PL_DSO_KERNEL) {
 			const char *cands[] = {
 				"/usr/lib/debug/boot/vmlinux-%s",
@@ -735,6 +889,13 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 		/* the kernel map's pgoff is _text's runtime address */
 		link = addr - map->pgoff + (uint64_t)d->kernel_delta;
 		have_link = 1;
+	} else if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
+		uint64_t off = addr - map->start;
+		for (size_t i = 0; i < d->nksecs && !have_link; i++)
+			if (off >= d->ksecs[i].off && off - d->ksecs[i].off < d->ksecs[i].size) {
+				link = d->ksecs[i].link + (off - d->ksecs[i].off);
+				have_link = 1;
+			}
 	} else if (d->nsegs) {
 		have_link = to_link(d, map, addr, &link) == 0;
 	}

@@ -13,7 +13,7 @@
 static const char report_usage[] =
 	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json]\n"
 	"                         [--percent-limit=P] [--comm=C] [--pid=P] [--dso=D] [--event=E]\n"
-	"                         [--children|--no-children]\n";
+	"                         [--children|--no-children] [-k|--vmlinux FILE] [--modules DIR]\n";
 
 /* "a,b,c" -> a list (perf's comma-separated filters) */
 static void split_list(const char *arg, char ***list, size_t *n)
@@ -53,7 +53,7 @@ static void free_opts(pl_report_options *o)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { O_FORMAT = 256, O_PLIMIT, O_COMM, O_PID, O_DSO, O_EVENT, O_CHILDREN, O_NOCHILDREN, O_STDIO, O_HELP };
+	enum { O_FORMAT = 256, O_PLIMIT, O_COMM, O_PID, O_DSO, O_EVENT, O_CHILDREN, O_NOCHILDREN, O_STDIO, O_HELP, O_MODULES };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, O_FORMAT },
@@ -70,12 +70,14 @@ int cmd_report(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "vmlinux", required_argument, NULL, 'k' },
+		{ "modules", required_argument, NULL, O_MODULES },
 		{ NULL, 0, NULL, 0 },
 	};
 	pl_report_options o = { .format = PL_FMT_TREE, .children = 1 };
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:qve:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:qve:k:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o.input = optarg;
@@ -153,6 +155,12 @@ int cmd_report(int argc, char **argv)
 			o.children = 0;
 			break;
 		case O_STDIO:
+			break;
+		case 'k':
+			o.vmlinux = optarg;
+			break;
+		case O_MODULES:
+			o.modules = optarg;
 			break;
 		case O_HELP:
 			fputs(report_usage, stdout);

@@ -61,6 +61,8 @@ typedef struct pl_report_options {
 	size_t npids;
 	int quiet;
 	int verbose;
+	const char *vmlinux;  /* -k: the kernel image with debug info */
+	const char *modules;  /* --modules: where the modules' debug .ko files are */
 } pl_report_options;
 
 typedef struct pl_report {
@@ -99,6 +101,13 @@ const char *pl_node_file(const pl_report *rep, uint32_t n);
 unsigned pl_node_line(const pl_report *rep, uint32_t n);
 /* A one-line label: "main", "[I] work (at a.c:12)", "loop at a.c:9", "a.c:10". */
 void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len);
+/* How perf report shows a DSO after a symbol: [libc.so.6], [kernel.kallsyms]
+ * (a name perf already brackets is not bracketed twice). */
+static inline const char *pl_dso_shown(const pl_dso *d, char *buf, size_t len)
+{
+	snprintf(buf, len, d->short_name[0] == '[' ? "%s" : "[%s]", d->short_name);
+	return buf;
+}
 /* Children of N sorted by the primary event's inclusive period, largest first. */
 size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
 

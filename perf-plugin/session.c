@@ -253,7 +253,21 @@ static pl_dso *dso_get(pl_session *s, const char *name, int kernel, const uint8_
 		d->kind = PL_DSO_KERNEL;
 		d->short_name = "[kernel.kallsyms]";
 	} else if (kernel) {
+		/* perf names a module [ext4], whether the map says [ext4] or
+		 * /lib/modules/.../ext4.ko(.xz) */
 		d->kind = PL_DSO_KMODULE;
+		const char *base = strrchr(name, '/');
+		base = base ? base + 1 : name;
+		size_t n = strcspn(base, ".");
+		char buf[256];
+		if (base[0] == '[')
+			snprintf(buf, sizeof buf, "%s", base);
+		else
+			snprintf(buf, sizeof buf, "[%.*s]", (int)(n < 200 ? n : 200), base);
+		for (char *c = buf; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		d->short_name = pl_intern(s, buf);
 	} else if (!strcmp(name, "[vdso]")) {
 		d->kind = PL_DSO_VDSO;
 	} else if (name[0] != '/') {

@@ -51,8 +51,10 @@ int pl_view_loops(pl_report *rep)
 			char part[1024];
 			pl_node_label(rep, chain[k], part, sizeof part);
 			const pl_node *x = &flat.nodes[chain[k]];
+			char dso[300];
 			if (x->kind == PL_PROC && x->dso)
-				len += snprintf(ctx + len, sizeof ctx - len > 0 ? sizeof ctx - len : 0, "%s [%s]", part, x->dso->short_name);
+				len += snprintf(ctx + len, sizeof ctx - len > 0 ? sizeof ctx - len : 0, "%s %s", part,
+				                pl_dso_shown(x->dso, dso, sizeof dso));
 			else
 				len += snprintf(ctx + len, sizeof ctx - len > 0 ? sizeof ctx - len : 0, " > %s", part);
 			if (len >= sizeof ctx)

@@ -30,8 +30,9 @@ static void print_node(pl_report *rep, uint32_t n, int depth)
 	else
 		fprintf(rep->out, "%9.2f%% %9llu  ", pct(rep, c[PL_SELF_PERIOD]), (unsigned long long)c[PL_SELF]);
 	fprintf(rep->out, "%*s%s", depth * 2, "", label);
+	char dso[300];
 	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
-		fprintf(rep->out, "  [%s]", t->nodes[n].dso->short_name);
+		fprintf(rep->out, "  %s", pl_dso_shown(t->nodes[n].dso, dso, sizeof dso));
 	fputc('\n', rep->out);
 	uint32_t *kids;
 	size_t k = pl_sorted_children(rep, t, n, &kids);

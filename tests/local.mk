@@ -96,3 +96,17 @@ EXTRA_DIST += tests/gdb-shlib.sh
 # The real-code corpus: Debian source packages built at test time
 # (tests/corpus/corpus.py; `python3 tests/corpus/corpus.py --list`).
 EXTRA_DIST += tests/corpus/corpus.py
+# Kernel (issue 9): Debian's debug vmlinux and ext4.ko, installed by
+# scripts/setup-kernel-dbg when missing (LOOPSCOPE_NO_KERNEL_DBG=1: never;
+# the tests then skip).  Oracles: faddr2line, llvm-symbolizer, objdump, ld.
+TESTS += tests/kernel-ko.py
+TESTS += tests/kernel-decode.py
+TESTS += tests/kernel-loops.py
+TESTS += tests/kernel-callsites.py
+EXTRA_DIST += tests/kernel-common.py tests/kernel-ko.py tests/kernel-decode.py
+EXTRA_DIST += tests/kernel-loops.py tests/kernel-callsites.py
+EXTRA_DIST += scripts/setup-kernel-dbg bench/decode.sh
+TESTS += tests/perf-kernel.py
+EXTRA_DIST += tests/perf-kernel.py tests/fixtures/perf/kernel_perfdata.py
+TESTS += tests/gdb-kernel.sh
+EXTRA_DIST += tests/gdb-kernel.sh

@@ -1,0 +1,955 @@
+/* cmd-decode.c - `loopscope decode`: a kernel log filter, in the manner of
+ * the kernel's scripts/decode_stacktrace.sh.
+ *
+ * Every input line is written back unchanged and in order.  A line that
+ * names a frame (`RIP: 0010:F+0xO/0xS`, ` F+0xO/0xS [mod]`, ` ? F+...`,
+ * `[<ADDR>]` or a bare runtime address with --kaslr-offset/--kallsyms) is
+ * followed by annotation lines, each `PREFIX    # ...` where PREFIX is the
+ * line's timestamp:
+ *
+ *     # INNERMOST at FILE:LINE               as scripts/faddr2line prints it,
+ *     #  (inlined by) CALLER at FILE:LINE    with the call sites
+ *     # in loop at FILE:LINE, depth D        the innermost loop, if any
+ *
+ * F+0xO/0xS resolves as faddr2line does (the /0xS picks among static
+ * functions of one name); [mod] frames go to that module's debug .ko: from
+ * --modules, /usr/lib/debug/lib/modules/RELEASE, its build-id, or
+ * debuginfod.  The release comes from -r, else from the log's "CPU: ...
+ * RELEASE #N" line, else uname.  With --decodecode the bytes of a `Code:`
+ * line are disassembled (objdump, as scripts/decodecode does) with the
+ * faulting instruction and the instructions of its innermost loop marked.
+ *
+ * File names are shown without the build directory (--strip-prefix; by
+ * default the directory that init/main.c is in, as decode_stacktrace.sh
+ * finds it).
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* One kernel object: vmlinux (name "") or a module. */
+struct kobj {
+	char *name;                /* module name with '-' as '_', "" for vmlinux */
+	char *path;                /* where its debug info is, once found */
+	ls_module *mod;
+	bool tried;
+	uint64_t runtime_base;     /* module: runtime address of .text (0: unknown) */
+	bool have_base;
+};
+
+struct decoder {
+	struct cli_common common;
+	const char *vmlinux_arg, *release_arg, *modules_dir, *kallsyms_file, *strip_arg;
+	const char *proc_modules, *sys_module;
+	bool decodecode;
+	int64_t kaslr;             /* runtime - link-time of vmlinux */
+	bool have_kaslr;
+	char release[256];
+	char *strip;               /* the build directory prefix, once known */
+	bool strip_known;
+	struct kobj *objs;
+	size_t nobjs, cap_objs;
+	/* the last RIP frame, for --decodecode */
+	struct kobj *rip_obj;
+	uint64_t rip_addr;
+	bool have_rip;
+};
+
+static const char decode_usage[] =
+	"usage: loopscope decode [-r RELEASE | --vmlinux FILE] [--modules DIR]\n"
+	"                        [--kaslr-offset OFF | --kallsyms FILE] [--proc-modules FILE]\n"
+	"                        [--sys-module DIR] [--strip-prefix P] [--decodecode] < LOG\n";
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+	if (!d) {
+		fputs("loopscope: out of memory\n", stderr);
+		exit(EXIT_ANALYSIS);
+	}
+	return d;
+}
+
+/* Module names: the kernel shows ext4, nf_conntrack; files may say nf-conntrack. */
+static void normalize_modname(char *s)
+{
+	for (; *s; s++)
+		if (*s == '-')
+			*s = '_';
+}
+
+static struct kobj *kobj_get(struct decoder *d, const char *name)
+{
+	char norm[256];
+	snprintf(norm, sizeof norm, "%s", name);
+	normalize_modname(norm);
+	for (size_t i = 0; i < d->nobjs; i++)
+		if (strcmp(d->objs[i].name, norm) == 0)
+			return &d->objs[i];
+	if (d->nobjs == d->cap_objs) {
+		d->cap_objs = d->cap_objs ? 2 * d->cap_objs : 16;
+		d->objs = realloc(d->objs, d->cap_objs * sizeof *d->objs);
+		if (!d->objs)
+			exit(EXIT_ANALYSIS);
+	}
+	struct kobj *o = &d->objs[d->nobjs++];
+	memset(o, 0, sizeof *o);
+	o->name = xstrdup(norm);
+	return o;
+}
+
+/* ---- finding the debug files ------------------------------------------------ */
+
+static const char *release_of(struct decoder *d)
+{
+	if (!d->release[0]) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			snprintf(d->release, sizeof d->release, "%s", u.release);
+	}
+	return d->release;
+}
+
+static char *find_vmlinux(struct decoder *d)
+{
+	if (d->vmlinux_arg)
+		return xstrdup(d->vmlinux_arg);
+	const char *r = release_of(d);
+	const char *cands[] = {
+		"/usr/lib/debug/boot/vmlinux-%s", "/usr/lib/debug/boot/vmlinux-%s.debug",
+		"/boot/vmlinux-%s", "/usr/lib/debug/lib/modules/%s/vmlinux",
+		"/lib/modules/%s/build/vmlinux", "/lib/modules/%s/vmlinux",
+	};
+	char p[4096];
+	for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
+		snprintf(p, sizeof p, cands[i], r);
+		if (file_exists(p))
+			return xstrdup(p);
+	}
+	return NULL;
+}
+
+/* DIR searched (recursively) for NAME.ko, '-' and '_' alike. */
+static char *find_ko(const char *dir, const char *name, int depth)
+{
+	DIR *dp = opendir(dir);
+	if (!dp || depth > 8) {
+		if (dp)
+			closedir(dp);
+		return NULL;
+	}
+	char *found = NULL;
+	struct dirent *e;
+	while (!found && (e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[4096];
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		size_t n = strlen(e->d_name);
+		if (n > 3 && strcmp(e->d_name + n - 3, ".ko") == 0) {
+			char base[256];
+			snprintf(base, sizeof base, "%.*s", (int)(n - 3), e->d_name);
+			normalize_modname(base);
+			if (strcmp(base, name) == 0 && file_exists(p))
+				found = xstrdup(p);
+			continue;
+		}
+		struct stat st;
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			found = find_ko(p, name, depth + 1);
+	}
+	closedir(dp);
+	return found;
+}
+
+/* The debug file of BUILD_ID (hex) through debuginfod, when DEBUGINFOD_URLS
+ * is set and libdebuginfod is there (loaded on demand, as libdwfl does). */
+static char *debuginfod_find(const char *build_id)
+{
+	if (!getenv("DEBUGINFOD_URLS") || !*getenv("DEBUGINFOD_URLS"))
+		return NULL;
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW);
+	if (!h)
+		return NULL;
+	void *(*begin)(void) = (void *(*)(void))dlsym(h, "debuginfod_begin");
+	int (*find)(void *, const unsigned char *, int, char **) =
+		(int (*)(void *, const unsigned char *, int, char **))dlsym(h, "debuginfod_find_debuginfo");
+	void (*end)(void *) = (void (*)(void *))dlsym(h, "debuginfod_end");
+	char *path = NULL;
+	void *client = begin && find && end ? begin() : NULL;
+	if (client) {
+		int fd = find(client, (const unsigned char *)build_id, 0, &path);
+		if (fd >= 0)
+			close(fd);
+		else
+			path = NULL;
+		end(client);
+	}
+	dlclose(h);
+	return path;
+}
+
+static char *find_module(struct decoder *d, const char *name, const char *build_id)
+{
+	char *p = NULL;
+	if (d->modules_dir && (p = find_ko(d->modules_dir, name, 0)))
+		return p;
+	char dir[4096];
+	snprintf(dir, sizeof dir, "/usr/lib/debug/lib/modules/%s", release_of(d));
+	if ((p = find_ko(dir, name, 0)))
+		return p;
+	if (build_id && strlen(build_id) > 2) {
+		char bp[4096];
+		snprintf(bp, sizeof bp, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id, build_id + 2);
+		if (file_exists(bp))
+			return xstrdup(bp);
+		if ((p = debuginfod_find(build_id)))
+			return p;
+	}
+	return NULL;
+}
+
+/* The directory the build ran in, as the path of init/main.c shows it
+ * (decode_stacktrace.sh's "auto" base path); "" if unknown. */
+static void learn_strip_prefix(struct decoder *d, const ls_module *vm)
+{
+	if (d->strip_known)
+		return;
+	d->strip_known = true;
+	if (d->strip_arg) {
+		d->strip = xstrdup(d->strip_arg);
+		return;
+	}
+	const char *probes[] = { "start_kernel", "kernel_init" };
+	for (size_t i = 0; i < 2 && vm; i++) {
+		uint64_t a, s;
+		if (ls_module_symbol(vm, probes[i], &a, &s) < 0)
+			continue;
+		const ls_scope *p = ls_lookup_proc(vm, a);
+		const char *f = p ? ls_scope_file(p) : NULL;
+		const char *at = f ? strstr(f, "init/main.c") : NULL;
+		if (at) {
+			d->strip = strndup(f, (size_t)(at - f));
+			return;
+		}
+	}
+	d->strip = xstrdup("");
+}
+
+static const char *shown(const struct decoder *d, const char *file)
+{
+	if (!file)
+		return "??";
+	size_t n = d->strip ? strlen(d->strip) : 0;
+	if (n && strncmp(file, d->strip, n) == 0)
+		file += n;
+	while (file[0] == '.' && file[1] == '/')
+		file += 2;
+	return file;
+}
+
+static ls_module *open_kobj(struct decoder *d, struct kobj *o, const char *build_id)
+{
+	if (o->tried)
+		return o->mod;
+	o->tried = true;
+	if (!o->name[0])
+		o->path = find_vmlinux(d);
+	else
+		o->path = find_module(d, o->name, build_id);
+	if (!o->path) {
+		if (o->name[0])
+			fprintf(stderr, "loopscope decode: [%s]: no debug .ko found (--modules, "
+			        "/usr/lib/debug/lib/modules/%s, build-id, debuginfod); its frames are not annotated\n",
+			        o->name, release_of(d));
+		else
+			fprintf(stderr, "loopscope decode: no vmlinux with debug info for %s (-r or --vmlinux); "
+			        "kernel frames are not annotated\n", release_of(d));
+		return NULL;
+	}
+	o->mod = cli_open(o->path, &d->common);
+	if (o->mod && build_id && ls_module_build_id(o->mod) && strcmp(build_id, ls_module_build_id(o->mod)) != 0)
+		fprintf(stderr, "loopscope decode: %s: build-id %s, but the log says %s: lines may be wrong\n",
+		        o->path, ls_module_build_id(o->mod), build_id);
+	if (o->mod && !o->name[0])
+		learn_strip_prefix(d, o->mod);
+	return o->mod;
+}
+
+/* ---- the annotation of one frame ------------------------------------------- */
+
+static void print_chain(struct decoder *d, FILE *out, const char *pfx, const ls_module *m, uint64_t addr)
+{
+	if (!d->strip_known) {
+		struct kobj *vm = kobj_get(d, "");
+		learn_strip_prefix(d, open_kobj(d, vm, NULL));
+	}
+	const ls_scope *chain[LS_MAX_CHAIN];
+	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
+	if (n == 0) {
+		fprintf(out, "%s# 0x%" PRIx64 " is in no procedure of %s\n", pfx, addr, ls_module_path(m));
+		return;
+	}
+	/* The frames: the procedure and the inlined calls, outermost first;
+	 * the innermost one's line is the statement's, each other one's the
+	 * call site of the frame inside it. */
+	const ls_scope *frames[LS_MAX_CHAIN], *loop = NULL;
+	size_t nf = 0;
+	for (size_t i = 0; i < n; i++) {
+		ls_scope_kind k = ls_scope_kind_of(chain[i]);
+		if (k == LS_SCOPE_PROC || k == LS_SCOPE_INLINE)
+			frames[nf++] = chain[i];
+		else if (k == LS_SCOPE_LOOP)
+			loop = chain[i];
+	}
+	const ls_scope *stmt = chain[n - 1];
+	for (size_t k = nf; k-- > 0;) {
+		const char *file;
+		unsigned line;
+		if (k == nf - 1) {
+			file = ls_scope_file(stmt);
+			line = ls_scope_line(stmt);
+		} else {
+			file = ls_scope_call_file(frames[k + 1]);
+			line = ls_scope_call_line(frames[k + 1]);
+		}
+		fprintf(out, "%s# %s%s at %s:%u\n", pfx, k == nf - 1 ? "" : " (inlined by) ",
+		        ls_scope_name(frames[k]) ? ls_scope_name(frames[k]) : "??", shown(d, file), line);
+	}
+	if (loop)
+		fprintf(out, "%s# in loop at %s:%u, depth %u%s\n", pfx, shown(d, ls_scope_file(loop)),
+		        ls_scope_line(loop), ls_loop_depth(loop), ls_loop_irreducible(loop) ? " (irreducible)" : "");
+}
+
+/* ---- parsing log lines ---------------------------------------------------- */
+
+struct frame {
+	size_t col;            /* where the symbol or address starts */
+	char name[256];        /* symbol, or "" for a raw address */
+	uint64_t off, size, raw;
+	bool has_size;
+	char module[64];
+	char build_id[96];
+	bool rip;
+};
+
+/* The length of a leading timestamp or syslog prefix ("[  12.3] ", "<4>[..]"). */
+static size_t stamp_len(const char *line)
+{
+	const char *p = line;
+	if (p[0] == '<' && isdigit((unsigned char)p[1])) {
+		const char *q = strchr(p, '>');
+		if (q && q - p < 5)
+			p = q + 1;
+	}
+	if (p[0] == '[') {
+		const char *q = strchr(p, ']');
+		if (q && q - p < 40)
+			p = q + 1;
+	}
+	return (size_t)(p - line);
+}
+
+static bool parse_hex(const char *s, size_t n, uint64_t *v)
+{
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2, n -= 2;
+	if (n == 0 || n > 16)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = tolower((unsigned char)s[i]), h = isdigit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (h < 0)
+			return false;
+		x = x << 4 | (uint64_t)h;
+	}
+	*v = x;
+	return true;
+}
+
+/* NAME+0xOFF[/0xSIZE] in [S, S+N): a symbolic frame. */
+static bool parse_symbolic(const char *s, size_t n, struct frame *f)
+{
+	const char *plus = memchr(s, '+', n);
+	if (!plus || plus == s || (size_t)(plus - s) >= sizeof f->name)
+		return false;
+	for (const char *p = s; p < plus; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.' && *p != '$')
+			return false;
+	const char *slash = memchr(plus, '/', (size_t)(s + n - plus));
+	const char *oend = slash ? slash : s + n;
+	if (!parse_hex(plus + 1, (size_t)(oend - plus - 1), &f->off))
+		return false;
+	f->has_size = slash != NULL;
+	if (slash && !parse_hex(slash + 1, (size_t)(s + n - slash - 1), &f->size))
+		return false;
+	memcpy(f->name, s, (size_t)(plus - s));
+	f->name[plus - s] = 0;
+	return true;
+}
+
+/* The words of LINE (start, length), at most CAP. */
+static size_t split_words(const char *line, size_t *st, size_t *len, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; line[i] && n < cap;) {
+		while (line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r')
+			i++;
+		if (!line[i])
+			break;
+		st[n] = i;
+		while (line[i] && line[i] != ' ' && line[i] != '\t' && line[i] != '\n' && line[i] != '\r')
+			i++;
+		len[n] = i - st[n];
+		n++;
+	}
+	return n;
+}
+
+/* Whether LINE names a frame, as decode_stacktrace.sh reads one: the last
+ * word (or the one before a [mod] / [mod buildid] tag) is the symbol. */
+static bool parse_frame(const char *line, struct frame *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t st[64], len[64];
+	size_t nw = split_words(line, st, len, 64);
+	if (nw == 0 || strncmp(line + st[0], "Code:", 5) == 0)
+		return false;
+	/* skip the timestamp's words ("[", "12.345]") */
+	size_t first = 0, sl = stamp_len(line);
+	while (first < nw && st[first] < sl)
+		first++;
+	if (first >= nw)
+		return false;
+	size_t last = nw - 1;
+	/* [mod buildid]: two words; [mod]: one */
+	if (last > first && line[st[last] + len[last] - 1] == ']' && line[st[last - 1]] == '[' &&
+	    line[st[last - 1] + len[last - 1] - 1] != ']') {
+		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last - 1] - 1, line + st[last - 1] + 1);
+		snprintf(f->build_id, sizeof f->build_id, "%.*s", (int)len[last] - 1, line + st[last]);
+		last -= 2;
+	} else if (last > first && line[st[last]] == '[' && line[st[last] + len[last] - 1] == ']' &&
+	           line[st[last] + 1] != '<') {
+		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last] - 2, line + st[last] + 1);
+		last -= 1;
+	}
+	if (last < first || last >= nw)
+		return false;
+	const char *w = line + st[last];
+	size_t wn = len[last];
+	/* (sym), SEG:sym as RIP lines print it */
+	if (wn && w[0] == '(')
+		w++, wn--;
+	if (wn && w[wn - 1] == ')')
+		wn--;
+	const char *colon = memchr(w, ':', wn);
+	if (colon) {
+		wn -= (size_t)(colon + 1 - w);
+		w = colon + 1;
+	}
+	f->col = (size_t)(w - line);
+	for (size_t i = first; i <= last; i++)
+		if (len[i] >= 4 && strncmp(line + st[i], "RIP:", 4) == 0)
+			f->rip = true;
+	if (parse_symbolic(w, wn, f))
+		return true;
+	/* [<ffffffff8113ca57>] or a bare 0xffffffff... (raw runtime addresses) */
+	if (wn > 4 && w[0] == '[' && w[1] == '<' && w[wn - 1] == ']' && w[wn - 2] == '>')
+		return parse_hex(w + 2, wn - 4, &f->raw) && f->raw >> 63;
+	if (wn > 2 && w[0] == '0' && w[1] == 'x')
+		return parse_hex(w, wn, &f->raw) && f->raw >> 63;
+	return false;
+}
+
+/* "CPU: 0 PID: 1 Comm: x Not tainted 6.1.0-56-amd64 #1 Debian ...": the release. */
+static void learn_release(struct decoder *d, const char *line)
+{
+	if (d->release[0] || d->release_arg || !strstr(line, "CPU:"))
+		return;
+	const char *t = strstr(line, "ainted");
+	const char *hash = t ? strstr(t, " #") : NULL;
+	if (!hash)
+		return;
+	const char *e = hash;
+	const char *b = e;
+	while (b > t && b[-1] != ' ')
+		b--;
+	if (e > b && (size_t)(e - b) < sizeof d->release)
+		snprintf(d->release, sizeof d->release, "%.*s", (int)(e - b), b);
+}
+
+/* ---- runtime addresses ----------------------------------------------------- */
+
+/* Where a module's sections are at run time: from /proc/modules (.text at
+ * the module's base), /sys/module/M/sections/S, or a kallsyms dump (a
+ * symbol of the module at its runtime address). */
+struct placement {
+	char module[64];
+	char section[64];      /* "" with a symbol: ANCHOR's section */
+	char anchor[256];      /* kallsyms: the symbol whose runtime address is START */
+	uint64_t start, size;  /* size 0: up to the next placement */
+};
+
+static struct placement *places;
+static size_t nplaces, cap_places;
+
+static void add_place(const char *mod, const char *sec, const char *anchor, uint64_t start, uint64_t size)
+{
+	if (nplaces == cap_places) {
+		cap_places = cap_places ? 2 * cap_places : 64;
+		places = realloc(places, cap_places * sizeof *places);
+		if (!places)
+			exit(EXIT_ANALYSIS);
+	}
+	struct placement *p = &places[nplaces++];
+	memset(p, 0, sizeof *p);
+	snprintf(p->module, sizeof p->module, "%s", mod);
+	normalize_modname(p->module);
+	snprintf(p->section, sizeof p->section, "%s", sec);
+	snprintf(p->anchor, sizeof p->anchor, "%s", anchor);
+	p->start = start;
+	p->size = size;
+}
+
+static int read_proc_modules(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	if (!f) {
+		fprintf(stderr, "loopscope decode: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	char line[1024], name[128], state[32], deps[512];
+	unsigned long long size, base;
+	int refs;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "%127s %llu %d %511s %31s %llx", name, &size, &refs, deps, state, &base) == 6 && base)
+			add_place(name, ".text", "", base, size);
+	fclose(f);
+	return 0;
+}
+
+static int read_sys_module(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		fprintf(stderr, "loopscope decode: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	struct dirent *e;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char sd[4096];
+		snprintf(sd, sizeof sd, "%s/%s/sections", dir, e->d_name);
+		DIR *sp = opendir(sd);
+		if (!sp)
+			continue;
+		struct dirent *s;
+		while ((s = readdir(sp))) {
+			if (strcmp(s->d_name, ".") == 0 || strcmp(s->d_name, "..") == 0)
+				continue;
+			char p[4096 + 256];
+			snprintf(p, sizeof p, "%s/%s", sd, s->d_name);
+			FILE *f = fopen(p, "r");
+			unsigned long long a = 0;
+			if (f && fscanf(f, "%llx", &a) == 1 && a)
+				add_place(e->d_name, s->d_name, "", a, 0);
+			if (f)
+				fclose(f);
+		}
+		closedir(sp);
+	}
+	closedir(dp);
+	return 0;
+}
+
+/* kallsyms: the KASLR offset from _text, and per module its lowest text
+ * symbol as an anchor. */
+static int read_kallsyms(struct decoder *d, const char *file, uint64_t *text_runtime)
+{
+	FILE *f = fopen(file, "r");
+	if (!f) {
+		fprintf(stderr, "loopscope decode: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	char line[1024], type[8], name[256], mod[128];
+	unsigned long long a;
+	size_t first = nplaces;
+	*text_runtime = 0;
+	while (fgets(line, sizeof line, f)) {
+		int n = sscanf(line, "%llx %7s %255s [%127[^]]]", &a, type, name, mod);
+		if (n < 3 || !a || (type[0] != 't' && type[0] != 'T'))
+			continue;
+		if (n == 3) {
+			if (strcmp(name, "_text") == 0)
+				*text_runtime = a;
+			continue;
+		}
+		struct placement *p = NULL;
+		char norm[128];
+		snprintf(norm, sizeof norm, "%s", mod);
+		normalize_modname(norm);
+		for (size_t i = first; i < nplaces && !p; i++)
+			if (strcmp(places[i].module, norm) == 0)
+				p = &places[i];
+		if (!p)
+			add_place(mod, "", name, a, 0);
+		else if (a < p->start) {
+			p->start = a;
+			snprintf(p->anchor, sizeof p->anchor, "%s", name);
+		}
+	}
+	fclose(f);
+	(void)d;
+	return 0;
+}
+
+static int cmp_place(const void *a, const void *b)
+{
+	const struct placement *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* RAW (a runtime address) -> object and link-time address. */
+static struct kobj *map_raw(struct decoder *d, uint64_t raw, uint64_t *link)
+{
+	const struct placement *best = NULL;
+	for (size_t i = 0; i < nplaces; i++)
+		if (places[i].start <= raw)
+			best = &places[i];
+	/* (placements are modules': their area is above the kernel's text) */
+	if (best && (best->size ? raw - best->start < best->size : raw - best->start < (64u << 20))) {
+		struct kobj *o = kobj_get(d, best->module);
+		ls_module *m = open_kobj(d, o, NULL);
+		uint64_t base, size;
+		if (!m)
+			return NULL;
+		if (best->anchor[0]) {
+			if (ls_module_symbol(m, best->anchor, &base, &size) < 0)
+				return NULL;
+		} else if (ls_module_section(m, best->section, &base, &size) < 0) {
+			return NULL;
+		}
+		*link = base + (raw - best->start);
+		return o;
+	}
+	struct kobj *vm = kobj_get(d, "");
+	if (!open_kobj(d, vm, NULL))
+		return NULL;
+	*link = raw - (uint64_t)d->kaslr;
+	return vm;
+}
+
+/* ---- frames ------------------------------------------------------------------- */
+
+static void annotate(struct decoder *d, FILE *out, const char *line, const struct frame *f)
+{
+	char pfx[512];
+	size_t sl = stamp_len(line);
+	size_t col = f->col < sizeof pfx - 8 ? f->col : sizeof pfx - 8;
+	if (sl > col)
+		sl = col;
+	memcpy(pfx, line, sl);
+	memset(pfx + sl, ' ', col - sl);
+	memcpy(pfx + col, "  ", 3);
+
+	struct kobj *o;
+	uint64_t addrs[8];
+	int n = 1;
+	if (!f->name[0]) {
+		if (!(o = map_raw(d, f->raw, &addrs[0])))
+			return;
+		ls_symbol sym;
+		if (ls_module_symbolize(o->mod, addrs[0], &sym) == 0)
+			fprintf(out, "%s# %s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n", pfx, sym.name, addrs[0] - sym.addr,
+			        sym.size, o->name[0] ? " [" : "", o->name, o->name[0] ? "]" : "");
+	} else {
+		o = kobj_get(d, f->module);
+		ls_module *m = open_kobj(d, o, f->build_id[0] ? f->build_id : NULL);
+		if (!m)
+			return;
+		ls_error err;
+		n = ls_module_resolve(m, f->name, f->off, f->has_size ? f->size : 0, addrs, 8, &err);
+		if (n < 0) {
+			const char *msg = strstr(err.message, ": ");
+			fprintf(out, "%s# %s\n", pfx, msg ? msg + 2 : err.message);
+			return;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (n > 1)
+			fprintf(out, "%s# copy %d of %d at 0x%" PRIx64 ":\n", pfx, i + 1, n, addrs[i]);
+		print_chain(d, out, pfx, o->mod, addrs[i]);
+	}
+	if (f->rip) {
+		d->rip_obj = o;
+		d->rip_addr = addrs[0];
+		d->have_rip = true;
+	}
+}
+
+/* ---- Code: lines (--decodecode) -------------------------------------------- */
+
+/* The bytes of "Code: 48 89 e5 <0f> 0b ..." (the faulting one in <>, or
+ * (..) for an instruction pointer the CPU had already moved past). */
+static size_t code_bytes(const char *s, uint8_t *bytes, size_t cap, size_t *fault)
+{
+	size_t n = 0;
+	*fault = SIZE_MAX;
+	for (const char *p = s; *p && n < cap;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		bool mark = *p == '<' || *p == '(';
+		if (mark)
+			p++;
+		uint64_t v;
+		size_t k = strspn(p, "0123456789abcdefABCDEF");
+		if (k != 2 || !parse_hex(p, 2, &v))
+			break;
+		if (mark)
+			*fault = n;
+		bytes[n++] = (uint8_t)v;
+		p += 2;
+		if (*p == '>' || *p == ')')
+			p++;
+	}
+	return n;
+}
+
+/* The innermost loop of ADDR in M, or NULL. */
+static const ls_scope *loop_of(const ls_module *m, uint64_t addr)
+{
+	const ls_scope *chain[LS_MAX_CHAIN], *loop = NULL;
+	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
+	for (size_t i = 0; i < n; i++)
+		if (ls_scope_kind_of(chain[i]) == LS_SCOPE_LOOP)
+			loop = chain[i];
+	return loop;
+}
+
+/* objdump over the bytes from byte FROM on, at link-time addresses; each
+ * instruction annotated with the trap and RIP's loop. */
+static void disassemble(struct decoder *d, FILE *out, const char *pfx, const char *file, uint64_t vma,
+                        size_t from, uint64_t rip, const ls_scope *rip_loop)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd,
+	         "objdump -D -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " --start-address=0x%" PRIx64
+	         " '%s' 2>/dev/null", vma, vma + from, file);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	char line[1024];
+	while (fgets(line, sizeof line, p)) {
+		uint64_t a;
+		char *colon = strchr(line, ':');
+		if (!colon || colon[1] != '\t' || !parse_hex(line + strspn(line, " "), (size_t)(colon - line - strspn(line, " ")), &a))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		const ls_scope *l = d->rip_obj && d->rip_obj->mod ? loop_of(d->rip_obj->mod, a) : NULL;
+		fprintf(out, "%s# %s%s%s", pfx, a == rip ? "*" : " ", line, a == rip ? "\t\t<-- trapping instruction" : "");
+		if (rip_loop && l == rip_loop)
+			fprintf(out, "\t[loop at %s:%u]", shown(d, ls_scope_file(l)), ls_scope_line(l));
+		fputc('\n', out);
+	}
+	pclose(p);
+}
+
+static void decode_code_line(struct decoder *d, FILE *out, const char *line)
+{
+	const char *code = strstr(line, "Code: ");
+	if (!code || !d->have_rip || !d->rip_obj || !d->rip_obj->mod)
+		return;
+	uint8_t bytes[256];
+	size_t fault;
+	size_t n = code_bytes(code + 6, bytes, sizeof bytes, &fault);
+	if (n == 0 || fault == SIZE_MAX)
+		return;
+	char pfx[64];
+	size_t sl = stamp_len(line);
+	snprintf(pfx, sizeof pfx, "%.*s  ", (int)(sl < 40 ? sl : 40), line);
+	char tmp[] = "/tmp/loopscope-code-XXXXXX";
+	int fd = mkstemp(tmp);
+	if (fd < 0)
+		return;
+	bool ok = write(fd, bytes, n) == (ssize_t)n;
+	close(fd);
+	uint64_t vma = d->rip_addr - fault;
+	const ls_scope *rip_loop = loop_of(d->rip_obj->mod, d->rip_addr);
+	if (ok) {
+		fprintf(out, "%s# All code (at link-time addresses)\n", pfx);
+		disassemble(d, out, pfx, tmp, vma, 0, d->rip_addr, rip_loop);
+		fprintf(out, "%s# Code starting with the faulting instruction\n", pfx);
+		disassemble(d, out, pfx, tmp, vma, fault, d->rip_addr, rip_loop);
+		if (rip_loop)
+			fprintf(out, "%s# the faulting instruction is in the loop at %s:%u (header 0x%" PRIx64 ", depth %u)\n",
+			        pfx, shown(d, ls_scope_file(rip_loop)), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
+			        ls_loop_depth(rip_loop));
+	}
+	unlink(tmp);
+}
+
+/* ---- the command --------------------------------------------------------------- */
+
+static int parse_options(struct decoder *d, int argc, char **argv)
+{
+	const char *v, *kaslr = NULL;
+	for (int i = 1; i < argc; i++) {
+		int r;
+		if ((r = cli_common_option(argc, argv, &i, &d->common)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(decode_usage, stdout);
+			exit(EXIT_OK);
+		} else if (strcmp(argv[i], "--decodecode") == 0) {
+			d->decodecode = true;
+		} else if ((r = cli_option_value(argc, argv, &i, "--release", "-r", &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->release_arg = v;
+			snprintf(d->release, sizeof d->release, "%s", v);
+		} else if ((r = cli_option_value(argc, argv, &i, "--vmlinux", "-k", &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->vmlinux_arg = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--modules", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->modules_dir = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--kaslr-offset", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			kaslr = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--kallsyms", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->kallsyms_file = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--proc-modules", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->proc_modules = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--sys-module", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->sys_module = v;
+		} else if ((r = cli_option_value(argc, argv, &i, "--strip-prefix", NULL, &v)) != 0) {
+			if (r < 0)
+				return -1;
+			d->strip_arg = v;
+		} else {
+			cli_usage_error("decode", "unknown argument '%s'", argv[i]);
+			fputs(decode_usage, stderr);
+			return -1;
+		}
+	}
+	if (d->release_arg && d->vmlinux_arg) {
+		cli_usage_error("decode", "-r and --vmlinux are alternatives");
+		return -1;
+	}
+	if (kaslr && d->kallsyms_file) {
+		cli_usage_error("decode", "--kaslr-offset and --kallsyms are alternatives");
+		return -1;
+	}
+	if (kaslr) {
+		char *end;
+		errno = 0;
+		bool neg = kaslr[0] == '-';
+		uint64_t v2 = strtoull(kaslr + neg, &end, 0);
+		if (errno || *end || end == kaslr + neg) {
+			cli_usage_error("decode", "bad --kaslr-offset '%s' (a number, 0x... for hex)", kaslr);
+			return -1;
+		}
+		d->kaslr = neg ? -(int64_t)v2 : (int64_t)v2;
+		d->have_kaslr = true;
+	}
+	return 0;
+}
+
+/* The runtime maps the options name; the KASLR offset of --kallsyms needs vmlinux. */
+static int load_runtime_maps(struct decoder *d)
+{
+	if (d->proc_modules && read_proc_modules(d->proc_modules) < 0)
+		return -1;
+	if (d->sys_module && read_sys_module(d->sys_module) < 0)
+		return -1;
+	if (d->kallsyms_file) {
+		uint64_t text_rt;
+		if (read_kallsyms(d, d->kallsyms_file, &text_rt) < 0)
+			return -1;
+		struct kobj *vm = kobj_get(d, "");
+		ls_module *m = open_kobj(d, vm, NULL);
+		uint64_t text, size;
+		if (text_rt && m && ls_module_symbol(m, "_text", &text, &size) == 0) {
+			d->kaslr = (int64_t)(text_rt - text);
+			d->have_kaslr = true;
+		} else if (!text_rt) {
+			fprintf(stderr, "loopscope decode: %s: no _text symbol (kallsyms with addresses hidden?)\n",
+			        d->kallsyms_file);
+			return -1;
+		}
+	}
+	if (nplaces)
+		qsort(places, nplaces, sizeof *places, cmp_place);
+	return 0;
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	struct decoder d;
+	memset(&d, 0, sizeof d);
+	if (parse_options(&d, argc, argv) < 0)
+		return EXIT_USAGE;
+	if (load_runtime_maps(&d) < 0)
+		return EXIT_ANALYSIS;
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, stdin)) > 0) {
+		/* the line itself, byte for byte (a last line without its newline stays so) */
+		fwrite(line, 1, (size_t)len, stdout);
+		bool nl = line[len - 1] == '\n';
+		learn_release(&d, line);
+		struct frame f;
+		if (parse_frame(line, &f)) {
+			if (!nl)
+				putchar('\n');
+			annotate(&d, stdout, line, &f);
+		} else if (d.decodecode && strstr(line, "Code: ")) {
+			if (!nl)
+				putchar('\n');
+			decode_code_line(&d, stdout, line);
+		}
+	}
+	free(line);
+	int rc = ferror(stdin) ? EXIT_ANALYSIS : EXIT_OK;
+	if (fflush(stdout) != 0)
+		rc = EXIT_ANALYSIS;
+	for (size_t i = 0; i < d.nobjs; i++) {
+		ls_module_close(d.objs[i].mod);
+		free(d.objs[i].name);
+		free(d.objs[i].path);
+	}
+	free(d.objs);
+	free(d.strip);
+	free(places);
+	return rc;
+}
