@@ -434,6 +434,8 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	case 'a':
 		if (is_mn(m, "add"))
 			insn->opcode = LS_MN_ADD;
+		else if (is_mn(m, "and"))
+			insn->opcode = LS_MN_AND;
 		return;
 	case 'e':
 		if (strncmp(m, "endbr", 5) == 0)
@@ -470,6 +472,83 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	default:
 		return;
 	}
+}
+
+/* The general registers INSN may write, for the jump-table analysis's
+ * reaching definitions (cfg.c).  Erring towards "writes" is safe (the
+ * analysis then gives up); missing a write is not, so every instruction
+ * that writes a register it does not name as its last operand is listed.
+ * Called after classify(). */
+enum {
+	R_AX = 1 << 0, R_CX = 1 << 1, R_DX = 1 << 2, R_BX = 1 << 3, R_SP = 1 << 4, R_BP = 1 << 5,
+	R_SI = 1 << 6, R_DI = 1 << 7,
+	/* What a call may change (SysV ABI: the caller-saved registers). */
+	R_CALLER_SAVED = R_AX | R_CX | R_DX | R_SI | R_DI | 0x0f00,
+};
+
+static bool starts(const char *m, const char *prefix)
+{
+	return strncmp(m, prefix, strlen(prefix)) == 0;
+}
+
+static uint16_t gpr_writes(const struct ls_decoder *d, const struct ls_insn *insn)
+{
+	const char *m = d->mnemonic;
+	uint16_t w = 0;
+	if (insn->opcode == LS_MN_NOP || insn->opcode == LS_MN_ENDBR)
+		return 0; /* xchg %ax,%ax too */
+	if (insn->kind == LS_INSN_CALL || insn->kind == LS_INSN_ICALL)
+		return R_CALLER_SAVED | R_SP;
+	if (insn->kind == LS_INSN_JUMP || insn->kind == LS_INSN_IJUMP || insn->kind == LS_INSN_RET)
+		return insn->kind == LS_INSN_RET ? R_SP : 0;
+	/* The destination: the last operand, unless the instruction only
+	 * reads it. */
+	const struct ls_operand *last = insn->nops ? &insn->op[insn->nops - 1] : NULL;
+	bool reads_only = insn->opcode == LS_MN_CMP || is_mn(m, "test") || is_mn(m, "bt") || is_mn(m, "push") ||
+	                  insn->kind == LS_INSN_CJUMP;
+	if (last && last->kind == LS_OP_REG && last->reg >= 0 && last->reg < 16 && !reads_only)
+		w |= (uint16_t)(1u << last->reg);
+	/* Both operands of an exchange. */
+	if ((starts(m, "xchg") || starts(m, "xadd")) && insn->nops == 2 && insn->op[0].kind == LS_OP_REG &&
+	    insn->op[0].reg >= 0 && insn->op[0].reg < 16)
+		w |= (uint16_t)(1u << insn->op[0].reg);
+	if (starts(m, "mulx") && insn->nops == 3 && insn->op[1].kind == LS_OP_REG && insn->op[1].reg < 16 &&
+	    insn->op[1].reg >= 0)
+		w |= (uint16_t)(1u << insn->op[1].reg);
+	/* Implicit destinations. */
+	if (insn->opcode == LS_MN_CLTQ || is_mn(m, "cwtl") || is_mn(m, "cbtw") || is_mn(m, "lahf") ||
+	    is_mn(m, "xlat") || starts(m, "lods") || starts(m, "cmpxchg"))
+		w |= R_AX;
+	if (is_mn(m, "cqto") || is_mn(m, "cltd") || is_mn(m, "cwtd"))
+		w |= R_DX;
+	if (((is_mn(m, "mul") || is_mn(m, "imul")) && insn->nops == 1) || is_mn(m, "div") || is_mn(m, "idiv") ||
+	    starts(m, "cmpxchg8b") || starts(m, "cmpxchg16b") || is_mn(m, "rdtsc") || is_mn(m, "rdmsr") ||
+	    is_mn(m, "rdpmc") || is_mn(m, "xgetbv"))
+		w |= R_AX | R_DX;
+	if (is_mn(m, "rdtscp"))
+		w |= R_AX | R_DX | R_CX;
+	if (is_mn(m, "cpuid"))
+		w |= R_AX | R_BX | R_CX | R_DX;
+	if (starts(m, "syscall") || starts(m, "sysenter"))
+		w |= R_AX | R_CX | 0x0800; /* rcx, r11 */
+	/* String instructions (movs's register forms, movsbl and movslq,
+	 * name their destination; SSE's cmpsd and insertps use vector
+	 * registers). */
+	bool vector = false;
+	for (int i = 0; i < insn->nops && i < 3; i++)
+		vector |= insn->op[i].kind == LS_OP_REG && insn->op[i].reg >= 32 && insn->op[i].reg < 90;
+	if ((starts(m, "movs") && insn->nops == 2 && insn->op[0].kind == LS_OP_MEM &&
+	     insn->op[1].kind == LS_OP_MEM) ||
+	    ((starts(m, "stos") || starts(m, "lods") || starts(m, "scas") || starts(m, "cmps") || starts(m, "ins") ||
+	      starts(m, "outs")) && !vector))
+		w |= R_SI | R_DI | R_CX;
+	if (starts(m, "loop") || starts(m, "jrcxz") || starts(m, "jecxz"))
+		w |= R_CX;
+	if (is_mn(m, "push") || is_mn(m, "pop") || starts(m, "pushf") || starts(m, "popf"))
+		w |= R_SP;
+	if (is_mn(m, "enter") || is_mn(m, "leave"))
+		w |= R_SP | R_BP;
+	return w;
 }
 
 /* ---- interface ------------------------------------------------------------------ */
@@ -535,6 +614,7 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 		insn->len = 0;
 		return 0;
 	}
+	insn->writes = gpr_writes(d, insn);
 	if (insn->kind != LS_INSN_JUMP && insn->kind != LS_INSN_CJUMP && insn->kind != LS_INSN_CALL)
 		insn->target = 0;
 	return (size_t)n;
