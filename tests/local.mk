@@ -99,3 +99,5 @@ EXTRA_DIST += tests/gdb-shlib.sh
 # The real-code corpus: Debian source packages built at test time
 # (tests/corpus/corpus.py; `python3 tests/corpus/corpus.py --list`).
 EXTRA_DIST += tests/corpus/corpus.py
+TESTS += tests/corpus-loops.py
+EXTRA_DIST += tests/corpus-loops.py

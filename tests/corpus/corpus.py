@@ -21,6 +21,8 @@
 # The corpus lives in $LOOPSCOPE_CORPUS_DIR (default /var/tmp/loopscope-corpus)
 # and is built once per compiler version and flags; a missing source package
 # (no network, no deb-src) makes the tests skip, never fail.
+import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -107,9 +109,27 @@ def run(cmd, cwd=None):
 
 # ---- sources ----------------------------------------------------------------
 
+@contextlib.contextmanager
+def _locked(name):
+    """Held while one process fetches or builds NAME: the corpus tests may
+    run at the same time (make check -j) and share the corpus."""
+    os.makedirs(os.path.join(CORPUS_DIR, "locks"), exist_ok=True)
+    with open(os.path.join(CORPUS_DIR, "locks", name), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def source_dir(package):
     """The unpacked, Debian-patched source of PACKAGE, fetched on first use
     with `apt-get source`; None when it cannot be had."""
+    with _locked("src-" + package):
+        return _source_dir(package)
+
+
+def _source_dir(package):
     root = os.path.join(CORPUS_DIR, "src", package)
     stamp = os.path.join(root, ".unpacked")
     if os.path.exists(stamp):
@@ -242,6 +262,11 @@ def _oracle(objs, labelled):
 def build(program, compiler, opt, jobs=None):
     """PROGRAM built with COMPILER at OPT; None when its source cannot be
     had or it does not build (the reason is logged)."""
+    with _locked("build-%s-%s%s" % (program.name, compiler, opt)):
+        return _build(program, compiler, opt, jobs)
+
+
+def _build(program, compiler, opt, jobs):
     srcdir = source_dir(program.package)
     if srcdir is None:
         return None
