@@ -101,3 +101,6 @@ EXTRA_DIST += tests/gdb-shlib.sh
 EXTRA_DIST += tests/corpus/corpus.py
 TESTS += tests/corpus-loops.py
 EXTRA_DIST += tests/corpus-loops.py
+TESTS += tests/corpus-perf.py
+EXTRA_DIST += tests/corpus-perf.py
+EXTRA_DIST += tests/corpus/bench.lua

@@ -34,6 +34,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 CORPUS_DIR = os.environ.get("LOOPSCOPE_CORPUS_DIR", "/var/tmp/loopscope-corpus")
+HERE = os.path.dirname(os.path.abspath(__file__))  # workloads name their files under it as {here}
 COMPILERS = ("gcc", "clang")
 OPTS = ("-O2", "-O3")
 FORMAT = 1  # bump when the build recipe changes, to rebuild stale corpora
@@ -53,7 +54,7 @@ class Program:
         self.cflags = list(cflags)  # -D and -I (relative -I: to the package)
         self.libs = list(libs)
         self.kind = kind            # what it stands for in the corpus
-        self.workload = workload    # argv after the binary (a list), or None
+        self.workload = workload    # argv after the binary (a list; "{here}": this directory), or None
         self.headers = headers or {}  # {name: text}: headers Debian's build generates
 
 
@@ -62,11 +63,13 @@ PROGRAMS = [
     # `goto *disptab[op]`, the table in .data.rel.ro of a PIE).
     Program("lua5.4", "lua5.4", ["src/*.c"], exclude=("luac.c",),
             cflags=["-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX"], libs=["-lm", "-ldl"],
-            kind="interpreter, computed goto", headers={"lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
+            kind="interpreter, computed goto", workload=["{here}/bench.lua", "12"],
+            headers={"lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
     # A bytecode interpreter whose dispatch is a switch (lvm.c's vmdispatch).
     Program("lua5.3", "lua5.3", ["src/*.c"], exclude=("luac.c",),
             cflags=["-DLUA_COMPAT_5_2", "-DLUA_USE_POSIX", "-DLUA_USE_DLOPEN"], libs=["-lm", "-ldl"],
-            kind="interpreter, switch", headers={"lua5.3-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
+            kind="interpreter, switch", workload=["{here}/bench.lua", "12"],
+            headers={"lua5.3-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
     # A compression library and its command-line tool (with its own
     # benchmark, `zstd -b`).
     Program("zstd", "libzstd",
@@ -166,6 +169,12 @@ class Build:
     @property
     def label(self):
         return "%s %s %s" % (self.program.name, self.compiler, self.opt)
+
+    def command(self):
+        """The program running its workload (argv), or None."""
+        if self.program.workload is None:
+            return None
+        return [self.path] + [w.replace("{here}", HERE) for w in self.program.workload]
 
 
 def _driver(compiler, lang):
