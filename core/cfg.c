@@ -657,6 +657,7 @@ struct flow {
 	int64_t *stack;
 	int64_t entry;             /* the entry instruction, or -1 */
 	bool hit_unknown;          /* a walk met code with no known predecessor */
+	size_t budget;             /* instructions all walks of the procedure may still visit */
 	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
 	size_t nrefs;
 };
@@ -679,7 +680,11 @@ struct jt_vals {
 	int n;
 };
 #define JT_DEPTH 6                 /* definitions followed through copies and sums */
-#define JT_WALK_BUDGET 400000      /* instructions one walk may visit */
+/* Instructions the walks of one procedure may visit in all, in every
+ * round: linear in its size, so that a procedure with thousands of
+ * indirect jumps costs no more than a few passes over it (past that, its
+ * jumps are left unresolved, and said so). */
+#define JT_WALK_BUDGET(ninsns) (64 * (size_t)(ninsns) + 1000000)
 
 static bool same_val(const struct jt_val *x, const struct jt_val *y)
 {
@@ -742,7 +747,7 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 		f->gen = 1;
 	}
 	int n = 0;
-	size_t sp = 0, budget = JT_WALK_BUDGET;
+	size_t sp = 0;
 	f->stack[sp++] = at;
 	while (sp) {
 		int64_t x = f->stack[--sp];
@@ -757,10 +762,11 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 			if (f->stamp[p] == f->gen)
 				continue;
 			f->stamp[p] = f->gen;
-			if (!budget--) {
+			if (f->budget == 0) {
 				*limit = true;
 				return n;
 			}
+			f->budget--;
 			if (cfg->insns[p].writes & bit) {
 				if (n < max)
 					defs[n++] = p;
@@ -1290,6 +1296,7 @@ static void flow_init(struct builder *b)
 	f->stamp = ls_xcalloc(n + 1, sizeof *f->stamp);
 	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
 	f->entry = insn_index(cfg, b->proc->entry);
+	f->budget = JT_WALK_BUDGET(n);
 	size_t cap = 0;
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < cfg->insns[i].nops && k < 3; k++) {
