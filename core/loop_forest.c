@@ -200,11 +200,13 @@ static size_t natural_body(const struct ls_cfg *cfg, uint32_t h, const uint32_t 
                            uint32_t *work, size_t *budget)
 {
 	size_t n = 0;
+	bool self = false;
 	mark[h] = tag;
 	body[n++] = h;
 	const struct ls_block *hb = &cfg->blocks[h];
 	for (uint32_t k = 0; k < hb->npred; k++) {
 		uint32_t t = cfg->edges[cfg->pred[hb->first_pred + k]].from;
+		self |= t == h;
 		if (in_p[t] != p_tag || mark[t] == tag || !cfg->blocks[t].reachable)
 			continue; /* (unreachable padding is in P too: adopted) */
 		uint32_t s = ++*seen_tag;
@@ -238,7 +240,7 @@ static size_t natural_body(const struct ls_cfg *cfg, uint32_t h, const uint32_t 
 			body[n++] = work[i];
 		}
 	}
-	return n > 1 ? n : 0;
+	return n > 1 || self ? n : 0;
 }
 
 /* Loops in preorder of the tree PARENT (siblings by header address): the
@@ -287,6 +289,34 @@ static void loop_preorder(const struct ls_cfg *cfg, const uint32_t *header, cons
 	free(st_pos);
 	free(start);
 	free(child);
+}
+
+/* The forest's record of entry loop E (numbered L; OWNER: per block, the
+ * entry loop holding it): one entry, its blocks, back edges, exits. */
+static void entry_loop_fields(const struct ls_cfg *cfg, const struct entry_loop *E, const int32_t *owner, int32_t l,
+                              struct ls_loop *L)
+{
+	L->header = E->header;
+	L->entries = ls_xmalloc(sizeof *L->entries);
+	L->entries[0] = E->header;
+	L->nentries = 1;
+	L->blocks = E->blocks;
+	L->nblocks = E->nblocks;
+	qsort(L->blocks, L->nblocks, sizeof *L->blocks, cmp_u32);
+	size_t capb = 0, capx = 0;
+	for (size_t q = 0; q < L->nblocks; q++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[q]];
+		for (uint32_t s = 0; s < blk->nsucc; s++) {
+			const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (owner[ed->to] != l) {
+				L->exits = ls_grow(L->exits, &capx, L->nexits + 1, sizeof *L->exits);
+				L->exits[L->nexits++] = *ed;
+			} else if (ed->to == E->header) {
+				L->backedges = ls_grow(L->backedges, &capb, L->nbackedges + 1, sizeof *L->backedges);
+				L->backedges[L->nbackedges++] = *ed;
+			}
+		}
+	}
 }
 
 static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
@@ -374,33 +404,10 @@ static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	for (size_t i = 0; i < total; i++) {
 		size_t l = order[i];
 		struct ls_loop *L = &loops[i];
-		if (l < n) {
+		if (l < n)
 			*L = f->loops[l];
-		} else {
-			const struct entry_loop *E = &el[l - n];
-			L->header = E->header;
-			L->entries = ls_xmalloc(sizeof *L->entries);
-			L->entries[0] = E->header;
-			L->nentries = 1;
-			L->blocks = E->blocks;
-			L->nblocks = E->nblocks;
-			qsort(L->blocks, L->nblocks, sizeof *L->blocks, cmp_u32);
-			size_t capb = 0, capx = 0;
-			for (size_t q = 0; q < L->nblocks; q++) {
-				const struct ls_block *blk = &cfg->blocks[L->blocks[q]];
-				for (uint32_t s = 0; s < blk->nsucc; s++) {
-					const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + s]];
-					if (owner[ed->to] != (int32_t)l) {
-						L->exits = ls_grow(L->exits, &capx, L->nexits + 1, sizeof *L->exits);
-						L->exits[L->nexits++] = *ed;
-					} else if (ed->to == E->header) {
-						L->backedges = ls_grow(L->backedges, &capb, L->nbackedges + 1,
-						                       sizeof *L->backedges);
-						L->backedges[L->nbackedges++] = *ed;
-					}
-				}
-			}
-		}
+		else
+			entry_loop_fields(cfg, &el[l - n], owner, (int32_t)l, L);
 		L->parent = parent[l] >= 0 ? newidx[parent[l]] : -1;
 		L->depth = depth[l];
 	}
