@@ -1224,6 +1224,9 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 			unresolved = true;
 		}
 	}
+	/* Out of walking budget: whatever was found may be partial. */
+	if (b->flow->budget == 0)
+		unresolved = true;
 	return unresolved ? JUMP_UNRESOLVED : resolved ? JUMP_RESOLVED : JUMP_NOT_TABLE;
 }
 
