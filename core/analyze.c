@@ -37,6 +37,8 @@ static struct ls_scope *analyze_proc(ls_module *m, const struct ls_proc *proc, s
 	}
 	struct ls_scope *s = ls_structure_build_proc(m, proc, have_cfg ? &cfg : NULL,
 	                                             have_loops ? &lf : NULL, arena);
+	if (s && have_cfg)
+		s->unresolved_jumps = cfg.unresolved_jumps;
 	if (have_loops)
 		ls_loop_forest_free(&lf);
 	if (have_cfg)

@@ -74,6 +74,7 @@ struct cache_scope {
 	uint32_t name, linkage_name, file, call_file; /* string offsets or CACHE_NONE */
 	uint32_t line, call_line, call_column;
 	uint32_t loop;          /* index into the loops, or CACHE_NONE */
+	uint32_t unresolved_jumps, pad; /* proc */
 	uint64_t first_range;
 	uint64_t nranges;
 };
@@ -483,6 +484,7 @@ static bool build_tree(const ls_module *m, char *blob, const struct cache_header
 		s->line = r->line;
 		s->call_line = r->call_line;
 		s->call_column = r->call_column;
+		s->unresolved_jumps = r->unresolved_jumps;
 		s->ranges = r->nranges ? ranges + r->first_range : NULL;
 		s->nranges = s->cap_ranges = r->nranges;
 		s->loop = r->loop == CACHE_NONE ? NULL : &loops[r->loop];
@@ -753,6 +755,7 @@ void ls_cache_store(ls_module *m)
 		r->line = s->line;
 		r->call_line = s->call_line;
 		r->call_column = s->call_column;
+		r->unresolved_jumps = s->unresolved_jumps;
 		r->first_range = ri;
 		r->nranges = s->nranges;
 		if (s->nranges)

@@ -40,6 +40,10 @@ struct ls_cfg {
 	size_t nedges;
 	uint32_t *succ;              /* edge indices, grouped by from-block */
 	uint32_t *pred;              /* edge indices, grouped by to-block */
+	/* Indirect jumps that look like jump tables (an indexed load) but
+	 * whose targets are unknown: the procedure's loops may be incomplete. */
+	uint32_t unresolved_jumps;
+	uint64_t first_unresolved;   /* the first one's address */
 };
 
 /* What the CFG builder needs to know of the rest of the module. */

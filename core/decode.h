@@ -42,6 +42,8 @@ struct ls_insn {
 	uint8_t kind;              /* enum ls_insn_kind */
 	uint8_t nops;
 	uint16_t opcode;           /* decoder-defined mnemonic id (LS_MN_*), for pattern matching */
+	uint16_t writes;           /* general registers it may write (bit N: register N), implicit
+	                            * ones included (a call clobbers the caller-saved ones) */
 	uint64_t target;           /* direct branch/call target, or 0 */
 	struct ls_operand op[3];   /* AT&T order as libopcodes prints: source(s) first, destination last */
 };
@@ -52,6 +54,7 @@ enum {
 	LS_MN_CMP, LS_MN_JMP, LS_MN_JA, LS_MN_JAE, LS_MN_JB, LS_MN_JBE, LS_MN_NOP, LS_MN_ENDBR,
 	LS_MN_CLTQ,        /* cltq (cdqe): sign-extends %eax into %rax, no operands */
 	LS_MN_HLT,         /* hlt: the kernel's idle loops go on after it (cfg.c) */
+	LS_MN_AND,         /* and: a mask bounds a jump table's index */
 };
 
 struct ls_decoder;

@@ -436,6 +436,8 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	case 'a':
 		if (is_mn(m, "add"))
 			insn->opcode = LS_MN_ADD;
+		else if (is_mn(m, "and"))
+			insn->opcode = LS_MN_AND;
 		return;
 	case 'e':
 		if (strncmp(m, "endbr", 5) == 0)
@@ -472,6 +474,126 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	default:
 		return;
 	}
+}
+
+/* The general registers INSN may write, for the jump-table analysis's
+ * reaching definitions (cfg.c).  Erring towards "writes" is safe (the
+ * analysis then gives up); missing a write is not, so every instruction
+ * that writes a register it does not name as its last operand is listed.
+ * Called after classify(). */
+enum {
+	R_AX = 1 << 0, R_CX = 1 << 1, R_DX = 1 << 2, R_BX = 1 << 3, R_SP = 1 << 4, R_BP = 1 << 5,
+	R_SI = 1 << 6, R_DI = 1 << 7,
+	/* What a call may change (SysV ABI: the caller-saved registers). */
+	R_CALLER_SAVED = R_AX | R_CX | R_DX | R_SI | R_DI | 0x0f00,
+};
+
+static bool starts(const char *m, const char *prefix)
+{
+	return strncmp(m, prefix, strlen(prefix)) == 0;
+}
+
+static bool gpr_op(const struct ls_insn *insn, int i)
+{
+	return i < insn->nops && insn->op[i].kind == LS_OP_REG && insn->op[i].reg >= 0 && insn->op[i].reg < 16;
+}
+
+static bool any_vector_op(const struct ls_insn *insn)
+{
+	for (int i = 0; i < insn->nops && i < 3; i++)
+		if (insn->op[i].kind == LS_OP_REG && insn->op[i].reg >= 32 && insn->op[i].reg < 90)
+			return true;
+	return false;
+}
+
+/* What the instruction writes besides its last operand (by its first
+ * letter: this runs on every instruction).  String instructions: movs's
+ * register forms (movsbl, movslq) name their destination; SSE's cmpsd and
+ * insertps use vector registers. */
+static uint16_t implicit_writes(const char *m, const struct ls_insn *insn)
+{
+	enum { STRING = R_SI | R_DI | R_CX };
+	switch (m[0]) {
+	case 'c':
+		if (insn->opcode == LS_MN_CLTQ || is_mn(m, "cwtl") || is_mn(m, "cbtw"))
+			return R_AX;
+		if (is_mn(m, "cqto") || is_mn(m, "cltd") || is_mn(m, "cwtd"))
+			return R_DX;
+		if (starts(m, "cmpxchg"))
+			return starts(m, "cmpxchg8b") || starts(m, "cmpxchg16b") ? R_AX | R_DX : R_AX;
+		if (is_mn(m, "cpuid"))
+			return R_AX | R_BX | R_CX | R_DX;
+		if (starts(m, "cmps") && !any_vector_op(insn))
+			return STRING;
+		return 0;
+	case 'm':
+		if (m[1] == 'o') /* mov*: a string move has two memory operands */
+			return starts(m, "movs") && insn->nops == 2 && insn->op[0].kind == LS_OP_MEM &&
+			       insn->op[1].kind == LS_OP_MEM ? STRING : 0;
+		if (is_mn(m, "mul") && insn->nops == 1)
+			return R_AX | R_DX;
+		if (starts(m, "mulx") && gpr_op(insn, 1) && insn->nops == 3)
+			return (uint16_t)(1u << insn->op[1].reg);
+		return 0;
+	case 'i':
+		if ((is_mn(m, "imul") && insn->nops == 1) || is_mn(m, "idiv"))
+			return R_AX | R_DX;
+		return starts(m, "ins") && !any_vector_op(insn) ? STRING : 0;
+	case 'd':
+		return is_mn(m, "div") ? R_AX | R_DX : 0;
+	case 'x':
+		if ((starts(m, "xchg") || starts(m, "xadd")) && insn->nops == 2 && gpr_op(insn, 0))
+			return (uint16_t)(1u << insn->op[0].reg); /* both operands */
+		if (is_mn(m, "xlat"))
+			return R_AX;
+		return is_mn(m, "xgetbv") ? R_AX | R_DX : 0;
+	case 'l':
+		if (is_mn(m, "lahf"))
+			return R_AX;
+		if (starts(m, "lods"))
+			return STRING | R_AX;
+		if (starts(m, "loop"))
+			return R_CX;
+		return is_mn(m, "leave") ? R_SP | R_BP : 0;
+	case 'r':
+		if (is_mn(m, "rdtscp"))
+			return R_AX | R_DX | R_CX;
+		return is_mn(m, "rdtsc") || is_mn(m, "rdmsr") || is_mn(m, "rdpmc") ? R_AX | R_DX : 0;
+	case 's':
+		if (starts(m, "syscall") || starts(m, "sysenter"))
+			return R_AX | R_CX | 0x0800; /* rcx, r11 */
+		return (starts(m, "stos") || starts(m, "scas")) && !any_vector_op(insn) ? STRING : 0;
+	case 'o':
+		return starts(m, "outs") ? STRING : 0;
+	case 'p':
+		return starts(m, "push") || starts(m, "pop") ? R_SP : 0;
+	case 'e':
+		return is_mn(m, "enter") ? R_SP | R_BP : 0;
+	case 'j':
+		return starts(m, "jrcxz") || starts(m, "jecxz") ? R_CX : 0;
+	default:
+		return 0;
+	}
+}
+
+static uint16_t gpr_writes(const struct ls_decoder *d, const struct ls_insn *insn)
+{
+	const char *m = d->mnemonic;
+	if (insn->opcode == LS_MN_NOP || insn->opcode == LS_MN_ENDBR)
+		return 0; /* xchg %ax,%ax too */
+	if (insn->kind == LS_INSN_CALL || insn->kind == LS_INSN_ICALL)
+		return R_CALLER_SAVED | R_SP;
+	if (insn->kind == LS_INSN_JUMP || insn->kind == LS_INSN_IJUMP || insn->kind == LS_INSN_RET)
+		return insn->kind == LS_INSN_RET ? R_SP : 0;
+	uint16_t w = implicit_writes(m, insn);
+	/* The destination: the last operand, unless the instruction only
+	 * reads it. */
+	bool reads_only = insn->opcode == LS_MN_CMP || insn->kind == LS_INSN_CJUMP ||
+	                  (m[0] == 't' && is_mn(m, "test")) || (m[0] == 'b' && is_mn(m, "bt")) ||
+	                  (m[0] == 'p' && is_mn(m, "push"));
+	if (!reads_only && insn->nops && gpr_op(insn, insn->nops - 1))
+		w |= (uint16_t)(1u << insn->op[insn->nops - 1].reg);
+	return w;
 }
 
 /* ---- interface ------------------------------------------------------------------ */
@@ -537,6 +659,7 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 		insn->len = 0;
 		return 0;
 	}
+	insn->writes = gpr_writes(d, insn);
 	if (insn->kind != LS_INSN_JUMP && insn->kind != LS_INSN_CJUMP && insn->kind != LS_INSN_CALL)
 		insn->target = 0;
 	return (size_t)n;

@@ -29,7 +29,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#define LS_CACHE_FORMAT_VERSION 2
+#define LS_CACHE_FORMAT_VERSION 3
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
@@ -236,6 +236,8 @@ struct ls_scope {
 	ls_range *ranges;          /* sorted, merged */
 	size_t nranges, cap_ranges;
 	struct ls_loop_info *loop; /* loop */
+	unsigned unresolved_jumps; /* proc: indirect jumps that look like jump tables but have no
+	                            * known targets (cfg.c): its loops may be incomplete */
 	const void *key;           /* builder's identity of the node (inl node, loop); not saved */
 };
 

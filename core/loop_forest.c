@@ -25,6 +25,8 @@
  * 5. An irreducible loop nested in an irreducible loop and holding another
  *    of its entries is merged into it (see merge_irreducible): one
  *    multi-entry region instead of Havlak's DFS-dependent chain.
+ * 6. A natural loop headed by an entry of an irreducible loop, which
+ *    Havlak folds into it, is added inside it (see add_entry_loops).
  *
  * Loops are natural loops (and Havlak's irreducible ones): a block that
  * never gets back to the header - the exit() that ends a loop, a C++
@@ -165,6 +167,264 @@ static void merge_irreducible(struct ls_loop_forest *f, size_t nblocks)
 	free(merged);
 	free(mark);
 	free(newidx);
+}
+
+/* Havlak gives a block at most one loop, so inside an irreducible region a
+ * natural loop whose header is one of the region's entries is lost: in an
+ * interpreter whose every handler ends with its own copy of the dispatch
+ * jump, each handler that can run twice in a row is such a loop (LLVM's
+ * LoopInfo, which has only natural loops, reports them).  For each entry H
+ * of each irreducible loop P, the blocks that reach an edge back into H
+ * from inside P without passing H form a natural loop when none of them can
+ * be entered but through H: when that backward walk never leaves P (any
+ * other way in is through another entry, which has a predecessor outside
+ * P).  Such loops become children of P, P's loops inside them move under
+ * them; nothing else of Havlak's forest changes.  Other entries' edges into
+ * H (another handler dispatching to it) are not back edges: H does not
+ * dominate their source. */
+struct entry_loop {
+	uint32_t header;
+	int32_t parent;            /* P */
+	uint32_t *blocks;          /* the body, header first */
+	size_t nblocks;
+};
+
+/* The natural loop of entry H of the loop whose blocks are marked IN_P
+ * (into BODY, marking MARK with TAG); 0 when there is none.  An edge
+ * T -> H from inside P is a back edge when H dominates T: when walking
+ * back from T, stopping at H and at what is known to be in the body,
+ * never leaves P nor meets the procedure's entry.  SEEN and WORK are
+ * scratch. */
+static size_t natural_body(const struct ls_cfg *cfg, uint32_t h, const uint32_t *in_p, uint32_t p_tag,
+                           uint32_t *mark, uint32_t tag, uint32_t *seen, uint32_t *seen_tag, uint32_t *body,
+                           uint32_t *work, size_t *budget)
+{
+	size_t n = 0;
+	bool self = false;
+	mark[h] = tag;
+	body[n++] = h;
+	const struct ls_block *hb = &cfg->blocks[h];
+	for (uint32_t k = 0; k < hb->npred; k++) {
+		uint32_t t = cfg->edges[cfg->pred[hb->first_pred + k]].from;
+		self |= t == h;
+		if (in_p[t] != p_tag || mark[t] == tag || !cfg->blocks[t].reachable)
+			continue; /* (unreachable padding is in P too: adopted) */
+		uint32_t s = ++*seen_tag;
+		size_t nw = 0;
+		bool dominated = true;
+		seen[t] = s;
+		work[nw++] = t;
+		for (size_t i = 0; i < nw && dominated; i++) {
+			const struct ls_block *blk = &cfg->blocks[work[i]];
+			if (work[i] == 0 || *budget == 0) {
+				dominated = false; /* the procedure's entry, or too much work */
+				break;
+			}
+			(*budget)--;
+			for (uint32_t q = 0; q < blk->npred; q++) {
+				uint32_t v = cfg->edges[cfg->pred[blk->first_pred + q]].from;
+				if (mark[v] == tag || seen[v] == s || !cfg->blocks[v].reachable)
+					continue;
+				if (in_p[v] != p_tag) {
+					dominated = false; /* entered from outside P: through another entry */
+					break;
+				}
+				seen[v] = s;
+				work[nw++] = v;
+			}
+		}
+		if (!dominated)
+			continue;
+		for (size_t i = 0; i < nw; i++) {
+			mark[work[i]] = tag;
+			body[n++] = work[i];
+		}
+	}
+	return n > 1 || self ? n : 0;
+}
+
+/* Loops in preorder of the tree PARENT (siblings by header address): the
+ * order into ORDER, depths into DEPTH. */
+static void loop_preorder(const struct ls_cfg *cfg, const uint32_t *header, const int32_t *parent, size_t n,
+                          uint32_t *order, unsigned *depth)
+{
+	/* Children lists (CSR by parent + 1, 0 = roots), each sorted by header
+	 * address with insertion sort (sibling sets are small). */
+	uint32_t *start = ls_xcalloc(n + 2, sizeof *start);
+	uint32_t *child = ls_xmalloc((n + 1) * sizeof *child);
+	for (size_t l = 0; l < n; l++)
+		start[(size_t)(parent[l] + 1) + 1]++;
+	for (size_t i = 0; i <= n; i++)
+		start[i + 1] += start[i];
+	uint32_t *fill = ls_xmalloc((n + 2) * sizeof *fill);
+	memcpy(fill, start, (n + 2) * sizeof *fill);
+	for (size_t l = 0; l < n; l++) {
+		uint32_t s = (uint32_t)(parent[l] + 1), j = fill[s]++;
+		uint64_t key = cfg->blocks[header[l]].start;
+		while (j > start[s] && cfg->blocks[header[child[j - 1]]].start > key) {
+			child[j] = child[j - 1];
+			j--;
+		}
+		child[j] = (uint32_t)l;
+	}
+	free(fill);
+	/* Preorder with an explicit stack of (list slot, position). */
+	uint32_t *st_slot = ls_xmalloc((n + 1) * sizeof *st_slot), *st_pos = ls_xmalloc((n + 1) * sizeof *st_pos);
+	size_t d = 0, k = 0;
+	st_slot[0] = 0;
+	st_pos[0] = start[0];
+	for (;;) {
+		if (st_pos[d] < start[st_slot[d] + 1]) {
+			uint32_t l = child[st_pos[d]++];
+			order[k++] = l;
+			depth[l] = (unsigned)d + 1;
+			d++;
+			st_slot[d] = l + 1;
+			st_pos[d] = start[l + 1];
+		} else if (d-- == 0) {
+			break;
+		}
+	}
+	free(st_slot);
+	free(st_pos);
+	free(start);
+	free(child);
+}
+
+/* The forest's record of entry loop E (numbered L; OWNER: per block, the
+ * entry loop holding it): one entry, its blocks, back edges, exits. */
+static void entry_loop_fields(const struct ls_cfg *cfg, const struct entry_loop *E, const int32_t *owner, int32_t l,
+                              struct ls_loop *L)
+{
+	L->header = E->header;
+	L->entries = ls_xmalloc(sizeof *L->entries);
+	L->entries[0] = E->header;
+	L->nentries = 1;
+	L->blocks = E->blocks;
+	L->nblocks = E->nblocks;
+	qsort(L->blocks, L->nblocks, sizeof *L->blocks, cmp_u32);
+	size_t capb = 0, capx = 0;
+	for (size_t q = 0; q < L->nblocks; q++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[q]];
+		for (uint32_t s = 0; s < blk->nsucc; s++) {
+			const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (owner[ed->to] != l) {
+				L->exits = ls_grow(L->exits, &capx, L->nexits + 1, sizeof *L->exits);
+				L->exits[L->nexits++] = *ed;
+			} else if (ed->to == E->header) {
+				L->backedges = ls_grow(L->backedges, &capb, L->nbackedges + 1, sizeof *L->backedges);
+				L->backedges[L->nbackedges++] = *ed;
+			}
+		}
+	}
+}
+
+static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	size_t N = cfg->nblocks, n = f->nloops;
+	bool any = false;
+	for (size_t l = 0; l < n && !any; l++)
+		any = f->loops[l].irreducible;
+	if (!any)
+		return;
+	uint32_t *in_p = ls_xcalloc(N, sizeof *in_p), *mark = ls_xcalloc(N, sizeof *mark);
+	uint32_t *body = ls_xmalloc(N * sizeof *body), *work = ls_xmalloc(N * sizeof *work);
+	uint32_t *seen = ls_xcalloc(N, sizeof *seen), seen_tag = 0;
+	uint8_t *is_header = ls_xcalloc(N, 1);
+	for (size_t l = 0; l < n; l++)
+		is_header[f->loops[l].header]++;
+	size_t budget = 8 * N + 100000; /* blocks walked, in all: linear in practice */
+	struct entry_loop *el = NULL;
+	size_t nel = 0, cap = 0;
+	uint32_t tag = 0;
+	for (size_t l = 0; l < n; l++) {
+		const struct ls_loop *P = &f->loops[l];
+		if (!P->irreducible)
+			continue;
+		for (size_t i = 0; i < P->nblocks; i++)
+			in_p[P->blocks[i]] = (uint32_t)l + 1;
+		for (size_t e = 0; e < P->nentries; e++) {
+			uint32_t h = P->entries[e];
+			/* P's own header, or an entry no other loop is headed by. */
+			if (is_header[h] > (e == 0 ? 1 : 0))
+				continue;
+			size_t m = natural_body(cfg, h, in_p, (uint32_t)l + 1, mark, ++tag, seen, &seen_tag, body, work,
+			                        &budget);
+			if (!m)
+				continue;
+			el = ls_grow(el, &cap, nel + 1, sizeof *el);
+			el[nel] = (struct entry_loop){ h, (int32_t)l, ls_xmalloc(m * sizeof *body), m };
+			memcpy(el[nel].blocks, body, m * sizeof *body);
+			nel++;
+		}
+	}
+	free(in_p);
+	free(is_header);
+	free(seen);
+	free(work);
+	if (!nel) {
+		free(mark);
+		free(body);
+		free(el);
+		return;
+	}
+
+	/* The tree with the new loops (numbered n..), blocks' innermost loops. */
+	size_t total = n + nel;
+	int32_t *parent = ls_xmalloc(total * sizeof *parent);
+	uint32_t *header = ls_xmalloc(total * sizeof *header);
+	for (size_t l = 0; l < n; l++) {
+		parent[l] = f->loops[l].parent;
+		header[l] = f->loops[l].header;
+	}
+	int32_t *owner = (int32_t *)mark; /* per block: the new loop holding it, or -1 */
+	for (size_t b = 0; b < N; b++)
+		owner[b] = -1;
+	for (size_t k = 0; k < nel; k++) {
+		parent[n + k] = el[k].parent;
+		header[n + k] = el[k].header;
+		for (size_t i = 0; i < el[k].nblocks; i++) {
+			uint32_t b = el[k].blocks[i];
+			owner[b] = (int32_t)(n + k);
+			if (f->block_loop[b] == el[k].parent)
+				f->block_loop[b] = (int32_t)(n + k);
+		}
+	}
+	for (size_t l = 0; l < n; l++)
+		if (parent[l] >= 0 && owner[header[l]] >= 0 && el[owner[header[l]] - (int32_t)n].parent == parent[l])
+			parent[l] = owner[header[l]];
+	uint32_t *order = ls_xmalloc(total * sizeof *order);
+	unsigned *depth = ls_xmalloc(total * sizeof *depth);
+	loop_preorder(cfg, header, parent, total, order, depth);
+
+	struct ls_loop *loops = ls_xcalloc(total, sizeof *loops);
+	int32_t *newidx = ls_xmalloc(total * sizeof *newidx);
+	for (size_t i = 0; i < total; i++)
+		newidx[order[i]] = (int32_t)i;
+	for (size_t i = 0; i < total; i++) {
+		size_t l = order[i];
+		struct ls_loop *L = &loops[i];
+		if (l < n)
+			*L = f->loops[l];
+		else
+			entry_loop_fields(cfg, &el[l - n], owner, (int32_t)l, L);
+		L->parent = parent[l] >= 0 ? newidx[parent[l]] : -1;
+		L->depth = depth[l];
+	}
+	for (size_t b = 0; b < N; b++)
+		if (f->block_loop[b] >= 0)
+			f->block_loop[b] = newidx[f->block_loop[b]];
+	free(f->loops);
+	f->loops = loops;
+	f->nloops = total;
+	free(parent);
+	free(header);
+	free(order);
+	free(depth);
+	free(newidx);
+	free(mark);
+	free(body);
+	free(el);
 }
 
 int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
@@ -511,6 +771,7 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	free(header);
 	free(type);
 	merge_irreducible(f, N);
+	add_entry_loops(cfg, f);
 	return 0;
 }
 

@@ -181,6 +181,9 @@ unsigned ls_scope_line(const ls_scope *s);
 const char *ls_scope_call_file(const ls_scope *s);
 unsigned ls_scope_call_line(const ls_scope *s);
 unsigned ls_scope_call_column(const ls_scope *s);
+/* proc: how many of its indirect jumps look like jump tables but could not
+ * be resolved (0 normally); when not 0, its loops may be incomplete. */
+unsigned ls_proc_unresolved_jumps(const ls_scope *s);
 
 /* Address ranges, sorted and merged, half-open. */
 size_t ls_scope_nranges(const ls_scope *s);

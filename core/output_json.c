@@ -231,6 +231,10 @@ static void jb_scope_fields(struct jbuf *b, const struct ls_scope *s, bool full)
 			JB_LIT(b, ",\"linkage_name\":");
 			jb_string(b, s->linkage_name);
 		}
+		if (s->unresolved_jumps) { /* its loops may be incomplete */
+			JB_LIT(b, ",\"unresolved_jumps\":");
+			jb_uint(b, s->unresolved_jumps);
+		}
 		break;
 	case LS_SCOPE_INLINE:
 		JB_LIT(b, ",\"name\":");

@@ -54,6 +54,9 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		fprintf(out, "proc %s (%s:%u)", s->name ? s->name : "??",
 			s->file ? s->file : "??", s->line);
 		put_ranges(out, s);
+		if (s->unresolved_jumps)
+			fprintf(out, " [%u indirect jump%s not resolved: loops may be incomplete]", s->unresolved_jumps,
+			        s->unresolved_jumps == 1 ? "" : "s");
 		break;
 	case LS_SCOPE_INLINE:
 		fprintf(out, "[I] %s called at %s:%u (%s:%u)", s->name ? s->name : "??",

@@ -114,6 +114,7 @@ unsigned ls_scope_line(const ls_scope *s) { return s->line; }
 const char *ls_scope_call_file(const ls_scope *s) { return s->call_file; }
 unsigned ls_scope_call_line(const ls_scope *s) { return s->call_line; }
 unsigned ls_scope_call_column(const ls_scope *s) { return s->call_column; }
+unsigned ls_proc_unresolved_jumps(const ls_scope *s) { return s->kind == LS_SCOPE_PROC ? s->unresolved_jumps : 0; }
 size_t ls_scope_nranges(const ls_scope *s) { return s->nranges; }
 
 ls_range ls_scope_range(const ls_scope *s, size_t i)

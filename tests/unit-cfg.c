@@ -9,6 +9,9 @@
  * warnings, the loop forest of a 3-deep nest; C++ (g++, clang++): calls
  * have exception edges to their landing pads, a catch handler that goes
  * back to its loop is in it, a cleanup that resumes unwinding is not.
+ * Jump-table shapes (tests/fixtures/jump_tables.s, built as a PIE with GNU
+ * ld and with lld, and not PIE): the exact edges of each, none read past
+ * a table's end, an unresolvable one counted and warned about.
  * Prints TAP. */
 #include "cfg.h"
 #include "loop_forest.h"
@@ -546,6 +549,121 @@ static void check_cxx(const char *tag, const char *path)
 	ls_module_close(m);
 }
 
+
+/* ---- jump-table shapes (tests/fixtures/jump_tables.s) ---- */
+
+/* Per indirect jump of PROC: its number of switch edges, in address order
+ * (at most 8 jumps).  Returns how many jumps. */
+static int switch_edges(const ls_module *m, struct ls_decoder *dec, const struct ls_proc *p, unsigned *edges,
+                        struct ls_cfg *cfg_out)
+{
+	struct ls_cfg_env env = { .m = m, .dec = dec };
+	struct ls_cfg cfg;
+	if (!p || ls_cfg_build(&env, p, &cfg) != 0)
+		return -1;
+	int n = 0;
+	for (size_t b = 0; b < cfg.nblocks; b++)
+		if (last_insn(&cfg, b)->kind == LS_INSN_IJUMP && n < 8)
+			edges[n++] = cfg.blocks[b].nsucc;
+	/* blocks are numbered from the entry: sort the jumps by address */
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && edges[k - 1] > edges[k]; k--) {
+			unsigned t = edges[k];
+			edges[k] = edges[k - 1];
+			edges[k - 1] = t;
+		}
+	if (cfg_out)
+		*cfg_out = cfg;
+	else
+		ls_cfg_free(&cfg);
+	return n;
+}
+
+static void check_shapes(const char *tag, const char *path, bool zero_entries)
+{
+	struct warnings w = { .text = "", .n = 0 };
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.want_loops = 0;
+	opt.warn = collect_warning;
+	opt.warn_ctx = &w;
+	ls_error err;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	if (!m)
+		return;
+	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
+	if (zero_entries) {
+		/* lld leaves a PIE's absolute entries to the loader: the file
+		 * holds zeros, the RELATIVE relocations the addresses. */
+		uint64_t addr = 0, size = 0, v = 1;
+		bool found = ls_module_symbol(m, "tab_hoisted", &addr, &size) == 0;
+		for (Elf_Scn *scn = NULL; found && (scn = elf_nextscn(m->elf, scn));) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && addr >= sh.sh_addr &&
+			    addr + 8 <= sh.sh_addr + sh.sh_size && (d = elf_rawdata(scn, NULL)) && d->d_buf)
+				memcpy(&v, (const char *)d->d_buf + (addr - sh.sh_addr), 8);
+		}
+		ok(found && v == 0, "%s: the file holds zeros for the absolute entries (tab_hoisted[0] = %#llx)", tag,
+		   (unsigned long long)v);
+	}
+	/* name, jumps, switch edges of each (all alike), what it tests */
+	static const struct { const char *name; int jumps; unsigned edges; const char *what; } want[] = {
+		{ "jt_byte", 1, 4, "byte-indexed, no compare: ends at the next data symbol" },
+		{ "jt_word", 1, 3, "word-indexed, no compare: ends at the next table the function names" },
+		{ "jt_hoisted", 1, 5, "base register loaded after the loop, kept across a call (clang's hoisting)" },
+		{ "jt_relative", 1, 5, "4-byte relative entries under a compare; the entry at the end is no edge" },
+		{ "jt_goto", 4, 4, "computed goto, a copy of the dispatch in every handler, masked index" },
+		{ "jt_goto_sym", 1, 3, "computed goto, byte index bounded by the table's symbol size" },
+		{ "jt_unresolved", 1, 0, "table base from memory: no edge" },
+		{ "jt_functions", 1, 0, "a table of functions: a tail call, no edge" },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		w.n = 0;
+		w.text[0] = 0;
+		const struct ls_proc *p = find_proc(m, want[i].name);
+		unsigned edges[8] = { 0 };
+		struct ls_cfg cfg;
+		int n = switch_edges(m, dec, p, edges, &cfg);
+		bool same = n == want[i].jumps;
+		for (int k = 0; k < n && same; k++)
+			same = edges[k] == want[i].edges;
+		ok(same, "%s: %s: %s (%d jumps, %u switch edges each; want %d, %u)", tag, want[i].name, want[i].what, n,
+		   n > 0 ? edges[0] : 0, want[i].jumps, want[i].edges);
+		if (n < 0)
+			continue;
+		bool unresolved = strcmp(want[i].name, "jt_unresolved") == 0;
+		ok(cfg.unresolved_jumps == (unresolved ? 1u : 0u) &&
+		   (unresolved ? w.n == 1 && strstr(w.text, "jt_unresolved") && strstr(w.text, "not resolved") : w.n == 0),
+		   "%s: %s: %s (%u unresolved, %d warnings%s%.120s)", tag, want[i].name,
+		   unresolved ? "counted as unresolved, one warning naming it" : "nothing unresolved, no warning",
+		   cfg.unresolved_jumps, w.n, w.n ? ": " : "", w.text);
+		struct ls_loop_forest lf;
+		ls_loop_forest_build(&cfg, &lf);
+		if (strcmp(want[i].name, "jt_hoisted") == 0) {
+			/* One loop: its header is the block the cases go back to. */
+			ok(lf.nloops == 1 && cfg.blocks[lf.loops[0].header].nsucc == 2 && !lf.loops[0].irreducible,
+			   "%s: jt_hoisted: the interpreter loop is one natural loop (%zu loops)", tag, lf.nloops);
+		} else if (strcmp(want[i].name, "jt_goto") == 0) {
+			/* The three handlers that dispatch again are all in one loop. */
+			size_t handlers = 0, in_loop = 0;
+			for (size_t b = 1; b < cfg.nblocks; b++)
+				if (last_insn(&cfg, b)->kind == LS_INSN_IJUMP) {
+					handlers++;
+					in_loop += lf.block_loop[b] >= 0;
+				}
+			ok(handlers == 3 && in_loop == 3, "%s: jt_goto: the handlers are in the dispatch loop (%zu of %zu)", tag,
+			   in_loop, handlers);
+		}
+		ls_loop_forest_free(&lf);
+		ls_cfg_free(&cfg);
+	}
+	ls_decoder_free(dec);
+	ls_module_close(m);
+}
+
 static bool have(const char *cc)
 {
 	char cmd[256];
@@ -620,6 +738,31 @@ int main(void)
 		unlink(out);
 	}
 	unlink(src);
+
+	/* The jump-table shapes: GNU ld (PIE: entries in the file), lld
+	 * (PIE: zeros in the file, the RELATIVE addends), and non-PIE. */
+	const char *top = getenv("top_srcdir");
+	char shapes[1024];
+	snprintf(shapes, sizeof shapes, "%s/tests/fixtures/jump_tables.s", top ? top : ".");
+	static const struct { const char *cc, *flags; } sb[] = {
+		{ "gcc", "-pie" }, { "clang", "-fuse-ld=lld -pie" }, { "gcc", "-no-pie" },
+	};
+	for (size_t i = 0; i < sizeof sb / sizeof sb[0]; i++) {
+		char tag[128], out[512], cmd[2048];
+		snprintf(tag, sizeof tag, "jump_tables.s %s %s", sb[i].cc, sb[i].flags);
+		if (!have(sb[i].cc) || access(shapes, R_OK) != 0) {
+			printf("ok %d # SKIP %s: no compiler or no %s\n", ++test_no, tag, shapes);
+			continue;
+		}
+		snprintf(out, sizeof out, "%s/shapes-%zu", dir, i);
+		snprintf(cmd, sizeof cmd, "%s %s -o %s %s >%s/cc.log 2>&1", sb[i].cc, sb[i].flags, out, shapes, dir);
+		if (system(cmd) != 0) {
+			printf("ok %d # SKIP %s: does not link here (lld?)\n", ++test_no, tag);
+			continue;
+		}
+		check_shapes(tag, out, strstr(sb[i].flags, "lld") != NULL);
+		unlink(out);
+	}
 	snprintf(src, sizeof src, "%s/fixture.c", dir);
 	unlink(src);
 	char log[600];

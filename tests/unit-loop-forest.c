@@ -1,6 +1,7 @@
 /* unit-loop-forest.c - the loop nesting forest (core/loop_forest.c) on
  * synthetic CFGs: natural, nested, shared-header, irreducible and self
- * loops, unreachable cycles; random graphs checked against the recursive
+ * loops, unreachable cycles, natural loops headed by an irreducible loop's
+ * entries; random graphs checked against the recursive
  * SCC definition of Havlak's forest; large graphs to show near-linear cost.
  * Prints TAP. */
 #include "loop_forest.h"
@@ -55,6 +56,26 @@ static void free_cfg(struct ls_cfg *cfg)
 	free(cfg->edges);
 	free(cfg->succ);
 	free(cfg->pred);
+}
+
+/* Set the blocks' reachable flags (as cfg.c does): from block 0. */
+static void mark_reachable(struct ls_cfg *cfg)
+{
+	uint32_t *work = malloc((cfg->nblocks + 1) * sizeof *work);
+	size_t nw = 0;
+	cfg->blocks[0].reachable = true;
+	work[nw++] = 0;
+	while (nw) {
+		const struct ls_block *b = &cfg->blocks[work[--nw]];
+		for (uint32_t k = 0; k < b->nsucc; k++) {
+			uint32_t t = cfg->edges[cfg->succ[b->first_succ + k]].to;
+			if (!cfg->blocks[t].reachable) {
+				cfg->blocks[t].reachable = true;
+				work[nw++] = t;
+			}
+		}
+	}
+	free(work);
 }
 
 /* The loop whose header is block H, or NULL. */
@@ -212,6 +233,52 @@ static void test_self_and_unreachable(void)
 	free_cfg(&cfg);
 }
 
+static void test_entry_loops(void)
+{
+	/* An interpreter with a copy of the dispatch in each handler: 1
+	 * dispatches to handlers 2, 3, 4; handler 2 (blocks 2, 5, 6, 7) has
+	 * an inner loop 5-6 and ends with its dispatch (7) to 2, 3, 4;
+	 * handler 3 is one block that dispatches to 2, 3, 4; handler 4 exits.
+	 * 2 and 3 are entries of one irreducible loop; inside it, each is the
+	 * header of a natural loop (it runs twice in a row: LLVM's LoopInfo
+	 * reports those), and 5-6 nests in 2's. */
+	static const uint32_t E[][2] = {
+		{ 0, 1 }, { 1, 2 }, { 1, 3 }, { 1, 4 }, { 2, 5 }, { 5, 6 }, { 6, 5 }, { 6, 7 },
+		{ 7, 2 }, { 7, 3 }, { 7, 4 }, { 3, 2 }, { 3, 3 }, { 3, 4 }, { 4, 8 },
+	};
+	struct ls_cfg cfg;
+	struct ls_loop_forest f;
+	make_cfg(&cfg, 9, E, sizeof E / sizeof E[0]);
+	for (size_t i = 0; i < cfg.nblocks; i++)
+		cfg.blocks[i].reachable = true;
+	ls_loop_forest_build(&cfg, &f);
+	const struct ls_loop *P = f.nloops ? &f.loops[0] : NULL;
+	ok(f.nloops == 4 && P && P->irreducible && P->nentries == 2 && P->depth == 1 &&
+	   strcmp(blockset(P), "2,3,5,6,7") == 0,
+	   "entry loops: one irreducible loop, entries 2 and 3, blocks 2,3,5,6,7 (%zu loops)", f.nloops);
+	const struct ls_loop *N2 = NULL, *N3 = NULL, *I = loop_at(&f, 5);
+	for (size_t i = 1; i < f.nloops; i++) {
+		if (f.loops[i].header == 2)
+			N2 = &f.loops[i];
+		if (f.loops[i].header == 3)
+			N3 = &f.loops[i];
+	}
+	ok(N2 && !N2->irreducible && N2->depth == 2 && N2->parent == 0 && strcmp(blockset(N2), "2,5,6,7") == 0 &&
+	   N2->nentries == 1 && N2->nbackedges == 1 && N2->backedges[0].from == 7,
+	   "entry loops: handler 2 is a natural loop 2,5,6,7 inside it, back edge 7->2");
+	ok(N3 && !N3->irreducible && N3->depth == 2 && strcmp(blockset(N3), "3") == 0,
+	   "entry loops: handler 3's self loop is a natural loop inside it");
+	ok(I && I->depth == 3 && N2 && I->parent == (int32_t)(N2 - f.loops) && f.block_loop[6] == (int32_t)(I - f.loops) &&
+	   f.block_loop[7] == (int32_t)(N2 - f.loops) && f.block_loop[3] == (int32_t)(N3 - f.loops),
+	   "entry loops: the inner loop 5-6 moves under handler 2's loop; blocks' innermost loops follow");
+	bool preorder = true;
+	for (size_t i = 0; i < f.nloops; i++)
+		preorder &= f.loops[i].parent < (int32_t)i;
+	ok(preorder, "entry loops: parents before children");
+	ls_loop_forest_free(&f);
+	free_cfg(&cfg);
+}
+
 static void test_threaded_dispatch(void)
 {
 	/* An interpreter's threaded code: the entry dispatches to any of 50
@@ -252,7 +319,9 @@ static void test_threaded_dispatch(void)
  * nodes) of the reachable graph; a loop's header is its node visited first
  * by the DFS; the loops nested in L are those of L minus its header.  Then
  * loop_forest.c merges an irreducible loop into its irreducible parent when
- * it holds another of the parent's entries; the reference does the same. */
+ * it holds another of the parent's entries, and adds the natural loops
+ * headed by an irreducible loop's entries (by dominators, computed here
+ * the plain iterative way); the reference does the same. */
 struct rloop {
 	uint32_t header;
 	int parent;          /* index into ref.loops, -1 top level */
@@ -355,7 +424,7 @@ static uint32_t rnd(uint32_t n)
 
 static void test_random(void)
 {
-	int agree = 0, total = 0, irreducible_seen = 0, merges = 0;
+	int agree = 0, total = 0, irreducible_seen = 0, merges = 0, entry_loops = 0;
 	for (int round = 0; round < 1000; round++) {
 		size_t n = 2 + rnd(14);
 		size_t ne = rnd((uint32_t)(2 * n + 1));
@@ -367,6 +436,7 @@ static void test_random(void)
 		struct ls_cfg cfg;
 		struct ls_loop_forest f;
 		make_cfg(&cfg, n, (const uint32_t(*)[2])E, ne);
+		mark_reachable(&cfg);
 		ls_loop_forest_build(&cfg, &f);
 
 		/* Reference: the same DFS order (successor order) for headers. */
@@ -431,6 +501,94 @@ static void test_random(void)
 			depth[l] = p >= 0 ? depth[p] + 1 : 1;
 		}
 
+		/* Then the natural loops headed by an irreducible loop's
+		 * entries (loop_forest.c's add_entry_loops): for entry H of L,
+		 * the edges T -> H from L with H dominating T, and what reaches
+		 * them without passing H. */
+		uint32_t dom[16];
+		for (size_t b = 0; b < n; b++)
+			dom[b] = b == 0 ? 1u : (1u << n) - 1;
+		for (bool changed = true; changed;) {
+			changed = false;
+			for (size_t b = 1; b < n; b++) {
+				if (!reach[b])
+					continue;
+				uint32_t d = (1u << n) - 1;
+				const struct ls_block *blk = &cfg.blocks[b];
+				for (uint32_t q = 0; q < blk->npred; q++) {
+					uint32_t p = cfg.edges[cfg.pred[blk->first_pred + q]].from;
+					if (reach[p])
+						d &= dom[p];
+				}
+				d |= 1u << b;
+				changed |= d != dom[b];
+				dom[b] = d;
+			}
+		}
+		size_t nbase = nl;
+		for (size_t l = 0; l < nbase; l++) {
+			if (merged[l] || !irr[l])
+				continue;
+			for (uint32_t h = 0; h < n; h++) {
+				if (!(h == r.loops[l].header || entry[l][h]))
+					continue;
+				bool taken = false;
+				for (size_t o = 0; o < nbase; o++)
+					taken |= !merged[o] && o != l && r.loops[o].header == h;
+				if (taken)
+					continue;
+				uint8_t *body = calloc(n, 1);
+				uint32_t stack[64];
+				size_t sp2 = 0;
+				bool any = false;
+				const struct ls_block *hb = &cfg.blocks[h];
+				for (uint32_t q = 0; q < hb->npred; q++) {
+					uint32_t t = cfg.edges[cfg.pred[hb->first_pred + q]].from;
+					if (reach[t] && r.loops[l].mask[t] && (dom[t] >> h & 1)) {
+						any = true;
+						if (t != h && !body[t]) {
+							body[t] = 1;
+							stack[sp2++] = t;
+						}
+					}
+				}
+				body[h] = 1;
+				while (sp2) {
+					const struct ls_block *blk = &cfg.blocks[stack[--sp2]];
+					for (uint32_t q = 0; q < blk->npred; q++) {
+						uint32_t p = cfg.edges[cfg.pred[blk->first_pred + q]].from;
+						if (reach[p] && !body[p]) {
+							body[p] = 1;
+							stack[sp2++] = p;
+						}
+					}
+				}
+				if (!any) {
+					free(body);
+					continue;
+				}
+				r.loops = realloc(r.loops, (nl + 1) * sizeof *r.loops);
+				r.loops[nl] = (struct rloop){ h, (int)l, body };
+				entry = realloc(entry, (nl + 2) * sizeof *entry);
+				entry[nl] = calloc(n, 1);
+				merged = realloc(merged, (nl + 2) * sizeof *merged);
+				merged[nl] = false;
+				fparent = realloc(fparent, (nl + 2) * sizeof *fparent);
+				fparent[nl] = (int)l;
+				depth = realloc(depth, (nl + 2) * sizeof *depth);
+				for (size_t o = 0; o < nbase; o++)
+					if (!merged[o] && fparent[o] == (int)l && body[r.loops[o].header])
+						fparent[o] = (int)nl;
+				nl++;
+				entry_loops++;
+			}
+		}
+		for (size_t l = 0; l < nl; l++) { /* depths after the moves */
+			depth[l] = 1;
+			for (int p = fparent[l]; p >= 0; p = fparent[p])
+				depth[l]++;
+		}
+
 		bool same = true;
 		size_t nexpect = 0;
 		for (size_t l = 0; l < nl; l++) {
@@ -445,10 +603,10 @@ static void test_random(void)
 					snprintf(want + strlen(want), sizeof want - strlen(want), "%s%zu", first ? "" : ",", b);
 					first = false;
 				}
-			const struct ls_loop *L = loop_at(&f, r.loops[l].header);
 			char got[4096] = "";
-			if (L)
-				snprintf(got, sizeof got, "%u:%s", L->depth, blockset(L));
+			for (size_t i = 0; i < f.nloops && strcmp(got, want) != 0; i++)
+				if (f.loops[i].header == r.loops[l].header)
+					snprintf(got, sizeof got, "%u:%s", f.loops[i].depth, blockset(&f.loops[i]));
 			if (strcmp(got, want) != 0) {
 				same = false;
 				if (total - agree < 3)
@@ -502,9 +660,11 @@ static void test_random(void)
 		ls_loop_forest_free(&f);
 		free_cfg(&cfg);
 	}
-	ok(agree == total, "random graphs: forest = recursive SCCs minus headers, irreducible nests merged (%d/%d agree)", agree, total);
-	ok(irreducible_seen > 40 && merges > 5, "random graphs: irreducible loops (%d) and merged nests (%d) exercised",
-	   irreducible_seen, merges);
+	ok(agree == total, "random graphs: forest = recursive SCCs minus headers, irreducible nests merged, entry loops "
+	   "added (%d/%d agree)", agree, total);
+	ok(irreducible_seen > 40 && merges > 5 && entry_loops > 5,
+	   "random graphs: irreducible loops (%d), merged nests (%d) and entry loops (%d) exercised", irreducible_seen,
+	   merges, entry_loops);
 }
 
 /* ---- cost --------------------------------------------------------------------- */
@@ -643,6 +803,7 @@ int main(void)
 	test_irreducible();
 	test_self_and_unreachable();
 	test_threaded_dispatch();
+	test_entry_loops();
 	test_random();
 	test_cost();
 	return done_testing();

@@ -21,6 +21,8 @@
 # The corpus lives in $LOOPSCOPE_CORPUS_DIR (default /var/tmp/loopscope-corpus)
 # and is built once per compiler version and flags; a missing source package
 # (no network, no deb-src) makes the tests skip, never fail.
+import contextlib
+import fcntl
 import glob
 import hashlib
 import json
@@ -32,6 +34,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 CORPUS_DIR = os.environ.get("LOOPSCOPE_CORPUS_DIR", "/var/tmp/loopscope-corpus")
+HERE = os.path.dirname(os.path.abspath(__file__))  # workloads name their files under it as {here}
 COMPILERS = ("gcc", "clang")
 OPTS = ("-O2", "-O3")
 FORMAT = 1  # bump when the build recipe changes, to rebuild stale corpora
@@ -51,7 +54,7 @@ class Program:
         self.cflags = list(cflags)  # -D and -I (relative -I: to the package)
         self.libs = list(libs)
         self.kind = kind            # what it stands for in the corpus
-        self.workload = workload    # argv after the binary (a list), or None
+        self.workload = workload    # argv after the binary (a list; "{here}": this directory), or None
         self.headers = headers or {}  # {name: text}: headers Debian's build generates
 
 
@@ -60,11 +63,13 @@ PROGRAMS = [
     # `goto *disptab[op]`, the table in .data.rel.ro of a PIE).
     Program("lua5.4", "lua5.4", ["src/*.c"], exclude=("luac.c",),
             cflags=["-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX"], libs=["-lm", "-ldl"],
-            kind="interpreter, computed goto", headers={"lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
+            kind="interpreter, computed goto", workload=["{here}/bench.lua", "12"],
+            headers={"lua5.4-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
     # A bytecode interpreter whose dispatch is a switch (lvm.c's vmdispatch).
     Program("lua5.3", "lua5.3", ["src/*.c"], exclude=("luac.c",),
             cflags=["-DLUA_COMPAT_5_2", "-DLUA_USE_POSIX", "-DLUA_USE_DLOPEN"], libs=["-lm", "-ldl"],
-            kind="interpreter, switch", headers={"lua5.3-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
+            kind="interpreter, switch", workload=["{here}/bench.lua", "12"],
+            headers={"lua5.3-deb-multiarch.h": '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"\n'}),
     # A compression library and its command-line tool (with its own
     # benchmark, `zstd -b`).
     Program("zstd", "libzstd",
@@ -107,9 +112,27 @@ def run(cmd, cwd=None):
 
 # ---- sources ----------------------------------------------------------------
 
+@contextlib.contextmanager
+def _locked(name):
+    """Held while one process fetches or builds NAME: the corpus tests may
+    run at the same time (make check -j) and share the corpus."""
+    os.makedirs(os.path.join(CORPUS_DIR, "locks"), exist_ok=True)
+    with open(os.path.join(CORPUS_DIR, "locks", name), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def source_dir(package):
     """The unpacked, Debian-patched source of PACKAGE, fetched on first use
     with `apt-get source`; None when it cannot be had."""
+    with _locked("src-" + package):
+        return _source_dir(package)
+
+
+def _source_dir(package):
     root = os.path.join(CORPUS_DIR, "src", package)
     stamp = os.path.join(root, ".unpacked")
     if os.path.exists(stamp):
@@ -146,6 +169,12 @@ class Build:
     @property
     def label(self):
         return "%s %s %s" % (self.program.name, self.compiler, self.opt)
+
+    def command(self):
+        """The program running its workload (argv), or None."""
+        if self.program.workload is None:
+            return None
+        return [self.path] + [w.replace("{here}", HERE) for w in self.program.workload]
 
 
 def _driver(compiler, lang):
@@ -242,6 +271,11 @@ def _oracle(objs, labelled):
 def build(program, compiler, opt, jobs=None):
     """PROGRAM built with COMPILER at OPT; None when its source cannot be
     had or it does not build (the reason is logged)."""
+    with _locked("build-%s-%s%s" % (program.name, compiler, opt)):
+        return _build(program, compiler, opt, jobs)
+
+
+def _build(program, compiler, opt, jobs):
     srcdir = source_dir(program.package)
     if srcdir is None:
         return None
