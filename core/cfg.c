@@ -167,20 +167,22 @@ static uint64_t get_uleb(struct cursor *k)
 	return v;
 }
 
+/* Shifts are done on unsigned values: a 9- or 10-byte SLEB128 moves bits
+ * into (and past) the sign bit, which is undefined for int64_t. */
 static int64_t get_sleb(struct cursor *k)
 {
-	int64_t v = 0;
+	uint64_t v = 0;
 	unsigned shift = 0;
 	uint8_t b = 0x80;
 	while (k->ok && (b & 0x80)) {
 		b = (uint8_t)get_n(k, 1);
 		if (shift < 64)
-			v |= (int64_t)(b & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	}
 	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 /* A DW_EH_PE_* encoded value (pcrel resolved; indirect and datarel not
