@@ -72,6 +72,17 @@ void ls_strtab_free(struct ls_strtab *t);
  * Free with free(). */
 char *ls_demangle(const char *name);
 
+/* ---- opening input files (file.c) ----------------------------------------- */
+
+#include <sys/stat.h>
+/* Opens PATH read-only if it is a regular file, never blocking on a FIFO
+ * or touching a device: -1 with *WHY ("a FIFO", strerror) otherwise.
+ * ST (may be NULL) gets the file's fstat. */
+int ls_open_regular(const char *path, struct stat *st, const char **why);
+/* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
+bool ls_path_is_special(const char *path, const char **what);
+const char *ls_file_type_name(mode_t mode);
+
 /* ---- the ELF file (module.c) ---------------------------------------------- */
 
 /* An executable section's bytes at its link-time address. */

@@ -40,7 +40,9 @@ extern "C" {
 
 #define LS_VERSION "0.1.0"
 
-/* A chain is never deeper than this (deeper inline nests are cut). */
+/* Callers' room for a chain.  A deeper chain (a loop nest hundreds deep)
+ * is cut in the middle: the procedure and the outermost scopes are kept,
+ * then the statement; ls_lookup_depth() gives the uncut length. */
 #define LS_MAX_CHAIN 256
 
 typedef enum ls_status {
@@ -119,8 +121,12 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
 
 /* The chain from the procedure (first) down to the statement (last); the
  * module and file scopes are not included.  Returns its length; 0 if ADDR
- * is outside any procedure. */
+ * is outside any procedure.  A chain longer than CAP keeps the procedure
+ * and the outermost CAP - 1 scopes, then the statement: the scopes cut
+ * (ls_lookup_depth() - CAP of them) lie between the last two. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
+/* The full length of ADDR's chain, however deep; 0 outside procedures. */
+size_t ls_lookup_depth(const ls_module *m, uint64_t addr);
 
 /* The procedure containing ADDR, or NULL. */
 const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr);
@@ -184,6 +190,18 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
+
+/* ---- for programs that use libdwfl beside libloopscope ------------------ */
+
+#ifdef _LIBDWFL_H
+/* A Dwfl_Callbacks.find_debuginfo that searches as
+ * dwfl_standard_find_debuginfo does, but first makes sure that none of the
+ * names it may open is a FIFO, device or socket (an open() of a FIFO blocks
+ * for ever); if one is, it warns on stderr and finds nothing. */
+int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name);
+#endif
 
 #ifdef __cplusplus
 }

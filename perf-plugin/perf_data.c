@@ -563,12 +563,39 @@ pd_reader *pd_open_mem(const char *name, const uint8_t *data, size_t size, char 
 	return finish_open(r, err, errlen);
 }
 
+int pd_open_regular(const char *path, const char **why)
+{
+	/* O_NONBLOCK: open() of a FIFO returns at once instead of waiting
+	 * for a writer; nothing is read before fstat says it is a file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		*why = strerror(errno);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = S_ISDIR(st.st_mode) ? "is a directory" : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
+		       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "not a regular file (a device)"
+		       : "not a regular file";
+		close(fd);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 pd_reader *pd_open(const char *path, char *err, size_t errlen)
 {
 	int is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	int fd = is_stdin ? 0 : pd_open_regular(path, &why);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s%s", path, why,
+			 why && !strncmp(why, "not a regular file", 18) ? " (to read a pipe, use -i -)" : "");
 		return NULL;
 	}
 	pd_reader *r = calloc(1, sizeof *r);

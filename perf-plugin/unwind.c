@@ -7,9 +7,9 @@
  * DWARF's) and read memory from the stack copy; CFI comes from .eh_frame or
  * .debug_frame of the modules.  x86-64 only (perf's register layout).
  */
+#include <elfutils/libdwfl.h> /* first: loopscope.h declares its libdwfl callback after it */
 #include "report.h"
 
-#include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = ls_dwfl_find_debuginfo, /* never blocks on a FIFO */
 	.debuginfo_path = &debuginfo_path,
 };
 
