@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the tree -------------------------------------------------------------- */
@@ -193,16 +194,9 @@ struct pl_attrib {
 	uint64_t *pool;
 	size_t npool, cap_pool;
 	/* binaries named in the file's build-id table are opened on a second
-	 * thread while the first pass reads the records */
-	struct prefetch {
-		char *path;
-		uint8_t id[20];
-		uint8_t id_size;
-		ls_module *mod;
-	} *pf;
-	size_t npf;
-	pthread_t pf_thread;
-	int pf_running;
+	 * thread while the first pass reads the records (NULL: none, or the
+	 * thread was abandoned) */
+	struct prefetch *pf;
 };
 
 struct warn_count {
@@ -221,12 +215,14 @@ static void ls_warn_sink(void *ctx, const char *message)
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path);
 static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap);
 
 /* Does PATH carry build-id ID (or is ID unknown)? */
 static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = pd_open_regular(path, &why);
 	if (fd < 0)
 		return 0;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -242,60 +238,172 @@ static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 	return ok;
 }
 
+/* ---- opening binaries on a second thread ------------------------------------
+ *
+ * The state is shared with the thread and owned by whoever is last: the
+ * main thread waits for a binary at most PERF_LOOPS_PREFETCH_TIMEOUT
+ * seconds (default 60); past that it abandons the thread (which frees the
+ * state when it ends) and opens what it needs itself, so a binary whose
+ * analysis hangs can never hang the report. */
+
+struct prefetch_item {
+	char *path;
+	uint8_t id[20];
+	uint8_t id_size;
+	ls_module *mod;
+};
+
+struct prefetch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	ls_options lsopt;
+	int verbose;
+	struct prefetch_item *items;
+	size_t n, done;  /* items[0..done) are finished */
+	int finished;    /* the thread has nothing more to do */
+	int stop;        /* the main thread wants no more items */
+	int abandoned;   /* the main thread is gone: the thread frees all */
+	double timeout;
+};
+
+static void prefetch_free(struct prefetch *pf)
+{
+	for (size_t i = 0; i < pf->n; i++) {
+		if (pf->items[i].mod)
+			ls_module_close(pf->items[i].mod);
+		free(pf->items[i].path);
+	}
+	free(pf->items);
+	pthread_mutex_destroy(&pf->lock);
+	pthread_cond_destroy(&pf->cond);
+	free(pf);
+}
+
 static void *prefetch_main(void *arg)
 {
-	struct pl_attrib *a = arg;
-	for (size_t i = 0; i < a->npf; i++) {
-		struct prefetch *p = &a->pf[i];
+	struct prefetch *pf = arg;
+	for (size_t i = 0; i < pf->n; i++) {
+		pthread_mutex_lock(&pf->lock);
+		int stop = pf->stop;
+		pthread_mutex_unlock(&pf->lock);
+		if (stop)
+			break;
+		struct prefetch_item *p = &pf->items[i];
+		ls_module *m = NULL;
 		if (file_has_build_id(p->path, p->id, p->id_size))
-			p->mod = open_module(a, p->path);
+			m = open_module_with(&pf->lsopt, pf->verbose, p->path);
+		pthread_mutex_lock(&pf->lock);
+		p->mod = m;
+		pf->done = i + 1;
+		pthread_cond_broadcast(&pf->cond);
+		pthread_mutex_unlock(&pf->lock);
 	}
+	pthread_mutex_lock(&pf->lock);
+	pf->finished = 1;
+	pthread_cond_broadcast(&pf->cond);
+	int abandoned = pf->abandoned;
+	pthread_mutex_unlock(&pf->lock);
+	if (abandoned)
+		prefetch_free(pf);
 	return NULL;
 }
 
 static void prefetch_start(struct pl_attrib *a)
 {
 	pd_reader *r = a->rep->r;
+	struct prefetch *pf = pl_xcalloc(1, sizeof *pf);
 	for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
 		if (b->cpumode != PD_MISC_USER || b->filename[0] != '/')
 			continue;
-		a->pf = pl_xrealloc(a->pf, (a->npf + 1) * sizeof *a->pf);
-		struct prefetch *p = &a->pf[a->npf++];
+		pf->items = pl_xrealloc(pf->items, (pf->n + 1) * sizeof *pf->items);
+		struct prefetch_item *p = &pf->items[pf->n++];
 		p->path = pl_xstrdup(b->filename);
 		memcpy(p->id, b->id, sizeof p->id);
 		p->id_size = b->size;
 		p->mod = NULL;
 	}
-	if (a->npf && pthread_create(&a->pf_thread, NULL, prefetch_main, a) == 0)
-		a->pf_running = 1;
-	else {
-		for (size_t i = 0; i < a->npf; i++)
-			free(a->pf[i].path);
-		free(a->pf);
-		a->pf = NULL;
-		a->npf = 0;
+	pf->lsopt = a->lsopt;
+	pf->verbose = a->rep->opt->verbose;
+	const char *t = getenv("PERF_LOOPS_PREFETCH_TIMEOUT");
+	char *end;
+	pf->timeout = t && *t ? strtod(t, &end) : 60;
+	if (!(pf->timeout >= 0))
+		pf->timeout = 60;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->cond, NULL);
+	if (pf->n && pthread_create(&pf->thread, NULL, prefetch_main, pf) == 0) {
+		a->pf = pf;
+		return;
 	}
+	prefetch_free(pf);
 }
 
-static void prefetch_join(struct pl_attrib *a)
+/* Wait until item I is done (all of them: I = N) or the thread is, at
+ * most the timeout.  Returns 0 if it is; -1 (thread abandoned) if not. */
+static int prefetch_wait(struct pl_attrib *a, size_t i)
 {
-	if (a->pf_running) {
-		pthread_join(a->pf_thread, NULL);
-		a->pf_running = 0;
+	struct prefetch *pf = a->pf;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	double whole = (double)(time_t)pf->timeout;
+	deadline.tv_sec += (time_t)whole;
+	deadline.tv_nsec += (long)((pf->timeout - whole) * 1e9);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
 	}
+	int rc = 0;
+	pthread_mutex_lock(&pf->lock);
+	while (pf->done < i && !pf->finished && rc == 0)
+		rc = pthread_cond_timedwait(&pf->cond, &pf->lock, &deadline);
+	if (pf->done >= i || pf->finished) {
+		pthread_mutex_unlock(&pf->lock);
+		return 0;
+	}
+	pf->stop = pf->abandoned = 1;
+	pthread_mutex_unlock(&pf->lock);
+	pthread_detach(pf->thread);
+	a->pf = NULL;
+	fprintf(stderr, "perf-loops: the binaries of the build-id table take more than %g s to open on the "
+		"helper thread; opening them as needed instead\n", pf->timeout);
+	return -1;
+}
+
+static void prefetch_end(struct pl_attrib *a)
+{
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = 1;
+	pthread_mutex_unlock(&pf->lock);
+	if (prefetch_wait(a, pf->n) < 0)
+		return;
+	pthread_join(pf->thread, NULL);
+	prefetch_free(pf);
+	a->pf = NULL;
 }
 
 /* The module the second thread opened for PATH, if any (taken once). */
 static ls_module *prefetched(struct pl_attrib *a, const char *path)
 {
-	prefetch_join(a);
-	for (size_t i = 0; i < a->npf; i++)
-		if (a->pf[i].mod && !strcmp(a->pf[i].path, path)) {
-			ls_module *m = a->pf[i].mod;
-			a->pf[i].mod = NULL;
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return NULL;
+	for (size_t i = 0; i < pf->n; i++) {
+		if (strcmp(pf->items[i].path, path))
+			continue;
+		if (prefetch_wait(a, i + 1) < 0)
+			return NULL;
+		pthread_mutex_lock(&pf->lock);
+		ls_module *m = pf->items[i].mod;
+		pf->items[i].mod = NULL;
+		pthread_mutex_unlock(&pf->lock);
+		if (m)
 			return m;
-		}
+	}
 	return NULL;
 }
 
@@ -335,13 +443,7 @@ void pl_attrib_free(struct pl_attrib *a)
 {
 	if (!a)
 		return;
-	prefetch_join(a);
-	for (size_t i = 0; i < a->npf; i++) {
-		if (a->pf[i].mod)
-			ls_module_close(a->pf[i].mod);
-		free(a->pf[i].path);
-	}
-	free(a->pf);
+	prefetch_end(a);
 	for (size_t i = 0; i < a->ndattr; i++) {
 		struct dso_attr *d = &a->dattr[i];
 		if (d->mod)
@@ -404,7 +506,8 @@ static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
  * matches D's (or D has none), 0 if not, -1 if it is not a readable ELF. */
 static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path, int want_match)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = pd_open_regular(path, &why);
 	if (fd < 0)
 		return -1;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -495,6 +598,7 @@ static void load_kallsyms(struct pl_attrib *a)
 	 * the recorded kernel's, and a plain file reads many times faster than
 	 * /proc/kallsyms (which the kernel formats line by line) */
 	int fd = -1;
+	const char *why;
 	pd_reader *r = a->rep->r;
 	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
@@ -505,10 +609,10 @@ static void load_kallsyms(struct pl_attrib *a)
 			sprintf(hex + 2 * k, "%02x", b->id[k]);
 		hex[2 * b->size] = 0;
 		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = pd_open_regular(p, &why);
 		if (fd < 0) {
 			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
-			fd = open(p, O_RDONLY | O_CLOEXEC);
+			fd = pd_open_regular(p, &why);
 		}
 	}
 	if (fd < 0) {
@@ -573,11 +677,11 @@ static void load_kallsyms(struct pl_attrib *a)
 		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
 }
 
-static ls_module *open_module(struct pl_attrib *a, const char *path)
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path)
 {
 	ls_error err;
-	struct warn_count w = { a->rep->opt->verbose, 0 };
-	ls_options opt = a->lsopt;
+	struct warn_count w = { verbose, 0 };
+	ls_options opt = *lsopt;
 	opt.warn_ctx = &w;
 	ls_module *m = ls_module_open(path, &opt, &err);
 	if (!m)
@@ -585,6 +689,11 @@ static ls_module *open_module(struct pl_attrib *a, const char *path)
 	else if (w.n && !w.verbose)
 		fprintf(stderr, "perf-loops: %s: %u parts could not be analyzed (-v shows them)\n", path, w.n);
 	return m;
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path)
+{
+	return open_module_with(&a->lsopt, a->rep->opt->verbose, path);
 }
 
 /* Find the file behind DSO and open its structure, once. */
