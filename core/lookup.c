@@ -81,25 +81,41 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
 	return NULL;
 }
 
-size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+/* A chain stops at the procedure (file and module scopes are not in it). */
+static bool chain_end(const ls_scope *s)
 {
-	const ls_scope *s = ls_lookup(m, addr);
-	if (!s || cap == 0)
-		return 0;
-	/* Collect innermost-first up to the procedure, then reverse. */
-	const ls_scope *tmp[LS_MAX_CHAIN];
+	return !s || s->kind == LS_SCOPE_FILE || s->kind == LS_SCOPE_MODULE;
+}
+
+size_t ls_lookup_depth(const ls_module *m, uint64_t addr)
+{
 	size_t n = 0;
-	for (; s && s->kind != LS_SCOPE_FILE && s->kind != LS_SCOPE_MODULE; s = s->parent) {
-		if (n == LS_MAX_CHAIN)
-			break;
-		tmp[n++] = s;
+	for (const ls_scope *s = ls_lookup(m, addr); !chain_end(s); s = s->parent) {
+		n++;
 		if (s->kind == LS_SCOPE_PROC)
 			break;
 	}
-	size_t total = n;
-	if (n > cap)
-		n = cap; /* keep the outermost part: the procedure comes first */
-	for (size_t i = 0; i < n; i++)
-		chain[i] = tmp[total - 1 - i];
+	return n;
+}
+
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+{
+	const ls_scope *stmt = ls_lookup(m, addr);
+	if (!stmt || cap == 0)
+		return 0;
+	/* A chain deeper than CAP (a loop nest hundreds deep) keeps what tells
+	 * where the code is: the procedure and the outermost scopes, then the
+	 * statement; ls_lookup_depth() tells the caller how much was cut. */
+	size_t total = ls_lookup_depth(m, addr);
+	size_t n = total <= cap ? total : cap;
+	size_t keep_outer = total <= cap ? total : cap - 1;
+	size_t i = total; /* index in the full chain of the scope below, outermost 0 */
+	for (const ls_scope *s = stmt; i > 0; s = s->parent) {
+		i--;
+		if (i < keep_outer)
+			chain[i] = s;
+	}
+	if (total > cap)
+		chain[cap - 1] = stmt;
 	return n;
 }
