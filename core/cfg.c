@@ -458,6 +458,35 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Bytes of code in the procedure's ranges (parts outside every executable
+ * section are never decoded, so they do not count). */
+#define LS_MAX_PROC_CODE ((uint64_t)64 << 20)
+static uint64_t code_bytes(const struct builder *b)
+{
+	const ls_module *m = b->m;
+	uint64_t total = 0;
+	for (size_t r = 0; r < b->nranges && total <= LS_MAX_PROC_CODE; r++) {
+		size_t lo = 0, hi = m->ntext; /* sections are sorted by address */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->text[mid].addr <= b->ranges[r].lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo ? lo - 1 : 0; i < m->ntext && m->text[i].addr < b->ranges[r].hi; i++) {
+			const struct ls_text *t = &m->text[i];
+			uint64_t a = b->ranges[r].lo > t->addr ? b->ranges[r].lo : t->addr;
+			uint64_t z = b->ranges[r].hi - t->addr < t->size ? b->ranges[r].hi : t->addr + t->size;
+			if (a < z)
+				total += z - a;
+			if (total > LS_MAX_PROC_CODE)
+				break;
+		}
+	}
+	return total;
+}
+
 static void decode_ranges(struct builder *b)
 {
 	struct ls_cfg *cfg = b->cfg;
@@ -775,6 +804,17 @@ static int build(struct builder *b)
 		memcpy(b->ranges, proc->ranges, proc->nranges * sizeof *b->ranges);
 	qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
 
+	/* More code than any compiler puts in one function (a sparse or forged
+	 * file declaring a gigabyte one) is not decoded: its instructions would
+	 * take gigabytes.  Its statements still come from the line table. */
+	uint64_t bytes = code_bytes(b);
+	if (bytes > LS_MAX_PROC_CODE) {
+		if (!b->quiet)
+			ls_warn(&b->m->opt, "%s: %s: %llu MiB of code, more than the %llu MiB a procedure may have: "
+			        "not decoded (no loops for it)", b->m->path, proc->name ? proc->name : "?",
+			        (unsigned long long)(bytes >> 20), (unsigned long long)(LS_MAX_PROC_CODE >> 20));
+		return -1;
+	}
 	decode_ranges(b);
 	size_t n = cfg->ninsns;
 	if (n == 0)
