@@ -7,7 +7,7 @@ libloopscope_la_SOURCES = \
 	core/module.c core/procs.c core/linemap.c core/inline_tree.c \
 	core/decode_x86.c core/cfg.c core/loop_forest.c \
 	core/structure.c core/normalize.c core/analyze.c \
-	core/scope.c core/lookup.c core/api.c core/cache.c \
+	core/scope.c core/lookup.c core/api.c core/cache.c core/cache_dir.c \
 	core/output_text.c core/output_json.c core/output_xml.c
 libloopscope_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 libloopscope_la_LIBADD = $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread

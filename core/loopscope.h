@@ -73,6 +73,8 @@ typedef struct ls_options {
 	const char *debug_file_path; /* NULL: libdwfl's default (/usr/lib/debug) */
 	ls_warn_fn warn;     /* NULL: print "loopscope: MESSAGE" on stderr */
 	void *warn_ctx;
+	int verbose;         /* also say why the cache missed, and such, through warn */
+	uint64_t cache_max_bytes; /* 0: $LOOPSCOPE_CACHE_SIZE (e.g. 512M, 2G), else 1 GiB */
 } ls_options;
 
 void ls_options_init(ls_options *opt);
@@ -190,6 +192,34 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
+
+/* ---- the analysis cache ------------------------------------------------ */
+
+/* One cache file, as ls_cache_list() and friends see it. */
+typedef struct ls_cache_info {
+	const char *file;        /* the cache file */
+	uint64_t size;           /* its bytes */
+	int64_t last_used;       /* seconds since the epoch (its last hit or store) */
+	const char *binary;      /* the binary it was made from, NULL if unreadable */
+	const char *build_id;    /* hex, or NULL */
+	int loops;               /* made with loops */
+	const char *problem;     /* NULL: usable; else why it can only miss, or why it went */
+} ls_cache_info;
+typedef void (*ls_cache_fn)(void *ctx, const ls_cache_info *entry);
+
+/* The cache directory OPT uses (opt->cache_dir, $XDG_CACHE_HOME/loopscope,
+ * ~/.cache/loopscope): 0, or -1 if there is none. */
+int ls_cache_dir(const ls_options *opt, char *buf, size_t size);
+/* The size bound of the cache (opt->cache_max_bytes, $LOOPSCOPE_CACHE_SIZE, 1 GiB). */
+uint64_t ls_cache_bound(const ls_options *opt);
+/* FN on every entry, most recently used first. */
+int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
+/* Removes what can only miss (stale temporaries, corrupt entries, entries
+ * of another format or build, entries whose binary is gone or changed),
+ * then the least recently used entries beyond the bound; FN on each. */
+int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
+/* Removes every entry and temporary; FN on each. */
+int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
 
 /* ---- for programs that use libdwfl beside libloopscope ------------------ */
 

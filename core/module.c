@@ -382,6 +382,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 			ls_set_error(err, LS_ERR_IO, "%s: %s", path, why);
 		return -1;
 	}
+	m->file_stat = st;
 	elf_version(EV_CURRENT);
 	if (validate_elf(path, fd, err) < 0) {
 		close(fd);

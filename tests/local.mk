@@ -93,3 +93,6 @@ EXTRA_DIST += tests/gdb-loop-finish.sh
 EXTRA_DIST += tests/gdb-core.sh
 EXTRA_DIST += tests/gdb-bad-input.sh
 EXTRA_DIST += tests/gdb-shlib.sh
+# Issue 14: hostile files (cache tampering, non-regular files, amplification).
+TESTS += tests/core-cache.sh
+EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
