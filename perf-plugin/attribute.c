@@ -37,9 +37,13 @@ void pl_tree_init(pl_tree *t, size_t nev)
 	t->nev = nev ? nev : 1;
 	t->cap = 1024;
 	t->nodes = pl_xcalloc(t->cap, sizeof *t->nodes);
-	t->cost = pl_xcalloc(t->cap * t->nev * PL_NCOST, sizeof *t->cost);
 	t->nslots = 4096;
 	t->slots = pl_xcalloc(t->nslots, sizeof *t->slots);
+	t->cap_costs = 1024;
+	t->costs = pl_xcalloc(t->cap_costs, sizeof *t->costs);
+	t->ncosts = 1; /* entry 0: none */
+	t->ncslots = 2048;
+	t->cslots = pl_xcalloc(t->ncslots, sizeof *t->cslots);
 	t->n = 1; /* node 0: the root */
 	t->nodes[0].kind = PL_ROOT;
 }
@@ -47,9 +51,68 @@ void pl_tree_init(pl_tree *t, size_t nev)
 void pl_tree_free(pl_tree *t)
 {
 	free(t->nodes);
-	free(t->cost);
+	free(t->costs);
+	free(t->cslots);
 	free(t->slots);
 	memset(t, 0, sizeof *t);
+}
+
+static inline size_t cost_hash(uint32_t node, size_t ev)
+{
+	uint64_t h = ((uint64_t)node << 16 ^ (uint64_t)ev) * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 31));
+}
+
+const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
+{
+	static const uint64_t zero[PL_NCOST];
+	if (!t->nodes[node].costs)
+		return zero;
+	for (size_t h = cost_hash(node, ev) & (t->ncslots - 1);; h = (h + 1) & (t->ncslots - 1)) {
+		uint32_t c = t->cslots[h];
+		if (!c)
+			return zero;
+		if (t->costs[c].node == node && t->costs[c].ev == ev)
+			return t->costs[c].c;
+	}
+}
+
+uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev)
+{
+	size_t h = cost_hash(node, ev) & (t->ncslots - 1);
+	for (;; h = (h + 1) & (t->ncslots - 1)) {
+		uint32_t c = t->cslots[h];
+		if (!c)
+			break;
+		if (t->costs[c].node == node && t->costs[c].ev == ev)
+			return t->costs[c].c;
+	}
+	if (t->ncosts == t->cap_costs) {
+		t->cap_costs *= 2;
+		t->costs = pl_xrealloc(t->costs, t->cap_costs * sizeof *t->costs);
+	}
+	uint32_t c = (uint32_t)t->ncosts++;
+	pl_cost_entry *e = &t->costs[c];
+	memset(e, 0, sizeof *e);
+	e->node = node;
+	e->ev = (uint32_t)ev;
+	e->next = t->nodes[node].costs;
+	t->nodes[node].costs = c;
+	t->cslots[h] = c;
+	if (t->ncosts * 2 > t->ncslots) {
+		size_t n = t->ncslots * 2;
+		uint32_t *slots = pl_xcalloc(n, sizeof *slots);
+		for (uint32_t k = 1; k < t->ncosts; k++) {
+			size_t j = cost_hash(t->costs[k].node, t->costs[k].ev) & (n - 1);
+			while (slots[j])
+				j = (j + 1) & (n - 1);
+			slots[j] = k;
+		}
+		free(t->cslots);
+		t->cslots = slots;
+		t->ncslots = n;
+	}
+	return t->costs[c].c;
 }
 
 static inline size_t child_hash(uint32_t parent, uintptr_t key, int kind)
@@ -91,12 +154,8 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
 		h = (h + 1) & (t->nslots - 1);
 	}
 	if (t->n == t->cap) {
-		size_t ncap = t->cap * 2;
-		t->nodes = pl_xrealloc(t->nodes, ncap * sizeof *t->nodes);
-		t->cost = pl_xrealloc(t->cost, ncap * t->nev * PL_NCOST * sizeof *t->cost);
-		memset(t->cost + t->cap * t->nev * PL_NCOST, 0,
-		       (ncap - t->cap) * t->nev * PL_NCOST * sizeof *t->cost);
-		t->cap = ncap;
+		t->cap *= 2;
+		t->nodes = pl_xrealloc(t->nodes, t->cap * sizeof *t->nodes);
 	}
 	uint32_t c = (uint32_t)t->n++;
 	pl_node *x = &t->nodes[c];
@@ -197,7 +256,13 @@ struct pl_attrib {
 	 * thread while the first pass reads the records (NULL: none, or the
 	 * thread was abandoned) */
 	struct prefetch *pf;
+	uint64_t deep_chains;  /* samples whose call chain was cut at PL_MAX_FRAMES */
 };
+
+/* Frames of one sample that are resolved: perf's own default for
+ * --max-stack is 127; deeper chains keep their innermost frames, and the
+ * report says how many samples were cut (pl_attrib_warn_bounds). */
+#define PL_MAX_FRAMES 512
 
 struct warn_count {
 	int verbose;
@@ -790,6 +855,11 @@ static int to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uin
 	return -1;
 }
 
+pl_session *pl_attrib_session(struct pl_attrib *a)
+{
+	return a->rep->s;
+}
+
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
 {
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE || dso->kind == PL_DSO_ANON)
@@ -1035,7 +1105,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		if (!in_list(opt->dsos, opt->ndsos, nm) && !(m && in_list(opt->dsos, opt->ndsos, m->dso->name)))
 			return;
 	}
-	struct frame fr[512];
+	struct frame fr[PL_MAX_FRAMES];
 	size_t nf = 0;
 	/* --call-graph dwarf: the kernel gives the kernel part of the chain,
 	 * the user part is unwound from the saved registers and stack */
@@ -1046,7 +1116,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	if (smp->nr_callchain) {
 		int kernel = kernel_ip;
 		int skip_ctx = 0;
-		for (uint64_t i = 0; i < smp->nr_callchain && nf < 512; i++) {
+		for (uint64_t i = 0; i < smp->nr_callchain; i++) {
 			uint64_t ip = smp->callchain[i];
 			if (ip >= PD_CONTEXT_MAX) {
 				skip_ctx = 0;
@@ -1060,6 +1130,10 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 			}
 			if (skip_ctx || ((dwarf || lbr) && !kernel))
 				continue;
+			if (nf == PL_MAX_FRAMES) {
+				a->deep_chains++;
+				break;
+			}
 			fr[nf].addr = ip;
 			fr[nf].kernel = (uint8_t)kernel;
 			fr[nf].adjust = nf > 0;
@@ -1069,7 +1143,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	if (dwarf && !kernel_ip_only(smp)) {
 		uint64_t pcs[256];
 		size_t n = pl_unwind_user(a, t, smp, pcs, 256);
-		for (size_t i = 0; i < n && nf < 512; i++) {
+		for (size_t i = 0; i < n && nf < PL_MAX_FRAMES; i++) {
 			fr[nf].addr = pcs[i];
 			fr[nf].kernel = 0;
 			fr[nf].adjust = nf > 0;
@@ -1077,13 +1151,13 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		}
 	}
 	if (lbr && !kernel_ip_only(smp)) {
-		if (!kernel_ip && nf < 512) {
+		if (!kernel_ip && nf < PL_MAX_FRAMES) {
 			fr[nf].addr = smp->ip;
 			fr[nf].kernel = 0;
 			fr[nf].adjust = 0;
 			nf++;
 		}
-		for (uint64_t i = 0; i < smp->nr_branches && nf < 512; i++) {
+		for (uint64_t i = 0; i < smp->nr_branches && nf < PL_MAX_FRAMES; i++) {
 			if (!smp->branches[i].from)
 				break;
 			fr[nf].addr = smp->branches[i].from;
@@ -1103,11 +1177,19 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
 	/* only the leaf is counted now; pl_tree_finish sums the totals */
-	uint64_t *c = pl_cost(tr, node, e);
+	uint64_t *c = pl_cost_at(tr, node, e);
 	c[PL_SELF]++;
 	c[PL_SELF_PERIOD] += period;
 	rep->ev_samples[e]++;
 	rep->ev_period[e] += period;
+}
+
+void pl_attrib_warn_bounds(struct pl_attrib *a)
+{
+	if (a->deep_chains)
+		fprintf(stderr, "perf-loops: warning: %s: %llu samples have call chains deeper than %d frames "
+			"(the bound): their outermost frames are not shown\n", pd_name(a->rep->r),
+			(unsigned long long)a->deep_chains, PL_MAX_FRAMES);
 }
 
 void pl_report_begin(pl_report *rep)
@@ -1127,18 +1209,20 @@ void pl_tree_finish(pl_tree *t)
 	 * indices than their parents: one backward pass gives every node its
 	 * total (its own samples and its children's totals), and turns self
 	 * into the exclusive cost of the scope in its frame (a loop's self is
-	 * what its statements cost, not its callees). */
+	 * what its statements cost, not its callees).  Only the (node, event)
+	 * entries that exist are visited; pl_cost_at may move the entries, so
+	 * they are named by index. */
 	for (size_t n = t->n; n-- > 0;) {
-		const pl_node *x = &t->nodes[n];
-		for (size_t e = 0; e < t->nev; e++) {
-			uint64_t *c = pl_cost(t, (uint32_t)n, e);
-			c[PL_TOTAL] += c[PL_SELF];
-			c[PL_TOTAL_PERIOD] += c[PL_SELF_PERIOD];
+		uint32_t parent = t->nodes[n].parent;
+		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
+			t->costs[ci].c[PL_TOTAL] += t->costs[ci].c[PL_SELF];
+			t->costs[ci].c[PL_TOTAL_PERIOD] += t->costs[ci].c[PL_SELF_PERIOD];
 			if (!n)
 				continue;
-			uint64_t *p = pl_cost(t, x->parent, e);
-			p[PL_TOTAL] += c[PL_TOTAL];
-			p[PL_TOTAL_PERIOD] += c[PL_TOTAL_PERIOD];
+			uint64_t total = t->costs[ci].c[PL_TOTAL], total_period = t->costs[ci].c[PL_TOTAL_PERIOD];
+			uint64_t *p = pl_cost_at(t, parent, t->costs[ci].ev);
+			p[PL_TOTAL] += total;
+			p[PL_TOTAL_PERIOD] += total_period;
 		}
 	}
 	/* a second pass: the totals above needed each node's own samples */
@@ -1146,11 +1230,14 @@ void pl_tree_finish(pl_tree *t)
 		const pl_node *x = &t->nodes[n];
 		if (x->kind == PL_PROC || !x->parent)
 			continue;
-		for (size_t e = 0; e < t->nev; e++) {
-			const uint64_t *c = pl_cost(t, (uint32_t)n, e);
-			uint64_t *p = pl_cost(t, x->parent, e);
-			p[PL_SELF] += c[PL_SELF];
-			p[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
+		uint32_t parent = x->parent;
+		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
+			uint64_t self = t->costs[ci].c[PL_SELF], self_period = t->costs[ci].c[PL_SELF_PERIOD];
+			if (!self && !self_period)
+				continue;
+			uint64_t *p = pl_cost_at(t, parent, t->costs[ci].ev);
+			p[PL_SELF] += self;
+			p[PL_SELF_PERIOD] += self_period;
 		}
 	}
 }

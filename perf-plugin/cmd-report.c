@@ -198,6 +198,7 @@ int cmd_report(int argc, char **argv)
 			p += l + (nl ? 1 : 0);
 		}
 	}
+	pl_attrib_warn_bounds(rep.attrib);
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));

@@ -17,6 +17,7 @@ enum pl_node_kind { PL_ROOT, PL_PROC, PL_INLINE, PL_ALIEN, PL_LOOP, PL_STMT };
 
 typedef struct pl_node {
 	uint32_t parent, first_child, next_sibling;
+	uint32_t costs;        /* its first cost entry (pl_tree.costs), 0: none */
 	uint8_t kind;
 	const ls_scope *scope; /* NULL for frames without structure (symbols, addresses) */
 	const char *name;      /* those frames' name (interned) */
@@ -27,11 +28,22 @@ typedef struct pl_node {
 /* Per node and event: samples and period, inclusive and exclusive. */
 enum { PL_TOTAL, PL_SELF, PL_TOTAL_PERIOD, PL_SELF_PERIOD, PL_NCOST };
 
+/* Costs are sparse in events: an entry per (node, event) that has any, so
+ * a file of many events costs memory for the samples it has, not nodes x
+ * events.  A node's entries are chained from pl_node.costs. */
+typedef struct pl_cost_entry {
+	uint32_t node, ev, next, unused;
+	uint64_t c[PL_NCOST];
+} pl_cost_entry;
+
 typedef struct pl_tree {
 	pl_node *nodes;
 	size_t n, cap;
-	uint64_t *cost; /* cost[(node * nev + event) * PL_NCOST + k] */
 	size_t nev;
+	pl_cost_entry *costs;  /* [0] unused */
+	size_t ncosts, cap_costs;
+	uint32_t *cslots;      /* (node, event) -> cost entry */
+	size_t ncslots;
 	/* (parent, key) -> child */
 	uint32_t *slots;
 	size_t nslots;
@@ -43,10 +55,10 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind);
 /* Turn the per-node sample counts into the exclusive cost of each scope in
  * its frame: a loop's self is what its statements cost, not its callees. */
 void pl_tree_finish(pl_tree *t);
-static inline uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
-{
-	return &t->cost[((size_t)node * t->nev + ev) * PL_NCOST];
-}
+/* The PL_NCOST costs of NODE for event EV: read-only (zeros if it has none);
+ * pl_cost_at makes the entry, and its pointer lasts until the next call. */
+const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);
+uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev);
 
 typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON } pl_format;
 
@@ -84,6 +96,9 @@ void pl_report_begin(pl_report *rep);
 struct pl_attrib *pl_attrib_new(pl_report *rep);
 void pl_attrib_free(struct pl_attrib *a);
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
+/* Warns about the bounds the samples hit (call chains cut), on stderr. */
+void pl_attrib_warn_bounds(struct pl_attrib *a);
+pl_session *pl_attrib_session(struct pl_attrib *a);
 /* The file behind DSO (found by build-id or path), or NULL. */
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso);
 /* The link-time address of runtime address ADDR in map M: 0, or -1. */

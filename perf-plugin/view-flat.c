@@ -29,9 +29,9 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 				nested = 1;
 				break;
 			}
-		for (size_t e = 0; e < t->nev; e++) {
-			const uint64_t *c = pl_cost(t, n, e);
-			uint64_t *d = pl_cost(flat, f, e);
+		for (uint32_t ci = x->costs; ci; ci = t->costs[ci].next) {
+			const uint64_t *c = t->costs[ci].c;
+			uint64_t *d = pl_cost_at(flat, f, t->costs[ci].ev);
 			d[PL_SELF] += c[PL_SELF];
 			d[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
 			if (!nested) {
@@ -40,8 +40,8 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 			}
 		}
 	}
-	for (size_t e = 0; e < t->nev; e++)
-		memcpy(pl_cost(flat, 0, e), pl_cost(t, 0, e), PL_NCOST * sizeof(uint64_t));
+	for (uint32_t ci = t->nodes[0].costs; ci; ci = t->costs[ci].next)
+		memcpy(pl_cost_at(flat, 0, t->costs[ci].ev), t->costs[ci].c, PL_NCOST * sizeof(uint64_t));
 	free(map);
 }
 

@@ -16,7 +16,7 @@ static double pct(const pl_report *rep, uint64_t v)
 static void print_node(pl_report *rep, uint32_t n, int depth)
 {
 	const pl_tree *t = &rep->tree;
-	uint64_t *c = pl_cost(t, n, rep->primary);
+	const uint64_t *c = pl_cost(t, n, rep->primary);
 	if (!c[PL_TOTAL])
 		return;
 	double total = pct(rep, c[PL_TOTAL_PERIOD]);
