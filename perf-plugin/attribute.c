@@ -48,8 +48,11 @@ void pl_tree_init(pl_tree *t, size_t nev)
 	t->nodes[0].kind = PL_ROOT;
 }
 
+static void ev_index_free(struct pl_ev_index *x);
+
 void pl_tree_free(pl_tree *t)
 {
+	ev_index_free(t->evx);
 	free(t->nodes);
 	free(t->costs);
 	free(t->cslots);
@@ -1205,6 +1208,8 @@ void pl_report_begin(pl_report *rep)
 
 void pl_tree_finish(pl_tree *t)
 {
+	ev_index_free(t->evx);
+	t->evx = NULL;
 	/* Samples were counted at their leaf only.  Children have higher
 	 * indices than their parents: one backward pass gives every node its
 	 * total (its own samples and its children's totals), and turns self
@@ -1326,6 +1331,100 @@ size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, ui
 	k = 0;
 	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
 		v[k++] = c;
+	struct sort_ctx sc = { rep, t };
+	qsort_r(v, k, sizeof *v, cmp_total, &sc);
+	*out = v;
+	return k;
+}
+
+/* ---- per-event children ------------------------------------------------------------ */
+
+struct pl_ev_index {
+	uint32_t *ev_start;  /* the cost entries grouped by event: CSR over nev */
+	uint32_t *ev_nodes;  /* their nodes */
+	size_t built_ev;     /* the event PAIRS is for; SIZE_MAX: none */
+	uint64_t *pairs;     /* parent << 32 | node, of the event's nodes with a total, sorted */
+	size_t npairs;
+};
+
+static void ev_index_free(struct pl_ev_index *x)
+{
+	if (!x)
+		return;
+	free(x->ev_start);
+	free(x->ev_nodes);
+	free(x->pairs);
+	free(x);
+}
+
+static struct pl_ev_index *ev_index(const pl_tree *t)
+{
+	if (t->evx)
+		return t->evx;
+	struct pl_ev_index *x = pl_xcalloc(1, sizeof *x);
+	x->ev_start = pl_xcalloc(t->nev + 2, sizeof *x->ev_start);
+	x->ev_nodes = pl_xmalloc((t->ncosts + 1) * sizeof *x->ev_nodes);
+	for (size_t c = 1; c < t->ncosts; c++)
+		if (t->costs[c].ev < t->nev)
+			x->ev_start[t->costs[c].ev + 1]++;
+	for (size_t e = 0; e < t->nev; e++)
+		x->ev_start[e + 1] += x->ev_start[e];
+	uint32_t *fill = pl_xmalloc((t->nev + 1) * sizeof *fill);
+	memcpy(fill, x->ev_start, (t->nev + 1) * sizeof *fill);
+	for (size_t c = 1; c < t->ncosts; c++)
+		if (t->costs[c].ev < t->nev)
+			x->ev_nodes[fill[t->costs[c].ev]++] = t->costs[c].node;
+	free(fill);
+	x->built_ev = SIZE_MAX;
+	((pl_tree *)t)->evx = x; /* a cache: the tree itself does not change */
+	return x;
+}
+
+size_t pl_event_nodes(const pl_tree *t, size_t ev, const uint32_t **out)
+{
+	struct pl_ev_index *x = ev_index(t);
+	if (ev >= t->nev) {
+		*out = x->ev_nodes;
+		return 0;
+	}
+	*out = x->ev_nodes + x->ev_start[ev];
+	return x->ev_start[ev + 1] - x->ev_start[ev];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t pl_event_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out)
+{
+	struct pl_ev_index *x = ev_index(t);
+	if (x->built_ev != rep->primary) {
+		const uint32_t *nodes;
+		size_t m = pl_event_nodes(t, rep->primary, &nodes);
+		x->pairs = pl_xrealloc(x->pairs, (m + 1) * sizeof *x->pairs);
+		x->npairs = 0;
+		for (size_t i = 0; i < m; i++)
+			if (nodes[i] && pl_cost(t, nodes[i], rep->primary)[PL_TOTAL])
+				x->pairs[x->npairs++] = (uint64_t)t->nodes[nodes[i]].parent << 32 | nodes[i];
+		qsort(x->pairs, x->npairs, sizeof *x->pairs, cmp_u64);
+		x->built_ev = rep->primary;
+	}
+	size_t lo = 0, hi = x->npairs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((x->pairs[mid] >> 32) < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = 0;
+	while (lo + k < x->npairs && (x->pairs[lo + k] >> 32) == n)
+		k++;
+	uint32_t *v = pl_xmalloc((k ? k : 1) * sizeof *v);
+	for (size_t i = 0; i < k; i++)
+		v[i] = (uint32_t)x->pairs[lo + i];
 	struct sort_ctx sc = { rep, t };
 	qsort_r(v, k, sizeof *v, cmp_total, &sc);
 	*out = v;

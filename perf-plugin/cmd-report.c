@@ -240,6 +240,8 @@ int cmd_report(int argc, char **argv)
 	pl_unwind_free_all(rep.s);
 	pl_attrib_free(rep.attrib);
 	pl_tree_free(&rep.tree);
+	if (rep.have_flat)
+		pl_tree_free(&rep.flat);
 	pl_session_free(rep.s);
 	free(rep.ev_samples);
 	free(rep.ev_period);

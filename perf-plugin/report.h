@@ -47,6 +47,7 @@ typedef struct pl_tree {
 	/* (parent, key) -> child */
 	uint32_t *slots;
 	size_t nslots;
+	struct pl_ev_index *evx; /* per-event children for the views, made on first use */
 } pl_tree;
 
 void pl_tree_init(pl_tree *t, size_t nev);
@@ -88,6 +89,8 @@ typedef struct pl_report {
 	uint64_t nsamples_all;   /* before filters */
 	struct pl_attrib *attrib;
 	FILE *out;
+	pl_tree flat;            /* all contexts folded per procedure (pl_flat_tree) */
+	int have_flat;
 } pl_report;
 
 /* attribute.c */
@@ -116,6 +119,12 @@ unsigned pl_node_line(const pl_report *rep, uint32_t n);
 void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len);
 /* Children of N sorted by the primary event's inclusive period, largest first. */
 size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
+/* The same, only those with samples of the primary event: what the views of
+ * one event walk, at a cost proportional to that event's nodes (a file of
+ * thousands of events must not cost events x nodes). */
+size_t pl_event_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
+/* The nodes with a cost for event EV, in no order. */
+size_t pl_event_nodes(const pl_tree *t, size_t ev, const uint32_t **out);
 
 /* The views. */
 int pl_view_tree(pl_report *rep);
@@ -126,8 +135,9 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 int pl_view_loops(pl_report *rep);
 int pl_view_folded(pl_report *rep);
 int pl_view_json(pl_report *rep);
-/* flat and loops share the per-procedure folding of the CCT (view-flat.c) */
-void pl_fold_per_proc(const pl_report *rep, pl_tree *flat);
+/* flat and loops share the per-procedure folding of the CCT (view-flat.c),
+ * made once for all events. */
+const pl_tree *pl_flat_tree(pl_report *rep);
 void pl_print_header(pl_report *rep, const char *what);
 
 /* cmd-*.c */

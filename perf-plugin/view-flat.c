@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
+static void fold_per_proc(const pl_report *rep, pl_tree *flat)
 {
 	const pl_tree *t = &rep->tree;
 	pl_tree_init(flat, t->nev);
@@ -45,14 +45,22 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 	free(map);
 }
 
+const pl_tree *pl_flat_tree(pl_report *rep)
+{
+	if (!rep->have_flat) {
+		fold_per_proc(rep, &rep->flat);
+		rep->have_flat = 1;
+	}
+	return &rep->flat;
+}
+
 int pl_view_flat(pl_report *rep)
 {
-	pl_tree flat, cct = rep->tree;
-	pl_fold_per_proc(rep, &flat);
-	rep->tree = flat; /* the printer names nodes through rep->tree: swap the folded tree in */
+	pl_tree cct = rep->tree;
+	rep->tree = *pl_flat_tree(rep); /* the printer names nodes through rep->tree: swap the folded tree in */
 	pl_print_indented_tree(rep, "flat: every procedure with its inlined calls, loops and statements, all contexts folded",
 			       "Scope");
+	rep->flat = rep->tree; /* its per-event index may have been made */
 	rep->tree = cct;
-	pl_tree_free(&flat);
 	return 0;
 }

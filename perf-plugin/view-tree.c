@@ -34,7 +34,7 @@ static void print_node(pl_report *rep, uint32_t n, int depth)
 		fprintf(rep->out, "  [%s]", t->nodes[n].dso->short_name);
 	fputc('\n', rep->out);
 	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, t, n, &kids);
+	size_t k = pl_event_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)
 		print_node(rep, kids[i], depth + 1);
 	free(kids);
@@ -52,7 +52,7 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 				  "# .........  ........  %.*s\n#\n",
 			column, (int)strlen(column), "..........");
 	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, &rep->tree, 0, &kids);
+	size_t k = pl_event_children(rep, &rep->tree, 0, &kids);
 	for (size_t i = 0; i < k; i++)
 		print_node(rep, kids[i], 0);
 	free(kids);
