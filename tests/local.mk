@@ -96,3 +96,5 @@ EXTRA_DIST += tests/gdb-shlib.sh
 # Issue 14: hostile files (cache tampering, non-regular files, amplification).
 TESTS += tests/core-cache.sh
 EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
+TESTS += tests/perf-hostile.sh
+EXTRA_DIST += tests/perf-hostile.sh tests/hostile-perf.py
