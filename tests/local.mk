@@ -98,3 +98,5 @@ TESTS += tests/core-cache.sh
 EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
 TESTS += tests/perf-hostile.sh
 EXTRA_DIST += tests/perf-hostile.sh tests/hostile-perf.py
+TESTS += tests/gdb-hostile.sh
+EXTRA_DIST += tests/gdb-hostile.sh
