@@ -100,3 +100,5 @@ TESTS += tests/perf-hostile.sh
 EXTRA_DIST += tests/perf-hostile.sh tests/hostile-perf.py
 TESTS += tests/gdb-hostile.sh
 EXTRA_DIST += tests/gdb-hostile.sh
+TESTS += tests/core-hostile.sh
+EXTRA_DIST += tests/core-hostile.sh tests/fixtures/eh_sleb.s
