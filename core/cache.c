@@ -615,6 +615,53 @@ out:
 	return loaded;
 }
 
+/* ---- forging an entry (tests and the fuzz target) ------------------------------ */
+
+/* Makes the cache file FILE of SIZE bytes pass what only an honest writer
+ * could get right - magic, version, producer, flags, size, the identity of
+ * the binary M stands for (M is made to match the file), and the checksum -
+ * so that the record checks are what a test or a fuzzer exercises.  Returns
+ * 0, or -1 if FILE is too short to carry a header. */
+int ls_cache_forge(void *file, size_t size, ls_module *m)
+{
+	struct cache_header h;
+	if (size < sizeof h)
+		return -1;
+	memcpy(&h, file, sizeof h);
+	memcpy(h.magic, CACHE_MAGIC, 8);
+	h.version = LS_CACHE_FORMAT_VERSION;
+	h.byte_order = CACHE_BYTE_ORDER;
+	h.header_size = sizeof h;
+	h.file_size = size;
+	producer_id(h.producer);
+	h.flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf ? CACHE_HAS_DWARF : 0);
+	h.src_hash = 0;
+	m->file_stat.st_size = (off_t)h.src_size;
+	m->file_stat.st_ino = (ino_t)h.src_ino;
+	m->file_stat.st_mtim.tv_sec = (time_t)h.src_mtime_sec;
+	m->file_stat.st_mtim.tv_nsec = (long)h.src_mtime_nsec;
+	/* The module's build-id: the file's, if it names a hex one. */
+	free(m->build_id);
+	m->build_id = NULL;
+	if (h.build_id_str != CACHE_NONE && h.strtab_off < size && h.strtab_size <= size - h.strtab_off &&
+	    h.build_id_str < h.strtab_size) {
+		const char *id = (const char *)file + h.strtab_off + h.build_id_str;
+		size_t n = strnlen(id, h.strtab_size - h.build_id_str);
+		if (n < h.strtab_size - h.build_id_str)
+			m->build_id = ls_xstrdup(id);
+	}
+	if (!m->build_id || !is_hex_id(m->build_id)) {
+		free(m->build_id);
+		m->build_id = ls_xstrdup("00ff");
+		h.build_id_str = CACHE_NONE; /* fails the identity check: a miss */
+	}
+	h.checksum = 0;
+	memcpy(file, &h, sizeof h);
+	h.checksum = ls_cache_checksum(file, size);
+	memcpy(file, &h, sizeof h);
+	return 0;
+}
+
 /* ---- what an entry says of itself (for `loopscope cache --list`) ------------ */
 
 void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta *meta)

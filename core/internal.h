@@ -303,6 +303,9 @@ void ls_cache_store(ls_module *m);                /* warns on failure */
 uint64_t ls_hash64(const void *data, size_t len, uint64_t seed);
 /* The checksum a cache file of SIZE bytes must carry (for tests). */
 uint64_t ls_cache_checksum(const void *file, size_t size);
+/* Tests and the fuzz target: FILE made to pass the honest writer's checks
+ * for M (M's identity set to the file's), so its records get tested. */
+int ls_cache_forge(void *file, size_t size, ls_module *m);
 /* What a cache file says of itself (cache.c), for the listing. */
 struct ls_cache_meta {
 	char binary[4096];         /* the binary's path when stored ("" if unreadable) */

@@ -26,17 +26,6 @@ static void split_list(const char *arg, char ***list, size_t *n)
 	free(copy);
 }
 
-void pl_print_header(pl_report *rep, const char *what)
-{
-	FILE *f = rep->out;
-	size_t e = rep->primary;
-	fprintf(f, "# perf loops: %s\n#\n", what);
-	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
-	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
-		pd_attr_at(rep->r, e)->name);
-	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
-}
-
 static void free_opts(pl_report_options *o)
 {
 	for (size_t i = 0; i < o->ncomms; i++)

@@ -40,6 +40,18 @@ static void print_node(pl_report *rep, uint32_t n, int depth)
 	free(kids);
 }
 
+/* The header every text view starts with, as perf report's. */
+void pl_print_header(pl_report *rep, const char *what)
+{
+	FILE *f = rep->out;
+	size_t e = rep->primary;
+	fprintf(f, "# perf loops: %s\n#\n", what);
+	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
+	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
+		pd_attr_at(rep->r, e)->name);
+	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
+}
+
 void pl_print_indented_tree(pl_report *rep, const char *what, const char *column)
 {
 	pl_print_header(rep, what);
