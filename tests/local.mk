@@ -113,3 +113,4 @@ TESTS += tests/gdb-hostile.sh
 EXTRA_DIST += tests/gdb-hostile.sh
 TESTS += tests/core-hostile.sh
 EXTRA_DIST += tests/core-hostile.sh tests/fixtures/eh_sleb.s
+EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc
