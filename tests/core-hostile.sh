@@ -108,7 +108,7 @@ fi
 # A sparse file declaring a 1 GiB function: bounded, not gigabytes.
 python3 "$top_srcdir/tests/hostile-elf.py" huge-function "$TMP/huge" 1 || skip_all "hostile-elf.py failed"
 (
-	grep -q __asan_init "$LOOPSCOPE" 2>/dev/null || ulimit -v 4000000 2>/dev/null
+	sanitized "$LOOPSCOPE" || ulimit -v 4000000 2>/dev/null
 	timeout 60 "$LOOPSCOPE" struct --no-cache "$TMP/huge" >"$TMP/out" 2>"$TMP/err"
 	echo $? >"$TMP/rc"
 )

@@ -21,7 +21,7 @@ export PERF_BUILDID_DIR="$TMP/buildid"   # perf's build-id cache: empty
 
 # Runaway memory must not take the machine down when this runs against an
 # older perf-loops: cap it (not under ASan, which reserves terabytes).
-if ! grep -q __asan_init "$PERF_LOOPS" 2>/dev/null; then
+if ! sanitized "$PERF_LOOPS"; then
 	ulimit -v 8000000 2>/dev/null || :
 fi
 
