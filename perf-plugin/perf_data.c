@@ -250,6 +250,15 @@ const char *pd_event_name(uint32_t type, uint64_t config)
 
 /* ---- attrs and ids ------------------------------------------------------- */
 
+/* The slot of ID in a table of CAP (a power of two) slots.  The product's
+ * high bits are folded down: ids differing only in their high bits (a
+ * crafted id section) must not all land in one chain. */
+static inline size_t id_hash(uint64_t id, size_t cap)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 29) ^ (h >> 47)) & (cap - 1);
+}
+
 static void id_insert(pd_reader *r, uint64_t id, int attr)
 {
 	if ((r->ids_count + 1) * 2 > r->ids_cap) {
@@ -260,7 +269,7 @@ static void id_insert(pd_reader *r, uint64_t id, int attr)
 		for (size_t i = 0; i < r->ids_cap; i++) {
 			if (!r->ids[i].attr)
 				continue;
-			size_t h = (r->ids[i].id * 0x9e3779b97f4a7c15ULL) & (ncap - 1);
+			size_t h = id_hash(r->ids[i].id, ncap);
 			while (n[h].attr)
 				h = (h + 1) & (ncap - 1);
 			n[h] = r->ids[i];
@@ -269,7 +278,7 @@ static void id_insert(pd_reader *r, uint64_t id, int attr)
 		r->ids = n;
 		r->ids_cap = ncap;
 	}
-	size_t h = (id * 0x9e3779b97f4a7c15ULL) & (r->ids_cap - 1);
+	size_t h = id_hash(id, r->ids_cap);
 	while (r->ids[h].attr) {
 		if (r->ids[h].id == id) {
 			r->ids[h].attr = attr + 1;
@@ -286,7 +295,7 @@ static int id_find(const pd_reader *r, uint64_t id)
 {
 	if (!r->ids_cap)
 		return -1;
-	size_t h = (id * 0x9e3779b97f4a7c15ULL) & (r->ids_cap - 1);
+	size_t h = id_hash(id, r->ids_cap);
 	while (r->ids[h].attr) {
 		if (r->ids[h].id == id)
 			return r->ids[h].attr - 1;

@@ -62,11 +62,19 @@ struct u32map {
 	size_t cap, n;
 };
 
+/* Keys are pids and tids from the file: fold the product's high bits down,
+ * so keys that differ only in their high bits do not share one chain. */
+static inline size_t u32_hash(uint32_t k, size_t cap)
+{
+	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
 static void *u32map_get(const struct u32map *m, uint32_t k)
 {
 	if (!m->cap)
 		return NULL;
-	size_t h = (k * 2654435761u) & (m->cap - 1);
+	size_t h = u32_hash(k, m->cap);
 	while (m->vals[h]) {
 		if (m->keys[h] == k)
 			return m->vals[h];
@@ -84,7 +92,7 @@ static void u32map_put(struct u32map *m, uint32_t k, void *v)
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->vals[i])
 				continue;
-			size_t h = (m->keys[i] * 2654435761u) & (ncap - 1);
+			size_t h = u32_hash(m->keys[i], ncap);
 			while (nv[h])
 				h = (h + 1) & (ncap - 1);
 			nk[h] = m->keys[i];
@@ -96,7 +104,7 @@ static void u32map_put(struct u32map *m, uint32_t k, void *v)
 		m->vals = nv;
 		m->cap = ncap;
 	}
-	size_t h = (k * 2654435761u) & (m->cap - 1);
+	size_t h = u32_hash(k, m->cap);
 	while (m->vals[h]) {
 		if (m->keys[h] == k) {
 			m->vals[h] = v;
