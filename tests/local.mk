@@ -116,3 +116,4 @@ EXTRA_DIST += tests/core-hostile.sh tests/fixtures/eh_sleb.s
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc
 TESTS += tests/core-threads.sh
 EXTRA_DIST += tests/core-threads.sh tests/fixtures/perf/nolibc_work.c
+EXTRA_DIST += bench/growth.sh bench/irreducible-nest.py
