@@ -804,6 +804,47 @@ static bool write_all(int fd, const void *buf, size_t size)
 	return true;
 }
 
+/* Writes the entry BUF of SIZE bytes as K->path: a temporary of this
+ * process's own (mkstemp: unique, 0600) renamed into place when complete,
+ * so readers never see a partial file; then the directory's size bound. */
+static void write_entry(ls_module *m, const struct cache_key *k, const char *buf, uint64_t size)
+{
+	if (size > ls_cache_bound(&m->opt)) {
+		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
+			(unsigned long long)size);
+		return;
+	}
+	if (ls_cache_dir_make(k->dir) < 0) {
+		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
+		return;
+	}
+	ls_cache_remove_stale(k->dir);
+	char tmp[PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
+		return;
+	}
+	bool written = write_all(fd, buf, size);
+	int saved = errno;
+	if (close(fd) < 0 && written) {
+		written = false;
+		saved = errno;
+	}
+	if (!written) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(saved));
+		unlink(tmp);
+		return;
+	}
+	if (rename(tmp, k->path) < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
+}
+
 void ls_cache_store(ls_module *m)
 {
 	if (!m->opt.use_cache || !m->root || m->from_cache)
@@ -813,9 +854,6 @@ void ls_cache_store(ls_module *m)
 		return;
 	char *buf = NULL;
 	struct str_table strs = { 0 };
-	char tmp[PATH_MAX + 64];
-	int fd = -1;
-	bool tmp_made = false;
 	if (!cache_key(m, k))
 		goto out;
 
@@ -971,47 +1009,8 @@ void ls_cache_store(ls_module *m)
 		h.checksum = ls_cache_checksum(buf, h.file_size);
 		memcpy(buf, &h, sizeof h);
 	}
-	if (h.file_size > ls_cache_bound(&m->opt)) {
-		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
-			(unsigned long long)h.file_size);
-		goto out;
-	}
-
-	if (ls_cache_dir_make(k->dir) < 0) {
-		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
-		goto out;
-	}
-	ls_cache_remove_stale(k->dir);
-	/* A temporary of this process's own (mkstemp: unique, 0600), renamed
-	 * into place when complete: readers never see a partial file. */
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
-		goto out;
-	}
-	tmp_made = true;
-	if (!write_all(fd, buf, h.file_size)) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, k->path) < 0) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
-		goto out;
-	}
-	tmp_made = false;
-	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
+	write_entry(m, k, buf, h.file_size);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp_made)
-		unlink(tmp);
 	free(buf);
 	free(strs.slots);
 	free(strs.data);
