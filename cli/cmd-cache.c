@@ -56,6 +56,14 @@ int cmd_cache(int argc, char **argv)
 		int r;
 		int w = !strcmp(argv[i], "--list") ? LIST : !strcmp(argv[i], "--prune") ? PRUNE
 			: !strcmp(argv[i], "--clear") ? CLEAR : NONE;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs("usage: loopscope cache --list | --prune [--max-size=SIZE] | --clear\n"
+			      "  --list      every entry, most recently used first, with its binary\n"
+			      "  --prune     remove what can only miss, then the least recently used\n"
+			      "              entries beyond the bound ($LOOPSCOPE_CACHE_SIZE, 1G)\n"
+			      "  --clear     remove every entry\n", stdout);
+			return EXIT_OK;
+		}
 		if (w != NONE) {
 			if (what != NONE && what != w) {
 				cli_usage_error("cache", "one of --list, --prune and --clear at a time");
