@@ -19,6 +19,7 @@
 import json
 import os
 import re
+import stat
 import struct
 
 import gdb
@@ -272,6 +273,8 @@ class AddressMap:
             key = (st.st_mtime_ns, st.st_size)
         except OSError:
             return None
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a FIFO would block open() for ever
         cached = self._elf.get(path)
         if cached and cached[0] == key:
             return cached[1]

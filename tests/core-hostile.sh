@@ -117,6 +117,29 @@ rc=$(cat "$TMP/rc")
 	grep -q "proc main" "$TMP/out"
 ok $? "a sparse ELF declaring a 1 GiB function: exit 0 under a 4 GB limit, a warning names the bound (exit $rc)"
 
+# One function that is a nest of 6,666 irreducible loops (20,000 blocks):
+# Havlak's moved entering edges and per-loop lists took n^2 memory (620 MB).
+python3 "$top_srcdir/bench/irreducible-nest.py" 20000 "$TMP/nest.s" && gcc -o "$TMP/nest" "$TMP/nest.s" ||
+	skip_all "cannot build the irreducible nest"
+if [ -x /usr/bin/time ] && run "an irreducible nest of 20,000 blocks" struct --no-cache --format=json "$TMP/nest"; then
+	/usr/bin/time -o "$TMP/time" -f '%M' "$LOOPSCOPE" struct --no-cache "$TMP/nest" >/dev/null 2>&1
+	rss=$(tail -n 1 "$TMP/time")
+	python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+def loops(n):
+    if n["kind"] == "loop":
+        yield n
+    for c in n.get("children", []):
+        yield from loops(c)
+l = list(loops(t))
+# one region: the outermost header and the 6,666 latches that are entered from outside
+sys.exit(0 if len(l) == 1 and l[0]["irreducible"] and len(l[0]["entries"]) == 20000 // 3 + 1 else 1)' "$TMP/out"
+	ok $? "an irreducible nest of 20,000 blocks: one region with all its entries"
+	[ "$rss" -lt 150000 ]
+	ok $? "an irreducible nest of 20,000 blocks: peak RSS $rss KB < 150 MB"
+fi
+
 # An overlong SLEB128 in a CIE, and an LSDA: the landing pad is in the CFG.
 gcc -o "$TMP/eh_sleb" "$FIXTURES/eh_sleb.s" 2>"$TMP/cc.err" || skip_all "cannot assemble eh_sleb.s"
 if run "a 9-byte SLEB128 in .eh_frame" struct --no-cache --format=json "$TMP/eh_sleb"; then
