@@ -100,21 +100,36 @@ def _raw(name):
         return name
 
 
+# Asked once and kept until GDB's object files change (register() connects
+# _forget_names to those events): switching the charset costs a command.
+_NAMES = {}
+
+
+def _forget_names(*unused):
+    _NAMES.clear()
+
+
 def _progspace_filename():
-    with _RawNames():
-        return _raw(gdb.current_progspace().filename)
+    key = ("progspace", gdb.current_progspace())
+    if key not in _NAMES:
+        with _RawNames():
+            _NAMES[key] = _raw(gdb.current_progspace().filename)
+    return _NAMES[key]
 
 
 def _objfile_names():
     """[(path, objfile)] of every objfile GDB has loaded."""
-    out = []
-    with _RawNames():
-        for obj in gdb.objfiles():
-            try:
-                out.append((_raw(obj.filename), obj))
-            except (RuntimeError, gdb.error):
-                continue
-    return out
+    key = ("objfiles", len(gdb.objfiles()))
+    if key not in _NAMES:
+        out = []
+        with _RawNames():
+            for obj in gdb.objfiles():
+                try:
+                    out.append((_raw(obj.filename), obj))
+                except (RuntimeError, gdb.error):
+                    continue
+        _NAMES[key] = out
+    return [(name, obj) for name, obj in _NAMES[key] if obj.is_valid()]
 
 
 def _execute(command):
@@ -1067,4 +1082,5 @@ def register():
         registry = getattr(gdb.events, ev, None)
         if registry is not None:
             registry.connect(ANALYSES.forget)
+            registry.connect(_forget_names)
     _registered = True
