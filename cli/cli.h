@@ -14,6 +14,7 @@ struct cli_common {
 	int jobs;
 	bool no_cache;
 	const char *debug_dir;
+	bool verbose;          /* -v: say why the cache missed, and such */
 };
 
 /* Parses "--name=value", "--name value" and "-n value" forms.  Returns 1 and
@@ -32,5 +33,8 @@ void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((forma
 int cmd_struct(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+/* "512M", "2G", "1048576": bytes; 0, or -1 if it is not a size. */
+int cli_parse_size(const char *s, uint64_t *bytes);
 
 #endif

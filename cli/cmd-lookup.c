@@ -89,9 +89,13 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 		return;
 	}
 	putchar('\n');
+	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(m, addr) : n;
 	for (size_t i = 0; i < n; i++) {
 		const ls_scope *s = chain[i];
 		const char *file = ls_scope_file(s) ? ls_scope_file(s) : "??";
+		if (i == n - 1 && depth > n)
+			printf("%*s... %zu deeper scopes cut (the chain is %zu deep)\n", (int)(2 * i + 2), "",
+			       depth - n, depth);
 		printf("%*s", (int)(2 * i + 2), "");
 		switch (ls_scope_kind_of(s)) {
 		case LS_SCOPE_PROC:

@@ -2,6 +2,7 @@
  * (cmd-*.c) and holds the option parsing they share. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@ static const char usage[] =
 	"       loopscope decode [-r RELEASE | --vmlinux FILE] [--modules DIR] [--kaslr-offset OFF | --kallsyms FILE]\n"
 	"                        [--proc-modules FILE] [--sys-module DIR] [--strip-prefix P] [--decodecode]\n"
 	"                        (a kernel log on stdin, written back with each frame annotated)\n"
+	"       loopscope cache --list | --prune [--max-size=SIZE] | --clear\n"
 	"       loopscope --help | --version\n"
 	"\n"
 	"Recovers the structure of an optimized binary: procedures, inlined calls,\n"
@@ -21,7 +23,9 @@ static const char usage[] =
 	"Common options:\n"
 	"  -j, --jobs N       analyze on N threads (default: all cores)\n"
 	"  --no-cache         neither read nor write the analysis cache\n"
-	"                     ($XDG_CACHE_HOME/loopscope, keyed by build-id)\n"
+	"                     ($XDG_CACHE_HOME/loopscope, keyed by build-id; at most\n"
+	"                     $LOOPSCOPE_CACHE_SIZE, default 1G, least recently used go)\n"
+	"  -v, --verbose      also say why the cache missed\n"
 	"  --debug-dir DIR    look for separate debug info under DIR (default /usr/lib/debug)\n";
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -66,6 +70,10 @@ int cli_common_option(int argc, char **argv, int *i, struct cli_common *c)
 		c->no_cache = true;
 		return 1;
 	}
+	if (strcmp(argv[*i], "-v") == 0 || strcmp(argv[*i], "--verbose") == 0) {
+		c->verbose = true;
+		return 1;
+	}
 	if ((r = cli_option_value(argc, argv, i, "--jobs", "-j", &v)) != 0) {
 		if (r < 0)
 			return -1;
@@ -94,11 +102,30 @@ ls_module *cli_open(const char *binary, const struct cli_common *c)
 	opt.jobs = c->jobs;
 	opt.use_cache = !c->no_cache && !getenv("LOOPSCOPE_NO_CACHE");
 	opt.debug_file_path = c->debug_dir ? c->debug_dir : getenv("LOOPSCOPE_DEBUG_DIR");
+	opt.verbose = c->verbose;
 	ls_error err;
 	ls_module *m = ls_module_open(binary, &opt, &err);
 	if (!m)
 		fprintf(stderr, "loopscope: %s\n", err.message);
 	return m;
+}
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (end == s || errno || *s == '-' || (*end && strcmp(end, "iB") && strcmp(end, "B")) ||
+	    v == 0 || v >= (1ull << (63 - shift)))
+		return -1;
+	*bytes = (uint64_t)v << shift;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -122,6 +149,8 @@ int main(int argc, char **argv)
 		return cmd_lookup(argc - 1, argv + 1);
 	if (strcmp(cmd, "decode") == 0)
 		return cmd_decode(argc - 1, argv + 1);
+	if (strcmp(cmd, "cache") == 0)
+		return cmd_cache(argc - 1, argv + 1);
 	cli_usage_error(NULL, "unknown command '%s'", cmd);
 	return EXIT_USAGE;
 }

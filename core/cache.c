@@ -6,7 +6,7 @@
  *
  *   DIR/<build-id>.lsc           (DIR: opt.cache_dir, else
  *   DIR/<build-id>-noloops.lsc    $XDG_CACHE_HOME/loopscope, else
- *   DIR/h<content-hash>.lsc       ~/.cache/loopscope)
+ *   DIR/h<content-hash>.lsc       ~/.cache/loopscope; see cache_dir.c)
  *
  * Binaries without a build-id are keyed by a 64-bit hash of their whole
  * contents.  The file is a header followed by flat arrays: scopes in
@@ -17,10 +17,16 @@
  * out in the same buffer after the file's bytes, so a load is one read, one
  * checksum and one pass over the records.
  *
- * The cache directory is shared and its files are untrusted: every count,
- * offset and index is checked, and a file that fails any check is a miss,
- * never a crash.  Stores write a temporary file in the same directory and
- * rename() it into place, so concurrent writers and readers are safe.
+ * A cache can only miss, never lie.  The directory is shared and its files
+ * are untrusted: a file is opened only if it is a regular file; the entry
+ * must be for this very file (its build-id, and the size, mtime and inode
+ * the binary had when it was stored), made by this very libloopscope, in
+ * this format, with a checksum over all of its bytes; every count, offset
+ * and index is checked.  Anything else is a miss, with a note saying why
+ * under -v.  Stores write a temporary file of their own (0600, in a 0700
+ * directory) and rename() it into place, so concurrent writers and readers
+ * are safe; a hit refreshes the file's mtime, which is what the size
+ * bound's least-recently-used eviction goes by (cache_dir.c).
  */
 #include "internal.h"
 
@@ -53,13 +59,15 @@ struct cache_header {
 	uint32_t flags;         /* CACHE_HAS_* */
 	uint32_t header_size;   /* sizeof(struct cache_header) */
 	uint64_t file_size;     /* of this cache file */
-	uint64_t checksum;      /* hash of the bytes after the header */
-	uint64_t src_size;      /* the binary, when stored */
-	int64_t src_mtime;
+	uint64_t checksum;      /* ls_cache_checksum: all bytes, this field as 0 */
+	/* The binary when it was stored: a file that differs is a miss. */
+	uint64_t src_size;
+	int64_t src_mtime_sec, src_mtime_nsec;
+	uint64_t src_ino;
 	uint64_t src_hash;      /* content hash; 0 when keyed by build-id */
 	uint8_t producer[32];   /* identity of the libloopscope that built the tree */
 	uint32_t path_str;      /* the binary's path when stored (string offset) */
-	uint32_t build_id_str;
+	uint32_t build_id_str;  /* its build-id in hex, or CACHE_NONE */
 	uint64_t nscopes, scopes_off;
 	uint64_t nranges, ranges_off;
 	uint64_t nloops, loops_off;
@@ -230,63 +238,33 @@ static void producer_id(uint8_t id[32])
 
 /* ---- where the file is ------------------------------------------------------ */
 
-static int mkdir_p(const char *dir)
+/* The content hash of the binary, for modules without a build-id.  Read,
+ * not mapped: a file truncated meanwhile must not raise SIGBUS. */
+static bool content_hash(const ls_module *m, uint64_t *hash)
 {
-	char buf[PATH_MAX];
-	size_t len = strlen(dir);
-	if (len == 0 || len >= sizeof buf)
-		return -1;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-static bool cache_dir(const ls_module *m, char *buf, size_t size)
-{
-	int n;
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (m->opt.cache_dir && *m->opt.cache_dir)
-		n = snprintf(buf, size, "%s", m->opt.cache_dir);
-	else if (xdg && *xdg == '/')
-		n = snprintf(buf, size, "%s/loopscope", xdg);
-	else if (home && *home)
-		n = snprintf(buf, size, "%s/.cache/loopscope", home);
-	else
-		return false;
-	return n > 0 && (size_t)n < size;
-}
-
-/* The content hash of the binary, for modules without a build-id. */
-static bool content_hash(const ls_module *m, uint64_t *hash, struct stat *st)
-{
-	int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	struct stat st;
+	int fd = ls_open_regular(m->path, &st, &why);
 	if (fd < 0)
 		return false;
-	bool ok = false;
-	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode)) {
-		if (st->st_size == 0) {
-			*hash = ls_hash64("", 0, 0);
-			ok = true;
-		} else {
-			void *p = mmap(NULL, st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-			if (p != MAP_FAILED) {
-				*hash = ls_hash64(p, st->st_size, 0);
-				munmap(p, st->st_size);
-				ok = true;
-			}
-		}
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	bool ok = buf != NULL;
+	uint64_t h = ls_hash64("", 0, 0);
+	for (off_t off = 0; ok;) {
+		ssize_t n = pread(fd, buf, cap, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ok = false;
+		if (n <= 0)
+			break;
+		h = ls_hash64(buf, (size_t)n, h);
+		off += n;
 	}
+	free(buf);
 	close(fd);
+	*hash = h;
 	return ok;
 }
 
@@ -305,24 +283,21 @@ struct cache_key {
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
 	uint64_t src_hash;  /* 0 when keyed by build-id */
-	struct stat st;     /* of the binary */
 	uint32_t flags;
 };
 
 static bool cache_key(const ls_module *m, struct cache_key *k)
 {
 	memset(k, 0, sizeof *k);
-	if (!m->path || !cache_dir(m, k->dir, sizeof k->dir))
+	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir))
 		return false;
 	k->flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf ? CACHE_HAS_DWARF : 0);
 	const char *variant = m->opt.want_loops ? "" : "-noloops";
 	int n;
 	if (m->build_id && is_hex_id(m->build_id)) {
-		if (stat(m->path, &k->st) < 0)
-			memset(&k->st, 0, sizeof k->st);
 		n = snprintf(k->path, sizeof k->path, "%s/%s%s.lsc", k->dir, m->build_id, variant);
 	} else {
-		if (!content_hash(m, &k->src_hash, &k->st))
+		if (!content_hash(m, &k->src_hash))
 			return false;
 		if (k->src_hash == 0)
 			k->src_hash = 1; /* 0 means "keyed by build-id" */
@@ -330,6 +305,19 @@ static bool cache_key(const ls_module *m, struct cache_key *k)
 			     (unsigned long long)k->src_hash, variant);
 	}
 	return n > 0 && (size_t)n < sizeof k->path;
+}
+
+/* The whole file's checksum, its checksum field taken as 0: no byte of
+ * a cache file, header included, can change unnoticed. */
+uint64_t ls_cache_checksum(const void *file, size_t size)
+{
+	struct cache_header h;
+	if (size < sizeof h)
+		return ls_hash64(file, size, 0);
+	memcpy(&h, file, sizeof h);
+	h.checksum = 0;
+	uint64_t seed = ls_hash64(&h, sizeof h, 0);
+	return ls_hash64((const char *)file + sizeof h, size - sizeof h, seed);
 }
 
 /* ---- load -------------------------------------------------------------------- */
@@ -361,29 +349,54 @@ static bool slice_ok(uint64_t first, uint64_t n, uint64_t total)
 	return first <= total && n <= total - first;
 }
 
-static bool header_ok(const struct cache_header *h, const struct cache_key *k, uint64_t size)
+/* Why the header H of a file of SIZE bytes cannot be this module's entry
+ * (its own bytes are checked later), or NULL. */
+static const char *header_problem(const struct cache_header *h, const struct cache_key *k, uint64_t size)
 {
-	if (memcmp(h->magic, CACHE_MAGIC, 8) != 0 || h->version != LS_CACHE_FORMAT_VERSION ||
-	    h->byte_order != CACHE_BYTE_ORDER || h->header_size != sizeof *h ||
-	    h->file_size != size || h->flags != k->flags)
-		return false;
-	if (h->src_hash != k->src_hash)
-		return false;
+	if (memcmp(h->magic, CACHE_MAGIC, 8) != 0)
+		return "not a loopscope cache file";
+	if (h->version != LS_CACHE_FORMAT_VERSION)
+		return "another cache format version";
+	if (h->byte_order != CACHE_BYTE_ORDER || h->header_size != sizeof *h)
+		return "written by another kind of machine";
+	if (h->file_size != size)
+		return "truncated or extended (its size is not the one it was written with)";
 	uint8_t producer[32];
 	producer_id(producer);
 	if (memcmp(h->producer, producer, sizeof producer) != 0)
-		return false;
-	if (k->src_hash && h->src_size != (uint64_t)k->st.st_size)
-		return false;
-	return section_ok(h->scopes_off, h->nscopes, sizeof(struct cache_scope), size) &&
-	       section_ok(h->ranges_off, h->nranges, sizeof(ls_range), size) &&
-	       section_ok(h->loops_off, h->nloops, sizeof(struct cache_loop), size) &&
-	       section_ok(h->addrs_off, h->naddrs, sizeof(uint64_t), size) &&
-	       section_ok(h->edges_off, h->nedges, sizeof(ls_edge), size) &&
-	       section_ok(h->strtab_off, h->strtab_size, 1, size) &&
-	       h->nscopes >= 1 && h->nscopes < CACHE_NONE && h->nloops < CACHE_NONE &&
-	       h->strtab_size >= 1 && h->strtab_size <= CACHE_NONE &&
-	       str_ok(h->path_str, h->strtab_size) && str_ok(h->build_id_str, h->strtab_size);
+		return "made by another build of libloopscope";
+	if ((h->flags & CACHE_HAS_LOOPS) != (k->flags & CACHE_HAS_LOOPS))
+		return "made with another --loops setting";
+	if (h->flags != k->flags)
+		return k->flags & CACHE_HAS_DWARF ? "made without debug information, which is there now"
+						  : "made with debug information, which is not there now";
+	if (h->src_hash != k->src_hash)
+		return "made for a binary with other contents";
+	if (section_ok(h->scopes_off, h->nscopes, sizeof(struct cache_scope), size) &&
+	    section_ok(h->ranges_off, h->nranges, sizeof(ls_range), size) &&
+	    section_ok(h->loops_off, h->nloops, sizeof(struct cache_loop), size) &&
+	    section_ok(h->addrs_off, h->naddrs, sizeof(uint64_t), size) &&
+	    section_ok(h->edges_off, h->nedges, sizeof(ls_edge), size) &&
+	    section_ok(h->strtab_off, h->strtab_size, 1, size) &&
+	    h->nscopes >= 1 && h->nscopes < CACHE_NONE && h->nloops < CACHE_NONE &&
+	    h->strtab_size >= 1 && h->strtab_size <= CACHE_NONE &&
+	    str_ok(h->path_str, h->strtab_size) && str_ok(h->build_id_str, h->strtab_size))
+		return NULL;
+	return "corrupt header";
+}
+
+/* Why the entry is not for the file M analyzed, or NULL: another binary's
+ * entry under this name, or the binary changed since the store. */
+static const char *identity_problem(const ls_module *m, const struct cache_header *h, const char *strtab)
+{
+	const char *id = str_at(strtab, h->build_id_str);
+	if ((id != NULL) != (m->build_id != NULL) || (id && strcmp(id, m->build_id) != 0))
+		return "made for another binary (its build-id differs)";
+	const struct stat *st = &m->file_stat;
+	if (h->src_size != (uint64_t)st->st_size || h->src_ino != (uint64_t)st->st_ino ||
+	    h->src_mtime_sec != (int64_t)st->st_mtim.tv_sec || h->src_mtime_nsec != (int64_t)st->st_mtim.tv_nsec)
+		return "the binary is not the file it was made from (size, mtime or inode differ)";
+	return NULL;
 }
 
 /* A big tree (libc's: 10 MB of file, 15 MB of nodes) is mostly page-fault
@@ -512,6 +525,60 @@ out:
 	return ok;
 }
 
+/* Reads the entry at K->path into a fresh blob (file bytes, then room for
+ * NODES nodes and LOOPS loop records); NULL with *WHY on any problem. */
+static char *read_entry(const ls_module *m, const struct cache_key *k, struct cache_header *h,
+			size_t *blob_size, const char **why)
+{
+	struct stat st;
+	const char *open_why;
+	int fd = ls_open_regular(k->path, &st, &open_why);
+	if (fd < 0) {
+		*why = errno == ENOENT ? "no entry yet" : open_why;
+		return NULL;
+	}
+	char *blob = NULL;
+	*why = "truncated (shorter than a header)";
+	if ((uint64_t)st.st_size < sizeof *h || (uint64_t)st.st_size > SIZE_MAX / 2 ||
+	    !read_all(fd, h, sizeof *h, 0))
+		goto out;
+	uint64_t size = st.st_size;
+	if ((*why = header_problem(h, k, size)))
+		goto out;
+	/* One buffer: the file's bytes, then the nodes and loop records.  The
+	 * counts are bounded by the file size (checked above), so a forged
+	 * header cannot ask for a huge allocation. */
+	size_t file_part = (size + 15) & ~(size_t)15;
+	*blob_size = file_part + h->nscopes * sizeof(struct ls_scope) + h->nloops * sizeof(struct ls_loop_info);
+	blob = malloc(*blob_size);
+	*why = "out of memory";
+	if (!blob)
+		goto out;
+	advise_huge(blob, *blob_size);
+	memcpy(blob, h, sizeof *h);
+	*why = "truncated while being read";
+	if (!read_all(fd, blob + sizeof *h, size - sizeof *h, sizeof *h))
+		goto fail;
+	*why = "corrupt (its checksum does not match)";
+	if (ls_cache_checksum(blob, size) != h->checksum)
+		goto fail;
+	*why = "corrupt (its string table is not terminated)";
+	if (blob[h->strtab_off + h->strtab_size - 1] != '\0')
+		goto fail;
+	if ((*why = identity_problem(m, h, blob + h->strtab_off)))
+		goto fail;
+	/* A hit: the entry is recently used (the size bound evicts by mtime). */
+	(void)futimens(fd, NULL);
+	*why = NULL;
+	goto out;
+fail:
+	free(blob);
+	blob = NULL;
+out:
+	close(fd);
+	return blob;
+}
+
 int ls_cache_load(ls_module *m)
 {
 	if (!m->opt.use_cache || m->root)
@@ -519,43 +586,23 @@ int ls_cache_load(ls_module *m)
 	struct cache_key *k = malloc(sizeof *k);
 	if (!k)
 		return 0;
-	int fd = -1, loaded = 0;
+	int loaded = 0;
 	char *blob = NULL;
+	const char *why = NULL;
+	struct cache_header h;
+	size_t blob_size = 0;
 	if (!cache_key(m, k))
 		goto out;
-	fd = open(k->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	struct stat st;
-	struct cache_header h;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof h ||
-	    (uint64_t)st.st_size > SIZE_MAX / 2)
-		goto out;
-	uint64_t size = st.st_size;
-	if (!read_all(fd, &h, sizeof h, 0) || !header_ok(&h, k, size))
-		goto out;
-
-	/* One buffer: the file's bytes, then the nodes and loop records.  The
-	 * counts are bounded by the file size (checked above), so a forged
-	 * header cannot ask for a huge allocation. */
-	size_t file_part = (size + 15) & ~(size_t)15;
-	size_t nodes_size = h.nscopes * sizeof(struct ls_scope);
-	size_t loops_size = h.nloops * sizeof(struct ls_loop_info);
-	size_t blob_size = file_part + nodes_size + loops_size;
-	blob = malloc(blob_size);
+	blob = read_entry(m, k, &h, &blob_size, &why);
 	if (!blob)
 		goto out;
-	advise_huge(blob, blob_size);
-	memcpy(blob, &h, sizeof h);
-	if (!read_all(fd, blob + sizeof h, size - sizeof h, sizeof h))
-		goto out;
-	if (ls_hash64(blob + sizeof h, size - sizeof h, 0) != h.checksum)
-		goto out;
+	size_t file_part = (h.file_size + 15) & ~(size_t)15;
 	struct ls_scope *nodes = (struct ls_scope *)(blob + file_part);
-	struct ls_loop_info *loops = (struct ls_loop_info *)(blob + file_part + nodes_size);
-	if (!build_tree(m, blob, &h, nodes, loops))
+	struct ls_loop_info *loops = (struct ls_loop_info *)(blob + file_part + h.nscopes * sizeof *nodes);
+	if (!build_tree(m, blob, &h, nodes, loops)) {
+		why = "corrupt (a record does not check)";
 		goto out;
-
+	}
 	m->root = &nodes[0];
 	m->cache_blob = blob;
 	m->cache_blob_size = blob_size;
@@ -563,11 +610,114 @@ int ls_cache_load(ls_module *m)
 	blob = NULL;
 	loaded = 1;
 out:
-	if (fd >= 0)
-		close(fd);
+	if (why)
+		ls_note(&m->opt, "%s: cache miss: %s: %s; analyzing it", m->path, k->path, why);
 	free(blob);
 	free(k);
 	return loaded;
+}
+
+/* ---- forging an entry (tests and the fuzz target) ------------------------------ */
+
+/* Makes the cache file FILE of SIZE bytes pass what only an honest writer
+ * could get right - magic, version, producer, flags, size, the identity of
+ * the binary M stands for (M is made to match the file), and the checksum -
+ * so that the record checks are what a test or a fuzzer exercises.  Returns
+ * 0, or -1 if FILE is too short to carry a header. */
+int ls_cache_forge(void *file, size_t size, ls_module *m)
+{
+	struct cache_header h;
+	if (size < sizeof h)
+		return -1;
+	memcpy(&h, file, sizeof h);
+	memcpy(h.magic, CACHE_MAGIC, 8);
+	h.version = LS_CACHE_FORMAT_VERSION;
+	h.byte_order = CACHE_BYTE_ORDER;
+	h.header_size = sizeof h;
+	h.file_size = size;
+	producer_id(h.producer);
+	h.flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf ? CACHE_HAS_DWARF : 0);
+	h.src_hash = 0;
+	m->file_stat.st_size = (off_t)h.src_size;
+	m->file_stat.st_ino = (ino_t)h.src_ino;
+	m->file_stat.st_mtim.tv_sec = (time_t)h.src_mtime_sec;
+	m->file_stat.st_mtim.tv_nsec = (long)h.src_mtime_nsec;
+	/* The module's build-id: the file's, if it names a hex one. */
+	free(m->build_id);
+	m->build_id = NULL;
+	if (h.build_id_str != CACHE_NONE && h.strtab_off < size && h.strtab_size <= size - h.strtab_off &&
+	    h.build_id_str < h.strtab_size) {
+		const char *id = (const char *)file + h.strtab_off + h.build_id_str;
+		size_t n = strnlen(id, h.strtab_size - h.build_id_str);
+		if (n < h.strtab_size - h.build_id_str)
+			m->build_id = ls_xstrdup(id);
+	}
+	if (!m->build_id || !is_hex_id(m->build_id)) {
+		free(m->build_id);
+		m->build_id = ls_xstrdup("00ff");
+		h.build_id_str = CACHE_NONE; /* fails the identity check: a miss */
+	}
+	h.checksum = 0;
+	memcpy(file, &h, sizeof h);
+	h.checksum = ls_cache_checksum(file, size);
+	memcpy(file, &h, sizeof h);
+	return 0;
+}
+
+/* ---- what an entry says of itself (for `loopscope cache --list`) ------------ */
+
+void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta *meta)
+{
+	memset(meta, 0, sizeof *meta);
+	struct stat st;
+	const char *why;
+	int fd = ls_open_regular(file, &st, &why);
+	if (fd < 0) {
+		meta->problem = why;
+		return;
+	}
+	struct cache_header h;
+	char *buf = NULL;
+	meta->problem = "truncated (shorter than a header)";
+	if ((uint64_t)st.st_size < sizeof h || (uint64_t)st.st_size > SIZE_MAX / 2 || !read_all(fd, &h, sizeof h, 0))
+		goto out;
+	struct cache_key k = { .flags = h.flags, .src_hash = h.src_hash };
+	if ((meta->problem = header_problem(&h, &k, (uint64_t)st.st_size)))
+		goto out;
+	meta->loops = h.flags & CACHE_HAS_LOOPS;
+	/* The strings are at the end; the checksum needs all of it. */
+	size_t from = full_check ? 0 : h.strtab_off, len = (size_t)st.st_size - from;
+	buf = malloc(len + 1);
+	meta->problem = "out of memory";
+	if (!buf)
+		goto out;
+	meta->problem = "truncated while being read";
+	if (!read_all(fd, buf, len, from))
+		goto out;
+	buf[len] = 0;
+	meta->problem = "corrupt (its checksum does not match)";
+	if (full_check && ls_cache_checksum(buf, len) != h.checksum)
+		goto out;
+	const char *strtab = buf + (h.strtab_off - from);
+	meta->problem = "corrupt (its string table is not terminated)";
+	if (strtab[h.strtab_size - 1] != 0)
+		goto out;
+	const char *bin = str_at(strtab, h.path_str), *id = str_at(strtab, h.build_id_str);
+	snprintf(meta->binary, sizeof meta->binary, "%s", bin ? bin : "");
+	snprintf(meta->build_id, sizeof meta->build_id, "%s", id ? id : "");
+	meta->problem = NULL;
+	if (!full_check)
+		goto out;
+	/* Would it serve its binary as it is now? */
+	struct stat bs;
+	if (!bin || stat(bin, &bs) < 0)
+		meta->problem = "its binary is gone";
+	else if (h.src_size != (uint64_t)bs.st_size || h.src_ino != (uint64_t)bs.st_ino ||
+		 h.src_mtime_sec != (int64_t)bs.st_mtim.tv_sec || h.src_mtime_nsec != (int64_t)bs.st_mtim.tv_nsec)
+		meta->problem = "its binary changed since";
+out:
+	free(buf);
+	close(fd);
 }
 
 /* ---- store ------------------------------------------------------------------- */
@@ -656,6 +806,47 @@ static bool write_all(int fd, const void *buf, size_t size)
 	return true;
 }
 
+/* Writes the entry BUF of SIZE bytes as K->path: a temporary of this
+ * process's own (mkstemp: unique, 0600) renamed into place when complete,
+ * so readers never see a partial file; then the directory's size bound. */
+static void write_entry(ls_module *m, const struct cache_key *k, const char *buf, uint64_t size)
+{
+	if (size > ls_cache_bound(&m->opt)) {
+		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
+			(unsigned long long)size);
+		return;
+	}
+	if (ls_cache_dir_make(k->dir) < 0) {
+		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
+		return;
+	}
+	ls_cache_remove_stale(k->dir);
+	char tmp[PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
+		return;
+	}
+	bool written = write_all(fd, buf, size);
+	int saved = errno;
+	if (close(fd) < 0 && written) {
+		written = false;
+		saved = errno;
+	}
+	if (!written) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(saved));
+		unlink(tmp);
+		return;
+	}
+	if (rename(tmp, k->path) < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
+}
+
 void ls_cache_store(ls_module *m)
 {
 	if (!m->opt.use_cache || !m->root || m->from_cache)
@@ -665,9 +856,6 @@ void ls_cache_store(ls_module *m)
 		return;
 	char *buf = NULL;
 	struct str_table strs = { 0 };
-	char tmp[PATH_MAX + 16];
-	int fd = -1;
-	bool tmp_made = false;
 	if (!cache_key(m, k))
 		goto out;
 
@@ -702,8 +890,10 @@ void ls_cache_store(ls_module *m)
 	h.byte_order = CACHE_BYTE_ORDER;
 	h.flags = k->flags;
 	h.header_size = sizeof h;
-	h.src_size = k->st.st_size;
-	h.src_mtime = k->st.st_mtime;
+	h.src_size = m->file_stat.st_size;
+	h.src_mtime_sec = m->file_stat.st_mtim.tv_sec;
+	h.src_mtime_nsec = m->file_stat.st_mtim.tv_nsec;
+	h.src_ino = m->file_stat.st_ino;
 	h.src_hash = k->src_hash;
 	producer_id(h.producer);
 	h.path_str = strt_add(&strs, m->path);
@@ -809,8 +999,7 @@ void ls_cache_store(ls_module *m)
 	h.strtab_size = strs.len;
 	h.file_size = fixed + strs.len;
 
-	/* The checksum runs over the bytes after the header as they will lie
-	 * in the file: the fixed part, then the strings. */
+	/* The checksum runs over the whole file as it will lie on disk. */
 	{
 		char *whole = realloc(buf, h.file_size);
 		if (!whole) {
@@ -819,43 +1008,12 @@ void ls_cache_store(ls_module *m)
 		}
 		buf = whole;
 		memcpy(buf + fixed, strs.data, strs.len);
-		h.checksum = ls_hash64(buf + sizeof h, h.file_size - sizeof h, 0);
+		memcpy(buf, &h, sizeof h);
+		h.checksum = ls_cache_checksum(buf, h.file_size);
 		memcpy(buf, &h, sizeof h);
 	}
-
-	if (mkdir_p(k->dir) < 0) {
-		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
-		goto out;
-	}
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", k->path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
-		goto out;
-	}
-	tmp_made = true;
-	if (!write_all(fd, buf, h.file_size)) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(errno));
-		goto out;
-	}
-	/* mkstemp makes the file 0600; the cache is as readable as its dir. */
-	(void)fchmod(fd, 0644);
-	if (close(fd) < 0) {
-		fd = -1;
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, k->path) < 0) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
-		goto out;
-	}
-	tmp_made = false;
+	write_entry(m, k, buf, h.file_size);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp_made)
-		unlink(tmp);
 	free(buf);
 	free(strs.slots);
 	free(strs.data);

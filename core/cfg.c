@@ -214,20 +214,22 @@ static uint64_t get_uleb(struct cursor *k)
 	return v;
 }
 
+/* Shifts are done on unsigned values: a 9- or 10-byte SLEB128 moves bits
+ * into (and past) the sign bit, which is undefined for int64_t. */
 static int64_t get_sleb(struct cursor *k)
 {
-	int64_t v = 0;
+	uint64_t v = 0;
 	unsigned shift = 0;
 	uint8_t b = 0x80;
 	while (k->ok && (b & 0x80)) {
 		b = (uint8_t)get_n(k, 1);
 		if (shift < 64)
-			v |= (int64_t)(b & 0x7f) << shift;
+			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	}
 	if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 /* A DW_EH_PE_* encoded value (pcrel resolved; indirect and datarel not
@@ -791,6 +793,33 @@ static void fragment_ranges_of(struct builder *b)
 	}
 	if (b->nranges > n0)
 		qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
+/* Bytes of code in the procedure's ranges (parts outside every executable
+ * section are never decoded, so they do not count). */
+#define LS_MAX_PROC_CODE ((uint64_t)64 << 20)
+static uint64_t code_bytes(const struct builder *b)
+{
+	const ls_module *m = b->m;
+	uint64_t total = 0;
+	for (size_t r = 0; r < b->nranges && total <= LS_MAX_PROC_CODE; r++) {
+		size_t lo = 0, hi = m->ntext; /* sections are sorted by address */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (m->text[mid].addr <= b->ranges[r].lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t i = lo ? lo - 1 : 0; i < m->ntext && m->text[i].addr < b->ranges[r].hi; i++) {
+			const struct ls_text *t = &m->text[i];
+			uint64_t a = b->ranges[r].lo > t->addr ? b->ranges[r].lo : t->addr;
+			uint64_t z = b->ranges[r].hi - t->addr < t->size ? b->ranges[r].hi : t->addr + t->size;
+			if (a < z)
+				total += z - a;
+			if (total > LS_MAX_PROC_CODE)
+				break;
+		}
+	}
+	return total;
 }
 
 static void decode_ranges(struct builder *b)
@@ -1657,6 +1686,17 @@ static int build(struct builder *b)
 		memcpy(b->ranges, proc->ranges, proc->nranges * sizeof *b->ranges);
 	qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
 
+	/* More code than any compiler puts in one function (a sparse or forged
+	 * file declaring a gigabyte one) is not decoded: its instructions would
+	 * take gigabytes.  Its statements still come from the line table. */
+	uint64_t bytes = code_bytes(b);
+	if (bytes > LS_MAX_PROC_CODE) {
+		if (!b->quiet)
+			ls_warn(&b->m->opt, "%s: %s: %llu MiB of code, more than the %llu MiB a procedure may have: "
+			        "not decoded (no loops for it)", b->m->path, proc->name ? proc->name : "?",
+			        (unsigned long long)(bytes >> 20), (unsigned long long)(LS_MAX_PROC_CODE >> 20));
+		return -1;
+	}
 	decode_ranges(b);
 	size_t n = cfg->ninsns;
 	if (n == 0)

@@ -27,3 +27,18 @@ void ls_warn(const ls_options *opt, const char *fmt, ...)
 	else
 		fprintf(stderr, "loopscope: warning: %s\n", msg);
 }
+
+void ls_note(const ls_options *opt, const char *fmt, ...)
+{
+	if (!opt || !opt->verbose)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (opt->warn)
+		opt->warn(opt->warn_ctx, msg);
+	else
+		fprintf(stderr, "loopscope: %s\n", msg);
+}

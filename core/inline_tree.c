@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DIE nesting deeper than this is not real code: warn and skip the CU. */
-#define MAX_DIE_DEPTH 1024
 /* Warn about this many corrupt CUs one by one, then only count them. */
 #define MAX_CU_WARNINGS 3
 
@@ -264,22 +262,16 @@ static void add_ivals(struct walker *w, size_t nr, uint32_t depth)
 	}
 }
 
-/* Walks the children of DIE.  FUNC is the innermost subprogram/inlined node
- * (NULL outside functions), SCOPE the innermost node of any kind. */
-static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func,
-			  struct ls_inl_node *scope, unsigned level)
+/* Makes the node(s) of one DIE, CHILD.  FUNC is the innermost
+ * subprogram/inlined node around it (NULL outside functions), SCOPE the
+ * innermost node of any kind.  Returns whether its children are to be
+ * walked, with *DFUNC and *DSCOPE for them. */
+static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func, struct ls_inl_node *scope,
+		      struct ls_inl_node **dfunc, struct ls_inl_node **dscope)
 {
-	Dwarf_Die child;
-	int rc = dwarf_child(die, &child);
-	if (rc < 0)
-		w->bad = true;
-	if (rc != 0)
-		return;
-	if (level > MAX_DIE_DEPTH) {
-		w->bad = true;
-		return;
-	}
-	do {
+	Dwarf_Die child = *die;
+	bool descend = false;
+	{
 		int tag = dwarf_tag(&child);
 		switch (tag) {
 		case DW_TAG_subprogram: {
@@ -289,7 +281,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 				/* A declaration or abstract instance: no code, but in
 				 * C++ a local class's methods may be defined inside. */
 				if (!w->plain_c)
-					walk_children(w, &child, NULL, NULL, level + 1);
+					*dfunc = NULL, *dscope = NULL, descend = true;
 				break;
 			}
 			struct origin_names on = resolve_names(w, &child);
@@ -306,7 +298,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 			ix->subs[ix->nsubs++] = (struct ls_inl_sub){
 				.node = n, .ranges = rs, .nranges = nr, .entry = entry, .noreturn = on.noreturn,
 			};
-			walk_children(w, &child, n, n, level + 1);
+			*dfunc = n, *dscope = n, descend = true;
 			break;
 		}
 		case DW_TAG_inlined_subroutine: {
@@ -330,7 +322,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 			if (dwarf_attr(&child, DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
 				n->call_column = (unsigned)v;
 			add_ivals(w, nr, n->depth);
-			walk_children(w, &child, n, n, level + 1);
+			*dfunc = n, *dscope = n, descend = true;
 			break;
 		}
 		case DW_TAG_lexical_block: {
@@ -342,7 +334,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 				n->name = func->name;
 				inner = n;
 			}
-			walk_children(w, &child, func, inner, level + 1);
+			*dfunc = func, *dscope = inner, descend = true;
 			break;
 		}
 		/* Containers that may hold function definitions (not in C). */
@@ -353,17 +345,62 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 		case DW_TAG_union_type:
 		case DW_TAG_interface_type:
 			if (!w->plain_c)
-				walk_children(w, &child, NULL, NULL, level + 1);
+				*dfunc = NULL, *dscope = NULL, descend = true;
 			break;
 		default:
 			break;
 		}
+	}
+	return descend;
+}
+
+/* Walks the DIEs below DIE in DIE order, depth first.  The nesting is
+ * followed on an explicit stack, not by recursion: valid DWARF may nest
+ * thousands of DIEs deep (generated code, deep lexical blocks), and only
+ * memory bounds how deep. */
+static void walk_children(struct walker *w, Dwarf_Die *die)
+{
+	struct frame {
+		Dwarf_Die die;               /* the next DIE to visit at this level */
+		struct ls_inl_node *func, *scope;
+	} *stack = NULL;
+	size_t n = 0, cap = 0;
+	Dwarf_Die child;
+	int rc = dwarf_child(die, &child);
+	if (rc < 0)
+		w->bad = true;
+	if (rc != 0)
+		return;
+	stack = ls_grow(stack, &cap, 1, sizeof *stack);
+	stack[n++] = (struct frame){ child, NULL, NULL };
+	while (n && !w->bad) {
+		struct frame *f = &stack[n - 1];
+		Dwarf_Die cur = f->die;
+		struct ls_inl_node *dfunc = NULL, *dscope = NULL;
+		bool descend = visit_die(w, &cur, f->func, f->scope, &dfunc, &dscope);
 		if (w->bad)
-			return;
-		rc = dwarf_siblingof(&child, &child);
-		if (rc < 0)
+			break;
+		/* This level goes on with the sibling once CUR's subtree is done. */
+		rc = dwarf_siblingof(&f->die, &f->die);
+		if (rc < 0) {
 			w->bad = true;
-	} while (rc == 0);
+			break;
+		}
+		if (rc != 0)
+			n--;
+		if (!descend)
+			continue;
+		rc = dwarf_child(&cur, &child);
+		if (rc < 0) {
+			w->bad = true;
+			break;
+		}
+		if (rc == 0) {
+			stack = ls_grow(stack, &cap, n + 1, sizeof *stack);
+			stack[n++] = (struct frame){ child, dfunc, dscope };
+		}
+	}
+	free(stack);
 }
 
 static int cmp_ival(const void *a, const void *b)
@@ -515,7 +552,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		}
 		if (w.file_names)
 			memset(w.file_names, 0, w.cap_file_names * sizeof *w.file_names);
-		walk_children(&w, &cudie, NULL, NULL, 0);
+		walk_children(&w, &cudie);
 		if (w.bad) {
 			/* Drop what this CU added: its nodes stay in the arena
 			 * (freed with the module) but nothing points to them. */

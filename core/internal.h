@@ -29,13 +29,16 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#define LS_CACHE_FORMAT_VERSION 3
+#define LS_CACHE_FORMAT_VERSION 4
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
 void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ls_warn(const ls_options *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A message for -v only (opt->verbose): why the cache missed, and such. */
+void ls_note(const ls_options *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ---- memory (arena.c) ---------------------------------------------------- */
@@ -71,6 +74,17 @@ void ls_strtab_free(struct ls_strtab *t);
 /* The demangled form of a linkage name, or NULL if NAME is not mangled.
  * Free with free(). */
 char *ls_demangle(const char *name);
+
+/* ---- opening input files (file.c) ----------------------------------------- */
+
+#include <sys/stat.h>
+/* Opens PATH read-only if it is a regular file, never blocking on a FIFO
+ * or touching a device: -1 with *WHY ("a FIFO", strerror) otherwise.
+ * ST (may be NULL) gets the file's fstat. */
+int ls_open_regular(const char *path, struct stat *st, const char **why);
+/* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
+bool ls_path_is_special(const char *path, const char **what);
+const char *ls_file_type_name(mode_t mode);
 
 /* ---- the ELF file (module.c) ---------------------------------------------- */
 
@@ -276,6 +290,7 @@ struct ls_module {
 	Elf *elf;                  /* the main file (code) */
 	Dwarf *dwarf;              /* NULL without debug info */
 	Dwarf_Addr bias;           /* dwfl address = link-time address + bias */
+	struct stat file_stat;     /* module.c: fstat of the file analyzed, when opened */
 	Dwfl_Callbacks dwfl_callbacks; /* module.c: libdwfl keeps a pointer to it */
 	char *debuginfo_path;      /* module.c: opt.debug_file_path's copy, for dwfl_callbacks */
 	GElf_Ehdr ehdr;
@@ -320,11 +335,35 @@ const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr);
 /* analyze.c: build m->root from procs, lines, inline tree, CFGs and loops. */
 int ls_analyze(ls_module *m, ls_error *err);
 
-/* cache.c */
+/* cache.c: one entry per module; every mismatch is a miss (a -v note). */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */
 void ls_cache_store(ls_module *m);                /* warns on failure */
 /* The fast 64-bit hash of cache keys and checksums (for tests too). */
 uint64_t ls_hash64(const void *data, size_t len, uint64_t seed);
+/* The checksum a cache file of SIZE bytes must carry (for tests). */
+uint64_t ls_cache_checksum(const void *file, size_t size);
+/* Tests and the fuzz target: FILE made to pass the honest writer's checks
+ * for M (M's identity set to the file's), so its records get tested. */
+int ls_cache_forge(void *file, size_t size, ls_module *m);
+/* What a cache file says of itself (cache.c), for the listing. */
+struct ls_cache_meta {
+	char binary[4096];         /* the binary's path when stored ("" if unreadable) */
+	char build_id[129];
+	bool loops;
+	const char *problem;       /* NULL if the file would load (as far as its own bytes go) */
+};
+void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta *meta);
+
+/* cache_dir.c: the directory (0700), its temporaries and its size bound. */
+bool ls_cache_dir_of(const ls_options *opt, char *buf, size_t size);
+int ls_cache_dir_make(const char *dir);            /* 0, or -1 with errno */
+/* Removes temporaries left by killed stores (their process is gone, or
+ * they are an hour old). */
+void ls_cache_remove_stale(const char *dir);
+/* Evicts the least recently used entries until DIR holds at most the
+ * bound (opt->cache_max_bytes, $LOOPSCOPE_CACHE_SIZE, 1 GiB); KEEP is not
+ * evicted. */
+void ls_cache_enforce_bound(const ls_options *opt, const char *dir, const char *keep);
 
 /* output_*.c */
 int ls_write_text(const ls_module *m, FILE *out, ls_error *err);

@@ -105,37 +105,64 @@ static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, 
 	return lo < m->lookup.nsegs && v[lo].hi == addr ? v[lo].stmt : NULL;
 }
 
-size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+/* A chain stops at the procedure (file and module scopes are not in it). */
+static bool chain_end(const ls_scope *s)
 {
-	bool after_end;
-	const ls_scope *s = lookup_or_call_before(m, addr, &after_end);
-	if (!s || cap == 0)
-		return 0;
+	return !s || s->kind == LS_SCOPE_FILE || s->kind == LS_SCOPE_MODULE;
+}
+
+/* The length of the chain from statement S up to its procedure; with
+ * AFTER_END, [proc, stmt] (see lookup_or_call_before). */
+static size_t chain_depth(const ls_scope *s, bool after_end)
+{
 	if (after_end) {
-		const ls_scope *p = s;
-		while (p && p->kind != LS_SCOPE_PROC)
-			p = p->parent;
-		if (!p)
-			return 0;
-		chain[0] = p;
-		if (cap > 1)
-			chain[1] = s;
-		return cap > 1 ? 2 : 1;
+		while (s && s->kind != LS_SCOPE_PROC)
+			s = s->parent;
+		return s ? 2 : 0;
 	}
-	/* Collect innermost-first up to the procedure, then reverse. */
-	const ls_scope *tmp[LS_MAX_CHAIN];
 	size_t n = 0;
-	for (; s && s->kind != LS_SCOPE_FILE && s->kind != LS_SCOPE_MODULE; s = s->parent) {
-		if (n == LS_MAX_CHAIN)
-			break;
-		tmp[n++] = s;
+	for (; !chain_end(s); s = s->parent) {
+		n++;
 		if (s->kind == LS_SCOPE_PROC)
 			break;
 	}
-	size_t total = n;
-	if (n > cap)
-		n = cap; /* keep the outermost part: the procedure comes first */
-	for (size_t i = 0; i < n; i++)
-		chain[i] = tmp[total - 1 - i];
+	return n;
+}
+
+size_t ls_lookup_depth(const ls_module *m, uint64_t addr)
+{
+	bool after_end;
+	return chain_depth(lookup_or_call_before(m, addr, &after_end), after_end);
+}
+
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+{
+	bool after_end;
+	const ls_scope *stmt = lookup_or_call_before(m, addr, &after_end);
+	size_t total = chain_depth(stmt, after_end);
+	if (total == 0 || cap == 0)
+		return 0;
+	if (after_end) {
+		const ls_scope *p = stmt;
+		while (p->kind != LS_SCOPE_PROC)
+			p = p->parent;
+		chain[0] = p;
+		if (cap > 1)
+			chain[1] = stmt;
+		return cap > 1 ? 2 : 1;
+	}
+	/* A chain deeper than CAP (a loop nest hundreds deep) keeps what tells
+	 * where the code is: the procedure and the outermost scopes, then the
+	 * statement; ls_lookup_depth() tells the caller how much was cut. */
+	size_t n = total <= cap ? total : cap;
+	size_t keep_outer = total <= cap ? total : cap - 1;
+	size_t i = total; /* index in the full chain of the scope below, outermost 0 */
+	for (const ls_scope *s = stmt; i > 0; s = s->parent) {
+		i--;
+		if (i < keep_outer)
+			chain[i] = s;
+	}
+	if (total > cap)
+		chain[cap - 1] = stmt;
 	return n;
 }

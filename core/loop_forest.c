@@ -4,27 +4,29 @@
  *
  * 1. Iterative depth-first search from the entry: preorder numbers and, per
  *    node, the last preorder number of its subtree (ancestor test in O(1)).
- *    No recursion: procedures have 100k blocks.
+ *    No recursion: procedures have 100k blocks.  The same walk gives the
+ *    lowest common DFS ancestor of the two ends of every edge (Tarjan's
+ *    offline LCA, union-find).
  * 2. Predecessors split into back-edge sources (the node is their DFS
  *    ancestor) and the others.
  * 3. Headers bottom-up (decreasing preorder): the body of W is what reaches
  *    a back-edge source of W backwards through non-back predecessors, with
  *    inner loops collapsed into their headers by union-find (path halving,
- *    so FIND is near-constant).  A predecessor outside W's DFS subtree
- *    enters W's loop at a block other than W: the loop is irreducible, and
- *    that entering node moves up to W, to be seen again by the enclosing
- *    header.  Ramalingam ("Identifying loops in almost linear time", TOPLAS
- *    1999) showed that moving such edges naively is quadratic; here an
- *    entering node is moved at most once per (loop, distinct entering
- *    representative) pair - each move corresponds to an entry the result
- *    reports anyway - so the cost stays O((N + E) a(N) + output).
- * 4. The forest: loops in preorder (parents before children, siblings by
+ *    so FIND is near-constant).  A predecessor Y outside W's DFS subtree
+ *    enters W's loop at a block other than W: the loop is irreducible.
+ *    Havlak moves such an edge up to W, to be looked at again by every
+ *    enclosing header until one is an ancestor of Y - once per level, so a
+ *    nest of irreducible loops cost O(n^2) (129 MB for 2,500 blocks, 6.9 GB
+ *    for 20,000).  Here the edge goes, once, into a mergeable heap keyed by
+ *    LCA(X, Y): a header W is an ancestor of Y exactly when W <= that key,
+ *    so W pops the entries with keys >= W (Y joins its body) and passes the
+ *    rest, all at once, to its parent by melding heaps; an irreducible loop
+ *    is one whose heap is not empty.  O((N + E) log E) in all.
+ * 4. Irreducible loops merged (see merge_irreducible) on the tree of
+ *    headers, before any per-loop list exists.
+ * 5. The forest: loops in preorder (parents before children, siblings by
  *    header address), each with its header, entries (header first), back
  *    edges (into any entry from inside), exits and all its blocks.
- *
- * 5. An irreducible loop nested in an irreducible loop and holding another
- *    of its entries is merged into it (see merge_irreducible): one
- *    multi-entry region instead of Havlak's DFS-dependent chain.
  * 6. A natural loop headed by an entry of an irreducible loop, which
  *    Havlak folds into it, is added inside it (see add_entry_loops).
  *
@@ -41,10 +43,7 @@
 
 enum { NONHEADER, SELF, REDUCIBLE, IRREDUCIBLE };
 
-struct extra {        /* entering nodes moved up to a header */
-	uint32_t node;
-	uint32_t next;    /* index into the pool, UINT32_MAX ends */
-};
+#define NONE UINT32_MAX
 
 static uint32_t uf_find(uint32_t *uf, uint32_t x)
 {
@@ -53,6 +52,52 @@ static uint32_t uf_find(uint32_t *uf, uint32_t x)
 		x = uf[x];
 	}
 	return x;
+}
+
+/* ---- entering edges waiting for their header: leftist max-heaps ---------- */
+
+struct heap_entry {
+	uint32_t key;          /* preorder of LCA(target, source) */
+	uint32_t node;         /* the source, Y */
+	uint32_t left, right;  /* entries; 0: none */
+	uint32_t rank;         /* length of the right spine */
+};
+
+struct heaps {
+	struct heap_entry *v;  /* v[0] unused: 0 is the empty heap */
+	size_t n, cap;
+};
+
+static uint32_t heap_new(struct heaps *h, uint32_t key, uint32_t node)
+{
+	h->v = ls_grow(h->v, &h->cap, h->n + 1, sizeof *h->v);
+	h->v[h->n] = (struct heap_entry){ key, node, 0, 0, 1 };
+	return (uint32_t)h->n++;
+}
+
+/* Recursion along right spines only: depth <= 2 log2(entries). */
+static uint32_t heap_meld(struct heaps *h, uint32_t a, uint32_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (h->v[a].key < h->v[b].key) {
+		uint32_t t = a;
+		a = b;
+		b = t;
+	}
+	h->v[a].right = heap_meld(h, h->v[a].right, b);
+	struct heap_entry *e = &h->v[a];
+	uint32_t rl = e->left ? h->v[e->left].rank : 0, rr = e->right ? h->v[e->right].rank : 0;
+	if (rl < rr) {
+		uint32_t t = e->left;
+		e->left = e->right;
+		e->right = t;
+		rr = rl;
+	}
+	e->rank = rr + 1;
+	return a;
 }
 
 struct loop_build {
@@ -99,74 +144,46 @@ static void adopt_padding(const struct ls_cfg *cfg, struct ls_loop_forest *f, co
  * inside it: merge it into the parent (as Steensgaard's forest would, which
  * takes all entries out before looking for inner loops).  The parent's
  * blocks, entries, back edges and exits do not change; natural loops are
- * never merged, so reducible code keeps Havlak's (and LLVM's) forest. */
-static void merge_irreducible(struct ls_loop_forest *f, size_t nblocks)
+ * never merged, so reducible code keeps Havlak's (and LLVM's) forest.
+ *
+ * It is decided on the tree of headers, before any loop lists its blocks:
+ * L holds an entry of its parent P exactly when an edge Y -> X with X in L
+ * comes from outside P, i.e. when LCA(X, Y) is above P's header in
+ * preorder; MINKEY[L] is the least such LCA over the edges entering L. */
+static void merge_irreducible(struct ls_loop *loops, size_t *nloops, const uint32_t *hdr_pre,
+			      const uint8_t *irreducible, const uint32_t *minkey, int32_t *newidx)
 {
-	size_t n = f->nloops;
-	if (n < 2)
-		return;
-	bool any = false;
-	for (size_t l = 0; l < n && !any; l++)
-		any = f->loops[l].irreducible && f->loops[l].parent >= 0 && f->loops[f->loops[l].parent].irreducible;
-	if (!any)
-		return;
-	int32_t *final_parent = ls_xmalloc(n * sizeof *final_parent); /* parent after merging */
-	uint8_t *merged = ls_xcalloc(n, 1);
-	int32_t *mark = ls_xmalloc(nblocks * sizeof *mark);
-	for (size_t b = 0; b < nblocks; b++)
-		mark[b] = -1;
-	int32_t marked = -1;
+	size_t n = *nloops;
+	int32_t *final_parent = ls_xmalloc((n + 1) * sizeof *final_parent);
+	uint8_t *merged = ls_xcalloc(n + 1, 1);
 	for (size_t l = 0; l < n; l++) {       /* preorder: parents first */
-		int32_t p = f->loops[l].parent;
+		int32_t p = loops[l].parent;
 		if (p >= 0 && merged[p])
 			p = final_parent[p];
 		final_parent[l] = p;
-		const struct ls_loop *L = &f->loops[l];
-		if (p < 0 || !L->irreducible || !f->loops[p].irreducible)
-			continue;
-		const struct ls_loop *P = &f->loops[p];
-		if (marked != p) {
-			for (size_t e = 1; e < P->nentries; e++)
-				mark[P->entries[e]] = p;
-			marked = p;
-		}
-		bool has_entry = false;
-		for (size_t b = 0; b < L->nblocks && !has_entry; b++)
-			has_entry = mark[L->blocks[b]] == p;
-		if (has_entry)
+		if (p >= 0 && irreducible[l] && irreducible[p] && minkey[l] < hdr_pre[p])
 			merged[l] = 1;
 	}
 	/* Renumber the survivors (preorder is kept), fix parents and depths. */
-	int32_t *newidx = ls_xmalloc(n * sizeof *newidx);
 	size_t k = 0;
 	for (size_t l = 0; l < n; l++) {
 		if (merged[l]) {
 			newidx[l] = -1;
-			free(f->loops[l].entries);
-			free(f->loops[l].backedges);
-			free(f->loops[l].exits);
-			free(f->loops[l].blocks);
 			continue;
 		}
 		newidx[l] = (int32_t)k;
-		struct ls_loop L = f->loops[l];
+		struct ls_loop L = loops[l];
 		L.parent = final_parent[l] >= 0 ? newidx[final_parent[l]] : -1;
-		L.depth = L.parent >= 0 ? f->loops[L.parent].depth + 1 : 1;
-		f->loops[k++] = L;
+		L.depth = L.parent >= 0 ? loops[L.parent].depth + 1 : 1;
+		loops[k++] = L;
 	}
-	for (size_t b = 0; b < nblocks; b++) {
-		int32_t l = f->block_loop[b];
-		if (l < 0)
-			continue;
-		while (merged[l])
-			l = final_parent[l];
-		f->block_loop[b] = newidx[l];
-	}
-	f->nloops = k;
+	/* A merged loop's blocks go to the loop it was merged into. */
+	for (size_t l = 0; l < n; l++)
+		if (merged[l])
+			newidx[l] = newidx[final_parent[l]];
+	*nloops = k;
 	free(final_parent);
 	free(merged);
-	free(mark);
-	free(newidx);
 }
 
 /* Havlak gives a block at most one loop, so inside an irreducible region a
@@ -427,282 +444,306 @@ static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	free(el);
 }
 
-int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
-{
-	memset(f, 0, sizeof *f);
-	size_t N = cfg->nblocks;
-	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
-	for (size_t i = 0; i < N; i++)
-		f->block_loop[i] = -1;
-	if (N == 0)
-		return 0;
+/* ---- the build ------------------------------------------------------------ */
 
-	/* 1. DFS preorder.  number[block] = preorder or UINT32_MAX; node[pre] = block. */
-	uint32_t *number = ls_xmalloc(N * sizeof *number);
-	uint32_t *node = ls_xmalloc(N * sizeof *node);
-	uint32_t *last = ls_xmalloc(N * sizeof *last);
+struct build {
+	const struct ls_cfg *cfg;
+	size_t N;                /* blocks */
+	uint32_t R;              /* reachable blocks (preorder numbers 0..R-1) */
+	uint32_t *number;        /* block -> preorder, NONE if unreachable */
+	uint32_t *node;          /* preorder -> block */
+	uint32_t *last;          /* preorder -> last preorder of its subtree */
+	uint32_t *edge_lca;      /* edge -> preorder of LCA(from, to), NONE if not reached */
+	uint32_t *bstart, *backp;          /* back-edge sources per preorder (CSR) */
+	uint32_t *nstart, *nonbackp, *nlca; /* other predecessors, with the edge's LCA */
+	uint32_t *header;        /* preorder -> enclosing header's preorder, NONE */
+	uint8_t *type;
+	uint32_t *minkey;        /* preorder -> least LCA of an edge entering its loop from outside */
+};
+
+#define IS_ANCESTOR(b, w, v) ((w) <= (v) && (v) <= (b)->last[w])
+
+/* 1. DFS preorder, subtree ends, and every edge's LCA (Tarjan's offline
+ *    algorithm: an edge is answered when its second end is first seen). */
+static void dfs(struct build *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	size_t N = b->N;
+	b->number = ls_xmalloc(N * sizeof *b->number);
+	b->node = ls_xmalloc(N * sizeof *b->node);
+	b->last = ls_xmalloc(N * sizeof *b->last);
+	b->edge_lca = ls_xmalloc((cfg->nedges + 1) * sizeof *b->edge_lca);
 	uint32_t *stack = ls_xmalloc(N * sizeof *stack);
 	uint32_t *next_succ = ls_xcalloc(N, sizeof *next_succ);
+	uint32_t *luf = ls_xmalloc(N * sizeof *luf), *anc = ls_xmalloc(N * sizeof *anc);
 	for (size_t i = 0; i < N; i++)
-		number[i] = UINT32_MAX;
+		b->number[i] = NONE;
+	for (size_t e = 0; e < cfg->nedges; e++)
+		b->edge_lca[e] = NONE;
 	uint32_t R = 0;
 	size_t sp = 0;
-	number[0] = R;
-	node[R++] = 0;
-	stack[sp++] = 0;
-	while (sp) {
-		uint32_t v = stack[sp - 1];
-		const struct ls_block *b = &cfg->blocks[v];
-		if (next_succ[v] < b->nsucc) {
-			uint32_t w = cfg->edges[cfg->succ[b->first_succ + next_succ[v]++]].to;
-			if (number[w] == UINT32_MAX) {
-				number[w] = R;
-				node[R++] = w;
-				stack[sp++] = w;
+	for (uint32_t u = 0;;) { /* u: the block being entered, or NONE */
+		if (u != NONE) {
+			b->number[u] = R;
+			b->node[R++] = u;
+			luf[u] = anc[u] = u;
+			stack[sp++] = u;
+			const struct ls_block *blk = &cfg->blocks[u];
+			for (uint32_t k = 0; k < blk->npred; k++) {
+				uint32_t e = cfg->pred[blk->first_pred + k], y = cfg->edges[e].from;
+				if (y != u && b->number[y] != NONE)
+					b->edge_lca[e] = b->number[anc[uf_find(luf, y)]];
 			}
+			for (uint32_t k = 0; k < blk->nsucc; k++) {
+				uint32_t e = cfg->succ[blk->first_succ + k], x = cfg->edges[e].to;
+				if (x != u && b->number[x] != NONE)
+					b->edge_lca[e] = b->number[anc[uf_find(luf, x)]];
+			}
+		}
+		if (!sp)
+			break;
+		uint32_t v = stack[sp - 1];
+		const struct ls_block *blk = &cfg->blocks[v];
+		u = NONE;
+		if (next_succ[v] < blk->nsucc) {
+			uint32_t w = cfg->edges[cfg->succ[blk->first_succ + next_succ[v]++]].to;
+			if (b->number[w] == NONE)
+				u = w;
 		} else {
-			last[number[v]] = R - 1;
+			b->last[b->number[v]] = R - 1;
 			sp--;
+			if (sp) { /* v's subtree joins its parent's set */
+				uint32_t p = stack[sp - 1], rp = uf_find(luf, p);
+				luf[uf_find(luf, v)] = rp;
+				anc[rp] = p;
+			}
 		}
 	}
+	b->R = R;
 	free(stack);
 	free(next_succ);
-#define IS_ANCESTOR(w, v) ((w) <= (v) && (v) <= last[w])
+	free(luf);
+	free(anc);
+}
 
-	/* 2. Predecessors by preorder number, back and non-back (CSR). */
-	uint32_t *bstart = ls_xcalloc(R + 1, sizeof *bstart);
-	uint32_t *nstart = ls_xcalloc(R + 1, sizeof *nstart);
-	for (uint32_t w = 0; w < R; w++) {
-		const struct ls_block *b = &cfg->blocks[node[w]];
-		for (uint32_t k = 0; k < b->npred; k++) {
-			uint32_t v = number[cfg->edges[cfg->pred[b->first_pred + k]].from];
-			if (v == UINT32_MAX)
-				continue; /* from unreachable code */
-			if (IS_ANCESTOR(w, v))
-				bstart[w + 1]++;
-			else
-				nstart[w + 1]++;
+/* 2. Predecessors by preorder number, back and non-back (CSR). */
+static void split_preds(struct build *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	uint32_t R = b->R;
+	b->bstart = ls_xcalloc(R + 1, sizeof *b->bstart);
+	b->nstart = ls_xcalloc(R + 1, sizeof *b->nstart);
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t *bf = NULL, *nf = NULL;
+		if (pass) {
+			for (uint32_t w = 0; w < R; w++) {
+				b->bstart[w + 1] += b->bstart[w];
+				b->nstart[w + 1] += b->nstart[w];
+			}
+			b->backp = ls_xmalloc((b->bstart[R] + 1) * sizeof *b->backp);
+			b->nonbackp = ls_xmalloc((b->nstart[R] + 1) * sizeof *b->nonbackp);
+			b->nlca = ls_xmalloc((b->nstart[R] + 1) * sizeof *b->nlca);
+			bf = ls_xmalloc((R + 1) * sizeof *bf);
+			nf = ls_xmalloc((R + 1) * sizeof *nf);
+			memcpy(bf, b->bstart, R * sizeof *bf);
+			memcpy(nf, b->nstart, R * sizeof *nf);
 		}
-	}
-	for (uint32_t w = 0; w < R; w++) {
-		bstart[w + 1] += bstart[w];
-		nstart[w + 1] += nstart[w];
-	}
-	uint32_t *backp = ls_xmalloc((bstart[R] + 1) * sizeof *backp);
-	uint32_t *nonbackp = ls_xmalloc((nstart[R] + 1) * sizeof *nonbackp);
-	{
-		uint32_t *bf = ls_xmalloc((R + 1) * sizeof *bf), *nf = ls_xmalloc((R + 1) * sizeof *nf);
-		memcpy(bf, bstart, R * sizeof *bf);
-		memcpy(nf, nstart, R * sizeof *nf);
 		for (uint32_t w = 0; w < R; w++) {
-			const struct ls_block *b = &cfg->blocks[node[w]];
-			for (uint32_t k = 0; k < b->npred; k++) {
-				uint32_t v = number[cfg->edges[cfg->pred[b->first_pred + k]].from];
-				if (v == UINT32_MAX)
-					continue;
-				if (IS_ANCESTOR(w, v))
-					backp[bf[w]++] = v;
-				else
-					nonbackp[nf[w]++] = v;
+			const struct ls_block *blk = &cfg->blocks[b->node[w]];
+			for (uint32_t k = 0; k < blk->npred; k++) {
+				uint32_t e = cfg->pred[blk->first_pred + k];
+				uint32_t v = b->number[cfg->edges[e].from];
+				if (v == NONE)
+					continue; /* from unreachable code */
+				bool back = IS_ANCESTOR(b, w, v);
+				if (!pass) {
+					(back ? b->bstart : b->nstart)[w + 1]++;
+				} else if (back) {
+					b->backp[bf[w]++] = v;
+				} else {
+					b->nlca[nf[w]] = b->edge_lca[e];
+					b->nonbackp[nf[w]++] = v;
+				}
 			}
 		}
 		free(bf);
 		free(nf);
 	}
+}
 
-	/* 3. Bottom-up collapse. */
+/* 3. Headers bottom-up; see the file's comment. */
+static void collapse(struct build *b)
+{
+	uint32_t R = b->R;
 	uint32_t *uf = ls_xmalloc(R * sizeof *uf);
-	uint32_t *header = ls_xmalloc(R * sizeof *header); /* enclosing header, UINT32_MAX none */
-	uint8_t *type = ls_xcalloc(R, 1);
-	uint32_t *in_body = ls_xmalloc(R * sizeof *in_body);  /* == w+1: in W's body */
-	uint32_t *moved = ls_xmalloc(R * sizeof *moved);      /* == w+1: already moved to W */
-	uint32_t *extra_head = ls_xmalloc(R * sizeof *extra_head);
-	struct extra *pool = NULL;
-	size_t npool = 0, cappool = 0;
+	uint32_t *in_body = ls_xcalloc(R, sizeof *in_body);  /* == w+1: in W's body */
+	uint32_t *heap_of = ls_xcalloc(R, sizeof *heap_of);  /* a header's pending entries */
 	uint32_t *body = ls_xmalloc(R * sizeof *body);
+	struct heaps hp = { 0 };
+	heap_new(&hp, 0, 0); /* entry 0: the empty heap */
+	b->header = ls_xmalloc(R * sizeof *b->header);
+	b->type = ls_xcalloc(R, 1);
+	b->minkey = ls_xmalloc(R * sizeof *b->minkey);
 	for (uint32_t i = 0; i < R; i++) {
 		uf[i] = i;
-		header[i] = UINT32_MAX;
-		in_body[i] = moved[i] = 0;
-		extra_head[i] = UINT32_MAX;
+		b->header[i] = b->minkey[i] = NONE;
 	}
+#define ADD_TO_BODY(y) do { \
+		uint32_t yr_ = uf_find(uf, (y)); \
+		if (yr_ != w && in_body[yr_] != w + 1) { \
+			in_body[yr_] = w + 1; \
+			body[nbody++] = yr_; \
+		} \
+	} while (0)
 	for (uint32_t w = R; w-- > 0;) {
 		size_t nbody = 0;
-		for (uint32_t k = bstart[w]; k < bstart[w + 1]; k++) {
-			uint32_t v = backp[k];
-			if (v == w) {
-				type[w] = SELF;
-				continue;
-			}
-			uint32_t x = uf_find(uf, v);
-			if (in_body[x] != w + 1 && x != w) {
-				in_body[x] = w + 1;
-				body[nbody++] = x;
-			}
+		for (uint32_t k = b->bstart[w]; k < b->bstart[w + 1]; k++) {
+			if (b->backp[k] == w)
+				b->type[w] = SELF;
+			else
+				ADD_TO_BODY(b->backp[k]);
 		}
 		if (nbody)
-			type[w] = REDUCIBLE;
+			b->type[w] = REDUCIBLE;
+		uint32_t heap = 0, minkey = NONE;
 		for (size_t i = 0; i < nbody; i++) {
 			uint32_t x = body[i];
-			/* x's own non-back predecessors, then the entering nodes
-			 * moved up to x when x was a header. */
-			uint32_t k = nstart[x], kend = nstart[x + 1], e = extra_head[x];
-			for (;;) {
-				uint32_t y;
-				if (k < kend)
-					y = nonbackp[k++];
-				else if (e != UINT32_MAX) {
-					y = pool[e].node;
-					e = pool[e].next;
-				} else
-					break;
-				uint32_t yr = uf_find(uf, y);
-				if (!IS_ANCESTOR(w, yr)) {
-					type[w] = IRREDUCIBLE;
-					if (moved[yr] != w + 1) {
-						moved[yr] = w + 1;
-						pool = ls_grow(pool, &cappool, npool + 1, sizeof *pool);
-						pool[npool] = (struct extra){ yr, extra_head[w] };
-						extra_head[w] = (uint32_t)npool++;
-					}
-				} else if (yr != w && in_body[yr] != w + 1) {
-					in_body[yr] = w + 1;
-					body[nbody++] = yr;
+			for (uint32_t k = b->nstart[x]; k < b->nstart[x + 1]; k++) {
+				uint32_t y = b->nonbackp[k];
+				if (IS_ANCESTOR(b, w, y)) {
+					ADD_TO_BODY(y);
+				} else { /* enters W's loop at X: waits for a header above Y's LCA */
+					heap = heap_meld(&hp, heap, heap_new(&hp, b->nlca[k], y));
+					if (b->nlca[k] < minkey)
+						minkey = b->nlca[k];
 				}
 			}
+			/* X was a header: its entering edges from inside W join W's
+			 * body; the others are W's too, and wait further up. */
+			uint32_t hx = heap_of[x];
+			while (hx && hp.v[hx].key >= w) {
+				uint32_t y = hp.v[hx].node;
+				hx = heap_meld(&hp, hp.v[hx].left, hp.v[hx].right);
+				ADD_TO_BODY(y);
+			}
+			if (hx) {
+				heap = heap_meld(&hp, heap, hx);
+				if (b->minkey[x] < minkey)
+					minkey = b->minkey[x];
+			}
+			heap_of[x] = 0;
 		}
+		if (heap)
+			b->type[w] = IRREDUCIBLE;
+		heap_of[w] = heap;
+		b->minkey[w] = minkey;
 		for (size_t i = 0; i < nbody; i++) {
-			header[body[i]] = w;
+			b->header[body[i]] = w;
 			uf[body[i]] = w;
 		}
 	}
-	free(in_body);
-	free(moved);
-	free(extra_head);
-	free(pool);
-	free(body);
+#undef ADD_TO_BODY
+	/* For the merge: edges into the header itself from outside count too. */
+	for (uint32_t w = 0; w < R; w++)
+		for (uint32_t k = b->nstart[w]; k < b->nstart[w + 1]; k++)
+			if (b->nlca[k] < b->minkey[w])
+				b->minkey[w] = b->nlca[k];
 	free(uf);
-	free(bstart);
-	free(nstart);
-	free(backp);
-	free(nonbackp);
+	free(in_body);
+	free(heap_of);
+	free(body);
+	free(hp.v);
+}
 
-	/* 4. The forest.  Loops numbered in preorder of the loop tree. */
+/* 4. The loops in preorder of the loop tree (siblings by header address):
+ *    header, parent, depth; LOOP_OF_HDR maps a header's preorder to its loop. */
+static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t *loop_of_hdr)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	uint32_t R = b->R;
 	size_t nloops = 0;
 	for (uint32_t w = 0; w < R; w++)
-		if (type[w] != NONHEADER)
-			nloops++;
-	if (nloops == 0) {
-		free(number);
-		free(node);
-		free(last);
-		free(header);
-		free(type);
+		nloops += b->type[w] != NONHEADER;
+	*out = NULL;
+	if (!nloops)
 		return 0;
-	}
-	/* Children lists of the loop tree, by header preorder number. */
-	uint32_t *parent_hdr = ls_xmalloc(R * sizeof *parent_hdr); /* enclosing loop header or UINT32_MAX */
-	for (uint32_t w = 0; w < R; w++)
-		parent_hdr[w] = header[w];
-	/* Sort each sibling set by header address: collect headers, sort by
-	 * (parent, start), then walk in preorder with an explicit stack. */
-	uint32_t *hdrs = ls_xmalloc(nloops * sizeof *hdrs);
-	size_t nh = 0;
-	for (uint32_t w = 0; w < R; w++)
-		if (type[w] != NONHEADER)
-			hdrs[nh++] = w;
 	/* child lists: CSR keyed by parent header preorder (+1, 0 = roots). */
 	uint32_t *cstart = ls_xcalloc(R + 2, sizeof *cstart);
-	for (size_t i = 0; i < nh; i++) {
-		uint32_t p = parent_hdr[hdrs[i]];
-		cstart[(p == UINT32_MAX ? 0 : p + 1) + 1]++;
-	}
+	for (uint32_t w = 0; w < R; w++)
+		if (b->type[w] != NONHEADER)
+			cstart[(b->header[w] == NONE ? 0 : b->header[w] + 1) + 1]++;
 	for (uint32_t i = 0; i <= R; i++)
 		cstart[i + 1] += cstart[i];
-	uint32_t *children = ls_xmalloc(nh * sizeof *children);
-	{
-		uint32_t *fill = ls_xmalloc((R + 1) * sizeof *fill);
-		memcpy(fill, cstart, (R + 1) * sizeof *fill);
-		for (size_t i = 0; i < nh; i++) {
-			uint32_t p = parent_hdr[hdrs[i]];
-			uint32_t slot = p == UINT32_MAX ? 0 : p + 1;
-			children[fill[slot]++] = hdrs[i];
-		}
-		free(fill);
-	}
-	/* Sort siblings by header address (insertion sort per list; lists are
-	 * short, and already nearly sorted). */
-	for (uint32_t s = 0; s <= R; s++) {
-		for (uint32_t i = cstart[s] + 1; i < cstart[s + 1]; i++) {
-			uint32_t c = children[i];
-			uint64_t key = cfg->blocks[node[c]].start;
-			uint32_t j = i;
-			while (j > cstart[s] && cfg->blocks[node[children[j - 1]]].start > key) {
+	uint32_t *children = ls_xmalloc(nloops * sizeof *children);
+	uint32_t *fill = ls_xmalloc((R + 1) * sizeof *fill);
+	memcpy(fill, cstart, (R + 1) * sizeof *fill);
+	for (uint32_t w = 0; w < R; w++)
+		if (b->type[w] != NONHEADER)
+			children[fill[b->header[w] == NONE ? 0 : b->header[w] + 1]++] = w;
+	free(fill);
+	/* Siblings by header address (insertion sort: short, nearly sorted lists). */
+	for (uint32_t sl = 0; sl <= R; sl++)
+		for (uint32_t i = cstart[sl] + 1; i < cstart[sl + 1]; i++) {
+			uint32_t c = children[i], j = i;
+			uint64_t key = cfg->blocks[b->node[c]].start;
+			for (; j > cstart[sl] && cfg->blocks[b->node[children[j - 1]]].start > key; j--)
 				children[j] = children[j - 1];
-				j--;
-			}
 			children[j] = c;
 		}
-	}
-	f->loops = ls_xcalloc(nloops, sizeof *f->loops);
-	f->nloops = nloops;
-	int32_t *loop_of_hdr = ls_xmalloc(R * sizeof *loop_of_hdr);
-	uint32_t *subtree_end = ls_xmalloc(nloops * sizeof *subtree_end);
-	{
-		/* Preorder walk: stack of (list slot, position). */
-		uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
-		uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
-		int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
-		size_t d = 0, next = 0;
-		st_slot[0] = 0;
-		st_pos[0] = cstart[0];
-		st_loop[0] = -1;
-		for (;;) {
-			if (st_pos[d] < cstart[st_slot[d] + 1]) {
-				uint32_t h = children[st_pos[d]++];
-				struct ls_loop *L = &f->loops[next];
-				L->header = node[h];
-				L->parent = st_loop[d];
-				L->depth = (unsigned)d + 1;
-				loop_of_hdr[h] = (int32_t)next;
-				d++;
-				st_slot[d] = h + 1;
-				st_pos[d] = cstart[h + 1];
-				st_loop[d] = (int32_t)next;
-				next++;
-			} else {
-				if (st_loop[d] >= 0)
-					subtree_end[st_loop[d]] = (uint32_t)next;
-				if (d == 0)
-					break;
-				d--;
-			}
+	struct ls_loop *loops = ls_xcalloc(nloops, sizeof *loops);
+	uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
+	uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
+	int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
+	size_t d = 0, next = 0;
+	st_slot[0] = 0;
+	st_pos[0] = cstart[0];
+	st_loop[0] = -1;
+	for (;;) {
+		if (st_pos[d] < cstart[st_slot[d] + 1]) {
+			uint32_t h = children[st_pos[d]++];
+			loops[next] = (struct ls_loop){ .header = b->node[h], .parent = st_loop[d], .depth = (unsigned)d + 1 };
+			loop_of_hdr[h] = (int32_t)next;
+			d++;
+			st_slot[d] = h + 1;
+			st_pos[d] = cstart[h + 1];
+			st_loop[d] = (int32_t)next++;
+		} else if (d-- == 0) {
+			break;
 		}
-		free(st_slot);
-		free(st_pos);
-		free(st_loop);
 	}
+	free(st_slot);
+	free(st_pos);
+	free(st_loop);
 	free(cstart);
 	free(children);
-	free(hdrs);
+	*out = loops;
+	return nloops;
+}
 
-	/* Innermost loop of every reachable block. */
-	for (uint32_t v = 0; v < R; v++) {
-		uint32_t h = type[v] != NONHEADER ? v : header[v];
-		if (h != UINT32_MAX)
-			f->block_loop[node[v]] = loop_of_hdr[h];
+/* 5. Blocks (nested loops' included), entries, back edges and exits of
+ *    every loop of F. */
+static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number, const uint8_t *type)
+{
+	size_t N = cfg->nblocks, nloops = f->nloops;
+	/* The preorder of the loop tree makes each loop's subtree a range. */
+	uint32_t *subtree_end = ls_xmalloc((nloops + 1) * sizeof *subtree_end);
+	uint32_t *st = ls_xmalloc((nloops + 1) * sizeof *st);
+	size_t sp = 0;
+	for (size_t l = 0; l <= nloops; l++) {
+		unsigned depth = l < nloops ? f->loops[l].depth : 0;
+		while (sp && f->loops[st[sp - 1]].depth >= depth)
+			subtree_end[st[--sp]] = (uint32_t)l;
+		if (l < nloops)
+			st[sp++] = (uint32_t)l;
 	}
-
-	adopt_padding(cfg, f, number);
-
-	/* Blocks of each loop, nested ones included (by block index). */
+	free(st);
 	struct loop_build *lb = ls_xcalloc(nloops, sizeof *lb);
 	for (size_t bi = 0; bi < N; bi++)
 		for (int32_t l = f->block_loop[bi]; l >= 0; l = f->loops[l].parent) {
 			lb[l].blocks = ls_grow(lb[l].blocks, &lb[l].cap, lb[l].n + 1, sizeof *lb[l].blocks);
 			lb[l].blocks[lb[l].n++] = (uint32_t)bi;
 		}
-#define IN_LOOP(l, b) (f->block_loop[b] >= (l) && (uint32_t)f->block_loop[b] < subtree_end[l])
+#define IN_LOOP(l, blk) (f->block_loop[blk] >= (int32_t)(l) && (uint32_t)f->block_loop[blk] < subtree_end[l])
 	uint8_t *is_entry = ls_xcalloc(N, 1);
 	for (size_t l = 0; l < nloops; l++) {
 		struct loop_build *B = &lb[l];
@@ -712,17 +753,16 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 		B->entries[B->nentries++] = hb;
 		is_entry[hb] = 1;
 		for (size_t i = 0; i < B->n; i++) {
-			uint32_t b = B->blocks[i];
-			if (b == hb)
+			uint32_t bk = B->blocks[i];
+			if (bk == hb)
 				continue;
-			const struct ls_block *blk = &cfg->blocks[b];
+			const struct ls_block *blk = &cfg->blocks[bk];
 			for (uint32_t k = 0; k < blk->npred; k++) {
 				uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
-				if (number[p] != UINT32_MAX && !IN_LOOP(l, p)) {
-					B->entries = ls_grow(B->entries, &B->capentries, B->nentries + 1,
-					                     sizeof *B->entries);
-					B->entries[B->nentries++] = b;
-					is_entry[b] = 1;
+				if (number[p] != NONE && !IN_LOOP(l, p)) {
+					B->entries = ls_grow(B->entries, &B->capentries, B->nentries + 1, sizeof *B->entries);
+					B->entries[B->nentries++] = bk;
+					is_entry[bk] = 1;
 					break;
 				}
 			}
@@ -746,7 +786,6 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 		/* The entries after the header in address order. */
 		if (B->nentries > 2)
 			qsort(B->entries + 1, B->nentries - 1, sizeof *B->entries, cmp_u32);
-
 		struct ls_loop *L = &f->loops[l];
 		L->irreducible = type[number[hb]] == IRREDUCIBLE || B->nentries > 1;
 		L->blocks = B->blocks;
@@ -759,19 +798,66 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 		L->nexits = B->nexits;
 	}
 #undef IN_LOOP
-#undef IS_ANCESTOR
 	free(is_entry);
 	free(lb);
-	free(loop_of_hdr);
 	free(subtree_end);
-	free(parent_hdr);
-	free(number);
-	free(node);
-	free(last);
-	free(header);
-	free(type);
-	merge_irreducible(f, N);
-	add_entry_loops(cfg, f);
+}
+
+int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t N = cfg->nblocks;
+	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
+	for (size_t i = 0; i < N; i++)
+		f->block_loop[i] = -1;
+	if (N == 0)
+		return 0;
+	struct build b = { .cfg = cfg, .N = N };
+	dfs(&b);
+	split_preds(&b);
+	collapse(&b);
+	uint32_t R = b.R;
+	int32_t *loop_of_hdr = ls_xmalloc((R + 1) * sizeof *loop_of_hdr);
+	f->nloops = number_loops(&b, &f->loops, loop_of_hdr);
+	if (f->nloops) {
+		/* Havlak's loops, then the irreducible nests merged. */
+		size_t n = f->nloops;
+		uint32_t *hdr_pre = ls_xmalloc(n * sizeof *hdr_pre), *minkey = ls_xmalloc(n * sizeof *minkey);
+		uint8_t *irr = ls_xmalloc(n);
+		for (size_t l = 0; l < n; l++) {
+			hdr_pre[l] = b.number[f->loops[l].header];
+			minkey[l] = b.minkey[hdr_pre[l]];
+			irr[l] = b.type[hdr_pre[l]] == IRREDUCIBLE;
+		}
+		int32_t *newidx = ls_xmalloc(n * sizeof *newidx);
+		merge_irreducible(f->loops, &f->nloops, hdr_pre, irr, minkey, newidx);
+		/* Innermost loop of every reachable block. */
+		for (uint32_t v = 0; v < R; v++) {
+			uint32_t h = b.type[v] != NONHEADER ? v : b.header[v];
+			if (h != NONE)
+				f->block_loop[b.node[v]] = newidx[loop_of_hdr[h]];
+		}
+		free(hdr_pre);
+		free(minkey);
+		free(irr);
+		free(newidx);
+		adopt_padding(cfg, f, b.number);
+		fill_loops(cfg, f, b.number, b.type);
+		add_entry_loops(cfg, f);
+	}
+	free(loop_of_hdr);
+	free(b.number);
+	free(b.node);
+	free(b.last);
+	free(b.edge_lca);
+	free(b.bstart);
+	free(b.backp);
+	free(b.nstart);
+	free(b.nonbackp);
+	free(b.nlca);
+	free(b.header);
+	free(b.type);
+	free(b.minkey);
 	return 0;
 }
 

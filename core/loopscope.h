@@ -41,7 +41,9 @@ extern "C" {
 
 #define LS_VERSION "0.1.0"
 
-/* A chain is never deeper than this (deeper inline nests are cut). */
+/* Callers' room for a chain.  A deeper chain (a loop nest hundreds deep)
+ * is cut in the middle: the procedure and the outermost scopes are kept,
+ * then the statement; ls_lookup_depth() gives the uncut length. */
 #define LS_MAX_CHAIN 256
 
 typedef enum ls_status {
@@ -72,6 +74,8 @@ typedef struct ls_options {
 	const char *debug_file_path; /* NULL: libdwfl's default (/usr/lib/debug) */
 	ls_warn_fn warn;     /* NULL: print "loopscope: MESSAGE" on stderr */
 	void *warn_ctx;
+	int verbose;         /* also say why the cache missed, and such, through warn */
+	uint64_t cache_max_bytes; /* 0: $LOOPSCOPE_CACHE_SIZE (e.g. 512M, 2G), else 1 GiB */
 } ls_options;
 
 void ls_options_init(ls_options *opt);
@@ -154,8 +158,12 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
  * is outside any procedure.  An address just past a procedure's end (the
  * return address of a call that never returns, the call being the last
  * instruction) gets that call's procedure and statement, as addr2line gives
- * it the call's function and line: [proc, stmt]. */
+ * it the call's function and line: [proc, stmt].  A chain longer than CAP
+ * keeps the procedure and the outermost CAP - 1 scopes, then the statement:
+ * the scopes cut (ls_lookup_depth() - CAP of them) lie between the last two. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
+/* The full length of ADDR's chain, however deep; 0 outside procedures. */
+size_t ls_lookup_depth(const ls_module *m, uint64_t addr);
 
 /* The procedure containing ADDR, or NULL. */
 const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr);
@@ -222,6 +230,46 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
+
+/* ---- the analysis cache ------------------------------------------------ */
+
+/* One cache file, as ls_cache_list() and friends see it. */
+typedef struct ls_cache_info {
+	const char *file;        /* the cache file */
+	uint64_t size;           /* its bytes */
+	int64_t last_used;       /* seconds since the epoch (its last hit or store) */
+	const char *binary;      /* the binary it was made from, NULL if unreadable */
+	const char *build_id;    /* hex, or NULL */
+	int loops;               /* made with loops */
+	const char *problem;     /* NULL: usable; else why it can only miss, or why it went */
+} ls_cache_info;
+typedef void (*ls_cache_fn)(void *ctx, const ls_cache_info *entry);
+
+/* The cache directory OPT uses (opt->cache_dir, $XDG_CACHE_HOME/loopscope,
+ * ~/.cache/loopscope): 0, or -1 if there is none. */
+int ls_cache_dir(const ls_options *opt, char *buf, size_t size);
+/* The size bound of the cache (opt->cache_max_bytes, $LOOPSCOPE_CACHE_SIZE, 1 GiB). */
+uint64_t ls_cache_bound(const ls_options *opt);
+/* FN on every entry, most recently used first. */
+int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
+/* Removes what can only miss (stale temporaries, corrupt entries, entries
+ * of another format or build, entries whose binary is gone or changed),
+ * then the least recently used entries beyond the bound; FN on each. */
+int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
+/* Removes every entry and temporary; FN on each. */
+int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err);
+
+/* ---- for programs that use libdwfl beside libloopscope ------------------ */
+
+#ifdef _LIBDWFL_H
+/* A Dwfl_Callbacks.find_debuginfo that searches as
+ * dwfl_standard_find_debuginfo does, but first makes sure that none of the
+ * names it may open is a FIFO, device or socket (an open() of a FIFO blocks
+ * for ever); if one is, it warns on stderr and finds nothing. */
+int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name);
+#endif
 
 #ifdef __cplusplus
 }

@@ -204,6 +204,102 @@ static char *hex_string(const unsigned char *bits, int len)
 	return s;
 }
 
+/* ---- separate debug files ---------------------------------------------------
+ *
+ * libdwfl opens the candidates for a separate debug file (by build-id under
+ * every directory of the search path, by .gnu_debuglink next to the file,
+ * in its .debug/ and under the global directories) with a plain open(): a
+ * FIFO planted at one of those names would block the run for ever.  Every
+ * candidate it may try is looked at first; if one of them is a FIFO, device
+ * or socket, the search is not made and a warning says why. */
+
+struct candidates {
+	const ls_module *m;
+	char special[PATH_MAX];      /* the first special file found, or "" */
+	const char *what;
+};
+
+static void check_candidate(struct candidates *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void check_candidate(struct candidates *c, const char *fmt, ...)
+{
+	if (c->special[0])
+		return;
+	char p[PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(p, sizeof p, fmt, ap);
+	va_end(ap);
+	const char *what;
+	if (n > 0 && (size_t)n < sizeof p && ls_path_is_special(p, &what)) {
+		memcpy(c->special, p, (size_t)n + 1);
+		c->what = what;
+	}
+}
+
+/* Every name libdwfl's standard search may open for MOD (a superset). */
+static void check_candidates(struct candidates *c, Dwfl_Module *mod, const char *file_name,
+			     const char *debuglink_file)
+{
+	const ls_module *m = c->m;
+	const char *path = m && m->debuginfo_path ? m->debuginfo_path : ":.debug:/usr/lib/debug";
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int idlen = dwfl_module_build_id(mod, &bits, &vaddr);
+	char *id = idlen > 1 ? hex_string(bits, idlen) : NULL;
+	char dir[PATH_MAX] = ".";
+	const char *base = file_name ? file_name : "";
+	const char *slash = strrchr(base, '/');
+	if (slash) {
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - base), base);
+		base = slash + 1;
+	}
+	char link[NAME_MAX + 16];
+	if (debuglink_file)
+		snprintf(link, sizeof link, "%s", debuglink_file);
+	else
+		snprintf(link, sizeof link, "%s.debug", base);
+	for (const char *p = path;;) {
+		size_t len = strcspn(p, ":");
+		const char *e = p;
+		while (len && (*e == '+' || *e == '-'))
+			e++, len--;
+		if (len && e[0] == '/') {
+			if (id)
+				check_candidate(c, "%.*s/.build-id/%.2s/%s.debug", (int)len, e, id, id + 2);
+			check_candidate(c, "%.*s/%s/%s", (int)len, e, dir, link);
+			check_candidate(c, "%.*s/%s", (int)len, e, link);
+		} else if (len) {
+			check_candidate(c, "%s/%.*s/%s", dir, (int)len, e, link);
+		} else {
+			check_candidate(c, "%s/%s", dir, link);
+		}
+		if (e[len] != ':')
+			break;
+		p = e + len + 1;
+	}
+	free(id);
+}
+
+int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name)
+{
+	const ls_module *m = *userdata; /* set by ls_elf_open; NULL for other users */
+	struct candidates *c = ls_xcalloc(1, sizeof *c);
+	c->m = m;
+	check_candidates(c, mod, file_name, debuglink_file);
+	if (c->special[0]) {
+		ls_warn(m ? &m->opt : NULL, "%s: %s is %s, not a debug file: separate debug information not searched",
+			file_name ? file_name : modname, c->special, c->what);
+		free(c);
+		return -1;
+	}
+	free(c);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
+
 static bool has_section(Elf *elf, const char *want)
 {
 	size_t shstrndx;
@@ -305,11 +401,20 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 	}
 	m->path = abs;
 
-	int fd = open(abs, O_RDONLY | O_CLOEXEC);
+	/* Never blocks on a FIFO: checked to be a regular file before reading. */
+	const char *why;
+	struct stat st;
+	int fd = ls_open_regular(abs, &st, &why);
 	if (fd < 0) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", path, strerror(errno));
+		if (errno == EISDIR)
+			ls_set_error(err, LS_ERR_IO, "%s: is a directory", path);
+		else if (errno == EINVAL)
+			ls_set_error(err, LS_ERR_NOT_ELF, "%s: not a regular file (%s)", path, why);
+		else
+			ls_set_error(err, LS_ERR_IO, "%s: %s", path, why);
 		return -1;
 	}
+	m->file_stat = st;
 	elf_version(EV_CURRENT);
 	if (validate_elf(path, fd, err) < 0) {
 		close(fd);
@@ -320,7 +425,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 		m->debuginfo_path = ls_xstrdup(m->opt.debug_file_path);
 	m->dwfl_callbacks = (Dwfl_Callbacks){
 		.find_elf = NULL,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = ls_dwfl_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = m->debuginfo_path ? &m->debuginfo_path : NULL,
 	};
@@ -336,6 +441,9 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: %s", path, dwfl_errmsg(-1));
 		return -1;
 	}
+	void **userdata;
+	dwfl_module_info(m->dwmod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = m; /* for ls_dwfl_find_debuginfo */
 	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: %s", path, dwfl_errmsg(-1));
 		return -1;

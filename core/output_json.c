@@ -309,6 +309,13 @@ void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out)
 		jb_putc(&b, '}');
 	}
 	jb_putc(&b, ']');
+	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(m, addr) : n;
+	if (depth > n) {
+		/* the scopes left out between the last two of the chain */
+		char cut[48];
+		int len = snprintf(cut, sizeof cut, ",\"cut\":%zu", depth - n);
+		jb_mem(&b, cut, (size_t)len);
+	}
 	if (n == 0) {
 		JB_LIT(&b, ",\"error\":\"no procedure contains 0x");
 		/* jb_hex adds quotes; write the bare digits here. */

@@ -443,7 +443,10 @@ int ls_write_xml(const ls_module *m, FILE *out, ls_error *err)
 			nprocs++;
 		}
 	}
-	qsort(procs, nprocs, sizeof *procs, cmp_proc_ref);
+	/* No procedure at all (a file with no code): procs is NULL, and
+	 * qsort(NULL, 0, ...) is undefined behaviour. */
+	if (nprocs)
+		qsort(procs, nprocs, sizeof *procs, cmp_proc_ref);
 	for (size_t i = 0; i < nprocs;) {
 		size_t end = i + 1;
 		while (end < nprocs && cmp_str(procs[end].file, procs[i].file) == 0)

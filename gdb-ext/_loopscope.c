@@ -9,6 +9,8 @@
  *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0)
  *   m.path, m.debug_path, m.build_id, m.has_dwarf, m.from_cache, m.warnings
  *   m.lookup(addr)          -> [scope dict, ...] outermost (proc) first; [] if none
+ *   m.depth(addr)           -> the chain's full length (longer ones are cut in lookup())
+ *   m.changed               -> the file on disk is not the one analyzed (symbol() refuses)
  *   m.symbol(name)          -> (addr, size) or None
  *   m.proc_at(addr)         -> proc scope dict with "children" (no stmts unless asked)
  *   m.procs()               -> [proc scope dict, ...] (no children)
@@ -22,6 +24,7 @@
 #include <Python.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "loopscope.h"
 
@@ -29,6 +32,7 @@ typedef struct {
 	PyObject_HEAD
 	ls_module *m;
 	PyObject *warnings; /* list of str: what the analysis could not do */
+	struct stat st;     /* the file when it was analyzed: see file_changed() */
 } ModuleObject;
 
 static PyObject *LsError; /* _loopscope.Error */
@@ -248,9 +252,12 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	memset(&err, 0, sizeof err);
 	const char *path = PyBytes_AS_STRING(path_obj);
 	ls_module *m;
+	struct stat st;
 	/* The analysis of a large library takes seconds: let GDB's other
 	 * Python threads run meanwhile.  PATH stays alive: path_obj is held. */
 	Py_BEGIN_ALLOW_THREADS
+	if (stat(path, &st) < 0)
+		memset(&st, 0, sizeof st);
 	m = ls_module_open(path, &opt, &err);
 	Py_END_ALLOW_THREADS
 	Py_DECREF(path_obj);
@@ -285,6 +292,7 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 		return -1;
 	}
 	self->m = m;
+	self->st = st;
 	Py_XSETREF(self->warnings, warnings);
 	return 0;
 }
@@ -335,12 +343,49 @@ Module_lookup(ModuleObject *self, PyObject *arg)
 	return list;
 }
 
+/* Whether the analyzed file is not the one on disk any more (replaced,
+ * truncated, rewritten): what the core keeps mapped of it may be gone, and
+ * a read through the old mapping of a truncated file is a SIGBUS that
+ * kills GDB.  The scope tree itself is in memory and stays good. */
+static int
+file_changed(const ModuleObject *self)
+{
+	struct stat now;
+	const char *path = ls_module_path(self->m);
+	if (!path || stat(path, &now) < 0)
+		return 1;
+	return now.st_dev != self->st.st_dev || now.st_ino != self->st.st_ino || now.st_size != self->st.st_size ||
+	       now.st_mtim.tv_sec != self->st.st_mtim.tv_sec || now.st_mtim.tv_nsec != self->st.st_mtim.tv_nsec;
+}
+
+static PyObject *
+Module_get_changed(ModuleObject *self, void *closure)
+{
+	return check_open(self) < 0 ? NULL : PyBool_FromLong(file_changed(self));
+}
+
+static PyObject *
+Module_depth(ModuleObject *self, PyObject *arg)
+{
+	if (check_open(self) < 0)
+		return NULL;
+	unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+	if (addr == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	return PyLong_FromSize_t(ls_lookup_depth(self->m, (uint64_t)addr));
+}
+
 static PyObject *
 Module_symbol(ModuleObject *self, PyObject *args)
 {
 	const char *name;
 	if (check_open(self) < 0 || !PyArg_ParseTuple(args, "s", &name))
 		return NULL;
+	/* Symbols are read from the file's mapping: never from a changed one. */
+	if (file_changed(self)) {
+		PyErr_Format(LsError, "%s changed on disk since it was analyzed", ls_module_path(self->m));
+		return NULL;
+	}
 	uint64_t addr = 0, size = 0;
 	if (ls_module_symbol(self->m, name, &addr, &size) < 0)
 		Py_RETURN_NONE;
@@ -462,6 +507,8 @@ Module_get_warnings(ModuleObject *self, void *closure)
 static PyMethodDef Module_methods[] = {
 	{"lookup", (PyCFunction)Module_lookup, METH_O,
 	 "lookup(addr) -> list of scope dicts, procedure first, statement last; [] outside any procedure"},
+	{"depth", (PyCFunction)Module_depth, METH_O,
+	 "depth(addr) -> the full length of addr's chain (lookup() keeps at most LS_MAX_CHAIN: procedure, outermost scopes, statement)"},
 	{"symbol", (PyCFunction)Module_symbol, METH_VARARGS,
 	 "symbol(name) -> (addr, size) of a symbol (mangled, demangled or NAME@plt), or None"},
 	{"section", (PyCFunction)Module_section, METH_VARARGS,
@@ -481,6 +528,7 @@ static PyGetSetDef Module_getset[] = {
 	{"from_cache", (getter)Module_get_from_cache, NULL, "True if the structure came from the cache", NULL},
 	{"warnings", (getter)Module_get_warnings, NULL, "what the analysis reported as not analyzed", NULL},
 	{"relocatable", (getter)Module_get_relocatable, NULL, "True for a .o or .ko (ET_REL)", NULL},
+	{"changed", (getter)Module_get_changed, NULL, "True if the file on disk is not the one analyzed", NULL},
 	{0},
 };
 

@@ -23,6 +23,7 @@
 import json
 import os
 import re
+import stat
 import struct
 
 import gdb
@@ -32,8 +33,26 @@ from gdb.FrameDecorator import FrameDecorator
 import _loopscope
 
 
+def _safe(text):
+    """TEXT printable by GDB: paths are handled as bytes (surrogate escapes
+    for what is not UTF-8), and GDB cannot print lone surrogates."""
+    if not isinstance(text, str):
+        text = str(text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 class LoopscopeError(gdb.GdbError):
     """A message for the user, without a Python traceback."""
+
+    def __init__(self, message):
+        super().__init__(_safe(message))
+
+
+def _write(text, stream=None):
+    if stream is None:
+        gdb.write(_safe(text))
+    else:
+        gdb.write(_safe(text), stream)
 
 
 def _hex(a):
@@ -42,6 +61,147 @@ def _hex(a):
 
 def _short(path):
     return os.path.basename(path) if path else "??"
+
+
+# ---- talking to GDB about files whose names are not UTF-8 --------------------
+#
+# GDB hands file names to Python decoded with its host charset (strict), and
+# the output of gdb.execute(to_string=True) always as strict UTF-8: a program
+# whose path is not UTF-8 made every command raise UnicodeDecodeError.  Here
+# names are asked for with the host charset set to ISO-8859-1 (every byte
+# decodes), turned back into bytes, and kept as str with surrogate escapes,
+# which os.* and _loopscope take as the original bytes.
+
+
+class _RawNames:
+    """with _RawNames(): GDB's file names decode byte for byte (ISO-8859-1)."""
+
+    def __enter__(self):
+        try:
+            self._saved = gdb.parameter("host-charset")
+            if self._saved != "ISO-8859-1":
+                gdb.execute("set host-charset ISO-8859-1", to_string=True)
+        except gdb.error:
+            self._saved = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved not in (None, "ISO-8859-1"):
+            try:
+                gdb.execute("set host-charset %s" % self._saved, to_string=True)
+            except gdb.error:
+                pass
+        return False
+
+
+def _raw(name):
+    """A name GDB gave under _RawNames, as a str with surrogate escapes."""
+    if name is None:
+        return None
+    try:
+        return os.fsdecode(name.encode("latin-1"))
+    except UnicodeEncodeError:  # the charset switch did not happen: as it is
+        return name
+
+
+# Asked once and kept until GDB's object files change (register() connects
+# _forget_names to those events): switching the charset costs a command.
+_NAMES = {}
+
+
+def _forget_names(*unused):
+    _NAMES.clear()
+
+
+def _progspace_filename():
+    key = ("progspace", gdb.current_progspace())
+    if key not in _NAMES:
+        with _RawNames():
+            _NAMES[key] = _raw(gdb.current_progspace().filename)
+    return _NAMES[key]
+
+
+def _objfile_names():
+    """[(path, objfile)] of every objfile GDB has loaded."""
+    key = ("objfiles", len(gdb.objfiles()))
+    if key not in _NAMES:
+        out = []
+        with _RawNames():
+            for obj in gdb.objfiles():
+                try:
+                    out.append((_raw(obj.filename), obj))
+                except (RuntimeError, gdb.error):
+                    continue
+        _NAMES[key] = out
+    return [(name, obj) for name, obj in _NAMES[key] if obj.is_valid()]
+
+
+def _execute(command):
+    """The output of a GDB command; bytes that are not UTF-8 (a file name)
+    come as surrogate escapes instead of raising UnicodeDecodeError."""
+    try:
+        return gdb.execute(command, to_string=True)
+    except UnicodeDecodeError:
+        pass
+    # gdb.execute(to_string=True) decodes strictly: have GDB log to a file.
+    import tempfile
+    fd, tmp = tempfile.mkstemp(prefix="loopscope-gdb-")
+    os.close(fd)
+    names = ("logging file", "logging overwrite", "logging redirect", "logging enabled")
+    saved = {}
+    try:
+        for n in names:
+            saved[n] = gdb.parameter(n)
+        # (Not to_string: logging set up inside a capture ends with it.)
+        if saved["logging enabled"]:
+            gdb.execute("set logging enabled off", to_string=False)
+        gdb.execute("set logging file %s" % tmp, to_string=True)
+        gdb.execute("set logging overwrite on", to_string=True)
+        gdb.execute("set logging redirect on", to_string=True)
+        gdb.execute("set logging enabled on", to_string=False)
+        try:
+            gdb.execute(command, to_string=False)
+        finally:
+            gdb.execute("set logging enabled off", to_string=False)
+        with open(tmp, "rb") as f:
+            return f.read().decode("utf-8", "surrogateescape")
+    finally:
+        for n in names[:3]:
+            if n in saved:
+                value = saved[n]
+                if isinstance(value, bool):
+                    value = "on" if value else "off"
+                try:
+                    gdb.execute("set %s %s" % (n, value), to_string=True)
+                except gdb.error:
+                    pass
+        if saved.get("logging enabled"):
+            gdb.execute("set logging enabled on", to_string=False)
+        os.unlink(tmp)
+
+
+# ---- locations the user typed -----------------------------------------------
+
+_MAX_LOCATION = 1024
+
+
+def _check_location(text, command):
+    """Refuse what must not reach gdb.decode_line: GDB 13 corrupts its state
+    (and dies) on an unbalanced quote, with or without loopscope."""
+    if len(text) > _MAX_LOCATION:
+        raise LoopscopeError("%s: the location is %d characters long (at most %d)"
+                             % (command, len(text), _MAX_LOCATION))
+    quote = None
+    for c in text:
+        if quote is None and c in "'\"":
+            quote = c
+        elif c == quote:
+            quote = None
+    if quote is not None:
+        raise LoopscopeError("%s: unbalanced %s in the location: %s" % (
+            command, "single quote" if quote == "'" else "double quote", text))
+    if any(ord(c) < 32 for c in text):
+        raise LoopscopeError("%s: control characters in the location" % command)
 
 
 def _loop_at(loop):
@@ -124,7 +284,7 @@ class AddressMap:
 
     def _state_key(self):
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, gdb.current_progspace().filename, len(gdb.objfiles()))
+        return (inf.num, inf.pid, _progspace_filename(), len(gdb.objfiles()))
 
     def _elf_sections(self, path):
         try:
@@ -132,6 +292,8 @@ class AddressMap:
             key = (st.st_mtime_ns, st.st_size)
         except OSError:
             return None
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a FIFO would block open() for ever
         cached = self._elf.get(path)
         if cached and cached[0] == key:
             return cached[1]
@@ -146,7 +308,7 @@ class AddressMap:
         key = self._state_key()
         if key == self._key:
             return
-        text = gdb.execute("info files", to_string=True)
+        text = _execute("info files")
         exec_file = None
         in_exec = False
         sections = []
@@ -245,7 +407,7 @@ class AddressMap:
         """Every mapped object file, the main program first."""
         self._refresh()
         seen = []
-        main = gdb.current_progspace().filename
+        main = _progspace_filename()
         for p in [main] + [sec[2] for sec in self._sections]:
             if p and p not in seen and (p == main or self.bias_of(p) is not None):
                 seen.append(p)
@@ -258,23 +420,33 @@ class AddressMap:
 class Analyses:
     """_loopscope.Module per object file, keyed by build-id (path and mtime
     when there is none).  Failures are remembered too, so that `bt` does not
-    retry a hopeless file on every frame."""
+    retry a hopeless file on every frame.  Before each use the file's
+    identity (device, inode, size, mtime) is checked against the analyzed
+    one: a file rebuilt or truncated since is analyzed again, never read
+    through what was mapped of the old one."""
 
     def __init__(self):
         self._by_key = {}
         self._key_of_path = {}
+        self._identity = {}  # key -> the file's identity when analyzed
+
+    @staticmethod
+    def identity(path):
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _key(self, path):
-        for obj in gdb.objfiles():
-            if obj.filename == path or (obj.filename and os.path.realpath(obj.filename) == os.path.realpath(path)):
+        real = os.path.realpath(path)
+        for name, obj in _objfile_names():
+            if name == path or (name and os.path.realpath(name) == real):
                 if obj.build_id:
                     return "build-id:" + obj.build_id
                 break
-        try:
-            st = os.stat(path)
-            return "file:%s:%d:%d" % (os.path.realpath(path), st.st_mtime_ns, st.st_size)
-        except OSError:
-            return "file:" + path
+        ident = self.identity(path)
+        return "file:%s:%s" % (real, ident) if ident else "file:" + path
 
     def get(self, path, quiet=False):
         """The analysis of PATH; raises LoopscopeError if it cannot be analyzed.
@@ -284,6 +456,12 @@ class Analyses:
             key = self._key(path)
             self._key_of_path[path] = key
         got = self._by_key.get(key)
+        ident = self.identity(path)
+        if got is not None and self._identity.get(key) != ident:
+            if not isinstance(got, LoopscopeError) and not quiet:
+                _write("loopscope: %s changed on disk since it was analyzed; analyzing it again\n" % path,
+                       gdb.STDERR)
+            got = None
         if got is None:
             try:
                 got = _loopscope.Module(path, cache=True)
@@ -292,6 +470,7 @@ class Analyses:
             except _loopscope.Error as e:
                 got = LoopscopeError("cannot analyze %s" % e.args[0] if e.args else path)
             self._by_key[key] = got
+            self._identity[key] = ident
         if isinstance(got, LoopscopeError):
             raise got
         return got
@@ -308,11 +487,20 @@ class Analyses:
         self._key_of_path.clear()
 
 
+def _gdb_build_id(path):
+    """The build-id GDB read from PATH when it loaded it, or None."""
+    real = os.path.realpath(path)
+    for name, obj in _objfile_names():
+        if name == path or (name and os.path.realpath(name) == real):
+            return obj.build_id
+    return None
+
+
 def _print_warnings(module):
     for w in module.warnings[:5]:
-        gdb.write("loopscope: warning: %s\n" % w, gdb.STDERR)
+        _write("loopscope: warning: %s\n" % w, gdb.STDERR)
     if len(module.warnings) > 5:
-        gdb.write("loopscope: ... and %d more warnings\n" % (len(module.warnings) - 5), gdb.STDERR)
+        _write("loopscope: ... and %d more warnings\n" % (len(module.warnings) - 5), gdb.STDERR)
 
 
 ADDRESSES = AddressMap()
@@ -330,7 +518,17 @@ class Place:
         self.path, self.bias = where
         self.link = pc - self.bias
         self.module = ANALYSES.get(self.path, quiet)
+        # A file rebuilt while GDB (or the process) holds the old one: its
+        # structure is not the program's, whatever the addresses say.
+        in_gdb = _gdb_build_id(self.path)
+        on_disk = self.module.build_id
+        if in_gdb and on_disk and in_gdb != on_disk:
+            raise LoopscopeError(
+                "%s is not the file GDB loaded: its build-id is %s on disk and %s in GDB (rebuilt "
+                "since?); run `file %s` (and the program again) to load the new one"
+                % (self.path, on_disk, in_gdb, self.path))
         self.chain = self.module.lookup(self.link)
+        self.depth = self.module.depth(self.link) if self.chain else 0
 
     def loops(self):
         return [s for s in self.chain if s["kind"] == "loop"]
@@ -473,8 +671,11 @@ def format_chain(place):
         lines.append("%s in %s:" % (_hex(place.pc), place.path))
     if not place.chain:
         lines.append("  not inside any procedure loopscope knows")
-    for s in place.chain:
+    for i, s in enumerate(place.chain):
         kind = s["kind"]
+        if i == len(place.chain) - 1 and place.depth > len(place.chain):
+            lines.append("  ...     %d deeper scopes cut (the chain is %d deep)"
+                         % (place.depth - len(place.chain), place.depth))
         if kind == "proc":
             lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
@@ -521,12 +722,16 @@ and an executable alone.  With -json, print the chain in the shape of
         if arg == "-json" or arg.startswith("-json "):
             as_json = True
             arg = arg[5:].strip()
+        _check_location(arg, "structure")
         for pc, label in _pc_of_location(arg, "structure"):
             place = Place(pc)
             if as_json:
-                gdb.write(json.dumps(chain_json(place)) + "\n")
+                obj = chain_json(place)
+                if place.depth > len(place.chain):
+                    obj["cut"] = place.depth - len(place.chain)
+                _write(json.dumps(obj) + "\n")
             else:
-                gdb.write(format_chain(place) + "\n")
+                _write(format_chain(place) + "\n")
 
 
 # ---- info loops -------------------------------------------------------------------
@@ -558,11 +763,11 @@ def _loopscope_symbol_pc(name):
     the main program and in the object files analyzed already: for names GDB
     does not know.  A runtime address, or None."""
     for path in ADDRESSES.paths():
-        if path != gdb.current_progspace().filename and not ANALYSES.has(path):
+        if path != _progspace_filename() and not ANALYSES.has(path):
             continue  # analyzing every library to find one name costs too much
         try:
             hit = ANALYSES.get(path).symbol(name)
-        except gdb.GdbError:
+        except (gdb.GdbError, _loopscope.Error):
             continue
         if hit is not None:
             bias = ADDRESSES.bias_of(path)
@@ -616,6 +821,7 @@ that come from an inlined callee are listed under that inlined call."""
 
     def invoke(self, arg, from_tty):
         name = arg.strip()
+        _check_location(name, "info loops")
         if name:
             pc = _function_pc(name)
             if pc is None:
@@ -637,15 +843,15 @@ that come from an inlined callee are listed under that inlined call."""
         head = "%s%s in %s" % (proc.get("name") or "??", " (%s)" % _where(proc) if proc.get("file") else "",
                                place.path)
         if n == 0:
-            gdb.write("%s has no loops.\n" % head)
+            _write("%s has no loops.\n" % head)
         else:
-            gdb.write("%d loop%s in %s:\n" % (n, "" if n == 1 else "s", head))
+            _write("%d loop%s in %s:\n" % (n, "" if n == 1 else "s", head))
             out = []
             _loop_lines(proc, place.bias, 1, out)
-            gdb.write("\n".join(out) + "\n")
+            _write("\n".join(out) + "\n")
         why = place.why_poor()
         if why:
-            gdb.write("note: " + why + "\n")
+            _write("note: " + why + "\n")
 
 
 # ---- loop-finish -----------------------------------------------------------------
@@ -754,9 +960,9 @@ header was reached until then.  Needs a live process."""
                                                         loop["depth"])
         if not hit:
             if not _live_process():
-                gdb.write("The program ended before leaving the %s.\n" % loop_desc)
+                _write("The program ended before leaving the %s.\n" % loop_desc)
             else:
-                gdb.write("Stopped before leaving the %s.\n" % loop_desc)
+                _write("Stopped before leaving the %s.\n" % loop_desc)
             return
         now_frame = gdb.selected_frame()
         now_pc = now_frame.pc()
@@ -772,7 +978,7 @@ header was reached until then.  Needs a live process."""
         msg = "left %s %s; now at %s in %s (%s)" % (loop_desc, how, now_where, fname, _hex(now_pc))
         if counted is not None:
             msg += "; header reached %d time%s" % (counted, "" if counted == 1 else "s")
-        gdb.write(msg + "\n")
+        _write(msg + "\n")
         if from_tty:  # like `finish`: show where we are
             gdb.execute("frame")
 
@@ -788,7 +994,21 @@ class LoopFrameDecorator(FrameDecorator):
         self._fobj = fobj
 
     def function(self):
-        base = super().function()
+        # Whatever goes wrong here, `bt` shows the frame as GDB would: a
+        # decorator must never put an exception in place of a frame.
+        try:
+            base = super().function()
+        except Exception:
+            try:
+                return self.inferior_frame().pc()
+            except Exception:
+                return None
+        try:
+            return self._with_loop(base)
+        except Exception:
+            return base
+
+    def _with_loop(self, base):
         if not isinstance(base, str):
             # An address: GDB prints its minimal symbol, or nothing at all
             # where there is none; say "??" as plain `bt` does.
@@ -800,7 +1020,7 @@ class LoopFrameDecorator(FrameDecorator):
         try:
             frame = self.inferior_frame()
             place = Place(_lookup_pc(frame), quiet=True)
-        except (gdb.error, gdb.GdbError, _loopscope.Error, RuntimeError):
+        except Exception:
             return base
         seg = _segment(place.chain, _inline_depth(frame))
         loops = [s for s in seg if s["kind"] == "loop"]
@@ -867,20 +1087,20 @@ structure came from the on-disk cache, and the warnings of its analysis."""
     def invoke(self, arg, from_tty):
         entries = ANALYSES.entries()
         if not entries:
-            gdb.write("loopscope %s: nothing analyzed yet (structures are built on first use).\n"
+            _write("loopscope %s: nothing analyzed yet (structures are built on first use).\n"
                       % _loopscope.version)
             return
-        gdb.write("loopscope %s analyses:\n" % _loopscope.version)
+        _write("loopscope %s analyses:\n" % _loopscope.version)
         for key, got in entries:
             if isinstance(got, LoopscopeError):
-                gdb.write("  %s\n" % got)
+                _write("  %s\n" % got)
                 continue
-            gdb.write("  %s\n    debug info: %s\n    build-id: %s\n    %s, %d warning%s\n" % (
+            _write("  %s\n    debug info: %s\n    build-id: %s\n    %s, %d warning%s\n" % (
                 got.path, got.debug_path or "none", got.build_id or "none",
                 "from the disk cache" if got.from_cache else "analyzed in this session",
                 len(got.warnings), "" if len(got.warnings) == 1 else "s"))
             for w in got.warnings:
-                gdb.write("      %s\n" % w)
+                _write("      %s\n" % w)
 
 
 # ---- registration -------------------------------------------------------------------
@@ -906,4 +1126,5 @@ def register():
         registry = getattr(gdb.events, ev, None)
         if registry is not None:
             registry.connect(ANALYSES.forget)
+            registry.connect(_forget_names)
     _registered = True

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the tree -------------------------------------------------------------- */
@@ -37,19 +38,85 @@ void pl_tree_init(pl_tree *t, size_t nev)
 	t->nev = nev ? nev : 1;
 	t->cap = 1024;
 	t->nodes = pl_xcalloc(t->cap, sizeof *t->nodes);
-	t->cost = pl_xcalloc(t->cap * t->nev * PL_NCOST, sizeof *t->cost);
 	t->nslots = 4096;
 	t->slots = pl_xcalloc(t->nslots, sizeof *t->slots);
+	t->cap_costs = 1024;
+	t->costs = pl_xcalloc(t->cap_costs, sizeof *t->costs);
+	t->ncosts = 1; /* entry 0: none */
+	t->ncslots = 2048;
+	t->cslots = pl_xcalloc(t->ncslots, sizeof *t->cslots);
 	t->n = 1; /* node 0: the root */
 	t->nodes[0].kind = PL_ROOT;
 }
 
+static void ev_index_free(struct pl_ev_index *x);
+
 void pl_tree_free(pl_tree *t)
 {
+	ev_index_free(t->evx);
 	free(t->nodes);
-	free(t->cost);
+	free(t->costs);
+	free(t->cslots);
 	free(t->slots);
 	memset(t, 0, sizeof *t);
+}
+
+static inline size_t cost_hash(uint32_t node, size_t ev)
+{
+	uint64_t h = ((uint64_t)node << 16 ^ (uint64_t)ev) * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 31));
+}
+
+const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
+{
+	static const uint64_t zero[PL_NCOST];
+	if (!t->nodes[node].costs)
+		return zero;
+	for (size_t h = cost_hash(node, ev) & (t->ncslots - 1);; h = (h + 1) & (t->ncslots - 1)) {
+		uint32_t c = t->cslots[h];
+		if (!c)
+			return zero;
+		if (t->costs[c].node == node && t->costs[c].ev == ev)
+			return t->costs[c].c;
+	}
+}
+
+uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev)
+{
+	size_t h = cost_hash(node, ev) & (t->ncslots - 1);
+	for (;; h = (h + 1) & (t->ncslots - 1)) {
+		uint32_t c = t->cslots[h];
+		if (!c)
+			break;
+		if (t->costs[c].node == node && t->costs[c].ev == ev)
+			return t->costs[c].c;
+	}
+	if (t->ncosts == t->cap_costs) {
+		t->cap_costs *= 2;
+		t->costs = pl_xrealloc(t->costs, t->cap_costs * sizeof *t->costs);
+	}
+	uint32_t c = (uint32_t)t->ncosts++;
+	pl_cost_entry *e = &t->costs[c];
+	memset(e, 0, sizeof *e);
+	e->node = node;
+	e->ev = (uint32_t)ev;
+	e->next = t->nodes[node].costs;
+	t->nodes[node].costs = c;
+	t->cslots[h] = c;
+	if (t->ncosts * 2 > t->ncslots) {
+		size_t n = t->ncslots * 2;
+		uint32_t *slots = pl_xcalloc(n, sizeof *slots);
+		for (uint32_t k = 1; k < t->ncosts; k++) {
+			size_t j = cost_hash(t->costs[k].node, t->costs[k].ev) & (n - 1);
+			while (slots[j])
+				j = (j + 1) & (n - 1);
+			slots[j] = k;
+		}
+		free(t->cslots);
+		t->cslots = slots;
+		t->ncslots = n;
+	}
+	return t->costs[c].c;
 }
 
 static inline size_t child_hash(uint32_t parent, uintptr_t key, int kind)
@@ -91,12 +158,8 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
 		h = (h + 1) & (t->nslots - 1);
 	}
 	if (t->n == t->cap) {
-		size_t ncap = t->cap * 2;
-		t->nodes = pl_xrealloc(t->nodes, ncap * sizeof *t->nodes);
-		t->cost = pl_xrealloc(t->cost, ncap * t->nev * PL_NCOST * sizeof *t->cost);
-		memset(t->cost + t->cap * t->nev * PL_NCOST, 0,
-		       (ncap - t->cap) * t->nev * PL_NCOST * sizeof *t->cost);
-		t->cap = ncap;
+		t->cap *= 2;
+		t->nodes = pl_xrealloc(t->nodes, t->cap * sizeof *t->nodes);
 	}
 	uint32_t c = (uint32_t)t->n++;
 	pl_node *x = &t->nodes[c];
@@ -200,17 +263,16 @@ struct pl_attrib {
 	uint64_t *pool;
 	size_t npool, cap_pool;
 	/* binaries named in the file's build-id table are opened on a second
-	 * thread while the first pass reads the records */
-	struct prefetch {
-		char *path;
-		uint8_t id[20];
-		uint8_t id_size;
-		ls_module *mod;
-	} *pf;
-	size_t npf;
-	pthread_t pf_thread;
-	int pf_running;
+	 * thread while the first pass reads the records (NULL: none, or the
+	 * thread was abandoned) */
+	struct prefetch *pf;
+	uint64_t deep_chains;  /* samples whose call chain was cut at PL_MAX_FRAMES */
 };
+
+/* Frames of one sample that are resolved: perf's own default for
+ * --max-stack is 127; deeper chains keep their innermost frames, and the
+ * report says how many samples were cut (pl_attrib_warn_bounds). */
+#define PL_MAX_FRAMES 512
 
 struct warn_count {
 	int verbose;
@@ -228,12 +290,14 @@ static void ls_warn_sink(void *ctx, const char *message)
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path);
 static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap);
 
 /* Does PATH carry build-id ID (or is ID unknown)? */
 static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = pd_open_regular(path, &why);
 	if (fd < 0)
 		return 0;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -249,60 +313,172 @@ static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 	return ok;
 }
 
+/* ---- opening binaries on a second thread ------------------------------------
+ *
+ * The state is shared with the thread and owned by whoever is last: the
+ * main thread waits for a binary at most PERF_LOOPS_PREFETCH_TIMEOUT
+ * seconds (default 60); past that it abandons the thread (which frees the
+ * state when it ends) and opens what it needs itself, so a binary whose
+ * analysis hangs can never hang the report. */
+
+struct prefetch_item {
+	char *path;
+	uint8_t id[20];
+	uint8_t id_size;
+	ls_module *mod;
+};
+
+struct prefetch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	ls_options lsopt;
+	int verbose;
+	struct prefetch_item *items;
+	size_t n, done;  /* items[0..done) are finished */
+	int finished;    /* the thread has nothing more to do */
+	int stop;        /* the main thread wants no more items */
+	int abandoned;   /* the main thread is gone: the thread frees all */
+	double timeout;
+};
+
+static void prefetch_free(struct prefetch *pf)
+{
+	for (size_t i = 0; i < pf->n; i++) {
+		if (pf->items[i].mod)
+			ls_module_close(pf->items[i].mod);
+		free(pf->items[i].path);
+	}
+	free(pf->items);
+	pthread_mutex_destroy(&pf->lock);
+	pthread_cond_destroy(&pf->cond);
+	free(pf);
+}
+
 static void *prefetch_main(void *arg)
 {
-	struct pl_attrib *a = arg;
-	for (size_t i = 0; i < a->npf; i++) {
-		struct prefetch *p = &a->pf[i];
+	struct prefetch *pf = arg;
+	for (size_t i = 0; i < pf->n; i++) {
+		pthread_mutex_lock(&pf->lock);
+		int stop = pf->stop;
+		pthread_mutex_unlock(&pf->lock);
+		if (stop)
+			break;
+		struct prefetch_item *p = &pf->items[i];
+		ls_module *m = NULL;
 		if (file_has_build_id(p->path, p->id, p->id_size))
-			p->mod = open_module(a, p->path);
+			m = open_module_with(&pf->lsopt, pf->verbose, p->path);
+		pthread_mutex_lock(&pf->lock);
+		p->mod = m;
+		pf->done = i + 1;
+		pthread_cond_broadcast(&pf->cond);
+		pthread_mutex_unlock(&pf->lock);
 	}
+	pthread_mutex_lock(&pf->lock);
+	pf->finished = 1;
+	pthread_cond_broadcast(&pf->cond);
+	int abandoned = pf->abandoned;
+	pthread_mutex_unlock(&pf->lock);
+	if (abandoned)
+		prefetch_free(pf);
 	return NULL;
 }
 
 static void prefetch_start(struct pl_attrib *a)
 {
 	pd_reader *r = a->rep->r;
+	struct prefetch *pf = pl_xcalloc(1, sizeof *pf);
 	for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
 		if (b->cpumode != PD_MISC_USER || b->filename[0] != '/')
 			continue;
-		a->pf = pl_xrealloc(a->pf, (a->npf + 1) * sizeof *a->pf);
-		struct prefetch *p = &a->pf[a->npf++];
+		pf->items = pl_xrealloc(pf->items, (pf->n + 1) * sizeof *pf->items);
+		struct prefetch_item *p = &pf->items[pf->n++];
 		p->path = pl_xstrdup(b->filename);
 		memcpy(p->id, b->id, sizeof p->id);
 		p->id_size = b->size;
 		p->mod = NULL;
 	}
-	if (a->npf && pthread_create(&a->pf_thread, NULL, prefetch_main, a) == 0)
-		a->pf_running = 1;
-	else {
-		for (size_t i = 0; i < a->npf; i++)
-			free(a->pf[i].path);
-		free(a->pf);
-		a->pf = NULL;
-		a->npf = 0;
+	pf->lsopt = a->lsopt;
+	pf->verbose = a->rep->opt->verbose;
+	const char *t = getenv("PERF_LOOPS_PREFETCH_TIMEOUT");
+	char *end;
+	pf->timeout = t && *t ? strtod(t, &end) : 60;
+	if (!(pf->timeout >= 0))
+		pf->timeout = 60;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->cond, NULL);
+	if (pf->n && pthread_create(&pf->thread, NULL, prefetch_main, pf) == 0) {
+		a->pf = pf;
+		return;
 	}
+	prefetch_free(pf);
 }
 
-static void prefetch_join(struct pl_attrib *a)
+/* Wait until item I is done (all of them: I = N) or the thread is, at
+ * most the timeout.  Returns 0 if it is; -1 (thread abandoned) if not. */
+static int prefetch_wait(struct pl_attrib *a, size_t i)
 {
-	if (a->pf_running) {
-		pthread_join(a->pf_thread, NULL);
-		a->pf_running = 0;
+	struct prefetch *pf = a->pf;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	double whole = (double)(time_t)pf->timeout;
+	deadline.tv_sec += (time_t)whole;
+	deadline.tv_nsec += (long)((pf->timeout - whole) * 1e9);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
 	}
+	int rc = 0;
+	pthread_mutex_lock(&pf->lock);
+	while (pf->done < i && !pf->finished && rc == 0)
+		rc = pthread_cond_timedwait(&pf->cond, &pf->lock, &deadline);
+	if (pf->done >= i || pf->finished) {
+		pthread_mutex_unlock(&pf->lock);
+		return 0;
+	}
+	pf->stop = pf->abandoned = 1;
+	pthread_mutex_unlock(&pf->lock);
+	pthread_detach(pf->thread);
+	a->pf = NULL;
+	fprintf(stderr, "perf-loops: the binaries of the build-id table take more than %g s to open on the "
+		"helper thread; opening them as needed instead\n", pf->timeout);
+	return -1;
+}
+
+static void prefetch_end(struct pl_attrib *a)
+{
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = 1;
+	pthread_mutex_unlock(&pf->lock);
+	if (prefetch_wait(a, pf->n) < 0)
+		return;
+	pthread_join(pf->thread, NULL);
+	prefetch_free(pf);
+	a->pf = NULL;
 }
 
 /* The module the second thread opened for PATH, if any (taken once). */
 static ls_module *prefetched(struct pl_attrib *a, const char *path)
 {
-	prefetch_join(a);
-	for (size_t i = 0; i < a->npf; i++)
-		if (a->pf[i].mod && !strcmp(a->pf[i].path, path)) {
-			ls_module *m = a->pf[i].mod;
-			a->pf[i].mod = NULL;
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return NULL;
+	for (size_t i = 0; i < pf->n; i++) {
+		if (strcmp(pf->items[i].path, path))
+			continue;
+		if (prefetch_wait(a, i + 1) < 0)
+			return NULL;
+		pthread_mutex_lock(&pf->lock);
+		ls_module *m = pf->items[i].mod;
+		pf->items[i].mod = NULL;
+		pthread_mutex_unlock(&pf->lock);
+		if (m)
 			return m;
-		}
+	}
 	return NULL;
 }
 
@@ -342,13 +518,7 @@ void pl_attrib_free(struct pl_attrib *a)
 {
 	if (!a)
 		return;
-	prefetch_join(a);
-	for (size_t i = 0; i < a->npf; i++) {
-		if (a->pf[i].mod)
-			ls_module_close(a->pf[i].mod);
-		free(a->pf[i].path);
-	}
-	free(a->pf);
+	prefetch_end(a);
 	for (size_t i = 0; i < a->ndattr; i++) {
 		struct dso_attr *d = &a->dattr[i];
 		if (d->mod)
@@ -440,7 +610,8 @@ static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
  * matches D's (or D has none), 0 if not, -1 if it is not a readable ELF. */
 static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path, int want_match)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = pd_open_regular(path, &why);
 	if (fd < 0)
 		return -1;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -531,6 +702,7 @@ static void load_kallsyms(struct pl_attrib *a)
 	 * the recorded kernel's, and a plain file reads many times faster than
 	 * /proc/kallsyms (which the kernel formats line by line) */
 	int fd = -1;
+	const char *why;
 	pd_reader *r = a->rep->r;
 	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
@@ -541,10 +713,10 @@ static void load_kallsyms(struct pl_attrib *a)
 			sprintf(hex + 2 * k, "%02x", b->id[k]);
 		hex[2 * b->size] = 0;
 		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = pd_open_regular(p, &why);
 		if (fd < 0) {
 			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
-			fd = open(p, O_RDONLY | O_CLOEXEC);
+			fd = pd_open_regular(p, &why);
 		}
 	}
 	if (fd < 0) {
@@ -609,11 +781,11 @@ static void load_kallsyms(struct pl_attrib *a)
 		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
 }
 
-static ls_module *open_module(struct pl_attrib *a, const char *path)
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path)
 {
 	ls_error err;
-	struct warn_count w = { a->rep->opt->verbose, 0 };
-	ls_options opt = a->lsopt;
+	struct warn_count w = { verbose, 0 };
+	ls_options opt = *lsopt;
 	opt.warn_ctx = &w;
 	ls_module *m = ls_module_open(path, &opt, &err);
 	if (!m)
@@ -719,6 +891,11 @@ static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 		return;
 	}
 	free(p);
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path)
+{
+	return open_module_with(&a->lsopt, a->rep->opt->verbose, path);
 }
 
 /* Find the file behind DSO and open its structure, once. */
@@ -833,6 +1010,11 @@ static int to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uin
 		}
 	}
 	return -1;
+}
+
+pl_session *pl_attrib_session(struct pl_attrib *a)
+{
+	return a->rep->s;
 }
 
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
@@ -1087,7 +1269,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		if (!in_list(opt->dsos, opt->ndsos, nm) && !(m && in_list(opt->dsos, opt->ndsos, m->dso->name)))
 			return;
 	}
-	struct frame fr[512];
+	struct frame fr[PL_MAX_FRAMES];
 	size_t nf = 0;
 	/* --call-graph dwarf: the kernel gives the kernel part of the chain,
 	 * the user part is unwound from the saved registers and stack */
@@ -1098,7 +1280,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	if (smp->nr_callchain) {
 		int kernel = kernel_ip;
 		int skip_ctx = 0;
-		for (uint64_t i = 0; i < smp->nr_callchain && nf < 512; i++) {
+		for (uint64_t i = 0; i < smp->nr_callchain; i++) {
 			uint64_t ip = smp->callchain[i];
 			if (ip >= PD_CONTEXT_MAX) {
 				skip_ctx = 0;
@@ -1112,6 +1294,10 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 			}
 			if (skip_ctx || ((dwarf || lbr) && !kernel))
 				continue;
+			if (nf == PL_MAX_FRAMES) {
+				a->deep_chains++;
+				break;
+			}
 			fr[nf].addr = ip;
 			fr[nf].kernel = (uint8_t)kernel;
 			fr[nf].adjust = nf > 0;
@@ -1121,7 +1307,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	if (dwarf && !kernel_ip_only(smp)) {
 		uint64_t pcs[256];
 		size_t n = pl_unwind_user(a, t, smp, pcs, 256);
-		for (size_t i = 0; i < n && nf < 512; i++) {
+		for (size_t i = 0; i < n && nf < PL_MAX_FRAMES; i++) {
 			fr[nf].addr = pcs[i];
 			fr[nf].kernel = 0;
 			fr[nf].adjust = nf > 0;
@@ -1129,13 +1315,13 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		}
 	}
 	if (lbr && !kernel_ip_only(smp)) {
-		if (!kernel_ip && nf < 512) {
+		if (!kernel_ip && nf < PL_MAX_FRAMES) {
 			fr[nf].addr = smp->ip;
 			fr[nf].kernel = 0;
 			fr[nf].adjust = 0;
 			nf++;
 		}
-		for (uint64_t i = 0; i < smp->nr_branches && nf < 512; i++) {
+		for (uint64_t i = 0; i < smp->nr_branches && nf < PL_MAX_FRAMES; i++) {
 			if (!smp->branches[i].from)
 				break;
 			fr[nf].addr = smp->branches[i].from;
@@ -1155,11 +1341,19 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
 	/* only the leaf is counted now; pl_tree_finish sums the totals */
-	uint64_t *c = pl_cost(tr, node, e);
+	uint64_t *c = pl_cost_at(tr, node, e);
 	c[PL_SELF]++;
 	c[PL_SELF_PERIOD] += period;
 	rep->ev_samples[e]++;
 	rep->ev_period[e] += period;
+}
+
+void pl_attrib_warn_bounds(struct pl_attrib *a)
+{
+	if (a->deep_chains)
+		fprintf(stderr, "perf-loops: warning: %s: %llu samples have call chains deeper than %d frames "
+			"(the bound): their outermost frames are not shown\n", pd_name(a->rep->r),
+			(unsigned long long)a->deep_chains, PL_MAX_FRAMES);
 }
 
 void pl_report_begin(pl_report *rep)
@@ -1175,22 +1369,26 @@ void pl_report_begin(pl_report *rep)
 
 void pl_tree_finish(pl_tree *t)
 {
+	ev_index_free(t->evx);
+	t->evx = NULL;
 	/* Samples were counted at their leaf only.  Children have higher
 	 * indices than their parents: one backward pass gives every node its
 	 * total (its own samples and its children's totals), and turns self
 	 * into the exclusive cost of the scope in its frame (a loop's self is
-	 * what its statements cost, not its callees). */
+	 * what its statements cost, not its callees).  Only the (node, event)
+	 * entries that exist are visited; pl_cost_at may move the entries, so
+	 * they are named by index. */
 	for (size_t n = t->n; n-- > 0;) {
-		const pl_node *x = &t->nodes[n];
-		for (size_t e = 0; e < t->nev; e++) {
-			uint64_t *c = pl_cost(t, (uint32_t)n, e);
-			c[PL_TOTAL] += c[PL_SELF];
-			c[PL_TOTAL_PERIOD] += c[PL_SELF_PERIOD];
+		uint32_t parent = t->nodes[n].parent;
+		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
+			t->costs[ci].c[PL_TOTAL] += t->costs[ci].c[PL_SELF];
+			t->costs[ci].c[PL_TOTAL_PERIOD] += t->costs[ci].c[PL_SELF_PERIOD];
 			if (!n)
 				continue;
-			uint64_t *p = pl_cost(t, x->parent, e);
-			p[PL_TOTAL] += c[PL_TOTAL];
-			p[PL_TOTAL_PERIOD] += c[PL_TOTAL_PERIOD];
+			uint64_t total = t->costs[ci].c[PL_TOTAL], total_period = t->costs[ci].c[PL_TOTAL_PERIOD];
+			uint64_t *p = pl_cost_at(t, parent, t->costs[ci].ev);
+			p[PL_TOTAL] += total;
+			p[PL_TOTAL_PERIOD] += total_period;
 		}
 	}
 	/* a second pass: the totals above needed each node's own samples */
@@ -1198,11 +1396,14 @@ void pl_tree_finish(pl_tree *t)
 		const pl_node *x = &t->nodes[n];
 		if (x->kind == PL_PROC || !x->parent)
 			continue;
-		for (size_t e = 0; e < t->nev; e++) {
-			const uint64_t *c = pl_cost(t, (uint32_t)n, e);
-			uint64_t *p = pl_cost(t, x->parent, e);
-			p[PL_SELF] += c[PL_SELF];
-			p[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
+		uint32_t parent = x->parent;
+		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
+			uint64_t self = t->costs[ci].c[PL_SELF], self_period = t->costs[ci].c[PL_SELF_PERIOD];
+			if (!self && !self_period)
+				continue;
+			uint64_t *p = pl_cost_at(t, parent, t->costs[ci].ev);
+			p[PL_SELF] += self;
+			p[PL_SELF_PERIOD] += self_period;
 		}
 	}
 }
@@ -1291,6 +1492,100 @@ size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, ui
 	k = 0;
 	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
 		v[k++] = c;
+	struct sort_ctx sc = { rep, t };
+	qsort_r(v, k, sizeof *v, cmp_total, &sc);
+	*out = v;
+	return k;
+}
+
+/* ---- per-event children ------------------------------------------------------------ */
+
+struct pl_ev_index {
+	uint32_t *ev_start;  /* the cost entries grouped by event: CSR over nev */
+	uint32_t *ev_nodes;  /* their nodes */
+	size_t built_ev;     /* the event PAIRS is for; SIZE_MAX: none */
+	uint64_t *pairs;     /* parent << 32 | node, of the event's nodes with a total, sorted */
+	size_t npairs;
+};
+
+static void ev_index_free(struct pl_ev_index *x)
+{
+	if (!x)
+		return;
+	free(x->ev_start);
+	free(x->ev_nodes);
+	free(x->pairs);
+	free(x);
+}
+
+static struct pl_ev_index *ev_index(const pl_tree *t)
+{
+	if (t->evx)
+		return t->evx;
+	struct pl_ev_index *x = pl_xcalloc(1, sizeof *x);
+	x->ev_start = pl_xcalloc(t->nev + 2, sizeof *x->ev_start);
+	x->ev_nodes = pl_xmalloc((t->ncosts + 1) * sizeof *x->ev_nodes);
+	for (size_t c = 1; c < t->ncosts; c++)
+		if (t->costs[c].ev < t->nev)
+			x->ev_start[t->costs[c].ev + 1]++;
+	for (size_t e = 0; e < t->nev; e++)
+		x->ev_start[e + 1] += x->ev_start[e];
+	uint32_t *fill = pl_xmalloc((t->nev + 1) * sizeof *fill);
+	memcpy(fill, x->ev_start, (t->nev + 1) * sizeof *fill);
+	for (size_t c = 1; c < t->ncosts; c++)
+		if (t->costs[c].ev < t->nev)
+			x->ev_nodes[fill[t->costs[c].ev]++] = t->costs[c].node;
+	free(fill);
+	x->built_ev = SIZE_MAX;
+	((pl_tree *)t)->evx = x; /* a cache: the tree itself does not change */
+	return x;
+}
+
+size_t pl_event_nodes(const pl_tree *t, size_t ev, const uint32_t **out)
+{
+	struct pl_ev_index *x = ev_index(t);
+	if (ev >= t->nev) {
+		*out = x->ev_nodes;
+		return 0;
+	}
+	*out = x->ev_nodes + x->ev_start[ev];
+	return x->ev_start[ev + 1] - x->ev_start[ev];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t pl_event_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out)
+{
+	struct pl_ev_index *x = ev_index(t);
+	if (x->built_ev != rep->primary) {
+		const uint32_t *nodes;
+		size_t m = pl_event_nodes(t, rep->primary, &nodes);
+		x->pairs = pl_xrealloc(x->pairs, (m + 1) * sizeof *x->pairs);
+		x->npairs = 0;
+		for (size_t i = 0; i < m; i++)
+			if (nodes[i] && pl_cost(t, nodes[i], rep->primary)[PL_TOTAL])
+				x->pairs[x->npairs++] = (uint64_t)t->nodes[nodes[i]].parent << 32 | nodes[i];
+		qsort(x->pairs, x->npairs, sizeof *x->pairs, cmp_u64);
+		x->built_ev = rep->primary;
+	}
+	size_t lo = 0, hi = x->npairs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((x->pairs[mid] >> 32) < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t k = 0;
+	while (lo + k < x->npairs && (x->pairs[lo + k] >> 32) == n)
+		k++;
+	uint32_t *v = pl_xmalloc((k ? k : 1) * sizeof *v);
+	for (size_t i = 0; i < k; i++)
+		v[i] = (uint32_t)x->pairs[lo + i];
 	struct sort_ctx sc = { rep, t };
 	qsort_r(v, k, sizeof *v, cmp_total, &sc);
 	*out = v;

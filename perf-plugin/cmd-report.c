@@ -26,17 +26,6 @@ static void split_list(const char *arg, char ***list, size_t *n)
 	free(copy);
 }
 
-void pl_print_header(pl_report *rep, const char *what)
-{
-	FILE *f = rep->out;
-	size_t e = rep->primary;
-	fprintf(f, "# perf loops: %s\n#\n", what);
-	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
-	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
-		pd_attr_at(rep->r, e)->name);
-	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
-}
-
 static void free_opts(pl_report_options *o)
 {
 	for (size_t i = 0; i < o->ncomms; i++)
@@ -206,6 +195,7 @@ int cmd_report(int argc, char **argv)
 			p += l + (nl ? 1 : 0);
 		}
 	}
+	pl_attrib_warn_bounds(rep.attrib);
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));
@@ -247,6 +237,8 @@ int cmd_report(int argc, char **argv)
 	pl_unwind_free_all(rep.s);
 	pl_attrib_free(rep.attrib);
 	pl_tree_free(&rep.tree);
+	if (rep.have_flat)
+		pl_tree_free(&rep.flat);
 	pl_session_free(rep.s);
 	free(rep.ev_samples);
 	free(rep.ev_period);

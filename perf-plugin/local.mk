@@ -15,9 +15,19 @@ if ENABLE_FUZZ
 noinst_PROGRAMS += fuzz-perf-data
 fuzz_perf_data_SOURCES = perf-plugin/fuzz-perf-data.c perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h
-fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address -g -O1
-fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address
+fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1
+fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address,undefined
 fuzz_perf_data_LDADD = $(ZSTD_LIBS)
+# The whole report: DSO lookup, ELF loading, kallsyms, unwinding, views.
+noinst_PROGRAMS += fuzz-perf-report
+fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
+	perf-plugin/perf_data.c perf-plugin/perf_data.h perf-plugin/session.c perf-plugin/session.h \
+	perf-plugin/attribute.c perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
+	perf-plugin/view-folded.c perf-plugin/view-json.c
+fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1
+fuzz_perf_report_LDFLAGS = -fsanitize=fuzzer,address,undefined
+fuzz_perf_report_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD) $(ELFUTILS_LIBS) $(ZSTD_LIBS)
 endif
 if ENABLE_FUZZ
 # make fuzz-perf-data-run [FUZZ_SECONDS=180]: fuzz from seeds recorded now

@@ -41,9 +41,28 @@ enum {
 
 #define MISC_BUILD_ID_SIZE (1u << 15)
 
-struct chunk { /* a decompressed buffer; kept until close so records stay valid */
+/* Bounds that keep memory and time proportional to the input; each one hit
+ * is a warning naming it, and the report goes on with what is within.
+ *   - ids per event: perf writes one per CPU or thread of each event;
+ *   - ids in all: each id has 8 bytes of the file to itself, so a file of
+ *     N bytes has at most N/8 (id sections that overlap claim more);
+ *   - inflated bytes per COMPRESSED record: perf compresses one ring
+ *     buffer's worth (its mmap size, 512 KiB by default) at a time;
+ *   - inflated bytes in all: at most PD_MAX_INFLATE_RATIO times the
+ *     compressed bytes (real profiles compress 5 to 50 times). */
+#define PD_MAX_IDS_PER_ATTR (1u << 20)
+#define PD_MAX_INFLATED_RECORD ((size_t)64 << 20)
+#define PD_MAX_INFLATE_RATIO 1000
+
+struct chunk { /* a decompressed buffer: freed when the next one is made */
 	struct chunk *next;
 	size_t size;
+	uint8_t data[];
+};
+
+struct kept { /* copies of inflated records the caller keeps (pd_keep) */
+	struct kept *next;
+	size_t used, cap;
 	uint8_t data[];
 };
 
@@ -70,6 +89,10 @@ struct pd_reader {
 	size_t nattrs, cap_attrs;
 	struct id_slot *ids;
 	size_t ids_cap, ids_count;
+	uint64_t ids_total;      /* ids added, all events: bounded by the file's size / 8 */
+	int ids_warned;
+	uint64_t inflated, compressed; /* bytes of COMPRESSED records, before and after */
+	struct kept *kept;
 	pd_build_id *build_ids;
 	size_t nbuild_ids, cap_build_ids;
 	char *cmdline, *osrelease, *hostname;
@@ -227,6 +250,15 @@ const char *pd_event_name(uint32_t type, uint64_t config)
 
 /* ---- attrs and ids ------------------------------------------------------- */
 
+/* The slot of ID in a table of CAP (a power of two) slots.  The product's
+ * high bits are folded down: ids differing only in their high bits (a
+ * crafted id section) must not all land in one chain. */
+static inline size_t id_hash(uint64_t id, size_t cap)
+{
+	uint64_t h = id * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 29) ^ (h >> 47)) & (cap - 1);
+}
+
 static void id_insert(pd_reader *r, uint64_t id, int attr)
 {
 	if ((r->ids_count + 1) * 2 > r->ids_cap) {
@@ -237,7 +269,7 @@ static void id_insert(pd_reader *r, uint64_t id, int attr)
 		for (size_t i = 0; i < r->ids_cap; i++) {
 			if (!r->ids[i].attr)
 				continue;
-			size_t h = (r->ids[i].id * 0x9e3779b97f4a7c15ULL) & (ncap - 1);
+			size_t h = id_hash(r->ids[i].id, ncap);
 			while (n[h].attr)
 				h = (h + 1) & (ncap - 1);
 			n[h] = r->ids[i];
@@ -246,7 +278,7 @@ static void id_insert(pd_reader *r, uint64_t id, int attr)
 		r->ids = n;
 		r->ids_cap = ncap;
 	}
-	size_t h = (id * 0x9e3779b97f4a7c15ULL) & (r->ids_cap - 1);
+	size_t h = id_hash(id, r->ids_cap);
 	while (r->ids[h].attr) {
 		if (r->ids[h].id == id) {
 			r->ids[h].attr = attr + 1;
@@ -263,7 +295,7 @@ static int id_find(const pd_reader *r, uint64_t id)
 {
 	if (!r->ids_cap)
 		return -1;
-	size_t h = (id * 0x9e3779b97f4a7c15ULL) & (r->ids_cap - 1);
+	size_t h = id_hash(id, r->ids_cap);
 	while (r->ids[h].attr) {
 		if (r->ids[h].id == id)
 			return r->ids[h].attr - 1;
@@ -302,14 +334,32 @@ static int add_attr(pd_reader *r, const uint8_t *p, size_t size)
 	return (int)r->nattrs++;
 }
 
-static void attr_add_id(pd_reader *r, int attr, uint64_t id)
+/* Adds ID to event ATTR; 0, or -1 when a bound says no more. */
+static int attr_add_id(pd_reader *r, int attr, uint64_t id)
 {
 	pd_attr *a = &r->attrs[attr];
-	if (a->nids >= 1u << 20)
-		return;
-	a->ids = xrealloc(a->ids, (a->nids + 1) * sizeof *a->ids);
+	if (a->nids >= PD_MAX_IDS_PER_ATTR) {
+		if (!(r->ids_warned & 1))
+			warnf(r, "event %d has more than %u sample ids (the bound per event); the rest are ignored",
+			      attr, PD_MAX_IDS_PER_ATTR);
+		r->ids_warned |= 1;
+		return -1;
+	}
+	if (r->ids_total >= r->size / 8 + 64) {
+		if (!(r->ids_warned & 2))
+			warnf(r, "the events claim more sample ids than the file's %zu bytes hold (overlapping id "
+			      "sections); the rest are ignored", r->size);
+		r->ids_warned |= 2;
+		return -1;
+	}
+	if (a->nids == a->cap_ids) {
+		a->cap_ids = a->cap_ids ? a->cap_ids * 2 : 8;
+		a->ids = xrealloc(a->ids, a->cap_ids * sizeof *a->ids);
+	}
 	a->ids[a->nids++] = id;
+	r->ids_total++;
 	id_insert(r, id, attr);
+	return 0;
 }
 
 static void set_attr_name(pd_reader *r, int attr, const char *name)
@@ -454,7 +504,8 @@ static int parse_file_header(pd_reader *r, char *err, size_t errlen)
 			continue;
 		}
 		for (uint64_t k = 0; k + 8 <= ids_size; k += 8)
-			attr_add_id(r, idx, rd64(r->base + ids_off + k));
+			if (attr_add_id(r, idx, rd64(r->base + ids_off + k)) < 0)
+				break;
 	}
 	if (r->nattrs == 0) {
 		snprintf(err, errlen, "%s: no events in perf.data header", r->name);
@@ -563,12 +614,39 @@ pd_reader *pd_open_mem(const char *name, const uint8_t *data, size_t size, char 
 	return finish_open(r, err, errlen);
 }
 
+int pd_open_regular(const char *path, const char **why)
+{
+	/* O_NONBLOCK: open() of a FIFO returns at once instead of waiting
+	 * for a writer; nothing is read before fstat says it is a file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		*why = strerror(errno);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = S_ISDIR(st.st_mode) ? "is a directory" : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
+		       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "not a regular file (a device)"
+		       : "not a regular file";
+		close(fd);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 pd_reader *pd_open(const char *path, char *err, size_t errlen)
 {
 	int is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	int fd = is_stdin ? 0 : pd_open_regular(path, &why);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s%s", path, why,
+			 why && !strncmp(why, "not a regular file", 18) ? " (to read a pipe, use -i -)" : "");
 		return NULL;
 	}
 	pd_reader *r = calloc(1, sizeof *r);
@@ -629,6 +707,10 @@ void pd_close(pd_reader *r)
 	for (struct chunk *c = r->chunks, *n; c; c = n) {
 		n = c->next;
 		free(c);
+	}
+	for (struct kept *k = r->kept, *n; k; k = n) {
+		n = k->next;
+		free(k);
 	}
 	if (r->zstd)
 		ZSTD_freeDStream(r->zstd);
@@ -936,7 +1018,8 @@ static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 		if (idx < 0)
 			return;
 		for (const uint8_t *q = body + asz; q + 8 <= end; q += 8)
-			attr_add_id(r, idx, rd64(q));
+			if (attr_add_id(r, idx, rd64(q)) < 0)
+				break;
 		break;
 	}
 	case PD_RECORD_ID_INDEX: {
@@ -977,7 +1060,9 @@ static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 
 /* Inflate one COMPRESSED record.  perf compresses one zstd stream across
  * records, and a record may be split between two compressed records: the
- * tail of the previous buffer is carried into the next one. */
+ * tail of the previous buffer is carried into the next one.  The previous
+ * buffer is then freed: its records were all handed out, and those the
+ * caller keeps were copied (pd_keep), so memory holds one chunk at a time. */
 static int inflate(pd_reader *r, const uint8_t *src, size_t len)
 {
 	if (r->zstd_broken)
@@ -989,24 +1074,32 @@ static int inflate(pd_reader *r, const uint8_t *src, size_t len)
 			return -1;
 		}
 	}
+	r->compressed += len;
 	size_t carry = r->dend - r->dpos;
 	size_t cap = carry + (len < 4096 ? 65536 : len * 8);
+	if (cap > carry + PD_MAX_INFLATED_RECORD)
+		cap = carry + PD_MAX_INFLATED_RECORD;
 	struct chunk *ch = xrealloc(NULL, sizeof *ch + cap);
 	if (carry)
 		memcpy(ch->data, r->dpos, carry);
+	for (struct chunk *c = r->chunks, *n; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	r->chunks = NULL;
+	r->dpos = r->dend = NULL;
 	ZSTD_inBuffer in = { src, len, 0 };
 	ZSTD_outBuffer out = { ch->data, cap, carry };
 	for (;;) {
 		if (out.pos == out.size) {
-			/* perf flushes a compressed record per mmap buffer (at most a
-			 * few MiB): more than 64 MiB out of one is corruption */
-			if (cap > (64u << 20)) {
-				warnf(r, "a compressed record inflates beyond 64 MiB: corrupt");
+			if (out.pos - carry >= PD_MAX_INFLATED_RECORD) {
+				warnf(r, "a compressed record inflates beyond %zu MiB (the bound per record): "
+				      "the rest of the compressed data is skipped", PD_MAX_INFLATED_RECORD >> 20);
 				free(ch);
 				r->zstd_broken = 1;
 				return -1;
 			}
-			cap *= 2;
+			cap = cap * 2 < carry + PD_MAX_INFLATED_RECORD ? cap * 2 : carry + PD_MAX_INFLATED_RECORD;
 			ch = xrealloc(ch, sizeof *ch + cap);
 			out.dst = ch->data;
 			out.size = cap;
@@ -1022,12 +1115,40 @@ static int inflate(pd_reader *r, const uint8_t *src, size_t len)
 		if (in.pos == in.size && out.pos < out.size)
 			break;
 	}
+	r->inflated += out.pos - carry;
+	if (r->inflated > ((uint64_t)256 << 20) + (uint64_t)PD_MAX_INFLATE_RATIO * r->compressed) {
+		warnf(r, "compressed data inflates more than %d times its size (the bound): the rest of it is skipped",
+		      PD_MAX_INFLATE_RATIO);
+		free(ch);
+		r->zstd_broken = 1;
+		return -1;
+	}
 	ch->size = out.pos;
-	ch->next = r->chunks;
+	ch->next = NULL;
 	r->chunks = ch;
 	r->dpos = ch->data;
 	r->dend = ch->data + ch->size;
 	return 0;
+}
+
+const uint8_t *pd_keep(pd_reader *r, const uint8_t *raw)
+{
+	if (raw >= r->base && raw < r->base + r->size)
+		return raw; /* in the file (mapped or read): lasts until pd_close */
+	size_t size = rd16(raw + 6), room = (size + 7) & ~(size_t)7;
+	struct kept *k = r->kept;
+	if (!k || k->cap - k->used < room) {
+		size_t cap = room > (1u << 20) ? room : (1u << 20);
+		k = xrealloc(NULL, sizeof *k + cap);
+		k->used = 0;
+		k->cap = cap;
+		k->next = r->kept;
+		r->kept = k;
+	}
+	uint8_t *copy = k->data + k->used;
+	memcpy(copy, raw, size);
+	k->used += room;
+	return copy;
 }
 
 int pd_next(pd_reader *r, pd_event *ev)

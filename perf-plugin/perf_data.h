@@ -107,7 +107,7 @@ typedef struct pd_attr {
 	uint64_t sample_period;
 	char *name;                /* from EVENT_DESC, or made from type/config */
 	uint64_t *ids;
-	size_t nids;
+	size_t nids, cap_ids;
 } pd_attr;
 
 typedef struct pd_branch {
@@ -165,13 +165,19 @@ typedef struct pd_reader pd_reader;
  * "PATH: reason" into ERR.  Warnings (truncation, bad feature sections) are
  * collected and read with pd_warnings(). */
 pd_reader *pd_open(const char *path, char *err, size_t errlen);
+/* Opens PATH for reading if it is a regular file; never blocks on a FIFO
+ * nor touches a device.  -1 with *WHY (a printable reason) otherwise. */
+int pd_open_regular(const char *path, const char **why);
 /* Same, over a buffer the caller keeps alive (the fuzz target uses it). */
 pd_reader *pd_open_mem(const char *name, const uint8_t *data, size_t size, char *err, size_t errlen);
 void pd_close(pd_reader *r);
 
 /* The next record: 1, or 0 at the end (or where reading had to stop).
- * Records pointed to stay valid until pd_close. */
+ * A record of the file stays valid until pd_close; one inflated from a
+ * COMPRESSED record only until pd_next goes past its chunk: pd_keep()
+ * gives a copy that lasts (and the record itself when it needs none). */
 int pd_next(pd_reader *r, pd_event *ev);
+const uint8_t *pd_keep(pd_reader *r, const uint8_t *raw);
 /* Lazy mode: pd_next parses samples only as far as their time (and
  * ev->sample.time, has_time); pd_parse gives the rest later. */
 void pd_set_lazy(pd_reader *r, int lazy);

@@ -17,6 +17,7 @@ enum pl_node_kind { PL_ROOT, PL_PROC, PL_INLINE, PL_ALIEN, PL_LOOP, PL_STMT };
 
 typedef struct pl_node {
 	uint32_t parent, first_child, next_sibling;
+	uint32_t costs;        /* its first cost entry (pl_tree.costs), 0: none */
 	uint8_t kind;
 	const ls_scope *scope; /* NULL for frames without structure (symbols, addresses) */
 	const char *name;      /* those frames' name (interned) */
@@ -27,14 +28,26 @@ typedef struct pl_node {
 /* Per node and event: samples and period, inclusive and exclusive. */
 enum { PL_TOTAL, PL_SELF, PL_TOTAL_PERIOD, PL_SELF_PERIOD, PL_NCOST };
 
+/* Costs are sparse in events: an entry per (node, event) that has any, so
+ * a file of many events costs memory for the samples it has, not nodes x
+ * events.  A node's entries are chained from pl_node.costs. */
+typedef struct pl_cost_entry {
+	uint32_t node, ev, next, unused;
+	uint64_t c[PL_NCOST];
+} pl_cost_entry;
+
 typedef struct pl_tree {
 	pl_node *nodes;
 	size_t n, cap;
-	uint64_t *cost; /* cost[(node * nev + event) * PL_NCOST + k] */
 	size_t nev;
+	pl_cost_entry *costs;  /* [0] unused */
+	size_t ncosts, cap_costs;
+	uint32_t *cslots;      /* (node, event) -> cost entry */
+	size_t ncslots;
 	/* (parent, key) -> child */
 	uint32_t *slots;
 	size_t nslots;
+	struct pl_ev_index *evx; /* per-event children for the views, made on first use */
 } pl_tree;
 
 void pl_tree_init(pl_tree *t, size_t nev);
@@ -43,10 +56,10 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind);
 /* Turn the per-node sample counts into the exclusive cost of each scope in
  * its frame: a loop's self is what its statements cost, not its callees. */
 void pl_tree_finish(pl_tree *t);
-static inline uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
-{
-	return &t->cost[((size_t)node * t->nev + ev) * PL_NCOST];
-}
+/* The PL_NCOST costs of NODE for event EV: read-only (zeros if it has none);
+ * pl_cost_at makes the entry, and its pointer lasts until the next call. */
+const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);
+uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev);
 
 typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON } pl_format;
 
@@ -78,6 +91,8 @@ typedef struct pl_report {
 	uint64_t nsamples_all;   /* before filters */
 	struct pl_attrib *attrib;
 	FILE *out;
+	pl_tree flat;            /* all contexts folded per procedure (pl_flat_tree) */
+	int have_flat;
 } pl_report;
 
 /* attribute.c */
@@ -86,6 +101,9 @@ void pl_report_begin(pl_report *rep);
 struct pl_attrib *pl_attrib_new(pl_report *rep);
 void pl_attrib_free(struct pl_attrib *a);
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
+/* Warns about the bounds the samples hit (call chains cut), on stderr. */
+void pl_attrib_warn_bounds(struct pl_attrib *a);
+pl_session *pl_attrib_session(struct pl_attrib *a);
 /* The file behind DSO (found by build-id or path), or NULL. */
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso);
 /* The link-time address of runtime address ADDR in map M: 0, or -1. */
@@ -110,6 +128,12 @@ static inline const char *pl_dso_shown(const pl_dso *d, char *buf, size_t len)
 }
 /* Children of N sorted by the primary event's inclusive period, largest first. */
 size_t pl_sorted_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
+/* The same, only those with samples of the primary event: what the views of
+ * one event walk, at a cost proportional to that event's nodes (a file of
+ * thousands of events must not cost events x nodes). */
+size_t pl_event_children(const pl_report *rep, const pl_tree *t, uint32_t n, uint32_t **out);
+/* The nodes with a cost for event EV, in no order. */
+size_t pl_event_nodes(const pl_tree *t, size_t ev, const uint32_t **out);
 
 /* The views. */
 int pl_view_tree(pl_report *rep);
@@ -120,8 +144,9 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 int pl_view_loops(pl_report *rep);
 int pl_view_folded(pl_report *rep);
 int pl_view_json(pl_report *rep);
-/* flat and loops share the per-procedure folding of the CCT (view-flat.c) */
-void pl_fold_per_proc(const pl_report *rep, pl_tree *flat);
+/* flat and loops share the per-procedure folding of the CCT (view-flat.c),
+ * made once for all events. */
+const pl_tree *pl_flat_tree(pl_report *rep);
 void pl_print_header(pl_report *rep, const char *what);
 
 /* cmd-*.c */

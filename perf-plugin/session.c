@@ -62,11 +62,19 @@ struct u32map {
 	size_t cap, n;
 };
 
+/* Keys are pids and tids from the file: fold the product's high bits down,
+ * so keys that differ only in their high bits do not share one chain. */
+static inline size_t u32_hash(uint32_t k, size_t cap)
+{
+	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
 static void *u32map_get(const struct u32map *m, uint32_t k)
 {
 	if (!m->cap)
 		return NULL;
-	size_t h = (k * 2654435761u) & (m->cap - 1);
+	size_t h = u32_hash(k, m->cap);
 	while (m->vals[h]) {
 		if (m->keys[h] == k)
 			return m->vals[h];
@@ -84,7 +92,7 @@ static void u32map_put(struct u32map *m, uint32_t k, void *v)
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->vals[i])
 				continue;
-			size_t h = (m->keys[i] * 2654435761u) & (ncap - 1);
+			size_t h = u32_hash(m->keys[i], ncap);
 			while (nv[h])
 				h = (h + 1) & (ncap - 1);
 			nk[h] = m->keys[i];
@@ -96,7 +104,7 @@ static void u32map_put(struct u32map *m, uint32_t k, void *v)
 		m->vals = nv;
 		m->cap = ncap;
 	}
-	size_t h = (k * 2654435761u) & (m->cap - 1);
+	size_t h = u32_hash(k, m->cap);
 	while (m->vals[h]) {
 		if (m->keys[h] == k) {
 			m->vals[h] = v;
@@ -180,11 +188,114 @@ pl_session *pl_session_new(pd_reader *r)
 	return s;
 }
 
+/* ---- a process's maps: a treap keyed by start ----
+ * Priorities come from a generator the input does not steer, so the
+ * expected depth is O(log n) whatever order the mmaps come in (a sorted
+ * array needed an O(n) memmove per mmap: 4 s for 200k). */
+
+struct pl_map_node {
+	pl_map *m;
+	struct pl_map_node *l, *r;
+	uint64_t prio;
+};
+
+static uint64_t treap_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t next_prio(void)
+{
+	/* xorshift64*: a fixed seed keeps runs reproducible */
+	uint64_t x = __atomic_load_n(&treap_state, __ATOMIC_RELAXED);
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	__atomic_store_n(&treap_state, x, __ATOMIC_RELAXED);
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static struct pl_map_node *node_new(pl_map *m)
+{
+	struct pl_map_node *n = pl_xmalloc(sizeof *n);
+	n->m = m;
+	n->l = n->r = NULL;
+	n->prio = next_prio();
+	return n;
+}
+
+/* L gets the maps starting below KEY, R the others. */
+static void treap_split(struct pl_map_node *t, uint64_t key, struct pl_map_node **l, struct pl_map_node **r)
+{
+	if (!t) {
+		*l = *r = NULL;
+	} else if (t->m->start < key) {
+		treap_split(t->r, key, &t->r, r);
+		*l = t;
+	} else {
+		treap_split(t->l, key, l, &t->l);
+		*r = t;
+	}
+}
+
+/* Every map of A starts below every map of B. */
+static struct pl_map_node *treap_merge(struct pl_map_node *a, struct pl_map_node *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (a->prio > b->prio) {
+		a->r = treap_merge(a->r, b);
+		return a;
+	}
+	b->l = treap_merge(a, b->l);
+	return b;
+}
+
+static size_t treap_free(struct pl_map_node *t)
+{
+	size_t n = 0;
+	while (t) { /* right spine iteratively, left subtrees recursively */
+		n += 1 + treap_free(t->l);
+		struct pl_map_node *r = t->r;
+		free(t);
+		t = r;
+	}
+	return n;
+}
+
+static struct pl_map_node *treap_copy(const struct pl_map_node *t)
+{
+	if (!t)
+		return NULL;
+	struct pl_map_node *c = pl_xmalloc(sizeof *c);
+	*c = *t;
+	c->l = treap_copy(t->l);
+	c->r = treap_copy(t->r);
+	return c;
+}
+
+static void treap_list(const struct pl_map_node *t, pl_map **out, size_t *k)
+{
+	while (t) {
+		treap_list(t->l, out, k);
+		out[(*k)++] = t->m;
+		t = t->r;
+	}
+}
+
+pl_map **pl_maps_list(const pl_maps *mm, size_t *n)
+{
+	pl_map **v = pl_xmalloc((mm->n + 1) * sizeof *v);
+	size_t k = 0;
+	treap_list(mm->root, v, &k);
+	*n = k;
+	return v;
+}
+
 static void free_maps(pl_maps *m)
 {
-	free(m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
+	treap_free(m->root);
+	m->root = NULL;
+	m->n = 0;
 }
 
 void pl_session_free(pl_session *s)
@@ -319,62 +430,62 @@ static pl_map *new_map(pl_session *s, uint64_t start, uint64_t end, uint64_t pgo
 	return m;
 }
 
-static size_t maps_lower_bound(const pl_maps *mm, uint64_t addr)
-{
-	/* the first map whose end is above addr */
-	size_t lo = 0, hi = mm->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (mm->v[mid]->end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static void maps_reserve(pl_maps *mm, size_t more)
-{
-	if (mm->n + more > mm->cap) {
-		mm->cap = (mm->n + more) * 2;
-		mm->v = pl_xrealloc(mm->v, mm->cap * sizeof *mm->v);
-	}
-}
-
 /* Insert M; the parts of older maps it covers are cut away (a new mmap over
- * an old range replaces it). */
+ * an old range replaces it).  O(log n) expected. */
 static void maps_insert(pl_session *s, pl_maps *mm, pl_map *m)
 {
-	size_t i = maps_lower_bound(mm, m->start);
-	size_t j = i;
+	struct pl_map_node *lo, *mid, *hi;
+	treap_split(mm->root, m->start, &lo, &hi);
 	pl_map *left = NULL, *right = NULL;
-	while (j < mm->n && mm->v[j]->start < m->end) {
-		pl_map *o = mm->v[j];
-		if (o->start < m->start)
-			left = new_map(s, o->start, m->start, o->pgoff, o->dso);
+	/* the last map below may reach into M (and beyond it) */
+	struct pl_map_node **pp = &lo;
+	while (*pp && (*pp)->r)
+		pp = &(*pp)->r;
+	if (*pp && (*pp)->m->end > m->start) {
+		pl_map *o = (*pp)->m;
+		left = new_map(s, o->start, m->start, o->pgoff, o->dso);
 		if (o->end > m->end)
 			right = new_map(s, m->end, o->end, o->pgoff + (m->end - o->start), o->dso);
-		j++;
+		struct pl_map_node *dead = *pp;
+		*pp = dead->l;
+		free(dead);
+		mm->n--;
 	}
-	size_t add = 1 + !!left + !!right;
-	size_t removed = j - i;
-	maps_reserve(mm, add);
-	memmove(mm->v + i + add, mm->v + j, (mm->n - j) * sizeof *mm->v);
-	mm->n = mm->n - removed + add;
-	size_t k = i;
-	if (left)
-		mm->v[k++] = left;
-	mm->v[k++] = m;
-	if (right)
-		mm->v[k++] = right;
+	/* the maps starting inside M go; the last of them may reach beyond */
+	treap_split(hi, m->end, &mid, &hi);
+	const struct pl_map_node *last = mid;
+	while (last && last->r)
+		last = last->r;
+	if (last && last->m->end > m->end) {
+		const pl_map *o = last->m;
+		right = new_map(s, m->end, o->end, o->pgoff + (m->end - o->start), o->dso);
+	}
+	mm->n -= treap_free(mid);
+	if (left) {
+		lo = treap_merge(lo, node_new(left));
+		mm->n++;
+	}
+	lo = treap_merge(lo, node_new(m));
+	mm->n++;
+	if (right) {
+		lo = treap_merge(lo, node_new(right));
+		mm->n++;
+	}
+	mm->root = treap_merge(lo, hi);
 }
 
 static pl_map *maps_find(const pl_maps *mm, uint64_t addr)
 {
-	size_t i = maps_lower_bound(mm, addr);
-	if (i < mm->n && mm->v[i]->start <= addr)
-		return mm->v[i];
-	return NULL;
+	const struct pl_map_node *t = mm->root, *best = NULL;
+	while (t) {
+		if (t->m->start <= addr) {
+			best = t;
+			t = t->r;
+		} else {
+			t = t->l;
+		}
+	}
+	return best && addr < best->m->end ? best->m : NULL;
 }
 
 static pl_proc *proc_get(pl_session *s, uint32_t pid)
@@ -475,8 +586,7 @@ static void on_fork(pl_session *s, const pd_event *ev)
 	/* a new process starts with a copy of its parent's maps */
 	pl_maps *from = &parent->proc->maps;
 	if (p != parent->proc && from->n) {
-		maps_reserve(&p->maps, from->n);
-		memcpy(p->maps.v, from->v, from->n * sizeof *from->v);
+		p->maps.root = treap_copy(from->root);
 		p->maps.n = from->n;
 	}
 }
@@ -555,7 +665,7 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 		if (ev.has_time && t)
 			last_time = t;
 		ents[n].time = t;
-		ents[n].raw = ev.raw;
+		ents[n].raw = pd_keep(s->r, ev.raw); /* inflated records do not last */
 		n++;
 	}
 	pd_set_lazy(s->r, 0);

@@ -37,11 +37,14 @@ typedef struct pl_map {
 	pl_dso *dso;
 } pl_map;
 
-/* A process's executable maps, sorted by start, not overlapping. */
+/* A process's executable maps, not overlapping: a treap keyed by start,
+ * so that an mmap over n maps costs O(log n) (session.c). */
 typedef struct pl_maps {
-	pl_map **v;
-	size_t n, cap;
+	struct pl_map_node *root;
+	size_t n;
 } pl_maps;
+/* The maps in address order, in a malloc'd array of *N (free it). */
+pl_map **pl_maps_list(const pl_maps *mm, size_t *n);
 
 typedef struct pl_proc {
 	uint32_t pid;

@@ -7,9 +7,9 @@
  * DWARF's) and read memory from the stack copy; CFI comes from .eh_frame or
  * .debug_frame of the modules.  x86-64 only (perf's register layout).
  */
+#include <elfutils/libdwfl.h> /* first: loopscope.h declares its libdwfl callback after it */
 #include "report.h"
 
-#include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = ls_dwfl_find_debuginfo, /* never blocks on a FIFO */
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -134,17 +134,17 @@ static struct proc_unwind *proc_dwfl(struct pl_attrib *a, pl_proc *p)
 		return NULL;
 	dwfl_report_begin(dwfl);
 	int reported = 0;
-	for (size_t i = 0; i < p->maps.n; i++) {
-		const pl_map *m = p->maps.v[i];
+	size_t nmaps;
+	pl_map **maps = pl_maps_list(&p->maps, &nmaps);
+	uint8_t *seen = pl_xcalloc(pl_session_ndsos(pl_attrib_session(a)) + 1, 1);
+	for (size_t i = 0; i < nmaps; i++) {
+		const pl_map *m = maps[i];
+		/* one module per file, at the bias of its first code map */
+		if (m->dso->index >= pl_session_ndsos(pl_attrib_session(a)) || seen[m->dso->index])
+			continue;
+		seen[m->dso->index] = 1;
 		const char *path = pl_attrib_file(a, m->dso);
 		if (!path)
-			continue;
-		/* one module per file, at the bias of its first code map */
-		int seen = 0;
-		for (size_t k = 0; k < i; k++)
-			if (p->maps.v[k]->dso == m->dso)
-				seen = 1;
-		if (seen)
 			continue;
 		uint64_t link;
 		if (pl_attrib_link_addr(a, m, m->start, &link) < 0)
@@ -152,6 +152,8 @@ static struct proc_unwind *proc_dwfl(struct pl_attrib *a, pl_proc *p)
 		if (dwfl_report_elf(dwfl, m->dso->short_name, path, -1, m->start - link, false))
 			reported++;
 	}
+	free(maps);
+	free(seen);
 	dwfl_report_end(dwfl, NULL, NULL);
 	pu->dwfl = dwfl;
 	if (!reported || !dwfl_attach_state(dwfl, NULL, (pid_t)p->pid, &thread_callbacks, &pu->ctx))

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
+static void fold_per_proc(const pl_report *rep, pl_tree *flat)
 {
 	const pl_tree *t = &rep->tree;
 	pl_tree_init(flat, t->nev);
@@ -29,9 +29,9 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 				nested = 1;
 				break;
 			}
-		for (size_t e = 0; e < t->nev; e++) {
-			const uint64_t *c = pl_cost(t, n, e);
-			uint64_t *d = pl_cost(flat, f, e);
+		for (uint32_t ci = x->costs; ci; ci = t->costs[ci].next) {
+			const uint64_t *c = t->costs[ci].c;
+			uint64_t *d = pl_cost_at(flat, f, t->costs[ci].ev);
 			d[PL_SELF] += c[PL_SELF];
 			d[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
 			if (!nested) {
@@ -40,19 +40,27 @@ void pl_fold_per_proc(const pl_report *rep, pl_tree *flat)
 			}
 		}
 	}
-	for (size_t e = 0; e < t->nev; e++)
-		memcpy(pl_cost(flat, 0, e), pl_cost(t, 0, e), PL_NCOST * sizeof(uint64_t));
+	for (uint32_t ci = t->nodes[0].costs; ci; ci = t->costs[ci].next)
+		memcpy(pl_cost_at(flat, 0, t->costs[ci].ev), t->costs[ci].c, PL_NCOST * sizeof(uint64_t));
 	free(map);
+}
+
+const pl_tree *pl_flat_tree(pl_report *rep)
+{
+	if (!rep->have_flat) {
+		fold_per_proc(rep, &rep->flat);
+		rep->have_flat = 1;
+	}
+	return &rep->flat;
 }
 
 int pl_view_flat(pl_report *rep)
 {
-	pl_tree flat, cct = rep->tree;
-	pl_fold_per_proc(rep, &flat);
-	rep->tree = flat; /* the printer names nodes through rep->tree: swap the folded tree in */
+	pl_tree cct = rep->tree;
+	rep->tree = *pl_flat_tree(rep); /* the printer names nodes through rep->tree: swap the folded tree in */
 	pl_print_indented_tree(rep, "flat: every procedure with its inlined calls, loops and statements, all contexts folded",
 			       "Scope");
+	rep->flat = rep->tree; /* its per-event index may have been made */
 	rep->tree = cct;
-	pl_tree_free(&flat);
 	return 0;
 }

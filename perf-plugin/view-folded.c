@@ -43,15 +43,19 @@ static void walk(struct walk *w, uint32_t n)
 	const pl_node *x = &t->nodes[n];
 	/* self is per scope in its frame (pl_tree_finish): take back what
 	 * the children that are shown as separate lines hold */
-	uint64_t self = pl_cost(t, n, w->rep->primary)[PL_SELF];
-	if (x->kind != PL_STMT)
-		for (uint32_t c = x->first_child; c; c = t->nodes[c].next_sibling)
-			if (t->nodes[c].kind != PL_PROC)
-				self -= pl_cost(t, c, w->rep->primary)[PL_SELF];
-	if (x->kind == PL_ROOT)
-		self = 0;
 	if (!pl_cost(t, n, w->rep->primary)[PL_TOTAL])
 		return;
+	/* only the children with this event's samples (a child with a self
+	 * cost has a total) */
+	uint32_t *kids;
+	size_t nkids = pl_event_children(w->rep, t, n, &kids);
+	uint64_t self = pl_cost(t, n, w->rep->primary)[PL_SELF];
+	if (x->kind != PL_STMT)
+		for (size_t i = 0; i < nkids; i++)
+			if (t->nodes[kids[i]].kind != PL_PROC)
+				self -= pl_cost(t, kids[i], w->rep->primary)[PL_SELF];
+	if (x->kind == PL_ROOT)
+		self = 0;
 	size_t saved = w->len;
 	if (x->kind != PL_STMT && x->kind != PL_ROOT) {
 		char label[1024];
@@ -70,8 +74,9 @@ static void walk(struct walk *w, uint32_t n)
 		w->len += l;
 	}
 	emit(w, self);
-	for (uint32_t c = x->first_child; c; c = t->nodes[c].next_sibling)
-		walk(w, c);
+	for (size_t i = 0; i < nkids; i++)
+		walk(w, kids[i]);
+	free(kids);
 	w->len = saved;
 }
 

@@ -19,17 +19,20 @@ static int cmp_loops(const void *pa, const void *pb, void *arg)
 
 int pl_view_loops(pl_report *rep)
 {
-	pl_tree flat, cct = rep->tree;
-	pl_fold_per_proc(rep, &flat);
+	pl_tree cct = rep->tree;
+	const pl_tree flat = *pl_flat_tree(rep);
 	rep->tree = flat;
 	pl_print_header(rep, "loops ranked by inclusive cost (all calling contexts folded)");
 	fprintf(rep->out, "#  Children      Self   Samples  Loop  (procedure [binary], inlined calls around it)\n"
 			  "# .........  ........  ........  ....\n#\n");
-	uint32_t *loops = pl_xmalloc(flat.n * sizeof *loops);
+	/* the nodes with this event's samples only, not every node */
+	const uint32_t *nodes;
+	size_t nn = pl_event_nodes(&rep->tree, rep->primary, &nodes);
+	uint32_t *loops = pl_xmalloc((nn + 1) * sizeof *loops);
 	size_t nl = 0;
-	for (uint32_t n = 1; n < flat.n; n++)
-		if (flat.nodes[n].kind == PL_LOOP && pl_cost(&flat, n, rep->primary)[PL_TOTAL])
-			loops[nl++] = n;
+	for (size_t i = 0; i < nn; i++)
+		if (nodes[i] && flat.nodes[nodes[i]].kind == PL_LOOP && pl_cost(&flat, nodes[i], rep->primary)[PL_TOTAL])
+			loops[nl++] = nodes[i];
 	qsort_r(loops, nl, sizeof *loops, cmp_loops, rep);
 	uint64_t all = rep->ev_period[rep->primary];
 	for (size_t i = 0; i < nl; i++) {
@@ -67,7 +70,7 @@ int pl_view_loops(pl_report *rep)
 		fprintf(rep->out, "# no samples in loops\n");
 	fputc('\n', rep->out);
 	free(loops);
+	rep->flat = rep->tree; /* its per-event index was made */
 	rep->tree = cct;
-	pl_tree_free(&flat);
 	return 0;
 }

@@ -16,7 +16,7 @@ static double pct(const pl_report *rep, uint64_t v)
 static void print_node(pl_report *rep, uint32_t n, int depth)
 {
 	const pl_tree *t = &rep->tree;
-	uint64_t *c = pl_cost(t, n, rep->primary);
+	const uint64_t *c = pl_cost(t, n, rep->primary);
 	if (!c[PL_TOTAL])
 		return;
 	double total = pct(rep, c[PL_TOTAL_PERIOD]);
@@ -35,10 +35,22 @@ static void print_node(pl_report *rep, uint32_t n, int depth)
 		fprintf(rep->out, "  %s", pl_dso_shown(t->nodes[n].dso, dso, sizeof dso));
 	fputc('\n', rep->out);
 	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, t, n, &kids);
+	size_t k = pl_event_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)
 		print_node(rep, kids[i], depth + 1);
 	free(kids);
+}
+
+/* The header every text view starts with, as perf report's. */
+void pl_print_header(pl_report *rep, const char *what)
+{
+	FILE *f = rep->out;
+	size_t e = rep->primary;
+	fprintf(f, "# perf loops: %s\n#\n", what);
+	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
+	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
+		pd_attr_at(rep->r, e)->name);
+	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
 }
 
 void pl_print_indented_tree(pl_report *rep, const char *what, const char *column)
@@ -53,7 +65,7 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 				  "# .........  ........  %.*s\n#\n",
 			column, (int)strlen(column), "..........");
 	uint32_t *kids;
-	size_t k = pl_sorted_children(rep, &rep->tree, 0, &kids);
+	size_t k = pl_event_children(rep, &rep->tree, 0, &kids);
 	for (size_t i = 0; i < k; i++)
 		print_node(rep, kids[i], 0);
 	free(kids);

@@ -3,11 +3,14 @@
  * structure builder, lookup and the writers.
  *
  * Each input is written to a temporary file (the core reads files, through
- * libdwfl) and opened without the cache; a few addresses derived from the
- * input and from the procedures found are looked up, and the structure is
- * written in all three formats to /dev/null.  Any crash, sanitizer report
- * or leak is a bug in the core: bad input must come back as an ls_error or
- * a warning.
+ * libdwfl) and opened without the cache (fuzz-cache covers the cache
+ * reader), on one or two analysis threads (the input's size decides); a
+ * few addresses derived from the input and from the procedures found are
+ * looked up, symbols named by the input and by the procedures are looked
+ * up, and the structure is written in all three formats to /dev/null.  Any
+ * crash, sanitizer report or leak is a bug in the core: bad input must come
+ * back as an ls_error or a warning.  Seeds with C++ exceptions (.eh_frame
+ * LSDAs) reach the landing-pad parser.
  *
  * Build (configure --enable-fuzz CC=clang):  make fuzz-module
  * Run:  ./fuzz-module -max_total_time=300 CORPUS_DIR SEED_DIR
@@ -28,6 +31,29 @@ static void quiet(void *ctx, const char *message)
 	(void)message;
 }
 
+/* Symbol lookups: names from the input's last bytes, and the procedures'. */
+static void look_up_symbols(const ls_module *m, const uint8_t *data, size_t size)
+{
+	char name[64];
+	size_t n = size < sizeof name - 1 ? size : sizeof name - 1;
+	memcpy(name, data + size - n, n);
+	name[n] = 0;
+	uint64_t addr, sz;
+	ls_module_symbol(m, name, &addr, &sz);
+	ls_module_symbol(m, "main", &addr, &sz);
+	ls_module_symbol(m, "main(int, char**)", &addr, &sz);
+	const ls_scope *root = ls_module_root(m);
+	int k = 0;
+	for (const ls_scope *f = root ? ls_scope_first_child(root) : NULL; f && k < 8; f = ls_scope_next_sibling(f))
+		for (const ls_scope *p = ls_scope_first_child(f); p && k < 8; p = ls_scope_next_sibling(p), k++) {
+			const char *pn = ls_scope_name(p);
+			if (pn && ls_module_symbol(m, pn, &addr, &sz) == 0)
+				ls_lookup_depth(m, addr);
+			if (ls_scope_linkage_name(p))
+				ls_module_symbol(m, ls_scope_linkage_name(p), &addr, &sz);
+		}
+}
+
 static void look_up_some(const ls_module *m, const uint8_t *data, size_t size, FILE *devnull)
 {
 	const ls_scope *chain[LS_MAX_CHAIN];
@@ -36,8 +62,11 @@ static void look_up_some(const ls_module *m, const uint8_t *data, size_t size, F
 		uint64_t a;
 		memcpy(&a, data + i, sizeof a);
 		ls_lookup_chain(m, a, chain, LS_MAX_CHAIN);
+		ls_lookup_chain(m, a, chain, 3); /* a chain cut in the middle */
 		ls_write_chain_json(m, a, devnull);
 	}
+	if (size)
+		look_up_symbols(m, data, size);
 	/* And every address near the start of the first procedures found. */
 	const ls_scope *root = ls_module_root(m);
 	int nprocs = 0;
@@ -84,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ls_options opt;
 	ls_options_init(&opt);
 	opt.use_cache = 0;
-	opt.jobs = 1;     /* deterministic: the fuzzer wants reproducible runs */
+	opt.jobs = 1 + (size & 1); /* one or two threads: the result must not depend on it */
 	opt.progress = 0;
 	opt.warn = quiet;
 	opt.debug_file_path = "/nonexistent"; /* never pick up a real file's debug info */

@@ -33,3 +33,11 @@ build_fixture() {
 	_cc=$1 _opt=$2 _src=$3 _out=$4; shift 4
 	"$_cc" "$_opt" -g "$@" -o "$_out" "$FIXTURES/$_src" 2>"$TMP/cc.err" || { cat "$TMP/cc.err" >&2; return 1; }
 }
+# sanitized PROGRAM: true if PROGRAM (or the binary behind its libtool
+# wrapper) is built with ASan or TSan, which reserve terabytes of address
+# space: no `ulimit -v` for them.
+sanitized() {
+	_bin="$(dirname "$1")/.libs/$(basename "$1")"
+	[ -f "$_bin" ] || _bin=$1
+	grep -q "__asan_init\|__tsan_init" "$_bin" 2>/dev/null
+}

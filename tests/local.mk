@@ -24,7 +24,7 @@ EXTRA_DIST += tests/fixtures/bad_decode.s
 EXTRA_DIST += tests/fixtures/bad_jumptable.s
 EXTRA_DIST += tests/fixtures/bad_overlap.s
 EXTRA_DIST += tests/fixtures/jump_tables.s
-EXTRA_DIST += tests/fuzz-module.c
+EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c
 EXTRA_DIST += bench/lookup.sh
 EXTRA_DIST += bench/struct.sh
 EXTRA_DIST += bench/README.md
@@ -33,12 +33,23 @@ EXTRA_DIST += bench/README.md
 # The core's objects are linked in directly (not the shared library) and
 # every object is built with the fuzzer's coverage and ASan.
 if ENABLE_FUZZ
-AM_CFLAGS += -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer
+AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined
 noinst_PROGRAMS += fuzz-module
 fuzz_module_SOURCES = tests/fuzz-module.c
 fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
-fuzz_module_LDFLAGS = -fsanitize=fuzzer,address
+fuzz_module_LDFLAGS = $(FUZZ_LINK_FLAGS)
 fuzz_module_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD)
+# Issue 14: separate debug files, and the cache reader (scripts/fuzz-ci runs all).
+noinst_PROGRAMS += fuzz-debuginfo fuzz-cache
+fuzz_debuginfo_SOURCES = tests/fuzz-debuginfo.c
+fuzz_debuginfo_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_debuginfo_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_debuginfo_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD)
+fuzz_cache_SOURCES = tests/fuzz-cache.c
+fuzz_cache_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_cache_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_cache_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD)
 FUZZ_TIME = 300
 fuzz-module-run: fuzz-module
 	mkdir -p fuzz-corpus/seed fuzz-corpus/work
@@ -118,3 +129,16 @@ EXTRA_DIST += tests/corpus-loops.py
 TESTS += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus/bench.lua
+# Issue 14: hostile files (cache tampering, non-regular files, amplification).
+TESTS += tests/core-cache.sh
+EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
+TESTS += tests/perf-hostile.sh
+EXTRA_DIST += tests/perf-hostile.sh tests/hostile-perf.py
+TESTS += tests/gdb-hostile.sh
+EXTRA_DIST += tests/gdb-hostile.sh
+TESTS += tests/core-hostile.sh
+EXTRA_DIST += tests/core-hostile.sh tests/fixtures/eh_sleb.s
+EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc
+TESTS += tests/core-threads.sh
+EXTRA_DIST += tests/core-threads.sh tests/fixtures/perf/nolibc_work.c
+EXTRA_DIST += bench/growth.sh bench/irreducible-nest.py

@@ -146,6 +146,8 @@ static ls_module *new_module(const char *path, const char *build_id, const char 
 	m->fd = -1;
 	m->path = ls_xstrdup(path);
 	m->build_id = build_id ? ls_xstrdup(build_id) : NULL;
+	if (stat(path, &m->file_stat) < 0)
+		memset(&m->file_stat, 0, sizeof m->file_stat); /* a made-up path: identity all zero */
 	return m;
 }
 
@@ -508,11 +510,25 @@ static void test_cache(ls_module *orig, const char *dir)
 	ok(!try_load(orig->path, orig->build_id, dir, 0), "cache: a tree with loops does not serve --no-loops");
 	ok(!try_load(orig->path, "00fe", dir, 1), "cache: another build-id is a miss");
 
-	/* The same binary at another path: the module name follows the path. */
+	/* The same file at another path (moved: same inode, size and mtime):
+	 * the module name follows the path. */
 	m = new_module("/elsewhere/bin", orig->build_id, dir);
 	ok(ls_cache_load(m) == 1 && strcmp(m->root->name, "/elsewhere/bin") == 0,
-	   "cache: a copy at another path loads, named by its new path");
+	   "cache: the same file at another path loads, named by its new path");
 	free_module(m);
+	/* Another file with the same build-id (rebuilt, copied, touched): a miss. */
+	const char *what[] = { "size", "mtime", "inode" };
+	for (int w = 0; w < 3; w++) {
+		m = new_module(orig->path, orig->build_id, dir);
+		if (w == 0)
+			m->file_stat.st_size = 12345;
+		else if (w == 1)
+			m->file_stat.st_mtim.tv_nsec = 1;
+		else
+			m->file_stat.st_ino = 777;
+		ok(ls_cache_load(m) == 0, "cache: the binary's %s differs from the stored one: a miss", what[w]);
+		free_module(m);
+	}
 
 	/* Corruption: every truncation, flips all over, forged records. */
 	size_t size;
@@ -534,7 +550,7 @@ static void test_cache(ls_module *orig, const char *dir)
 	int flips_loaded = 0, nflips = 0;
 	uint32_t header_size;
 	memcpy(&header_size, good + 20, 4);
-	for (size_t pos = header_size; pos < size; pos += 3, nflips++) {
+	for (size_t pos = 0; pos < size; pos += pos < header_size ? 1 : 3, nflips++) {
 		char *bad = malloc(size);
 		memcpy(bad, good, size);
 		bad[pos] ^= 0x5a;
@@ -542,7 +558,7 @@ static void test_cache(ls_module *orig, const char *dir)
 		flips_loaded += try_load(orig->path, orig->build_id, dir, 1);
 		free(bad);
 	}
-	ok(flips_loaded == 0, "cache: %d flipped bodies caught by the checksum (%d loaded)", nflips,
+	ok(flips_loaded == 0, "cache: %d flipped bytes (header and body) caught (%d loaded)", nflips,
 	   flips_loaded);
 
 	/* Forged: random bytes with the checksum fixed up, so that only the
@@ -559,7 +575,7 @@ static void test_cache(ls_module *orig, const char *dir)
 			seed = seed * 1103515245 + 12345;
 			bad[pos] = (round & 1) ? (char)(seed >> 16) : (char)0xff;
 		}
-		uint64_t sum = ls_hash64(bad + header_size, size - header_size, 0);
+		uint64_t sum = ls_cache_checksum(bad, size);
 		memcpy(bad + 32, &sum, 8);
 		write_file(file, bad, size);
 		forged_loaded += try_load(orig->path, orig->build_id, dir, 1);
@@ -575,6 +591,10 @@ static void test_cache(ls_module *orig, const char *dir)
 			char *bad = malloc(size);
 			memcpy(bad, good, size);
 			bad[pos] = v == 0 ? (char)0xff : v == 1 ? (char)0x7f : (char)(bad[pos] + 8);
+			if (pos < 32 || pos >= 40) { /* checksum fixed up: only the field checks stand */
+				uint64_t sum = ls_cache_checksum(bad, size);
+				memcpy(bad + 32, &sum, 8);
+			}
 			write_file(file, bad, size);
 			hdr_loaded += try_load(orig->path, orig->build_id, dir, 1);
 			free(bad);

@@ -1,0 +1,70 @@
+/* fuzz-cache.c - libFuzzer target: the cache reader on untrusted files.
+ *
+ * The input is a cache file.  Most mutations would only break its
+ * checksum, so the harness first makes it pass what only an honest writer
+ * gets right (ls_cache_forge: magic, version, producer, size, checksum, and
+ * the identity of the module it loads for); then the record checks are all
+ * that stands between the bytes and the scope tree.  A file that loads is
+ * indexed, looked up and written in every format: a tree that passed the
+ * checks must be safe to walk.  Seeds: cache files of the fixtures
+ * (scripts/fuzz-ci makes them with loopscope). */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char dir[64];
+	if (!dir[0]) {
+		snprintf(dir, sizeof dir, "/tmp/ls-fuzz-cache.%d", (int)getpid());
+		mkdir(dir, 0700);
+	}
+	uint8_t *file = malloc(size ? size : 1);
+	if (!file)
+		return 0;
+	memcpy(file, data, size);
+	ls_module *m = ls_xcalloc(1, sizeof *m);
+	ls_options_init(&m->opt);
+	m->opt.cache_dir = dir;
+	m->opt.want_loops = size & 1;
+	m->fd = -1;
+	m->path = ls_xstrdup("/fuzz/bin");
+	if (ls_cache_forge(file, size, m) == 0) {
+		char path[256];
+		snprintf(path, sizeof path, "%s/%s%s.lsc", dir, m->build_id, m->opt.want_loops ? "" : "-noloops");
+		FILE *f = fopen(path, "wb");
+		if (f) {
+			fwrite(file, 1, size, f);
+			fclose(f);
+			ls_error err;
+			if (ls_cache_load(m) && ls_lookup_index_build(&m->lookup, m->root, &err) == 0) {
+				FILE *devnull = fopen("/dev/null", "w");
+				const ls_scope *chain[LS_MAX_CHAIN];
+				for (size_t i = 0; i < m->lookup.nsegs && i < 256; i++) {
+					ls_lookup_chain(m, m->lookup.segs[i].lo, chain, LS_MAX_CHAIN);
+					ls_lookup_chain(m, m->lookup.segs[i].lo, chain, 4);
+				}
+				if (devnull) {
+					ls_write_structure(m, LS_FORMAT_TEXT, devnull, &err);
+					ls_write_structure(m, LS_FORMAT_JSON, devnull, &err);
+					ls_write_structure(m, LS_FORMAT_XML, devnull, &err);
+					fclose(devnull);
+				}
+				uint64_t a, s;
+				ls_module_symbol(m, "main", &a, &s);
+			}
+			unlink(path);
+		}
+	}
+	ls_lookup_index_free(&m->lookup);
+	free(m->cache_blob);
+	free(m->path);
+	free(m->build_id);
+	free(m);
+	free(file);
+	return 0;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""hostile-perf.py - writes perf.data files built to cost a reader time or
+memory (tests/perf-hostile.sh and bench/growth.sh use them).
+
+  hostile-perf.py ids OUT [NATTRS]      NATTRS events (default 4096) whose id
+                                        sections all point at one 1 MiB range
+  hostile-perf.py zstd OUT [N] [MIB]    N COMPRESSED records (default 20), each
+                                        inflating to MIB MiB (default 60) of
+                                        records nobody keeps
+  hostile-perf.py events OUT [NEV] [N]  NEV events (default 4096) and N samples
+                                        (default 50000) on distinct kernel
+                                        addresses: nodes x events costs
+  hostile-perf.py mmaps OUT N           N MMAP records of one process, in
+                                        random order, then one sample per map
+  hostile-perf.py plain OUT [N]         the legitimate baseline: one event, N
+                                        samples on distinct kernel addresses
+  hostile-perf.py deep OUT [DEPTH]      one sample whose call chain is DEPTH
+                                        (default 600) kernel frames
+
+Every file is file-mode perf.data (PERFILE2), little-endian, with
+sample_type IDENTIFIER|IP|TID|TIME|PERIOD|CALLCHAIN, so that perf itself
+reads the mmaps one too.
+"""
+import random
+import struct
+import subprocess
+import sys
+
+SAMPLE_IDENTIFIER, SAMPLE_IP, SAMPLE_TID, SAMPLE_TIME = 1 << 16, 1, 2, 4
+SAMPLE_PERIOD, SAMPLE_CALLCHAIN = 1 << 8, 1 << 5
+SAMPLE_TYPE = SAMPLE_IDENTIFIER | SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_PERIOD | SAMPLE_CALLCHAIN
+CONTEXT_KERNEL = (1 << 64) - 128
+ATTR_SIZE = 128
+FEAT_OSRELEASE = 4
+
+
+def attr(config=0):
+    """perf_event_attr (128 bytes): software cpu-clock."""
+    flags = (1 << 18)  # sample_id_all
+    a = struct.pack("<IIQQQQQ", 1, ATTR_SIZE, config, 4000, SAMPLE_TYPE, 0, flags)
+    return a + b"\0" * (ATTR_SIZE - len(a))
+
+
+def record(rtype, body, misc=0):
+    body += b"\0" * (-len(body) % 8)
+    return struct.pack("<IHH", rtype, misc, 8 + len(body)) + body
+
+
+def sample(ident, ip, pid, time, chain, misc=1):
+    body = struct.pack("<QQIIQQQ", ident, ip, pid, pid, time, 1, len(chain))
+    body += b"".join(struct.pack("<Q", x) for x in chain)
+    return record(9, body, misc)
+
+
+def sample_id(ident, pid, time):
+    """sample_id_all trailer for SAMPLE_TYPE: TID, TIME, IDENTIFIER."""
+    return struct.pack("<IIQQ", pid, pid, time, ident)
+
+
+def mmap(pid, start, length, pgoff, name, time, ident):
+    body = struct.pack("<IIQQQ", pid, pid, start, length, pgoff) + name.encode() + b"\0"
+    body += b"\0" * (-len(body) % 8)
+    return record(1, body + sample_id(ident, pid, time), misc=2)
+
+
+def write_file(out, attrs_with_ids, data, features=None, extra=b""):
+    """attrs_with_ids: [(attr bytes, ids offset or None, ids size)]; ids
+    offsets None mean 'right after the attrs' (filled in here)."""
+    features = features or {}
+    hdr_size = 104
+    attrs_off = hdr_size
+    file_attr_size = ATTR_SIZE + 16
+    attrs_size = file_attr_size * len(attrs_with_ids)
+    extra_off = attrs_off + attrs_size
+    data_off = extra_off + len(extra)
+    data_off += -data_off % 8
+    feat_bits = bytearray(32)
+    for f in features:
+        feat_bits[f // 8] |= 1 << (f % 8)
+    attrs = b""
+    for a, ids_off, ids_size in attrs_with_ids:
+        attrs += a + struct.pack("<QQ", ids_off if ids_off is not None else extra_off, ids_size)
+    head = b"PERFILE2" + struct.pack("<QQQQQQQQ", hdr_size, file_attr_size, attrs_off, attrs_size,
+                                     data_off, len(data), 0, 0) + bytes(feat_bits)
+    feat_sections = b""
+    feat_data = b""
+    feat_off = data_off + len(data) + 16 * len(features)
+    for f in sorted(features):
+        feat_sections += struct.pack("<QQ", feat_off + len(feat_data), len(features[f]))
+        feat_data += features[f]
+    with open(out, "wb") as fh:
+        fh.write(head + attrs + extra)
+        fh.write(b"\0" * (data_off - (hdr_size + attrs_size + len(extra))))
+        fh.write(data + feat_sections + feat_data)
+
+
+def perf_string(s):
+    b = s.encode() + b"\0"
+    b += b"\0" * (-len(b) % 64)
+    return struct.pack("<I", len(b)) + b
+
+
+def osrelease():
+    # Not this machine's kernel: kallsyms is not used, kernel frames are named
+    # by address, so every distinct address is a node.
+    return {FEAT_OSRELEASE: perf_string("0.0.0-hostile")}
+
+
+def kernel_samples(nev, n, seed=1):
+    rnd = random.Random(seed)
+    data = []
+    for i in range(n):
+        ev = i % nev
+        base = 0xffffffff81000000 + rnd.randrange(1 << 20) * 16
+        chain = [CONTEXT_KERNEL, base, base + 0x100000 + (i % 97) * 16]
+        data.append(sample(1000 + ev, base, 0, 1000 + i, chain))
+    return b"".join(data)
+
+
+def cmd_ids(out, nattrs=4096):
+    # One 1 MiB id range shared by every event: 131072 ids claimed nattrs times.
+    ids = b"".join(struct.pack("<Q", 1000 + i) for i in range(1 << 17))
+    attrs = [(attr(), None, len(ids)) for _ in range(nattrs)]
+    data = sample(1000, 0xffffffff81000000, 0, 1, [CONTEXT_KERNEL, 0xffffffff81000000])
+    write_file(out, attrs, data, osrelease(), extra=ids)
+
+
+def zstd_frame(raw):
+    p = subprocess.run(["zstd", "-q", "-19", "-c"], input=raw, stdout=subprocess.PIPE, check=True)
+    return p.stdout
+
+
+def cmd_zstd(out, n=20, mib=60):
+    # MIB MiB of records of a type no reader keeps (99), as one zstd frame.
+    junk = record(99, b"\0" * (65528 - 8))
+    count = (mib << 20) // len(junk)
+    frame = zstd_frame(junk * count)
+    if len(frame) > 65000:
+        raise SystemExit("zstd frame too large for one record: %d" % len(frame))
+    # PERF_RECORD_COMPRESSED2: u64 data size, then the data (padded)
+    data = record(83, struct.pack("<Q", len(frame)) + frame) * n
+    data += sample(1000, 0xffffffff81000000, 0, 1, [CONTEXT_KERNEL, 0xffffffff81000000])
+    ids = struct.pack("<Q", 1000)
+    write_file(out, [(attr(), None, 8)], data, osrelease(), extra=ids)
+
+
+def cmd_events(out, nev=4096, n=50000):
+    ids = b"".join(struct.pack("<Q", 1000 + i) for i in range(nev))
+    attrs = [(attr(config=0), None, 8) for _ in range(nev)]
+    # each attr names its own id: ids_off moves along the extra bytes
+    attrs = [(a, 0, 8) for a, _, _ in attrs]
+    hdr_size, file_attr_size = 104, ATTR_SIZE + 16
+    extra_off = hdr_size + file_attr_size * nev
+    attrs = [(a, extra_off + 8 * i, 8) for i, (a, _, _) in enumerate(attrs)]
+    write_file(out, attrs, kernel_samples(nev, n), osrelease(), extra=ids)
+
+
+def cmd_plain(out, n=50000):
+    ids = struct.pack("<Q", 1000)
+    write_file(out, [(attr(), None, 8)], kernel_samples(1, n), osrelease(), extra=ids)
+
+
+def cmd_mmaps(out, n):
+    rnd = random.Random(2)
+    starts = [0x10000000 + i * 0x2000 for i in range(n)]
+    rnd.shuffle(starts)
+    data = []
+    pid = 4242
+    for t, s in enumerate(starts):
+        data.append(mmap(pid, s, 0x1000, 0, "/nonexistent/lib%d.so" % (t % 64), 10 + t, 1000))
+    for t, s in enumerate(sorted(starts)):
+        data.append(sample(1000, s + 0x10, pid, 10 + n + t, [(1 << 64) - 512, s + 0x10], misc=2))
+    ids = struct.pack("<Q", 1000)
+    write_file(out, [(attr(), None, 8)], b"".join(data), extra=ids)
+
+
+def cmd_deep(out, depth=600):
+    chain = [CONTEXT_KERNEL] + [0xffffffff81000000 + 16 * i for i in range(depth)]
+    data = sample(1000, chain[1], 0, 1, chain)
+    write_file(out, [(attr(), None, 8)], data, osrelease(), extra=struct.pack("<Q", 1000))
+
+
+def main(argv):
+    cmds = {"ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
+            "deep": cmd_deep}
+    if len(argv) < 3 or argv[1] not in cmds:
+        sys.stderr.write(__doc__)
+        return 2
+    cmds[argv[1]](argv[2], *[int(x) for x in argv[3:]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
