@@ -793,6 +793,8 @@ static void fragment_ranges_of(struct builder *b)
 	}
 	if (b->nranges > n0)
 		qsort(b->ranges, b->nranges, sizeof *b->ranges, cmp_range);
+}
+
 /* Bytes of code in the procedure's ranges (parts outside every executable
  * section are never decoded, so they do not count). */
 #define LS_MAX_PROC_CODE ((uint64_t)64 << 20)

@@ -132,7 +132,8 @@ static size_t chain_depth(const ls_scope *s, bool after_end)
 size_t ls_lookup_depth(const ls_module *m, uint64_t addr)
 {
 	bool after_end;
-	return chain_depth(lookup_or_call_before(m, addr, &after_end), after_end);
+	const ls_scope *stmt = lookup_or_call_before(m, addr, &after_end);
+	return chain_depth(stmt, after_end);
 }
 
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)

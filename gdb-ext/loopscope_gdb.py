@@ -350,12 +350,12 @@ class AddressMap:
         files GDB has (add-symbol-file ext4.ko ...): GDB lays a .ko's sections
         out its own way, so each section gets its own bias against the
         analysis' layout."""
-        rel = [o.filename for o in gdb.objfiles()
-               if o.filename and o.filename not in known and o.filename.endswith((".ko", ".o", ".ko.debug"))]
+        rel = [name for name, _ in _objfile_names()
+               if name and name not in known and name.endswith((".ko", ".o", ".ko.debug"))]
         if not rel:
             return []
         try:
-            text = gdb.execute("maint info sections -all-objects", to_string=True)
+            text = _execute("maint info sections -all-objects")
         except gdb.error:
             return []
         out = []
