@@ -127,6 +127,12 @@ struct ls_line_row {
 struct ls_linemap {
 	struct ls_line_row *rows; /* sorted by addr; gaps marked by rows with file == NULL */
 	size_t nrows;
+	/* Statement rows (is_stmt, line > 0) that a later row at the same
+	 * address hides: statements that begin there with no code of their
+	 * own.  gcc puts a `for (;;)`, `while (1)` or `do` line at its loop's
+	 * header this way.  Sorted by addr; the loop-line rules read them. */
+	struct ls_line_row *hidden;
+	size_t nhidden;
 };
 
 int ls_linemap_build(ls_module *m, ls_error *err);
@@ -135,6 +141,8 @@ int ls_linemap_build(ls_module *m, ls_error *err);
 const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
 /* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
+/* The hidden statement rows at exactly ADDR: their count, *FIRST the first. */
+size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first);
 void ls_linemap_free(struct ls_linemap *lm);
 
 /* ---- inline tree (inline_tree.c) ------------------------------------------- */
@@ -255,6 +263,10 @@ struct ls_module {
 	/* cfg.c: data sections for jump tables and the proved-noreturn facts,
 	 * built lazily by the first CFG; freed by ls_cfg_module_free. */
 	struct ls_cfg_module *cfg_module;
+	/* source.c: source files read for the loop lines, during the
+	 * analysis only (NULL otherwise). */
+	struct ls_source_cache *sources;
+	bool debug_loop_lines;     /* $LOOPSCOPE_DEBUG_LOOP_LINES: each loop's line and rule on stderr */
 
 	struct ls_strtab strings;
 	struct ls_procs procs;
