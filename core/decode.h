@@ -51,6 +51,7 @@ enum {
 	LS_MN_OTHER = 0, LS_MN_MOV, LS_MN_MOVSXD, LS_MN_MOVZX, LS_MN_LEA, LS_MN_ADD, LS_MN_SUB,
 	LS_MN_CMP, LS_MN_JMP, LS_MN_JA, LS_MN_JAE, LS_MN_JB, LS_MN_JBE, LS_MN_NOP, LS_MN_ENDBR,
 	LS_MN_CLTQ,        /* cltq (cdqe): sign-extends %eax into %rax, no operands */
+	LS_MN_VMOV,        /* a vector/FP register move (movaps, movsd, vmovdqu, ...): spills and copies */
 };
 
 struct ls_decoder;
