@@ -96,3 +96,14 @@ EXTRA_DIST += tests/gdb-shlib.sh
 # The real-code corpus: Debian source packages built at test time
 # (tests/corpus/corpus.py; `python3 tests/corpus/corpus.py --list`).
 EXTRA_DIST += tests/corpus/corpus.py
+# Issue 8 (loop placement, loop lines, line 0): the source reader's unit
+# test, and the loop-line and placement tests on the real-code corpus.
+check_PROGRAMS += tests/unit-source
+TESTS += tests/unit-source
+tests_unit_source_SOURCES = tests/unit-source.c
+tests_unit_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_source_LDADD = libloopscope.la
+TESTS += tests/corpus-lines.py
+TESTS += tests/corpus-placement.py
+EXTRA_DIST += tests/corpus-lines.py
+EXTRA_DIST += tests/corpus-placement.py
