@@ -40,16 +40,20 @@ def _short(path):
     return os.path.basename(path) if path else "??"
 
 
+def _loc(path, line):
+    """FILE:LINE, short form; "[no line]" for line 0 (compiler-made code,
+    never shown as a line), as the CLI and perf loops print it."""
+    return "%s:%d" % (_short(path), line) if line else "[no line]"
+
+
 def _loop_at(loop):
-    """"at FILE:LINE" of a loop, or why there is no line."""
-    return "at " + _where(loop) if loop.get("file") else "(no line information)"
+    """"at FILE:LINE" of a loop, or "at [no line]"."""
+    return "at " + _where(loop)
 
 
 def _where(d):
     """FILE:LINE of a scope dict, short form."""
-    if not d.get("file"):
-        return "??"
-    return "%s:%s" % (_short(d["file"]), d.get("line") or "?")
+    return _loc(d.get("file"), d.get("line"))
 
 
 # ---- ELF section addresses ------------------------------------------------
@@ -407,9 +411,9 @@ def chain_json(place):
             d["name"] = s.get("name")
         if s["kind"] == "inline":
             d["call_file"] = s.get("call_file")
-            d["call_line"] = s.get("call_line")
+            d["call_line"] = s.get("call_line") or None
         d["file"] = s.get("file")
-        d["line"] = s.get("line")
+        d["line"] = s.get("line") or None  # null, not 0, as the CLI's JSON
         if s["kind"] == "loop":
             d["header"] = _hex(s["header"])
             d["depth"] = s["depth"]
@@ -434,8 +438,8 @@ def format_chain(place):
         if kind == "proc":
             lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
-            lines.append("  inline  %s  called at %s:%s  (defined at %s)" % (
-                s.get("name") or "??", _short(s.get("call_file")), s.get("call_line") or "?", _where(s)))
+            lines.append("  inline  %s  called at %s  (defined at %s)" % (
+                s.get("name") or "??", _loc(s.get("call_file"), s.get("call_line")), _where(s)))
         elif kind == "loop":
             extra = ""
             if s["irreducible"]:
@@ -445,7 +449,7 @@ def format_chain(place):
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
-            lines.append("  stmt    %s" % (_where(s) if s.get("file") else "(no line information)"))
+            lines.append("  stmt    %s" % _where(s))
         else:
             lines.append("  %-7s %s" % (kind, _where(s)))
     if place.chain and not place.loops():
@@ -544,8 +548,8 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
             _loop_lines(c, place_bias, indent + 1, sub)
             if sub:  # show inlined calls only where they hold loops
                 if kind == "inline":
-                    out.append("%sinlined %s  called at %s:%s" % (
-                        "  " * indent, c.get("name") or "??", _short(c.get("call_file")), c.get("call_line") or "?"))
+                    out.append("%sinlined %s  called at %s" % (
+                        "  " * indent, c.get("name") or "??", _loc(c.get("call_file"), c.get("call_line"))))
                 else:
                     out.append("%scode from %s" % ("  " * indent, _where(c)))
                 out.extend(sub)
@@ -717,7 +721,7 @@ header was reached until then.  Needs a live process."""
         now_frame = gdb.selected_frame()
         now_pc = now_frame.pc()
         sal = now_frame.find_sal()
-        now_where = "%s:%d" % (_short(sal.symtab.filename), sal.line) if sal.symtab else _hex(now_pc)
+        now_where = _loc(sal.symtab.filename, sal.line) if sal.symtab else _hex(now_pc)
         fname = now_frame.name() or "??"
         b = hit[0]
         if b is ret_bp:
@@ -768,7 +772,7 @@ class LoopFrameDecorator(FrameDecorator):
         if not loops:
             return base
         inner = loops[-1]
-        if inner.get("file"):
+        if inner.get("line"):
             return "%s [in loop at %s]" % (base, _where(inner))
         return "%s [in loop, header %s]" % (base, _hex(place.runtime(inner["header"])))
 

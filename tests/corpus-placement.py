@@ -169,8 +169,12 @@ def main():
     for m in missing:
         tap.skip("%s: not built" % m)
     totals = defaultdict(Counter)
-    for b in builds:
-        res, proc = check_build(b)
+    # Two builds at a time: each is one loopscope, one objdump and one
+    # llvm-symbolizer process.
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(check_build, builds))
+    for b, (res, proc) in zip(builds, results):
         if res is None:
             tap.ok(False, "%s: loopscope struct exited %d" % (b.label, proc.returncode))
             tap.diag(proc.stderr[-1000:])

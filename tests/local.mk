@@ -107,3 +107,6 @@ TESTS += tests/corpus-lines.py
 TESTS += tests/corpus-placement.py
 EXTRA_DIST += tests/corpus-lines.py
 EXTRA_DIST += tests/corpus-placement.py
+TESTS += tests/line0.py
+EXTRA_DIST += tests/line0.py
+EXTRA_DIST += tests/fixtures/line0.c
