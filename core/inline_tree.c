@@ -17,6 +17,9 @@
  * DW_AT_abstract_origin and DW_AT_specification) when there is one, else
  * DW_AT_name.  Corrupt DWARF in one CU is warned about and that CU skipped.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
 #include "internal.h"
 
 #include <dwarf.h>
@@ -67,6 +70,11 @@ struct walker {
 
 	ls_range *ranges;             /* scratch */
 	size_t cap_ranges;
+
+	/* Per subprogram in ix->subs: the nodes of its subtree, [first,
+	 * end) of ix->nodes, for dropping a duplicate (see drop_duplicates). */
+	struct sub_nodes { uint32_t first, end; } *sub_nodes;
+	size_t cap_sub_nodes;
 };
 
 static const char *cu_file(struct walker *w, Dwarf_Word idx)
@@ -306,7 +314,11 @@ static void walk_children(struct walker *w, Dwarf_Die *die, struct ls_inl_node *
 			ix->subs[ix->nsubs++] = (struct ls_inl_sub){
 				.node = n, .ranges = rs, .nranges = nr, .entry = entry, .noreturn = on.noreturn,
 			};
+			size_t sub = ix->nsubs - 1;
+			uint32_t first = (uint32_t)(ix->nnodes - 1);
 			walk_children(w, &child, n, n, level + 1);
+			w->sub_nodes = ls_grow(w->sub_nodes, &w->cap_sub_nodes, sub + 1, sizeof *w->sub_nodes);
+			w->sub_nodes[sub] = (struct sub_nodes){ first, (uint32_t)ix->nnodes };
 			break;
 		}
 		case DW_TAG_inlined_subroutine: {
@@ -454,6 +466,78 @@ static void build_segments(struct walker *w)
 	free(heap);
 }
 
+/* Subprograms by entry, then ranges: duplicates next to each other. */
+static int cmp_sub(const void *a, const void *b, void *ctx)
+{
+	const struct ls_inl_sub *subs = ctx;
+	const struct ls_inl_sub *x = &subs[*(const uint32_t *)a], *y = &subs[*(const uint32_t *)b];
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	if (x->nranges != y->nranges)
+		return x->nranges < y->nranges ? -1 : 1;
+	int c = memcmp(x->ranges, y->ranges, x->nranges * sizeof *x->ranges);
+	if (c)
+		return c;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1; /* DIE order */
+}
+
+static bool same_code(const struct ls_inl_sub *x, const struct ls_inl_sub *y)
+{
+	return x->entry == y->entry && x->nranges == y->nranges &&
+	       memcmp(x->ranges, y->ranges, x->nranges * sizeof *x->ranges) == 0;
+}
+
+/* Two subprograms describing the very same code: a function instantiated
+ * in several units (a template, an inline member function, gcc's C1/C2
+ * constructors and D0/D1/D2 destructors), whose DWARF in every unit
+ * names the one copy the linker kept.  Mixing their inline trees in the
+ * index would give each address a node of either tree, and the procedure
+ * (built from one of them) would disown the other's: inlined calls came
+ * out as one [alien] frame.  Keep the first in DIE order, drop the others
+ * with their subtrees. */
+static void drop_duplicates(struct walker *w)
+{
+	struct ls_inline_index *ix = w->ix;
+	size_t n = ix->nsubs;
+	if (n < 2)
+		return;
+	uint32_t *order = ls_xmalloc(n * sizeof *order);
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof *order, cmp_sub, ix->subs);
+	bool *drop_sub = ls_xcalloc(n, sizeof *drop_sub);
+	size_t ndrop = 0;
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		while (j > 0 && drop_sub[order[j - 1]])
+			j--; /* compare with the kept one of the run */
+		if (j > 0 && same_code(&ix->subs[order[j - 1]], &ix->subs[order[i]])) {
+			drop_sub[order[i]] = true;
+			ndrop++;
+		}
+	}
+	if (ndrop) {
+		bool *drop_node = ls_xcalloc(ix->nnodes + 1, sizeof *drop_node);
+		for (size_t i = 0; i < n; i++)
+			if (drop_sub[i])
+				for (uint32_t k = w->sub_nodes[i].first; k < w->sub_nodes[i].end && k < ix->nnodes; k++)
+					drop_node[k] = true;
+		size_t kept = 0;
+		for (size_t i = 0; i < w->nivals; i++)
+			if (!drop_node[w->ivals[i].node])
+				w->ivals[kept++] = w->ivals[i];
+		w->nivals = kept;
+		kept = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!drop_sub[i])
+				ix->subs[kept++] = ix->subs[i];
+		ix->nsubs = kept;
+		free(drop_node);
+	}
+	free(drop_sub);
+	free(order);
+}
+
 int ls_inline_build(ls_module *m, ls_error *err)
 {
 	(void)err;
@@ -546,7 +630,9 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	} else if (rc < 0 && ncus == 0) {
 		m->dwarf = NULL;
 	}
+	drop_duplicates(&w);
 	build_segments(&w);
+	free(w.sub_nodes);
 	free(w.ivals);
 	free(w.file_names);
 	free(w.cache);

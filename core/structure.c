@@ -508,11 +508,13 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	/* Places must be sorted by address for place_index (blocks are). */
 
 	/* Where the procedure's own body lines come from: the line at its entry
-	 * (a method declared in a header is defined in the .cpp). */
+	 * (a method declared in a header is defined in the .cpp), unless the
+	 * entry is already in an inlined call (a constructor inlined first
+	 * thing would make the procedure's own lines look foreign). */
 	const char *proc_file = proc->file;
 	{
 		const struct ls_line_row *r = ls_linemap_find(&m->lines, proc->entry);
-		if (r && r->file)
+		if (r && r->file && !inline_context_at(m, proc, proc->entry))
 			proc_file = r->file;
 	}
 

@@ -375,6 +375,9 @@ def main():
         ("loops", ["loops.c"], False, []),
         ("shlib.so", ["shlib.c"], False, ["-fPIC", "-shared"]),
         ("shlib_main-pie", ["shlib_main.c"], False, ["-fPIE", "-pie"]),
+        # gcc's C1/C2 and D0/D1/D2 variants, instantiated in two units,
+        # each describing the one copy the linker kept.
+        ("ctor_dtor", ["ctor_dtor_a.cpp", "ctor_dtor_b.cpp"], True, []),
     ]
     for cc, cxx in C.compilers("c"):
         for opt in ("-O0", "-O2", "-O3"):

@@ -110,3 +110,6 @@ EXTRA_DIST += tests/corpus-placement.py
 TESTS += tests/line0.py
 EXTRA_DIST += tests/line0.py
 EXTRA_DIST += tests/fixtures/line0.c
+EXTRA_DIST += tests/fixtures/ctor_dtor.h
+EXTRA_DIST += tests/fixtures/ctor_dtor_a.cpp
+EXTRA_DIST += tests/fixtures/ctor_dtor_b.cpp
