@@ -562,6 +562,41 @@ def _count_loops(node):
     return n
 
 
+def _inlined_instances(name):
+    """[(path, bias, host proc dict, inline dict)] of every inlined call of
+    function NAME, in the main program and the object files analyzed so
+    far, and whether NAME is also a procedure of its own there."""
+    found, own = [], False
+    for path in ADDRESSES.paths():
+        if path != gdb.current_progspace().filename and not ANALYSES.has(path):
+            continue  # analyzing every library to find one name costs too much
+        try:
+            module = ANALYSES.get(path)
+        except gdb.GdbError:
+            continue
+        own = own or module.symbol(name) is not None
+        bias = ADDRESSES.bias_of(path) or 0
+        found += [(path, bias, proc, inl) for proc, inl in module.inlined(name)]
+    return found, own
+
+
+def _write_instances(instances, name, only_inlined):
+    """The loops of each inlined call of NAME, under its host procedure and
+    call site; calls whose code holds no loop are counted, not listed."""
+    with_loops = [i for i in instances if _count_loops(i[3])]
+    n = sum(_count_loops(i[3]) for i in with_loops)
+    head = "%s exists only inlined" % name if only_inlined else "%s is also inlined" % name
+    gdb.write("%s: %d inlined call%s, %d with loops (%d loop%s):\n" % (
+        head, len(instances), "" if len(instances) == 1 else "s", len(with_loops), n, "" if n == 1 else "s"))
+    for path, bias, proc, inl in with_loops:
+        gdb.write("  in %s%s, %s called at %s:\n" % (
+            proc.get("name") or "??", " (%s)" % path if path != gdb.current_progspace().filename else "",
+            inl.get("name") or name, _loc(inl.get("call_file"), inl.get("call_line"))))
+        out = []
+        _loop_lines(inl, bias, 2, out)
+        gdb.write("\n".join(out) + "\n")
+
+
 class InfoLoopsCommand(gdb.Command):
     """List the loop nest of a function, as loopscope recovered it from machine code.
 
@@ -569,7 +604,10 @@ Usage: info loops [FUNCTION]
 
 FUNCTION defaults to the function of the selected frame.  Each loop shows its
 source line, header address, nesting depth, its exits and back edges; loops
-that come from an inlined callee are listed under that inlined call."""
+that come from an inlined callee are listed under that inlined call.  For a
+FUNCTION that exists only inlined, the loops of every inlined call of it are
+listed, each under its host procedure and call site (and, for a FUNCTION
+that is a procedure and is inlined too, after the procedure's own)."""
 
     def __init__(self):
         super().__init__("info loops", gdb.COMMAND_STATUS, gdb.COMPLETE_SYMBOL)
@@ -577,6 +615,10 @@ that come from an inlined callee are listed under that inlined call."""
     def invoke(self, arg, from_tty):
         name = arg.strip()
         if name:
+            instances, own = _inlined_instances(name)
+            if instances and not own:
+                _write_instances(instances, name, True)
+                return
             pc = _function_pc(name)
             if pc is None:
                 pc = _loopscope_symbol_pc(name)
@@ -603,6 +645,8 @@ that come from an inlined callee are listed under that inlined call."""
             out = []
             _loop_lines(proc, place.bias, 1, out)
             gdb.write("\n".join(out) + "\n")
+        if name and instances:
+            _write_instances(instances, name, False)
         why = place.why_poor()
         if why:
             gdb.write("note: " + why + "\n")

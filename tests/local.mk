@@ -113,3 +113,6 @@ EXTRA_DIST += tests/fixtures/line0.c
 EXTRA_DIST += tests/fixtures/ctor_dtor.h
 EXTRA_DIST += tests/fixtures/ctor_dtor_a.cpp
 EXTRA_DIST += tests/fixtures/ctor_dtor_b.cpp
+TESTS += tests/gdb-inlined-loops.sh
+EXTRA_DIST += tests/gdb-inlined-loops.sh
+EXTRA_DIST += tests/fixtures/gdb/inlined_only.c
