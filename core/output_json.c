@@ -249,6 +249,11 @@ static void jb_scope_fields(struct jbuf *b, const struct ls_scope *s, bool full)
 		jb_string(b, s->call_file);
 		JB_LIT(b, ",\"call_line\":");
 		jb_line(b, s->call_line);
+		if (full && s->call_column) {
+			/* Tells apart two calls on one line (f(g(x))). */
+			JB_LIT(b, ",\"call_column\":");
+			jb_uint(b, s->call_column);
+		}
 		break;
 	default:
 		break;

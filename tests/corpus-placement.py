@@ -7,7 +7,8 @@
 # address inside the loop's ranges (objdump's) is symbolized; the
 # instructions at line 0 (compiler-made code that belongs to no statement)
 # are set aside, and the inline chains of the others (outermost first, each
-# frame a callee with its call line) have a common prefix P.  When P is not
+# frame a call: callee name, call file, line and column) have a common
+# prefix P.  When P is not
 # empty, all of the loop's code comes from one inlined call, and the loop
 # must sit inside that callee's [I] scope: the inline scopes above the loop
 # in loopscope's tree must begin with P (same callees, same call lines).
@@ -18,7 +19,6 @@
 # carrying another inline's line do not vote moved the loop in), with their
 # class.
 import importlib.util
-import json
 import os
 import re
 import subprocess
@@ -39,47 +39,84 @@ C = _load("core_common", os.path.join(HERE, "core-common.py"))
 LLVM_SYMBOLIZER = next((t for t in ("llvm-symbolizer", "llvm-symbolizer-14") if C.shutil.which(t)), None)
 
 
-def short_name(name):
-    """"ns::cls<T>::f(int) const" -> "f": the two sides spell qualified and
-    template names differently, callees with the same call line and short
-    name are the same call."""
-    depth = 0
-    out = []
-    for i, ch in enumerate(name or ""):
-        if ch == "<" and not name[:i].endswith("operator"):
-            depth += 1
-        elif ch == ">" and depth:
-            depth -= 1
-        elif ch == "(" and depth == 0 and not name.startswith("(anonymous", i) and not name[:i].endswith("operator"):
-            break
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out).split("::")[-1].strip()
-
-
 def symbolize(binary, addrs):
-    """{addr: [frames innermost first]}, one llvm-symbolizer process."""
+    """{addr: inline chain outermost first, as (call file basename, call
+    line) per inlined call, or None at line 0}, from one llvm-symbolizer
+    process (locations only: the frames' files and lines are all this
+    needs, and function names would make the output hundreds of MB)."""
     inp = "".join("0x%x\n" % a for a in addrs)
-    r = subprocess.run([LLVM_SYMBOLIZER, "--inlining", "--output-style=JSON", "--no-demangle", "-e", binary],
+    r = subprocess.run([LLVM_SYMBOLIZER, "--inlining", "--functions=short", "-e", binary],
                        input=inp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     out = {}
-    for line in r.stdout.splitlines():
-        try:
-            o = json.loads(line)
-        except ValueError:
+    blocks = r.stdout.split("\n\n")
+    for a, block in zip(addrs, blocks):
+        frames = []  # innermost first: (function, file, line, column)
+        lines = block.strip().splitlines()
+        for fn, loc in zip(lines[0::2], lines[1::2]):
+            path, ln, col = loc.rsplit(":", 2)
+            frames.append((fn, path, int(ln) if ln.isdigit() else 0, int(col) if col.isdigit() else 0))
+        if not frames or frames[0][2] == 0:
+            out[a] = None
             continue
-        out[int(o["Address"], 16)] = o.get("Symbol", [])
+        outer = list(reversed(frames))
+        out[a] = tuple(Call(short_name(outer[k][0]), os.path.basename(outer[k - 1][1]), outer[k - 1][2], outer[k - 1][3])
+                       for k in range(1, len(outer)))
     return out
 
 
-def oracle_chain(frames):
-    """The inline chain of one address, outermost first, as (callee short
-    name, call line); None at line 0."""
-    if not frames or not frames[0].get("Line"):
-        return None
-    outer = list(reversed(frames))
-    return tuple((os.path.basename(outer[k - 1].get("FileName") or ""), outer[k - 1].get("Line", 0))
-                 for k in range(1, len(outer)))
+def short_name(name):
+    """The unqualified name of a demangled function, as llvm-symbolizer
+    --functions=short prints it: "float __vector(4) ns::ev<T>::packet<16>(long) const"
+    -> "packet"."""
+    # Operator names hold the brackets this counts: set them aside.
+    ops = []
+
+    def hide(m):
+        ops.append(m.group(0))
+        return "operator\x01%d\x01" % (len(ops) - 1)
+    name = re.sub(r"operator\s*(\(\)|\[\]|<<=|>>=|<=>|<<|>>|<=|>=|->\*?|<|>)", hide, name or "")
+    depth, last_paren = 0, -1
+    for i, ch in enumerate(name):
+        if ch in "<(":
+            if ch == "(" and depth == 0 and not name.startswith("(anonymous", i):
+                last_paren = i
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+    head = name[:last_paren] if last_paren > 0 else name
+    out, depth = [], 0
+    for ch in head:  # template arguments out
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    short = "".join(out).strip().split(" ")[-1].split("::")[-1]
+    return re.sub("operator\x01(\\d+)\x01", lambda m: ops[int(m.group(1))], short)
+
+
+class Call(tuple):
+    """An inlined call: callee's short name, call file, line and column.
+    Two calls are the same when their sites are (a column of 0 is not
+    known, and agrees with any) and their callees' names agree (a name
+    llvm-symbolizer left mangled, _Z..., agrees with any)."""
+
+    def __new__(cls, callee, file, line, col):
+        return tuple.__new__(cls, (callee, file, line, col))
+
+    def __eq__(self, other):
+        if tuple(self[1:3]) != tuple(other[1:3]):
+            return False
+        if self[3] and other[3] and self[3] != other[3]:
+            return False  # column 0: not known
+        a, b = self[0], other[0]
+        return a == b or a.startswith("_Z") or b.startswith("_Z") or not a or not b
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = tuple.__hash__
 
 
 def common_prefix(chains):
@@ -98,7 +135,8 @@ def common_prefix(chains):
 
 
 def our_chain(ancestors):
-    return tuple((os.path.basename(a.get("call_file") or ""), a.get("call_line", 0))
+    return tuple(Call(short_name(a.get("name")), os.path.basename(a.get("call_file") or ""),
+                      a.get("call_line") or 0, a.get("call_column") or 0)
                  for a in ancestors if a.get("kind") == "inline")
 
 
@@ -131,7 +169,7 @@ def check_build(b):
     sym = symbolize(b.path, sorted(need))
     checked, wrong, deeper = 0, [], []
     for (node, anc), addrs in zip(loops, per_loop):
-        chains = [c for c in (oracle_chain(sym.get(a)) for a in addrs) if c is not None]
+        chains = [sym[a] for a in addrs if sym.get(a) is not None]
         if not chains:
             continue
         want = common_prefix(chains)
@@ -149,7 +187,7 @@ def check_build(b):
 
 
 def fmt_chain(c):
-    return " > ".join("%s@%s" % e for e in c) or "(the procedure)"
+    return " > ".join("%s@%s:%s:%s" % tuple(e) for e in c) or "(the procedure)"
 
 
 def main():

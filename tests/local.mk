@@ -116,3 +116,4 @@ EXTRA_DIST += tests/fixtures/ctor_dtor_b.cpp
 TESTS += tests/gdb-inlined-loops.sh
 EXTRA_DIST += tests/gdb-inlined-loops.sh
 EXTRA_DIST += tests/fixtures/gdb/inlined_only.c
+EXTRA_DIST += tests/fixtures/loop_lines.c
