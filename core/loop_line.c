@@ -311,35 +311,33 @@ static bool is_exit_test(const struct ls_cfg *cfg, const struct ls_loop_forest *
 	return in && out;
 }
 
-/* The DWARF rules, in order (see the file's comment). */
-static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
-                       int32_t k, const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
-                       const struct loop_facts *f, struct ls_loop_line *out)
+/* HEADER_STMT: gcc's zero-length statement rows at the header, a line
+ * above every line of the loop (in its function): the loop's statement,
+ * which has no code of its own.  0 if none. */
+static unsigned header_statement(const ls_module *m, const struct ls_block *hb, const struct ls_place *pl,
+                                 size_t npl, const struct ls_inl_node *lca, const struct loop_facts *f)
+{
+	const struct ls_line_row *rows;
+	size_t n = ls_linemap_hidden_at(&m->lines, hb->start, &rows);
+	int h = ls_place_index(pl, npl, hb->start);
+	if (!f->lo || h < 0 || pl[h].ctx != lca)
+		return 0;
+	unsigned best = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].file == f->file && rows[i].line < f->lo && rows[i].line > best &&
+		    rows[i].line >= f->func_line)
+			best = rows[i].line;
+	return best;
+}
+
+/* The lines of the loop's own exit tests: the first (*TOP) and the last
+ * back-edge one (*BOTTOM). */
+static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                       const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       const struct loop_facts *f, unsigned *top, unsigned *bottom)
 {
 	const struct ls_loop *L = &lf->loops[k];
-	const struct ls_block *hb = &cfg->blocks[L->header];
-	out->file = f->file;
-
-	/* HEADER_STMT: gcc's zero-length statement rows at the header. */
-	if (f->lo) {
-		const struct ls_line_row *rows;
-		size_t n = ls_linemap_hidden_at(&m->lines, hb->start, &rows);
-		unsigned best = 0;
-		int hi = ls_place_index(pl, npl, hb->start);
-		bool in_ctx = hi >= 0 && pl[hi].ctx == lca;
-		for (size_t i = 0; i < n && in_ctx; i++)
-			if (rows[i].file == f->file && rows[i].line < f->lo && rows[i].line > best &&
-			    rows[i].line >= f->func_line)
-				best = rows[i].line;
-		if (best) {
-			out->line = best;
-			out->rule = LS_LINE_HEADER_STMT;
-			return;
-		}
-	}
-
-	/* TEST_AT_TOP and TEST_AT_BOTTOM: the loop's own exit tests. */
-	unsigned top = 0, bottom = 0;
+	*top = *bottom = 0;
 	for (size_t b = 0; b < L->nblocks; b++) {
 		uint32_t bi = L->blocks[b];
 		const struct ls_block *blk = &cfg->blocks[bi];
@@ -348,27 +346,24 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 		unsigned l = branch_line(cfg, blk, pl, npl, lca, f->file);
 		if (!l)
 			continue;
-		if (!top || l < top)
-			top = l;
+		if (!*top || l < *top)
+			*top = l;
 		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-		if (edge_rank(cfg, lf, k, blk, last) == 0 && l > bottom)
-			bottom = l;
+		if (edge_rank(cfg, lf, k, blk, last) == 0 && l > *bottom)
+			*bottom = l;
 	}
-	if (top && top <= f->lo) {
-		out->line = top;
-		out->rule = LS_LINE_TEST_AT_TOP;
-		return;
-	}
-	if (bottom && bottom >= f->hi) {
-		out->line = bottom;
-		out->rule = LS_LINE_TEST_AT_BOTTOM;
-		return;
-	}
+}
 
-	/* SLIDES: the best-ranked branch of the loop's own blocks; among
-	 * equals the lexically last, as it closes the loop. */
+/* SLIDES: the best-ranked branch of the loop's own blocks; among equals
+ * the lexically last, as it closes the loop.  0 if none has a line. */
+static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                            const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                            const struct loop_facts *f)
+{
+	const struct ls_loop *L = &lf->loops[k];
 	int best_rank = 99;
 	uint64_t best_addr = 0;
+	unsigned line = 0;
 	for (size_t b = 0; b < L->nblocks; b++) {
 		uint32_t bi = L->blocks[b];
 		const struct ls_block *blk = &cfg->blocks[bi];
@@ -383,45 +378,70 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 			continue;
 		best_rank = rank;
 		best_addr = last->addr;
-		out->line = l;
-		out->rule = LS_LINE_SLIDES;
+		line = l;
 	}
-	if (out->line)
+	return line;
+}
+
+/* The first line (in context, any file) of block BLK's instructions, from
+ * its start or, BACKWARD, from its end.  False if none has one. */
+static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, bool backward,
+                       const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       struct ls_loop_line *out)
+{
+	for (uint32_t n = 0; n < blk->ninsns; n++) {
+		uint32_t k = backward ? blk->ninsns - 1 - n : n;
+		int i = ls_place_index(pl, npl, cfg->insns[blk->first_insn + k].addr);
+		if (i >= 0 && line_in_context(&pl[i], lca, &out->file, &out->line))
+			return true;
+	}
+	return false;
+}
+
+/* The DWARF rules, in order (see the file's comment). */
+static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                       int32_t k, const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       const struct loop_facts *f, struct ls_loop_line *out)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	const struct ls_block *hb = &cfg->blocks[L->header];
+	unsigned top, bottom;
+	out->file = f->file;
+	if ((out->line = header_statement(m, hb, pl, npl, lca, f))) {
+		out->rule = LS_LINE_HEADER_STMT;
 		return;
-
-	/* HEADER: the header's first line in context, whatever its file. */
-	for (uint32_t n = 0; n < hb->ninsns; n++) {
-		int i = ls_place_index(pl, npl, cfg->insns[hb->first_insn + n].addr);
-		const char *file;
-		unsigned l;
-		if (i >= 0 && line_in_context(&pl[i], lca, &file, &l)) {
-			out->file = file;
-			out->line = l;
-			out->rule = LS_LINE_HEADER;
-			return;
-		}
 	}
-
+	exit_tests(cfg, lf, k, pl, npl, lca, f, &top, &bottom);
+	if (top && top <= f->lo) {
+		out->line = top;
+		out->rule = LS_LINE_TEST_AT_TOP;
+		return;
+	}
+	if (bottom && bottom >= f->hi) {
+		out->line = bottom;
+		out->rule = LS_LINE_TEST_AT_BOTTOM;
+		return;
+	}
+	if ((out->line = slides_line(cfg, lf, k, pl, npl, lca, f))) {
+		out->rule = LS_LINE_SLIDES;
+		return;
+	}
+	if (block_line(cfg, hb, false, pl, npl, lca, out)) {
+		out->rule = LS_LINE_HEADER;
+		return;
+	}
 	/* ENTRY: a loop with no line at all (clang's `jmp .` of a while whose
 	 * body was optimized away is at line 0): the line of the branch that
 	 * enters it, its test. */
 	for (uint32_t p = 0; p < hb->npred; p++) {
 		const struct ls_cfg_edge *e = &cfg->edges[cfg->pred[hb->first_pred + p]];
-		if (in_loop(lf, e->from, k))
-			continue;
-		const struct ls_block *from = &cfg->blocks[e->from];
-		for (uint32_t n = from->ninsns; n-- > 0;) {
-			int i = ls_place_index(pl, npl, cfg->insns[from->first_insn + n].addr);
-			const char *file;
-			unsigned l;
-			if (i >= 0 && line_in_context(&pl[i], lca, &file, &l)) {
-				out->file = file;
-				out->line = l;
-				out->rule = LS_LINE_ENTRY;
-				return;
-			}
+		if (!in_loop(lf, e->from, k) && block_line(cfg, &cfg->blocks[e->from], true, pl, npl, lca, out)) {
+			out->rule = LS_LINE_ENTRY;
+			return;
 		}
 	}
+	out->file = NULL;
+	out->line = 0;
 }
 
 /* ---- the source rules ---- */
