@@ -128,9 +128,10 @@ struct ls_linemap {
 	struct ls_line_row *rows; /* sorted by addr; gaps marked by rows with file == NULL */
 	size_t nrows;
 	/* Statement rows (is_stmt, line > 0) that a later row at the same
-	 * address hides: statements that begin there with no code of their
-	 * own.  gcc puts a `for (;;)`, `while (1)` or `do` line at its loop's
-	 * header this way.  Sorted by addr; the loop-line rules read them. */
+	 * address hides, in the same file and above its line: statements that
+	 * begin there with no code of their own.  gcc puts a `for (;;)`,
+	 * `while (1)` or `do` line at its loop's header this way.  Sorted by
+	 * addr; the loop-line rules read them. */
 	struct ls_line_row *hidden;
 	size_t nhidden;
 };

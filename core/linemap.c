@@ -332,8 +332,10 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		struct raw_row *r = &raw[j];     /* the last one, a real row if any */
 		for (size_t k = i; k < j; k++) {
 			const struct raw_row *h = &raw[k];
+			/* Only a statement above the code at this address can
+			 * be a loop's statement (its body follows it). */
 			if (!h->file || !h->line || !(h->flags & LS_LINE_IS_STMT) || !r->file ||
-			    (h->file == r->file && h->line == r->line))
+			    h->file != r->file || h->line >= r->line)
 				continue;
 			lm->hidden = ls_grow(lm->hidden, &cap_hidden, lm->nhidden + 1, sizeof *lm->hidden);
 			lm->hidden[lm->nhidden++] = (struct ls_line_row){
@@ -364,6 +366,11 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
 	}
 	free(raw);
+	if (lm->nhidden) { /* the kernel has half a million: no slack */
+		struct ls_line_row *h = realloc(lm->hidden, lm->nhidden * sizeof *h);
+		if (h)
+			lm->hidden = h;
+	}
 	return 0;
 }
 

@@ -154,14 +154,13 @@ static void limit_to_function(struct loop_facts *f, unsigned decl_line)
 
 /* The line of block B's last instruction (a branch) in context LCA, or of
  * the instruction before it when the branch has none. */
-static unsigned branch_line(const struct ls_cfg *cfg, const struct ls_block *blk, const struct ls_place *pl,
-                            size_t npl, const struct ls_inl_node *lca, const char *file)
+static unsigned branch_line(const struct ls_cfg *cfg, const struct ls_block *blk, const struct ls_places *ps, const struct ls_inl_node *lca, const char *file)
 {
 	for (uint32_t k = blk->ninsns; k-- > 0 && k + 2 >= blk->ninsns;) {
-		int i = ls_place_index(pl, npl, cfg->insns[blk->first_insn + k].addr);
+		int i = ls_block_place(ps, cfg, blk, k);
 		const char *f;
 		unsigned l;
-		if (i >= 0 && line_in_context(&pl[i], lca, &f, &l) && f == file)
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &f, &l) && f == file)
 			return l;
 	}
 	return 0;
@@ -169,8 +168,7 @@ static unsigned branch_line(const struct ls_cfg *cfg, const struct ls_block *blk
 
 /* Most of the loop's voting lines come from one file: the loop's.  Its
  * lines there, with counts, in F->lines. */
-static void gather_facts(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_place *pl,
-                         size_t npl, const struct ls_inl_node *lca, struct loop_facts *lf,
+static void gather_facts(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, struct loop_facts *lf,
                          unsigned **scratch, size_t *cap)
 {
 	enum { NFILES = 4 };
@@ -181,10 +179,10 @@ static void gather_facts(const struct ls_cfg *cfg, const struct ls_loop *L, cons
 		for (size_t b = 0; b < L->nblocks; b++) {
 			const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
 			for (uint32_t k = 0; k < blk->ninsns; k++) {
-				int i = ls_place_index(pl, npl, cfg->insns[blk->first_insn + k].addr);
+				int i = ls_block_place(ps, cfg, blk, k);
 				const char *f;
 				unsigned l;
-				if (i < 0 || !pl[i].votes || !line_in_context(&pl[i], lca, &f, &l) || !f)
+				if (i < 0 || !ps->pl[i].votes || !line_in_context(&ps->pl[i], lca, &f, &l) || !f)
 					continue;
 				if (pass == 1) {
 					if (f != lf->file)
@@ -194,7 +192,7 @@ static void gather_facts(const struct ls_cfg *cfg, const struct ls_loop *L, cons
 					if (l > lf->hi)
 						lf->hi = l;
 					(*scratch)[lf->total++] = l;
-					lf->direct += pl[i].ctx == lca;
+					lf->direct += ps->pl[i].ctx == lca;
 					continue;
 				}
 				size_t j = 0;
@@ -314,13 +312,14 @@ static bool is_exit_test(const struct ls_cfg *cfg, const struct ls_loop_forest *
 /* HEADER_STMT: gcc's zero-length statement rows at the header, a line
  * above every line of the loop (in its function): the loop's statement,
  * which has no code of its own.  0 if none. */
-static unsigned header_statement(const ls_module *m, const struct ls_block *hb, const struct ls_place *pl,
-                                 size_t npl, const struct ls_inl_node *lca, const struct loop_facts *f)
+static unsigned header_statement(const ls_module *m, const struct ls_cfg *cfg, const struct ls_block *hb,
+                                 const struct ls_places *ps, const struct ls_inl_node *lca,
+                                 const struct loop_facts *f)
 {
 	const struct ls_line_row *rows;
 	size_t n = ls_linemap_hidden_at(&m->lines, hb->start, &rows);
-	int h = ls_place_index(pl, npl, hb->start);
-	if (!f->lo || h < 0 || pl[h].ctx != lca)
+	int h = ls_block_place(ps, cfg, hb, 0);
+	if (!f->lo || h < 0 || ps->pl[h].ctx != lca)
 		return 0;
 	unsigned best = 0;
 	for (size_t i = 0; i < n; i++)
@@ -333,7 +332,7 @@ static unsigned header_statement(const ls_module *m, const struct ls_block *hb, 
 /* The lines of the loop's own exit tests: the first (*TOP) and the last
  * back-edge one (*BOTTOM). */
 static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                       const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       const struct ls_places *ps, const struct ls_inl_node *lca,
                        const struct loop_facts *f, unsigned *top, unsigned *bottom)
 {
 	const struct ls_loop *L = &lf->loops[k];
@@ -343,7 +342,7 @@ static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf
 		const struct ls_block *blk = &cfg->blocks[bi];
 		if (lf->block_loop[bi] != k || !is_exit_test(cfg, lf, k, blk))
 			continue;
-		unsigned l = branch_line(cfg, blk, pl, npl, lca, f->file);
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
 		if (!l)
 			continue;
 		if (!*top || l < *top)
@@ -357,7 +356,7 @@ static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf
 /* SLIDES: the best-ranked branch of the loop's own blocks; among equals
  * the lexically last, as it closes the loop.  0 if none has a line. */
 static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                            const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                            const struct ls_places *ps, const struct ls_inl_node *lca,
                             const struct loop_facts *f)
 {
 	const struct ls_loop *L = &lf->loops[k];
@@ -373,7 +372,7 @@ static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_fores
 		int rank = edge_rank(cfg, lf, k, blk, last);
 		if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
 			continue;
-		unsigned l = branch_line(cfg, blk, pl, npl, lca, f->file);
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
 		if (!l)
 			continue;
 		best_rank = rank;
@@ -386,13 +385,13 @@ static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_fores
 /* The first line (in context, any file) of block BLK's instructions, from
  * its start or, BACKWARD, from its end.  False if none has one. */
 static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, bool backward,
-                       const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       const struct ls_places *ps, const struct ls_inl_node *lca,
                        struct ls_loop_line *out)
 {
 	for (uint32_t n = 0; n < blk->ninsns; n++) {
 		uint32_t k = backward ? blk->ninsns - 1 - n : n;
-		int i = ls_place_index(pl, npl, cfg->insns[blk->first_insn + k].addr);
-		if (i >= 0 && line_in_context(&pl[i], lca, &out->file, &out->line))
+		int i = ls_block_place(ps, cfg, blk, k);
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &out->file, &out->line))
 			return true;
 	}
 	return false;
@@ -400,18 +399,18 @@ static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, boo
 
 /* The DWARF rules, in order (see the file's comment). */
 static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
-                       int32_t k, const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                       int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
                        const struct loop_facts *f, struct ls_loop_line *out)
 {
 	const struct ls_loop *L = &lf->loops[k];
 	const struct ls_block *hb = &cfg->blocks[L->header];
 	unsigned top, bottom;
 	out->file = f->file;
-	if ((out->line = header_statement(m, hb, pl, npl, lca, f))) {
+	if ((out->line = header_statement(m, cfg, hb, ps, lca, f))) {
 		out->rule = LS_LINE_HEADER_STMT;
 		return;
 	}
-	exit_tests(cfg, lf, k, pl, npl, lca, f, &top, &bottom);
+	exit_tests(cfg, lf, k, ps, lca, f, &top, &bottom);
 	if (top && top <= f->lo) {
 		out->line = top;
 		out->rule = LS_LINE_TEST_AT_TOP;
@@ -422,11 +421,11 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 		out->rule = LS_LINE_TEST_AT_BOTTOM;
 		return;
 	}
-	if ((out->line = slides_line(cfg, lf, k, pl, npl, lca, f))) {
+	if ((out->line = slides_line(cfg, lf, k, ps, lca, f))) {
 		out->rule = LS_LINE_SLIDES;
 		return;
 	}
-	if (block_line(cfg, hb, false, pl, npl, lca, out)) {
+	if (block_line(cfg, hb, false, ps, lca, out)) {
 		out->rule = LS_LINE_HEADER;
 		return;
 	}
@@ -435,7 +434,7 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	 * enters it, its test. */
 	for (uint32_t p = 0; p < hb->npred; p++) {
 		const struct ls_cfg_edge *e = &cfg->edges[cfg->pred[hb->first_pred + p]];
-		if (!in_loop(lf, e->from, k) && block_line(cfg, &cfg->blocks[e->from], true, pl, npl, lca, out)) {
+		if (!in_loop(lf, e->from, k) && block_line(cfg, &cfg->blocks[e->from], true, ps, lca, out)) {
 			out->rule = LS_LINE_ENTRY;
 			return;
 		}
@@ -531,7 +530,7 @@ static const struct ls_src_stmt *stmt_of_test(const struct ls_source *src, const
  * loop's own tests (exit tests and back-edge branches; the innermost
  * statement wins), begins or closes a loop statement holding the loop. */
 static const struct ls_src_stmt *confirm(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                                         const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                                         const struct ls_places *ps, const struct ls_inl_node *lca,
                                          const struct ls_source *src, const struct loop_facts *f,
                                          struct ls_loop_line *out)
 {
@@ -547,7 +546,7 @@ static const struct ls_src_stmt *confirm(const struct ls_cfg *cfg, const struct 
 		bool test = is_exit_test(cfg, lf, k, blk);
 		for (uint32_t e = 0; e < blk->nsucc && !test; e++)
 			test = cfg->edges[cfg->succ[blk->first_succ + e]].to == L->header;
-		unsigned l = test ? branch_line(cfg, blk, pl, npl, lca, f->file) : 0;
+		unsigned l = test ? branch_line(cfg, blk, ps, lca, f->file) : 0;
 		const struct ls_src_stmt *s = l ? stmt_of_test(src, f, l, &is_do) : NULL;
 		if (s && (!best || s->line > best->line)) {
 			best = s;
@@ -589,8 +588,7 @@ static const char *short_name(const char *name, size_t *len)
 
 /* SRC_RECURSION: a line of the loop that calls the function itself (a
  * back edge's first, else the last such line), not its declaration. */
-static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_place *pl,
-                               size_t npl, const struct ls_inl_node *lca, const char *fname,
+static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
                                const struct ls_source *src, const struct loop_facts *f)
 {
 	size_t len;
@@ -599,7 +597,7 @@ static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L
 		return 0;
 	for (size_t e = 0; e < L->nbackedges; e++) {
 		const struct ls_block *blk = &cfg->blocks[L->backedges[e].from];
-		unsigned l = branch_line(cfg, blk, pl, npl, lca, f->file);
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
 		if (l && l != f->func_line && ls_source_calls(src, l, name, len))
 			return l;
 	}
@@ -630,13 +628,13 @@ static const struct ls_src_stmt *enclosing(const struct ls_source *src, const st
 
 /* Whether the procedure has code (a voting instruction, seen from context
  * LCA, in FILE) on a line strictly between LO and HI. */
-static bool code_between(const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca, const char *file,
+static bool code_between(const struct ls_places *ps, const struct ls_inl_node *lca, const char *file,
                          unsigned lo, unsigned hi)
 {
-	for (size_t i = 0; i < npl; i++) {
+	for (size_t i = 0; i < ps->n; i++) {
 		const char *f;
 		unsigned l;
-		if (pl[i].votes && line_in_context(&pl[i], lca, &f, &l) && f == file && l > lo && l < hi)
+		if (ps->pl[i].votes && line_in_context(&ps->pl[i], lca, &f, &l) && f == file && l > lo && l < hi)
 			return true;
 	}
 	return false;
@@ -644,18 +642,18 @@ static bool code_between(const struct ls_place *pl, size_t npl, const struct ls_
 
 /* Whether every voting instruction of inlined call CTX is in loop K: the
  * loop repeats the whole call, so its statement is the caller's. */
-static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const struct ls_place *pl, size_t npl,
+static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const struct ls_places *ps,
                                const struct ls_inl_node *ctx)
 {
-	for (size_t i = 0; i < npl; i++) {
-		if (!pl[i].votes)
+	for (size_t i = 0; i < ps->n; i++) {
+		if (!ps->pl[i].votes)
 			continue;
-		const struct ls_inl_node *c = pl[i].ctx;
+		const struct ls_inl_node *c = ps->pl[i].ctx;
 		while (c && c != ctx)
 			c = ctx_parent(c);
 		if (c != ctx)
 			continue;
-		int32_t l = pl[i].loop;
+		int32_t l = ps->pl[i].loop;
 		while (l >= 0 && l != k)
 			l = lf->loops[l].parent;
 		if (l != k)
@@ -666,15 +664,15 @@ static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const
 
 /* The source rules for loop K, whose DWARF line names no statement. */
 static void source_line(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
-                        int32_t k, const struct ls_place *pl, size_t npl, const struct ls_inl_node *lca,
+                        int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
                         const struct ls_source *src, const struct loop_facts *f, struct claims *c,
                         struct ls_loop_line *out)
 {
-	if (lca && repeats_whole_call(lf, k, pl, npl, lca) && caller_statement(m, lf, c, k, lca, out))
+	if (lca && repeats_whole_call(lf, k, ps, lca) && caller_statement(m, lf, c, k, lca, out))
 		return;
 	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, false);
 	if (f->lo == f->hi && !ls_source_stmt_at(src, f->lo) && f->lo != f->func_line && f->direct &&
-	    (!s || code_between(pl, npl, lca, f->file, s->line, f->lo))) {
+	    (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
 		/* All on one line that begins no loop, some of it right there
 		 * (not only in calls inlined from it), and no loop statement
 		 * whose body starts there: an expansion on that line. */
@@ -688,7 +686,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		out->rule = LS_LINE_SRC_ENCLOSING;
 		return;
 	}
-	unsigned l = recursive_call(cfg, &lf->loops[k], pl, npl, lca, lca ? lca->name : proc->name, src, f);
+	unsigned l = recursive_call(cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
 	if (l) {
 		out->line = l;
 		out->rule = LS_LINE_SRC_RECURSION;
@@ -714,7 +712,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 }
 
 void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
-                   const struct ls_loop_forest *lf, const struct ls_place *pl, size_t npl,
+                   const struct ls_loop_forest *lf, const struct ls_places *ps,
                    const struct ls_inl_node *const *lca, const char *proc_file, struct ls_loop_line *out)
 {
 	size_t nloops = lf->nloops;
@@ -738,23 +736,23 @@ void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct 
 	/* The DWARF rules, and the source's confirmation of their line. */
 	for (size_t k = 0; k < nloops; k++) {
 		struct loop_facts *f = &facts[k];
-		gather_facts(cfg, &lf->loops[k], pl, npl, lca[k], f, &scratch, &cap);
+		gather_facts(cfg, &lf->loops[k], ps, lca[k], f, &scratch, &cap);
 		const char *decl_file = lca[k] ? lca[k]->decl_file : proc->file;
 		unsigned decl_line = lca[k] ? lca[k]->decl_line : proc->line;
 		if (f->file && (f->file == decl_file || (!lca[k] && f->file == proc_file)))
 			limit_to_function(f, decl_line);
 		memset(&out[k], 0, sizeof out[k]);
-		dwarf_line(m, cfg, lf, (int32_t)k, pl, npl, lca[k], f, &out[k]);
+		dwarf_line(m, cfg, lf, (int32_t)k, ps, lca[k], f, &out[k]);
 		if (!out[k].line || !f->lo || out[k].file != f->file)
 			continue;
 		srcs[k] = ls_source_get(m->sources, f->file);
-		if (srcs[k] && (c.by_loop[k] = confirm(cfg, lf, (int32_t)k, pl, npl, lca[k], srcs[k], f, &out[k])))
+		if (srcs[k] && (c.by_loop[k] = confirm(cfg, lf, (int32_t)k, ps, lca[k], srcs[k], f, &out[k])))
 			c.confirmed[k] = true;
 	}
 	/* The loops the DWARF lines do not name: children first. */
 	for (size_t k = nloops; k-- > 0;)
 		if (srcs[k] && !c.by_loop[k])
-			source_line(m, proc, cfg, lf, (int32_t)k, pl, npl, lca[k], srcs[k], &facts[k], &c, &out[k]);
+			source_line(m, proc, cfg, lf, (int32_t)k, ps, lca[k], srcs[k], &facts[k], &c, &out[k]);
 	for (size_t k = 0; k < nloops; k++) {
 		if (m->debug_loop_lines)
 			fprintf(stderr, "loopscope: loop facts: header 0x%" PRIx64 ": lines %u-%u (%zu insns) in %s, function at %u, source %s\n",

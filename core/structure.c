@@ -364,7 +364,7 @@ static const char *context_file(const struct ls_inl_node *ctx, const char *proc_
  * exit tests and back-edge sources) in *CTL, and the instructions'
  * contexts in CTXS (*NCTXS of them). */
 static const struct ls_inl_node *loop_lca(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                                          const struct place *pl, size_t npl, const struct ls_inl_node ***ctxs,
+                                          const struct ls_places *ps, const struct ls_inl_node ***ctxs,
                                           size_t *nctxs, size_t *cap, const struct ls_inl_node **ctl)
 {
 	const struct ls_loop *L = &lf->loops[k];
@@ -386,10 +386,10 @@ static const struct ls_inl_node *loop_lca(const struct ls_cfg *cfg, const struct
 			}
 			bool first = bi == L->header;
 			for (uint32_t i = 0; i < blk->ninsns; i++) {
-				int x = ls_place_index(pl, npl, cfg->insns[blk->first_insn + i].addr);
-				if (x < 0 || (pass == 0 && !pl[x].votes))
+				int x = ls_block_place(ps, cfg, blk, i);
+				if (x < 0 || (pass == 0 && !ps->pl[x].votes))
 					continue;
-				const struct ls_inl_node *c = pl[x].ctx;
+				const struct ls_inl_node *c = ps->pl[x].ctx;
 				all = have_all ? context_lca(all, c) : c;
 				have_all = true;
 				*ctxs = ls_grow(*ctxs, cap, *nctxs + 1, sizeof **ctxs);
@@ -416,14 +416,14 @@ static const struct ls_inl_node *loop_lca(const struct ls_cfg *cfg, const struct
  * write()), which must not pull the loop out of the callee that owns the
  * rest.  Children are folded into parents (parents come before children
  * in the forest), so a loop is never placed below its nested loops. */
-static void loop_contexts(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, const struct place *pl,
-                          size_t npl, const struct ls_inl_node **lca)
+static void loop_contexts(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, const struct ls_places *ps,
+                          const struct ls_inl_node **lca)
 {
 	const struct ls_inl_node **ctxs = NULL;
 	size_t nctxs, cap = 0;
 	for (size_t k = 0; k < lf->nloops; k++) {
 		const struct ls_inl_node *ctl;
-		const struct ls_inl_node *all = loop_lca(cfg, lf, (int32_t)k, pl, npl, &ctxs, &nctxs, &cap, &ctl);
+		const struct ls_inl_node *all = loop_lca(cfg, lf, (int32_t)k, ps, &ctxs, &nctxs, &cap, &ctl);
 		const struct ls_inl_node *c = ctl;
 		for (; c != all && c; c = context_parent(c)) {
 			size_t inside = 0;
@@ -524,8 +524,18 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	struct ls_loop_line *lines = ls_xcalloc(nloops + 1, sizeof *lines);
 	struct child_map cm = { 0 };
 	if (nloops) {
-		loop_contexts(cfg, lf, pl, npl, lca);
-		ls_loop_lines(m, proc, cfg, lf, pl, npl, lca, proc_file, lines);
+		/* Each block's first place (blocks and places are both in
+		 * address order; a block's instructions are consecutive). */
+		uint32_t *block_first = ls_xmalloc((cfg->nblocks + 1) * sizeof *block_first);
+		for (size_t b = 0; b < cfg->nblocks; b++) {
+			const struct ls_block *blk = &cfg->blocks[b];
+			int i = blk->ninsns ? ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr) : -1;
+			block_first[b] = i < 0 ? UINT32_MAX : (uint32_t)i;
+		}
+		struct ls_places ps = { pl, npl, block_first };
+		loop_contexts(cfg, lf, &ps, lca);
+		ls_loop_lines(m, proc, cfg, lf, &ps, lca, proc_file, lines);
+		free(block_first);
 	}
 	for (size_t k = 0; k < nloops; k++) {
 		const struct ls_loop *L = &lf->loops[k];

@@ -23,6 +23,26 @@ struct ls_place {
 /* The index of the place holding ADDR in PL (sorted by addr), or -1. */
 int ls_place_index(const struct ls_place *pl, size_t n, uint64_t addr);
 
+/* A procedure's places (sorted by address), with the index of each CFG
+ * block's first instruction among them: a block's instructions are
+ * consecutive places, so the place of its K-th is found without a search. */
+struct ls_places {
+	const struct ls_place *pl;
+	size_t n;
+	const uint32_t *block_first;    /* per block; UINT32_MAX if not found */
+};
+
+/* The index of the place of instruction K of block BLK, or -1. */
+static inline int ls_block_place(const struct ls_places *ps, const struct ls_cfg *cfg, const struct ls_block *blk,
+                                 uint32_t k)
+{
+	uint32_t first = ps->block_first[blk - cfg->blocks];
+	uint64_t addr = cfg->insns[blk->first_insn + k].addr;
+	if (first != UINT32_MAX && first + k < ps->n && ps->pl[first + k].addr == addr)
+		return (int)(first + k);
+	return ls_place_index(ps->pl, ps->n, addr); /* not consecutive after all */
+}
+
 /* The line of each loop and the rule that chose it (loop_line.c). */
 enum ls_line_rule {
 	LS_LINE_NONE,           /* no line found */
@@ -52,7 +72,7 @@ struct ls_loop_line {
  * (NULL: the procedure's body), PROC_FILE the file of the procedure's own
  * lines.  Fills OUT[k] for every loop. */
 void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
-                   const struct ls_loop_forest *lf, const struct ls_place *pl, size_t npl,
+                   const struct ls_loop_forest *lf, const struct ls_places *ps,
                    const struct ls_inl_node *const *lca, const char *proc_file, struct ls_loop_line *out);
 
 /* Build PROC's scope subtree (a LS_SCOPE_PROC node, not yet linked into the
