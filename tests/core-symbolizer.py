@@ -232,12 +232,12 @@ def compare_chain(chain, inlines, full, frames, symbols):
     # Call sites: inline k was called at frame k-1's location.
     for k, e in enumerate(inlines[:len(outer) - 1]):
         caller = outer[k]
-        if e.get("call_line") == caller.get("Line") == 0:
+        if (e.get("call_line") or 0) == caller.get("Line") == 0:  # JSON null: no line
             continue
         if caller.get("Line", 0) == 0:
             classes.append("line-0")
             break
-        if e.get("call_line") != caller.get("Line") or norm_path(e.get("call_file")) != norm_path(caller.get("FileName")):
+        if (e.get("call_line") or 0) != caller.get("Line") or norm_path(e.get("call_file")) != norm_path(caller.get("FileName")):
             classes.append("call-site")
             break
     # Declarations: the proc's and each callee's decl file:line are
