@@ -18,6 +18,7 @@
  * on first use, under a lock (the analysis runs on several threads). */
 #include "source.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -518,6 +519,8 @@ static void source_free(struct ls_source *src)
 
 struct ls_source_cache {
 	pthread_mutex_t lock;
+	char **dirs;                   /* where to look for sources DWARF names elsewhere */
+	size_t ndirs;
 	struct source_slot {
 		const char *path;          /* interned: compared by pointer */
 		struct ls_source *src;     /* NULL: not readable */
@@ -525,11 +528,46 @@ struct ls_source_cache {
 	size_t nslots, count;
 };
 
-struct ls_source_cache *ls_source_cache_new(void)
+struct ls_source_cache *ls_source_cache_new(const char *search_path)
 {
 	struct ls_source_cache *c = ls_xcalloc(1, sizeof *c);
 	pthread_mutex_init(&c->lock, NULL);
+	size_t cap = 0;
+	for (const char *p = search_path; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		if (n) {
+			c->dirs = ls_grow(c->dirs, &cap, c->ndirs + 1, sizeof *c->dirs);
+			c->dirs[c->ndirs] = ls_xmalloc(n + 1);
+			memcpy(c->dirs[c->ndirs], p, n);
+			c->dirs[c->ndirs++][n] = 0;
+		}
+		p += n + (colon != NULL);
+	}
 	return c;
+}
+
+/* PATH as DWARF names it, or, where it cannot be read there, found under
+ * one of the search directories: DIR/PATH, then DIR/ with PATH's leading
+ * components dropped one by one ("posix/posix/regcomp.c" of a
+ * prefix-mapped build is DIR/posix/regcomp.c), as GDB's `directory` finds
+ * sources. */
+static struct ls_source *source_find(const struct ls_source_cache *c, const char *path)
+{
+	struct ls_source *src = path[0] == '/' ? source_read(path) : NULL;
+	for (size_t d = 0; d < c->ndirs && !src; d++) {
+		for (const char *tail = path; tail && *tail && !src;) {
+			while (*tail == '/')
+				tail++;
+			size_t n = strlen(c->dirs[d]) + strlen(tail) + 2;
+			char *full = ls_xmalloc(n);
+			snprintf(full, n, "%s/%s", c->dirs[d], tail);
+			src = source_read(full);
+			free(full);
+			tail = strchr(tail, '/');
+		}
+	}
+	return src;
 }
 
 void ls_source_cache_free(struct ls_source_cache *c)
@@ -539,6 +577,9 @@ void ls_source_cache_free(struct ls_source_cache *c)
 	for (size_t i = 0; i < c->nslots; i++)
 		source_free(c->slots[i].src);
 	free(c->slots);
+	for (size_t i = 0; i < c->ndirs; i++)
+		free(c->dirs[i]);
+	free(c->dirs);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -553,7 +594,7 @@ static size_t path_slot(const struct ls_source_cache *c, const char *path)
 
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path)
 {
-	if (!c || !path || path[0] != '/')
+	if (!c || !path || (path[0] != '/' && !c->ndirs))
 		return NULL;
 	pthread_mutex_lock(&c->lock);
 	if ((c->count + 1) * 2 > c->nslots) {
@@ -569,7 +610,7 @@ const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *pat
 	size_t j = path_slot(c, path);
 	if (!c->slots[j].path) {
 		c->slots[j].path = path;
-		c->slots[j].src = source_read(path);
+		c->slots[j].src = source_find(c, path);
 		c->count++;
 	}
 	const struct ls_source *src = c->slots[j].src;

@@ -16,10 +16,12 @@ struct ls_src_stmt {
 struct ls_source;
 struct ls_source_cache;
 
-struct ls_source_cache *ls_source_cache_new(void);
+/* SEARCH_PATH: directories (colon-separated, or NULL) where sources are
+ * looked for when DWARF's path cannot be read. */
+struct ls_source_cache *ls_source_cache_new(const char *search_path);
 void ls_source_cache_free(struct ls_source_cache *c);
-/* The file at PATH (absolute, interned: the cache compares pointers), read
- * once; NULL if it cannot be read.  Thread-safe. */
+/* The file at PATH (interned: the cache compares pointers), or found under
+ * the search path, read once; NULL if it cannot be read.  Thread-safe. */
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path);
 
 /* Every loop statement, sorted by line (then end). */

@@ -67,7 +67,7 @@ static const char *kind_name(int k)
 static int dump(const char *path)
 {
 	struct ls_strtab strings = { 0 };
-	struct ls_source_cache *c = ls_source_cache_new();
+	struct ls_source_cache *c = ls_source_cache_new(NULL);
 	const struct ls_source *src = ls_source_get(c, ls_intern(&strings, path));
 	if (!src) {
 		fprintf(stderr, "%s: cannot be read as a source file\n", path);
@@ -82,6 +82,37 @@ static int dump(const char *path)
 	return 0;
 }
 
+/* A file DWARF names by a path that does not exist here (a relative one,
+ * or another machine's build directory) is found under a directory of the
+ * search path, with the path's leading components dropped one by one. */
+static void search_path(struct ls_strtab *strings, const char *real)
+{
+	const char *slash = strrchr(real, '/');
+	char dir[64], rel[128], abs[128];
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - real), real);
+	snprintf(rel, sizeof rel, "build/src%s", slash);
+	snprintf(abs, sizeof abs, "/nonexistent/build%s", slash);
+	struct ls_source_cache *none = ls_source_cache_new(NULL);
+	ok(ls_source_get(none, ls_intern(strings, rel)) == NULL, "no search path: a relative path is not read");
+	ls_source_cache_free(none);
+	struct ls_source_cache *c = ls_source_cache_new("/nonexistent::");
+	ok(ls_source_get(c, ls_intern(strings, rel)) == NULL, "a search path of missing directories finds nothing");
+	ls_source_cache_free(c);
+	char sp[160];
+	snprintf(sp, sizeof sp, "/nonexistent:%s", dir);
+	c = ls_source_cache_new(sp);
+	const struct ls_source *a = ls_source_get(c, ls_intern(strings, rel));
+	const struct ls_source *b = ls_source_get(c, ls_intern(strings, abs));
+	size_t na = 0, nb = 0;
+	if (a)
+		ls_source_stmts(a, &na);
+	if (b)
+		ls_source_stmts(b, &nb);
+	ok(a && na == sizeof wants / sizeof wants[0], "%s is found as %s/%s", rel, dir, slash + 1);
+	ok(b && nb == na, "%s is found as %s/%s", abs, dir, slash + 1);
+	ls_source_cache_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2)
@@ -94,7 +125,7 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	struct ls_strtab strings = { 0 };
-	struct ls_source_cache *c = ls_source_cache_new();
+	struct ls_source_cache *c = ls_source_cache_new(NULL);
 	const char *p = ls_intern(&strings, path);
 	const struct ls_source *src = ls_source_get(c, p);
 	ok(src != NULL, "the snippet is read");
@@ -123,6 +154,7 @@ int main(int argc, char **argv)
 	   "comment and directive lines hold no code");
 	for (size_t i = 0; i < n; i++)
 		printf("# %u-%u %s\n", st[i].line, st[i].end, kind_name(st[i].kind));
+	search_path(&strings, path);
 	ls_source_cache_free(c);
 	ls_strtab_free(&strings);
 	unlink(path);
