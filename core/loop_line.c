@@ -19,10 +19,16 @@
  *                     `while (1)` or `do` a zero-length is_stmt row there
  *                     (linemap.c keeps them aside);
  *     TEST_AT_TOP     an exit test whose line is the loop's first line;
- *     TEST_AT_BOTTOM  the back-edge test, on or after the loop's last line;
+ *     TEST_AT_BOTTOM  the back-edge test, on or after the loop's last line
+ *                     (and not on its first: that is TEST_AT_TOP's);
  *     SLIDES          the slides' ranks (see edge_rank);
  *     HEADER          the header's first line;
  *     ENTRY           a loop with no line at all: the branch entering it.
+ *   This order is measured: on the real-code corpus (tests/corpus-lines.py,
+ *   LOOPSCOPE_NO_SOURCE=1) it names the loop's own line for 87.5% of
+ *   clang's loops and 90.8% of gcc's; the bottom test first (a do/while
+ *   before a test at the top) gave 87.3% and 90.75%, the top test first
+ *   87.5% and 90.5%.
  *
  *   Source text, when the file is readable (source.c; checks and improves
  *   the DWARF line, never needed):
@@ -416,7 +422,7 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 		out->rule = LS_LINE_TEST_AT_TOP;
 		return;
 	}
-	if (bottom && bottom >= f->hi) {
+	if (bottom && bottom >= f->hi && bottom > f->lo) {
 		out->line = bottom;
 		out->rule = LS_LINE_TEST_AT_BOTTOM;
 		return;
