@@ -29,7 +29,10 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#define LS_CACHE_FORMAT_VERSION 1
+/* 4 (issue 8b): same record layout as 3, but loops placed by voting
+ * instructions, new loop lines, line-0 code in [no line] statements: a tree
+ * cached by an older loopscope must not be read back. */
+#define LS_CACHE_FORMAT_VERSION 4
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
