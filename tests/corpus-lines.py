@@ -24,6 +24,15 @@
 # A loop whose file cannot be read is counted as "unreadable" and listed;
 # it counts as wrong.
 #
+# This oracle is its own code (a tokenizer and the four tests above, in
+# Python); it shares nothing with core/source.c.  But loopscope reads the
+# same source text to choose its lines, so agreement with sources read says
+# little about a user's binary whose sources are not on disk.  So every
+# build is also analyzed with LOOPSCOPE_NO_SOURCE=1, where only the DWARF
+# rules choose, and held to its own, lower threshold (DWARF_THRESHOLD).
+# The share of loops each rule decided, and how many of those are right,
+# is printed for both runs (LOOPSCOPE_DEBUG_LOOP_LINES).
+#
 # Also printed: the before/after class of each wrong line (a statement of
 # the body, the call line of an inline, line 0) as a guide, and with
 # LOOPSCOPE_CORPUS_LINES_ALL=1 every loop's verdict.
@@ -45,6 +54,9 @@ def _load(name, path):
 
 C = _load("core_common", os.path.join(HERE, "core-common.py"))
 THRESHOLD = 98.0
+# DWARF alone (measured 87.5% clang, 90.8% gcc): a floor against regressions.
+DWARF_THRESHOLD = 85.0
+RULE_RE = re.compile(r"^loopscope: loop line: .* header (0x[0-9a-f]+) depth \d+: .* by (\S+)$")
 
 # ---- C/C++ source as tokens ---------------------------------------------------
 
@@ -303,11 +315,21 @@ def function_of(ancestors):
     return "", None, 0
 
 
-def check_build(b, trees_cache, verbose):
-    """(counts, wrong) for one build."""
-    tree, proc = C.struct_json(b.path)
+def check_build(b, trees_cache, verbose, dwarf_only=False, rules=None):
+    """(counts, wrong) for one build; RULES (a Counter) gets
+    (rule, right) of every loop.  DWARF_ONLY: with LOOPSCOPE_NO_SOURCE=1."""
+    env = dict(os.environ, LOOPSCOPE_DEBUG_LOOP_LINES="1")
+    env.pop("LOOPSCOPE_NO_SOURCE", None)
+    if dwarf_only:
+        env["LOOPSCOPE_NO_SOURCE"] = "1"
+    tree, proc = C.struct_json(b.path, env=env)
     if tree is None:
         return None, proc
+    rule_of = {}
+    for l in proc.stderr.splitlines():
+        m = RULE_RE.match(l)
+        if m:
+            rule_of[m.group(1)] = m.group(2)
     st = trees_cache.get(b.srcdir)
     if st is None:
         st = trees_cache[b.srcdir] = SourceTree([b.srcdir])
@@ -322,8 +344,10 @@ def check_build(b, trees_cache, verbose):
         else:
             why = classify(st, src, line, function_of(anc))
             counts[why or "wrong"] += 1
+        if rules is not None:
+            rules[(rule_of.get(node.get("header"), "?"), bool(why))] += 1
         if verbose:
-            print("# %s %s:%s %s" % (b.label, f, line, why))
+            print("# %s%s %s:%s %s" % (b.label, " (DWARF only)" if dwarf_only else "", f, line, why))
         if not why:
             proc = next((a.get("name") for a in anc if a.get("kind") == "proc"), "?")
             text = source_line(f, line)
@@ -349,6 +373,46 @@ def source_line(path, line):
     return t[line - 1].strip()[:100] if 0 < line <= len(t) else ""
 
 
+def run(tap, builds, verbose, dwarf_only):
+    """One pass over the builds: a TAP line per compiler, the rules' shares."""
+    what = "DWARF only (LOOPSCOPE_NO_SOURCE=1)" if dwarf_only else "sources read"
+    threshold = DWARF_THRESHOLD if dwarf_only else THRESHOLD
+    per_cc = defaultdict(Counter)
+    rules = defaultdict(Counter)
+    trees = {}
+    all_wrong = []
+    for b in builds:
+        counts, wrong = check_build(b, trees, verbose, dwarf_only, rules[b.compiler])
+        if counts is None:
+            tap.ok(False, "%s: loopscope struct exited %d" % (b.label, wrong.returncode))
+            tap.diag(wrong.stderr[-1000:])
+            continue
+        n = sum(counts.values())
+        good = n - counts["wrong"] - counts["unreadable"]
+        per_cc[b.compiler].update(counts)
+        tap.diag("%s, %s: %d/%d loops at their own line (%s)" % (
+            b.label, what, good, n, ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+        all_wrong += wrong
+    for cc, counts in sorted(per_cc.items()):
+        n = sum(counts.values())
+        good = n - counts["wrong"] - counts["unreadable"]
+        pct = 100.0 * good / n if n else 0.0
+        tap.ok(n > 0 and pct >= threshold, "%s, %s: %d/%d corpus loops (%.2f%%) name their for/while/do, "
+               "goto label or recursive call (>= %.0f%%)" % (cc, what, good, n, pct, threshold))
+        byrule = Counter()
+        for (rule, _), k in rules[cc].items():
+            byrule[rule] += k
+        for rule, k in byrule.most_common():
+            tap.diag("  %s, %s: rule %-15s %6d loops (%5.1f%%), %5.1f%% of them right" % (
+                cc, what, rule, k, 100.0 * k / n, 100.0 * rules[cc][(rule, True)] / k))
+    # DWARF alone misses thousands: the first 100 show their kinds.
+    shown = all_wrong[:100] if dwarf_only else all_wrong
+    tap.diag("%s: loops that do not name their own line (%d%s):" % (
+        what, len(all_wrong), ", the first %d" % len(shown) if len(shown) < len(all_wrong) else ""))
+    for w in shown:
+        tap.diag("  " + w)
+
+
 def main():
     C.need_tools("gcc", "clang")
     C.scratch_dir()
@@ -357,30 +421,8 @@ def main():
     verbose = os.environ.get("LOOPSCOPE_CORPUS_LINES_ALL") == "1"
     for m in missing:
         tap.skip("%s: not built" % m)
-    per_cc = defaultdict(Counter)
-    trees = {}
-    all_wrong = []
-    for b in builds:
-        counts, wrong = check_build(b, trees, verbose)
-        if counts is None:
-            tap.ok(False, "%s: loopscope struct exited %d" % (b.label, wrong.returncode))
-            tap.diag(wrong.stderr[-1000:])
-            continue
-        n = sum(counts.values())
-        good = n - counts["wrong"] - counts["unreadable"]
-        per_cc[b.compiler].update(counts)
-        tap.diag("%s: %d/%d loops at their own line (%s)" % (
-            b.label, good, n, ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
-        all_wrong += wrong
-    for cc, counts in sorted(per_cc.items()):
-        n = sum(counts.values())
-        good = n - counts["wrong"] - counts["unreadable"]
-        pct = 100.0 * good / n if n else 0.0
-        tap.ok(n > 0 and pct >= THRESHOLD, "%s: %d/%d corpus loops (%.2f%%) name their for/while/do, "
-               "goto label or recursive call (>= %.0f%%)" % (cc, good, n, pct, THRESHOLD))
-    tap.diag("loops that do not name their own line (%d):" % len(all_wrong))
-    for w in all_wrong:
-        tap.diag("  " + w)
+    run(tap, builds, verbose, dwarf_only=False)
+    run(tap, builds, verbose, dwarf_only=True)
     tap.done()
 
 

@@ -160,8 +160,9 @@ def check_perf(tap, tag, binary, zero, tmp):
     if at_zero == 0:
         tap.skip("%s: perf took no sample at a line-0 address (%d samples in the binary)" % (tag, len(ips)))
         return
-    tap.ok(counted >= at_zero, "%s: the %d samples at line-0 addresses are under [no line] or their loop's "
-           "statement (%d there)" % (tag, at_zero, counted))
+    tap.ok(counted >= at_zero, "%s: the %d samples at line-0 addresses (%.1f%% of the binary's %d) are under "
+           "[no line] or their loop's statement (%d there)" % (tag, at_zero, 100.0 * at_zero / len(ips), len(ips),
+                                                               counted))
 
 
 def gdb_run(binary, *cmds):
