@@ -79,6 +79,15 @@ static int parse_address(const ls_module *m, const char *token, uint64_t *addrs,
 	return 1;
 }
 
+/* FILE:LINE, or "[no line]": line 0 is never printed as a line. */
+static void print_location(const char *file, unsigned line)
+{
+	if (line)
+		printf("%s:%u", file ? file : "??", line);
+	else
+		fputs("[no line]", stdout);
+}
+
 static void print_text(const ls_module *m, const char *token, uint64_t addr)
 {
 	const ls_scope *chain[LS_MAX_CHAIN];
@@ -99,23 +108,28 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 		printf("%*s", (int)(2 * i + 2), "");
 		switch (ls_scope_kind_of(s)) {
 		case LS_SCOPE_PROC:
-			printf("%s at %s:%u\n", ls_scope_name(s) ? ls_scope_name(s) : "??", file, ls_scope_line(s));
+			printf("%s at ", ls_scope_name(s) ? ls_scope_name(s) : "??");
+			print_location(file, ls_scope_line(s));
 			break;
 		case LS_SCOPE_INLINE:
-			printf("[I] %s called at %s:%u\n", ls_scope_name(s) ? ls_scope_name(s) : "??",
-			       ls_scope_call_file(s) ? ls_scope_call_file(s) : "??", ls_scope_call_line(s));
+			printf("[I] %s called at ", ls_scope_name(s) ? ls_scope_name(s) : "??");
+			print_location(ls_scope_call_file(s), ls_scope_call_line(s));
 			break;
 		case LS_SCOPE_LOOP:
-			printf("loop at %s:%u (header 0x%" PRIx64 ", depth %u%s)\n", file, ls_scope_line(s),
-			       ls_loop_header(s), ls_loop_depth(s), ls_loop_irreducible(s) ? ", irreducible" : "");
+			fputs("loop at ", stdout);
+			print_location(file, ls_scope_line(s));
+			printf(" (header 0x%" PRIx64 ", depth %u%s)", ls_loop_header(s), ls_loop_depth(s),
+			       ls_loop_irreducible(s) ? ", irreducible" : "");
 			break;
 		case LS_SCOPE_ALIEN:
-			printf("[alien] %s:%u\n", file, ls_scope_line(s));
+			fputs("[alien] ", stdout);
+			print_location(file, ls_scope_line(s));
 			break;
 		default:
-			printf("%s:%u\n", file, ls_scope_line(s));
+			print_location(file, ls_scope_line(s));
 			break;
 		}
+		putchar('\n');
 	}
 }
 

@@ -6,6 +6,7 @@
  * thread and are read-only here; each worker has its own decoder and arena,
  * so the workers share nothing mutable but the next-procedure counter. */
 #include "structure.h"
+#include "source.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -133,8 +134,16 @@ int ls_analyze(ls_module *m, ls_error *err)
 	struct worker *workers = ls_xcalloc(nthreads, sizeof *workers);
 	for (int t = 0; t < nthreads; t++)
 		workers[t] = (struct worker){ &an, &m->thread_arenas[t] };
+	/* $LOOPSCOPE_NO_SOURCE: loop lines from DWARF alone (to measure the
+	 * DWARF rules, or to ignore a source tree that does not match).
+	 * $LOOPSCOPE_SOURCE_PATH: where to look for sources that are not at
+	 * the paths DWARF names (a distribution's prefix-mapped build). */
+	m->sources = getenv("LOOPSCOPE_NO_SOURCE") ? NULL : ls_source_cache_new(getenv("LOOPSCOPE_SOURCE_PATH"));
+	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	ls_progress_end(&an.progress);
+	ls_source_cache_free(m->sources);
+	m->sources = NULL;
 
 	assemble(m, an.results);
 	free(an.results);

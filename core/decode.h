@@ -55,6 +55,7 @@ enum {
 	LS_MN_CLTQ,        /* cltq (cdqe): sign-extends %eax into %rax, no operands */
 	LS_MN_HLT,         /* hlt: the kernel's idle loops go on after it (cfg.c) */
 	LS_MN_AND,         /* and: a mask bounds a jump table's index */
+	LS_MN_VMOV,        /* a vector/FP register move (movaps, movsd, vmovdqu, ...): spills and copies */
 };
 
 struct ls_decoder;

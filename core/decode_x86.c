@@ -355,6 +355,20 @@ static bool is_mn(const char *m, const char *base)
 	return m[n] == 0 || ((m[n] == 'b' || m[n] == 'w' || m[n] == 'l' || m[n] == 'q') && m[n + 1] == 0);
 }
 
+/* The SSE/AVX whole-register moves (M without a 'v' prefix): what spills,
+ * reloads and copies of vector and floating-point values use. */
+static bool is_vector_move(const char *m)
+{
+	static const char *const moves[] = {
+		"movaps", "movups", "movapd", "movupd", "movdqa", "movdqu", "movss", "movsd", "movd",
+		"movdqa32", "movdqa64", "movdqu8", "movdqu16", "movdqu32", "movdqu64",
+	};
+	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+		if (strcmp(m, moves[i]) == 0)
+			return true;
+	return false;
+}
+
 static void classify(struct ls_decoder *d, struct ls_insn *insn)
 {
 	const char *m = d->mnemonic;
@@ -458,7 +472,13 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			 * a jump table to 256 entries). */
 			if (insn->nops >= 1 && insn->op[0].size == 0)
 				insn->op[0].size = m[4] == 'b' ? 1 : m[4] == 'w' ? 2 : 0;
+		} else if (is_vector_move(m)) {
+			insn->opcode = LS_MN_VMOV;
 		}
+		return;
+	case 'v':
+		if (m[1] == 'm' && is_vector_move(m + 1))
+			insn->opcode = LS_MN_VMOV;
 		return;
 	case 'x':
 		/* xbegin: on abort, control resumes at its target. */

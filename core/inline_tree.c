@@ -17,6 +17,9 @@
  * DW_AT_abstract_origin and DW_AT_specification) when there is one, else
  * DW_AT_name.  Corrupt DWARF in one CU is warned about and that CU skipped.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
 #include "internal.h"
 
 #include <dwarf.h>
@@ -65,6 +68,11 @@ struct walker {
 
 	ls_range *ranges;             /* scratch */
 	size_t cap_ranges;
+
+	/* Per subprogram in ix->subs: the nodes of its subtree, [first,
+	 * end) of ix->nodes, for dropping a duplicate (see drop_duplicates). */
+	struct sub_nodes { uint32_t first, end; } *sub_nodes;
+	size_t cap_sub_nodes;
 };
 
 static const char *cu_file(struct walker *w, Dwarf_Word idx)
@@ -299,6 +307,10 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 				.node = n, .ranges = rs, .nranges = nr, .entry = entry, .noreturn = on.noreturn,
 			};
 			*dfunc = n, *dscope = n, descend = true;
+			/* Its nodes run from N to wherever the walk leaves its
+			 * subtree: walk_children closes the range. */
+			w->sub_nodes = ls_grow(w->sub_nodes, &w->cap_sub_nodes, ix->nsubs, sizeof *w->sub_nodes);
+			w->sub_nodes[ix->nsubs - 1] = (struct sub_nodes){ (uint32_t)(ix->nnodes - 1), UINT32_MAX };
 			break;
 		}
 		case DW_TAG_inlined_subroutine: {
@@ -363,6 +375,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 	struct frame {
 		Dwarf_Die die;               /* the next DIE to visit at this level */
 		struct ls_inl_node *func, *scope;
+		size_t depth;                /* of the DIEs at this level */
 	} *stack = NULL;
 	size_t n = 0, cap = 0;
 	Dwarf_Die child;
@@ -371,15 +384,29 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		w->bad = true;
 	if (rc != 0)
 		return;
+	/* Subprograms whose subtree the walk is in, with the depth of their
+	 * DIE: nodes are made in DIE order, so a subprogram's nodes end where
+	 * the walk next visits a DIE at its depth or above. */
+	struct open_sub { size_t sub, depth; } *open = NULL;
+	size_t nopen = 0, cap_open = 0;
+	struct ls_inline_index *ix = w->ix;
 	stack = ls_grow(stack, &cap, 1, sizeof *stack);
-	stack[n++] = (struct frame){ child, NULL, NULL };
+	stack[n++] = (struct frame){ child, NULL, NULL, 1 };
 	while (n && !w->bad) {
 		struct frame *f = &stack[n - 1];
 		Dwarf_Die cur = f->die;
 		struct ls_inl_node *dfunc = NULL, *dscope = NULL;
+		size_t depth = f->depth;
+		for (; nopen && open[nopen - 1].depth >= depth; nopen--)
+			w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;
+		size_t nsubs = ix->nsubs;
 		bool descend = visit_die(w, &cur, f->func, f->scope, &dfunc, &dscope);
 		if (w->bad)
 			break;
+		if (ix->nsubs > nsubs) {
+			open = ls_grow(open, &cap_open, nopen + 1, sizeof *open);
+			open[nopen++] = (struct open_sub){ ix->nsubs - 1, depth };
+		}
 		/* This level goes on with the sibling once CUR's subtree is done. */
 		rc = dwarf_siblingof(&f->die, &f->die);
 		if (rc < 0) {
@@ -397,9 +424,12 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		}
 		if (rc == 0) {
 			stack = ls_grow(stack, &cap, n + 1, sizeof *stack);
-			stack[n++] = (struct frame){ child, dfunc, dscope };
+			stack[n++] = (struct frame){ child, dfunc, dscope, depth + 1 };
 		}
 	}
+	for (; nopen; nopen--)
+		w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;
+	free(open);
 	free(stack);
 }
 
@@ -489,6 +519,78 @@ static void build_segments(struct walker *w)
 		cur = next;
 	}
 	free(heap);
+}
+
+/* Subprograms by entry, then ranges: duplicates next to each other. */
+static int cmp_sub(const void *a, const void *b, void *ctx)
+{
+	const struct ls_inl_sub *subs = ctx;
+	const struct ls_inl_sub *x = &subs[*(const uint32_t *)a], *y = &subs[*(const uint32_t *)b];
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	if (x->nranges != y->nranges)
+		return x->nranges < y->nranges ? -1 : 1;
+	int c = memcmp(x->ranges, y->ranges, x->nranges * sizeof *x->ranges);
+	if (c)
+		return c;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1; /* DIE order */
+}
+
+static bool same_code(const struct ls_inl_sub *x, const struct ls_inl_sub *y)
+{
+	return x->entry == y->entry && x->nranges == y->nranges &&
+	       memcmp(x->ranges, y->ranges, x->nranges * sizeof *x->ranges) == 0;
+}
+
+/* Two subprograms describing the very same code: a function instantiated
+ * in several units (a template, an inline member function, gcc's C1/C2
+ * constructors and D0/D1/D2 destructors), whose DWARF in every unit
+ * names the one copy the linker kept.  Mixing their inline trees in the
+ * index would give each address a node of either tree, and the procedure
+ * (built from one of them) would disown the other's: inlined calls came
+ * out as one [alien] frame.  Keep the first in DIE order, drop the others
+ * with their subtrees. */
+static void drop_duplicates(struct walker *w)
+{
+	struct ls_inline_index *ix = w->ix;
+	size_t n = ix->nsubs;
+	if (n < 2)
+		return;
+	uint32_t *order = ls_xmalloc(n * sizeof *order);
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof *order, cmp_sub, ix->subs);
+	bool *drop_sub = ls_xcalloc(n, sizeof *drop_sub);
+	size_t ndrop = 0;
+	for (size_t i = 1; i < n; i++) {
+		size_t j = i;
+		while (j > 0 && drop_sub[order[j - 1]])
+			j--; /* compare with the kept one of the run */
+		if (j > 0 && same_code(&ix->subs[order[j - 1]], &ix->subs[order[i]])) {
+			drop_sub[order[i]] = true;
+			ndrop++;
+		}
+	}
+	if (ndrop) {
+		bool *drop_node = ls_xcalloc(ix->nnodes + 1, sizeof *drop_node);
+		for (size_t i = 0; i < n; i++)
+			if (drop_sub[i])
+				for (uint32_t k = w->sub_nodes[i].first; k < w->sub_nodes[i].end && k < ix->nnodes; k++)
+					drop_node[k] = true;
+		size_t kept = 0;
+		for (size_t i = 0; i < w->nivals; i++)
+			if (!drop_node[w->ivals[i].node])
+				w->ivals[kept++] = w->ivals[i];
+		w->nivals = kept;
+		kept = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!drop_sub[i])
+				ix->subs[kept++] = ix->subs[i];
+		ix->nsubs = kept;
+		free(drop_node);
+	}
+	free(drop_sub);
+	free(order);
 }
 
 int ls_inline_build(ls_module *m, ls_error *err)
@@ -583,7 +685,9 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	} else if (rc < 0 && ncus == 0) {
 		m->dwarf = NULL;
 	}
+	drop_duplicates(&w);
 	build_segments(&w);
+	free(w.sub_nodes);
 	free(w.ivals);
 	free(w.file_names);
 	free(w.cache);

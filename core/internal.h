@@ -29,7 +29,11 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 
-#define LS_CACHE_FORMAT_VERSION 4
+/* 5: issue 14's checked header (checksum, file identity, producer) with
+ * issue 8a's scope record (unresolved_jumps), and issue 8b's loops placed
+ * by voting instructions, new loop lines, line-0 code in [no line]
+ * statements: a tree cached by an older loopscope must not be read back. */
+#define LS_CACHE_FORMAT_VERSION 5
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
@@ -170,6 +174,13 @@ struct ls_line_row {
 struct ls_linemap {
 	struct ls_line_row *rows; /* sorted by addr; gaps marked by rows with file == NULL */
 	size_t nrows;
+	/* Statement rows (is_stmt, line > 0) that a later row at the same
+	 * address hides, in the same file and above its line: statements that
+	 * begin there with no code of their own.  gcc puts a `for (;;)`,
+	 * `while (1)` or `do` line at its loop's header this way.  Sorted by
+	 * addr; the loop-line rules read them. */
+	struct ls_line_row *hidden;
+	size_t nhidden;
 };
 
 int ls_linemap_build(ls_module *m, ls_error *err);
@@ -178,6 +189,8 @@ int ls_linemap_build(ls_module *m, ls_error *err);
 const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
 /* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
+/* The hidden statement rows at exactly ADDR: their count, *FIRST the first. */
+size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first);
 void ls_linemap_free(struct ls_linemap *lm);
 
 /* ---- inline tree (inline_tree.c) ------------------------------------------- */
@@ -308,6 +321,10 @@ struct ls_module {
 	/* cfg.c: data sections for jump tables and the proved-noreturn facts,
 	 * built lazily by the first CFG; freed by ls_cfg_module_free. */
 	struct ls_cfg_module *cfg_module;
+	/* source.c: source files read for the loop lines, during the
+	 * analysis only (NULL otherwise). */
+	struct ls_source_cache *sources;
+	bool debug_loop_lines;     /* $LOOPSCOPE_DEBUG_LOOP_LINES: each loop's line and rule on stderr */
 
 	struct ls_strtab strings;
 	struct ls_symindex *symindex; /* symbols.c, built on first use */

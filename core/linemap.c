@@ -7,8 +7,10 @@
  * no executable section are dropped (discarded COMDAT and --gc-sections code
  * keeps rows at address 0; some compilers emit data addresses); a sequence's
  * end is kept as a gap row (file == NULL); where several rows share an
- * address the last one wins, as addr2line and llvm-symbolizer report it; a
- * row never extends past the end of its section.  File names are made
+ * address the last one wins, as addr2line and llvm-symbolizer report it
+ * (the statement rows it hides are kept aside, in lm->hidden: gcc marks a
+ * loop's `for (;;)` or `do` line that way); a row never extends past the
+ * end of its section.  File names are made
  * absolute and normalized once per CU file-table entry, and interned.
  */
 #ifndef _GNU_SOURCE
@@ -321,13 +323,26 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 	/* Keep the last row of each address; end rows only where no row
 	 * starts; no two gaps in a row; a gap at the end of every section a
 	 * row would otherwise run past. */
-	size_t cap_rows = 0;
+	size_t cap_rows = 0, cap_hidden = 0;
 	const struct ls_text *text = NULL;
 	for (size_t i = 0; i < nraw; i++) {
 		size_t j = i;
 		while (j + 1 < nraw && raw[j + 1].addr == raw[i].addr)
 			j++;
 		struct raw_row *r = &raw[j];     /* the last one, a real row if any */
+		for (size_t k = i; k < j; k++) {
+			const struct raw_row *h = &raw[k];
+			/* Only a statement above the code at this address can
+			 * be a loop's statement (its body follows it). */
+			if (!h->file || !h->line || !(h->flags & LS_LINE_IS_STMT) || !r->file ||
+			    h->file != r->file || h->line >= r->line)
+				continue;
+			lm->hidden = ls_grow(lm->hidden, &cap_hidden, lm->nhidden + 1, sizeof *lm->hidden);
+			lm->hidden[lm->nhidden++] = (struct ls_line_row){
+				.addr = h->addr, .file = h->file, .line = h->line,
+				.column = h->column, .flags = LS_LINE_IS_STMT,
+			};
+		}
 		i = j;
 		struct ls_line_row *prev = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
 		/* Close the previous row at its section's end if it runs on. */
@@ -351,6 +366,11 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
 	}
 	free(raw);
+	if (lm->nhidden) { /* the kernel has half a million: no slack */
+		struct ls_line_row *h = realloc(lm->hidden, lm->nhidden * sizeof *h);
+		if (h)
+			lm->hidden = h;
+	}
 	return 0;
 }
 
@@ -371,9 +391,28 @@ const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t 
 	return r->file ? r : NULL;
 }
 
+size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first)
+{
+	size_t lo = 0, hi = lm->nhidden;
+	while (lo < hi) { /* the first hidden row at or above ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (lm->hidden[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t n = 0;
+	while (lo + n < lm->nhidden && lm->hidden[lo + n].addr == addr)
+		n++;
+	*first = n ? &lm->hidden[lo] : NULL;
+	return n;
+}
+
 void ls_linemap_free(struct ls_linemap *lm)
 {
 	free(lm->rows);
+	free(lm->hidden);
 	lm->rows = NULL;
-	lm->nrows = 0;
+	lm->hidden = NULL;
+	lm->nrows = lm->nhidden = 0;
 }

@@ -208,6 +208,16 @@ void ls_json_string(FILE *out, const char *s)
 	jb_done(&b, out);
 }
 
+/* A line number; null for line 0, the compiler's "no line", which is
+ * never shown as a line. */
+static void jb_line(struct jbuf *b, unsigned line)
+{
+	if (line)
+		jb_uint(b, line);
+	else
+		JB_LIT(b, "null");
+}
+
 /* The fields one scope shares between the lookup chain and the tree, without
  * the braces.  FULL adds what only the tree output carries (loop entries and
  * edges, linkage names). */
@@ -242,7 +252,12 @@ static void jb_scope_fields(struct jbuf *b, const struct ls_scope *s, bool full)
 		JB_LIT(b, ",\"call_file\":");
 		jb_string(b, s->call_file);
 		JB_LIT(b, ",\"call_line\":");
-		jb_uint(b, s->call_line);
+		jb_line(b, s->call_line);
+		if (full && s->call_column) {
+			/* Tells apart two calls on one line (f(g(x))). */
+			JB_LIT(b, ",\"call_column\":");
+			jb_uint(b, s->call_column);
+		}
 		break;
 	default:
 		break;
@@ -251,7 +266,7 @@ static void jb_scope_fields(struct jbuf *b, const struct ls_scope *s, bool full)
 		JB_LIT(b, ",\"file\":");
 		jb_string(b, s->file);
 		JB_LIT(b, ",\"line\":");
-		jb_uint(b, s->line);
+		jb_line(b, s->line);
 	}
 
 	if (s->kind == LS_SCOPE_LOOP) {

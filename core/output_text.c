@@ -14,9 +14,11 @@
  *         alien util.h:33
  *
  * Procedures show full paths; everything below them shows basenames (the
- * full paths are in the JSON output).  An unknown file is "??", an unknown
- * line 0.  Children are indented two spaces below their parent; the module's
- * own children start at column 0.
+ * full paths are in the JSON output).  An unknown file is "??".  Line 0 is
+ * never printed as a line: code the compiler gave no line is "[no line]"
+ * (the statement of a scope's line-0 instructions: "stmt [no line]").
+ * Children are indented two spaces below their parent; the module's own
+ * children start at column 0.
  */
 #include "internal.h"
 
@@ -29,6 +31,16 @@ static const char *base_name(const char *path)
 		return "??";
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
+}
+
+/* FILE:LINE, or "[no line]" when LINE is 0 (the file alone says nothing
+ * of where). */
+static void put_location(FILE *out, const char *file, unsigned line)
+{
+	if (line)
+		fprintf(out, "%s:%u", file ? file : "??", line);
+	else
+		fputs("[no line]", out);
 }
 
 static void put_ranges(FILE *out, const struct ls_scope *s)
@@ -51,23 +63,29 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		fprintf(out, "file %s", s->file ? s->file : s->name ? s->name : "??");
 		break;
 	case LS_SCOPE_PROC:
-		fprintf(out, "proc %s (%s:%u)", s->name ? s->name : "??",
-			s->file ? s->file : "??", s->line);
+		fprintf(out, "proc %s (", s->name ? s->name : "??");
+		put_location(out, s->file, s->line);
+		fputc(')', out);
 		put_ranges(out, s);
 		if (s->unresolved_jumps)
 			fprintf(out, " [%u indirect jump%s not resolved: loops may be incomplete]", s->unresolved_jumps,
 			        s->unresolved_jumps == 1 ? "" : "s");
 		break;
 	case LS_SCOPE_INLINE:
-		fprintf(out, "[I] %s called at %s:%u (%s:%u)", s->name ? s->name : "??",
-			base_name(s->call_file), s->call_line, base_name(s->file), s->line);
+		fprintf(out, "[I] %s called at ", s->name ? s->name : "??");
+		put_location(out, base_name(s->call_file), s->call_line);
+		fputs(" (", out);
+		put_location(out, base_name(s->file), s->line);
+		fputc(')', out);
 		break;
 	case LS_SCOPE_ALIEN:
-		fprintf(out, "alien %s:%u", base_name(s->file), s->line);
+		fputs("alien ", out);
+		put_location(out, base_name(s->file), s->line);
 		break;
 	case LS_SCOPE_LOOP: {
 		const struct ls_loop_info *l = s->loop;
-		fprintf(out, "loop at %s:%u", base_name(s->file), s->line);
+		fputs("loop at ", out);
+		put_location(out, base_name(s->file), s->line);
 		if (!l)
 			break;
 		fprintf(out, " [header 0x%" PRIx64 ", depth %u", l->header, l->depth);
@@ -80,7 +98,8 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		break;
 	}
 	case LS_SCOPE_STMT:
-		fprintf(out, "stmt %s:%u", base_name(s->file), s->line);
+		fputs("stmt ", out);
+		put_location(out, base_name(s->file), s->line);
 		put_ranges(out, s);
 		break;
 	default:

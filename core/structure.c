@@ -5,19 +5,40 @@
  * For every instruction we know three things: its inline context (the
  * deepest DW_TAG_inlined_subroutine covering it), its line, and the
  * innermost loop of its basic block.  Loops are placed inside the inline
- * chain at the least common ancestor (LCA) of the contexts of all their
+ * chain at the least common ancestor (LCA) of the contexts of their
  * instructions: a loop wholly inside an inlined callee sits inside that
  * [I] node, a loop of the caller around the call sits outside it, and a
- * loop is never made a child of a node inserted inside the loop.  Each
- * instruction's path is then: the inline nodes down to its outermost loop's
- * LCA, that loop, the inline nodes down to the next loop's LCA, ..., the
- * rest of its inline chain, an alien node if its line comes from another
- * file with no inline record, and its statement.  Paths are inserted into a
- * trie, so equal contexts share one node and a statement (one line in one
- * context) gets all its instructions' ranges.
+ * loop is never made a child of a node inserted inside the loop.
+ *
+ * Not every instruction votes for the LCA (struct ls_place): an instruction
+ * at line 0 belongs to no statement (clang puts merged and hoisted code at
+ * line 0 and often outside the inlined callee's ranges: one such
+ * instruction in a loop's header used to pull the loop out to the caller's
+ * call line), and a spill, reload or register copy only moves a value for
+ * the loop, with the line (and inline context) of whatever statement the
+ * value came from (gcc's pulled loops two levels out).  A loop with no
+ * voting instruction uses all of them.
+ *
+ * Each instruction's path is then: the inline nodes down to its outermost
+ * loop's LCA, that loop, the inline nodes down to the next loop's LCA,
+ * ..., the rest of its inline chain, an alien node if its line comes from
+ * another file with no inline record, and its statement.  A non-voting
+ * instruction whose context is not below its loop's gets, inside the loop,
+ * the part of its chain below the two contexts' LCA (the slides' "take the
+ * path below the LCA and insert that inside the loop").  Paths are
+ * inserted into a trie, so equal contexts share one node and a statement
+ * (one line in one context) gets all its instructions' ranges.
+ *
+ * Line 0 is never a statement's line: a line-0 instruction directly in a
+ * loop (in the loop's own context) belongs to the loop's statement, the
+ * enclosing statement of its scope; anywhere else it goes to the "[no
+ * line]" statement of its scope (line 0, no file), which the outputs print
+ * as such.
  */
 #include "structure.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,15 +151,36 @@ static const struct ls_inl_node *context_lca(const struct ls_inl_node *a, const 
 	return a;
 }
 
+/* Whether context C is A or inside it. */
+static bool context_within(const struct ls_inl_node *c, const struct ls_inl_node *a)
+{
+	for (; c; c = context_parent(c))
+		if (c == a)
+			return true;
+	return a == NULL;
+}
+
 /* ---- per-instruction facts ---- */
 
-struct place {
-	uint64_t addr, end;
-	const struct ls_inl_node *ctx;  /* inline context, NULL: the procedure body */
-	const char *file;               /* line map */
-	unsigned line;
-	int32_t loop;                   /* innermost loop, -1 none */
-};
+#define place ls_place
+
+/* Whether an instruction only moves a value: a copy between registers, or
+ * a spill or reload (a stack slot on %rsp on one side), or is a padding
+ * nop.  Such an instruction carries the line of the statement the value
+ * belongs to, not of the code it sits in. */
+static bool only_moves_data(const struct ls_insn *in)
+{
+	enum { RSP = 4 };
+	if (in->opcode == LS_MN_NOP || in->opcode == LS_MN_ENDBR)
+		return true;
+	if ((in->opcode != LS_MN_MOV && in->opcode != LS_MN_VMOV) || in->nops != 2)
+		return false;
+	const struct ls_operand *a = &in->op[0], *b = &in->op[1];
+	if (a->kind == LS_OP_REG && b->kind == LS_OP_REG)
+		return true;
+	const struct ls_operand *mem = a->kind == LS_OP_MEM ? a : b, *reg = a->kind == LS_OP_MEM ? b : a;
+	return reg->kind == LS_OP_REG && mem->kind == LS_OP_MEM && mem->base == RSP && mem->index < 0;
+}
 
 /* The inline context of ADDR, trusted only if it belongs to this procedure's
  * subprogram (a DWARF range overrunning into a neighbour must not drag the
@@ -200,7 +242,8 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 			for (uint32_t k = 0; k < blk->ninsns; k++) {
 				const struct ls_insn *in = &cfg->insns[blk->first_insn + k];
 				struct place *p = &pl[n++];
-				*p = (struct place){ .addr = in->addr, .end = in->addr + (in->len ? in->len : 1), .loop = loop };
+				*p = (struct place){ .addr = in->addr, .end = in->addr + (in->len ? in->len : 1), .loop = loop,
+				                     .votes = !only_moves_data(in) };
 			}
 		}
 	} else {
@@ -217,7 +260,7 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 				if (cut > a && cut < next)
 					next = cut;
 				pl = ls_grow(pl, &cap, n + 1, sizeof *pl);
-				pl[n++] = (struct place){ .addr = a, .end = next, .loop = -1 };
+				pl[n++] = (struct place){ .addr = a, .end = next, .loop = -1, .votes = true };
 				a = next;
 			}
 		}
@@ -230,31 +273,14 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 	for (size_t i = 0; i < n; i++) {
 		pl[i].ctx = inline_context_at(m, proc, pl[i].addr);
 		fill_line(m, &pl[i]);
+		if (!pl[i].line)
+			pl[i].votes = false;
 	}
 	*nplaces = n;
 	return pl;
 }
 
-/* ---- loop lines: the slides' priority scheme ---- */
-
-/* The line of instruction P as seen from context LCA: its own line if it is
- * in that context, else the call line of the inlined call below LCA that
- * leads to it (never a line deeper than the loop's context). */
-static void line_in_context(const struct place *p, const struct ls_inl_node *lca, const char **file, unsigned *line)
-{
-	const struct ls_inl_node *c = p->ctx, *below = NULL;
-	for (; c && c != lca; c = context_parent(c))
-		below = c;
-	if (below) {
-		*file = below->call_file;
-		*line = below->call_line;
-	} else {
-		*file = p->file;
-		*line = p->line;
-	}
-}
-
-static int place_index(const struct place *pl, size_t n, uint64_t addr)
+int ls_place_index(const struct place *pl, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
@@ -265,106 +291,6 @@ static int place_index(const struct place *pl, size_t n, uint64_t addr)
 			hi = mid;
 	}
 	return lo < n && pl[lo].addr <= addr ? (int)lo : -1;
-}
-
-/* Picks loop K's source line.  First the loop's own test, the one that
- * decides whether to go round again: a conditional branch with one side in
- * the loop and the other leaving it, the in-loop side being the header (a
- * back edge), else lying backward.  Then the slides' priority scheme: a
- * branch back to the header, a backward branch closing the loop, a taken
- * (true) branch, a fall-through edge; else the header's first line.  Only
- * the loop's own blocks count (not a nested loop's), lines are taken in the
- * loop's inline context, line 0 (compiler-made code) never counts, and
- * among equals the lexically last branch wins, as it closes the loop. */
-static int edge_rank(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                     const struct ls_block *blk, const struct ls_insn *last)
-{
-	const struct ls_loop *L = &lf->loops[k];
-	int rank = 99;
-	bool exits = false, cond = last->kind == LS_INSN_CJUMP;
-	int32_t inside = -1;
-	for (uint32_t s = 0; s < blk->nsucc; s++) {
-		const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
-		/* In K or in a loop nested in K: walk up from the target's loop. */
-		int32_t l = lf->block_loop[e->to];
-		while (l >= 0 && l != k)
-			l = lf->loops[l].parent;
-		if (l != k) {
-			exits = true;
-			continue;
-		}
-		inside = (int32_t)e->to;
-		if (lf->block_loop[e->to] != k)
-			continue;
-		bool branch = e->kind == LS_EDGE_TAKEN || e->kind == LS_EDGE_JUMP;
-		bool to_entry = e->to == L->header;
-		for (size_t n = 1; n < L->nentries && !to_entry; n++)
-			to_entry = e->to == L->entries[n];
-		int r;
-		if (branch && to_entry)
-			r = 2;
-		else if (branch && cfg->blocks[e->to].start <= last->addr)
-			r = 3;
-		else if (e->kind == LS_EDGE_TAKEN)
-			r = 4;
-		else if (!branch && e->kind != LS_EDGE_SWITCH)
-			r = 5;
-		else
-			continue;
-		if (r < rank)
-			rank = r;
-	}
-	if (cond && exits && inside >= 0) {
-		bool to_entry = (uint32_t)inside == L->header;
-		for (size_t n = 1; n < L->nentries && !to_entry; n++)
-			to_entry = (uint32_t)inside == L->entries[n];
-		if (to_entry)
-			rank = 0;
-		else if (cfg->blocks[inside].start <= last->addr && rank > 1)
-			rank = 1;
-	}
-	return rank;
-}
-
-static void loop_line(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
-                      const struct place *pl, size_t npl, const struct ls_inl_node *lca,
-                      const char **file, unsigned *line)
-{
-	const struct ls_loop *L = &lf->loops[k];
-	int best_rank = 99;
-	uint64_t best_addr = 0;
-	*file = NULL;
-	*line = 0;
-	for (size_t b = 0; b < L->nblocks; b++) {
-		uint32_t from = L->blocks[b];
-		const struct ls_block *blk = &cfg->blocks[from];
-		if (!blk->ninsns || lf->block_loop[from] != k)
-			continue;
-		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-		int rank = edge_rank(cfg, lf, k, blk, last);
-		if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
-			continue;
-		int i = place_index(pl, npl, last->addr);
-		if (i < 0)
-			continue;
-		const char *f;
-		unsigned l;
-		line_in_context(&pl[i], lca, &f, &l);
-		if (!l)
-			continue;
-		best_rank = rank;
-		best_addr = last->addr;
-		*file = f;
-		*line = l;
-	}
-	if (*line)
-		return;
-	const struct ls_block *hb = &cfg->blocks[L->header];
-	for (uint32_t n = 0; n < hb->ninsns && !*line; n++) {
-		int i = place_index(pl, npl, cfg->insns[hb->first_insn + n].addr);
-		if (i >= 0)
-			line_in_context(&pl[i], lca, file, line);
-	}
 }
 
 /* ---- building ---- */
@@ -432,6 +358,140 @@ static const char *context_file(const struct ls_inl_node *ctx, const char *proc_
 	return ctx ? ctx->decl_file : proc_file;
 }
 
+/* The LCA of the contexts of the instructions of loop L's blocks (nested
+ * loops' included) that vote, or of all of them when none votes; with the
+ * LCA of its control instructions (the header's first, the last of its
+ * exit tests and back-edge sources) in *CTL, and the instructions'
+ * contexts in CTXS (*NCTXS of them). */
+static const struct ls_inl_node *loop_lca(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                                          const struct ls_places *ps, const struct ls_inl_node ***ctxs,
+                                          size_t *nctxs, size_t *cap, const struct ls_inl_node **ctl)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	const struct ls_inl_node *all = NULL, *control = NULL;
+	bool have_all = false, have_control = false;
+	*nctxs = 0;
+	for (int pass = 0; pass < 2 && !have_all; pass++) {
+		for (size_t b = 0; b < L->nblocks; b++) {
+			uint32_t bi = L->blocks[b];
+			const struct ls_block *blk = &cfg->blocks[bi];
+			bool ctl_block = false;
+			for (uint32_t s = 0; s < blk->nsucc && lf->block_loop[bi] == k; s++) {
+				const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+				int32_t l = lf->block_loop[e->to];
+				while (l >= 0 && l != k)
+					l = lf->loops[l].parent;
+				if (l != k || e->to == L->header)
+					ctl_block = true; /* an exit or a back edge */
+			}
+			bool first = bi == L->header;
+			for (uint32_t i = 0; i < blk->ninsns; i++) {
+				int x = ls_block_place(ps, cfg, blk, i);
+				if (x < 0 || (pass == 0 && !ps->pl[x].votes))
+					continue;
+				const struct ls_inl_node *c = ps->pl[x].ctx;
+				all = have_all ? context_lca(all, c) : c;
+				have_all = true;
+				*ctxs = ls_grow(*ctxs, cap, *nctxs + 1, sizeof **ctxs);
+				(*ctxs)[(*nctxs)++] = c;
+				if (first || (ctl_block && i + 1 == blk->ninsns)) {
+					control = have_control ? context_lca(control, c) : c;
+					have_control = true;
+					first = false;
+				}
+			}
+		}
+	}
+	*ctl = have_control ? control : all;
+	return all;
+}
+
+/* The inline context of each loop.  hpcstruct's rule is the LCA of the
+ * contexts of all the loop's instructions.  Two refinements, from real
+ * code: only voting instructions count (see the file's comment); and a
+ * loop whose own control (header, exit tests, back edges) lies deeper, in
+ * a context holding at least 9 in 10 of its voting instructions, goes
+ * there - gcc labels a few computations of an inlined std::fill_n's
+ * buffer growth with the caller's line (3 of 45 instructions in fmt's
+ * write()), which must not pull the loop out of the callee that owns the
+ * rest.  Children are folded into parents (parents come before children
+ * in the forest), so a loop is never placed below its nested loops. */
+static void loop_contexts(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, const struct ls_places *ps,
+                          const struct ls_inl_node **lca)
+{
+	const struct ls_inl_node **ctxs = NULL;
+	size_t nctxs, cap = 0;
+	for (size_t k = 0; k < lf->nloops; k++) {
+		const struct ls_inl_node *ctl;
+		const struct ls_inl_node *all = loop_lca(cfg, lf, (int32_t)k, ps, &ctxs, &nctxs, &cap, &ctl);
+		const struct ls_inl_node *c = ctl;
+		for (; c != all && c; c = context_parent(c)) {
+			size_t inside = 0;
+			for (size_t i = 0; i < nctxs; i++)
+				inside += context_within(ctxs[i], c);
+			if (inside * 10 >= nctxs * 9)
+				break;
+		}
+		lca[k] = c;
+	}
+	for (size_t k = lf->nloops; k-- > 0;) {
+		int32_t p = lf->loops[k].parent;
+		if (p >= 0)
+			lca[p] = context_lca(lca[p], lca[k]);
+	}
+	free(ctxs);
+}
+
+/* Puts instruction P into the tree: below LOOP (the scope of its innermost
+ * loop, whose context is LOOP_CTX), or below the procedure PS. */
+static void place_instruction(struct child_map *cm, struct ls_arena *arena, struct ls_scope *ps,
+                              const struct place *p, struct ls_scope *loop,
+                              const struct ls_inl_node *loop_ctx, const char *proc_file)
+{
+	struct ls_scope *at = loop ? loop : ps;
+	const struct ls_inl_node *from = loop ? loop_ctx : NULL;
+	if (loop && !context_within(p->ctx, loop_ctx))
+		from = context_lca(loop_ctx, p->ctx); /* a non-voting stray: its chain below the LCA */
+	at = descend_inlines(cm, arena, at, from, p->ctx);
+	bool created;
+	if (!p->line) {
+		/* Line 0: the enclosing statement, the loop's own, when it sits
+		 * right in the loop; else its scope's [no line] statement. */
+		const char *file = NULL;
+		unsigned line = 0;
+		if (at == loop && loop->line) {
+			file = loop->file;
+			line = loop->line;
+		}
+		struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, file, line, &created);
+		if (created) {
+			st->file = file;
+			st->line = line;
+		}
+		ls_scope_add_range(arena, st, p->addr, p->end);
+		return;
+	}
+	/* Code from another file with no inline record: an alien scope
+	 * (macros, #include'd code, inline records the compiler dropped). */
+	const char *cf = context_file(p->ctx, proc_file);
+	if (p->file && cf && p->file != cf) {
+		struct ls_scope *al = child_get(cm, arena, at, LS_SCOPE_ALIEN, p->file, 0, &created);
+		if (created) {
+			al->file = p->file;
+			al->line = p->line;
+		} else if (p->line < al->line) {
+			al->line = p->line;
+		}
+		at = al;
+	}
+	struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, p->file, p->line, &created);
+	if (created) {
+		st->file = p->file;
+		st->line = p->line;
+	}
+	ls_scope_add_range(arena, st, p->addr, p->end);
+}
+
 struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_proc *proc,
                                          const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                                          struct ls_arena *arena)
@@ -448,41 +508,37 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	/* Places must be sorted by address for place_index (blocks are). */
 
 	/* Where the procedure's own body lines come from: the line at its entry
-	 * (a method declared in a header is defined in the .cpp). */
+	 * (a method declared in a header is defined in the .cpp), unless the
+	 * entry is already in an inlined call (a constructor inlined first
+	 * thing would make the procedure's own lines look foreign). */
 	const char *proc_file = proc->file;
 	{
 		const struct ls_line_row *r = ls_linemap_find(&m->lines, proc->entry);
-		if (r && r->file)
+		if (r && r->file && !inline_context_at(m, proc, proc->entry))
 			proc_file = r->file;
 	}
 
 	size_t nloops = cfg && lf ? lf->nloops : 0;
 	const struct ls_inl_node **lca = ls_xcalloc(nloops + 1, sizeof *lca);
-	bool *lca_set = ls_xcalloc(nloops + 1, sizeof *lca_set);
 	struct ls_scope **loop_scope = ls_xcalloc(nloops + 1, sizeof *loop_scope);
-
-	/* LCA of each loop's instructions, children folded into parents
-	 * (parents come before children in the forest). */
-	for (size_t i = 0; i < npl; i++) {
-		int32_t l = pl[i].loop;
-		if (l < 0 || (size_t)l >= nloops)
-			continue;
-		lca[l] = lca_set[l] ? context_lca(lca[l], pl[i].ctx) : pl[i].ctx;
-		lca_set[l] = true;
-	}
-	for (size_t k = nloops; k-- > 0;) {
-		int32_t p = lf->loops[k].parent;
-		if (p < 0 || !lca_set[k])
-			continue;
-		lca[p] = lca_set[p] ? context_lca(lca[p], lca[k]) : lca[k];
-		lca_set[p] = true;
-	}
-
+	struct ls_loop_line *lines = ls_xcalloc(nloops + 1, sizeof *lines);
 	struct child_map cm = { 0 };
+	if (nloops) {
+		/* Each block's first place (blocks and places are both in
+		 * address order; a block's instructions are consecutive). */
+		uint32_t *block_first = ls_xmalloc((cfg->nblocks + 1) * sizeof *block_first);
+		for (size_t b = 0; b < cfg->nblocks; b++) {
+			const struct ls_block *blk = &cfg->blocks[b];
+			int i = blk->ninsns ? ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr) : -1;
+			block_first[b] = i < 0 ? UINT32_MAX : (uint32_t)i;
+		}
+		struct ls_places ps = { pl, npl, block_first };
+		loop_contexts(cfg, lf, &ps, lca);
+		ls_loop_lines(m, proc, cfg, lf, &ps, lca, proc_file, lines);
+		free(block_first);
+	}
 	for (size_t k = 0; k < nloops; k++) {
 		const struct ls_loop *L = &lf->loops[k];
-		if (!lca_set[k])
-			continue; /* a loop with no instructions (cannot happen; be safe) */
 		struct ls_scope *at = ps;
 		const struct ls_inl_node *from = NULL;
 		if (L->parent >= 0 && loop_scope[L->parent]) {
@@ -493,44 +549,24 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 		bool created;
 		struct ls_scope *ls = child_get(&cm, arena, at, LS_SCOPE_LOOP, L, 0, &created);
 		ls->loop = make_loop_info(arena, cfg, L);
-		loop_line(cfg, lf, (int32_t)k, pl, npl, lca[k], &ls->file, &ls->line);
+		ls->file = lines[k].file;
+		ls->line = lines[k].line;
 		loop_scope[k] = ls;
+		if (m->debug_loop_lines)
+			fprintf(stderr, "loopscope: loop line: %s header 0x%" PRIx64 " depth %u: %s:%u by %s\n",
+			        proc->name ? proc->name : "??", ls->loop->header, L->depth,
+			        ls->file ? ls->file : "??", ls->line, ls_line_rule_name(lines[k].rule));
 	}
-
 	for (size_t i = 0; i < npl; i++) {
 		const struct place *p = &pl[i];
-		struct ls_scope *at = ps;
-		const struct ls_inl_node *from = NULL;
-		if (p->loop >= 0 && (size_t)p->loop < nloops && loop_scope[p->loop]) {
-			at = loop_scope[p->loop];
-			from = lca[p->loop];
-		}
-		at = descend_inlines(&cm, arena, at, from, p->ctx);
-		bool created;
-		/* Code from another file with no inline record: an alien scope
-		 * (macros, #include'd code, inline records the compiler dropped). */
-		const char *cf = context_file(p->ctx, proc_file);
-		if (p->file && cf && p->file != cf) {
-			struct ls_scope *al = child_get(&cm, arena, at, LS_SCOPE_ALIEN, p->file, 0, &created);
-			if (created) {
-				al->file = p->file;
-				al->line = p->line;
-			} else if (p->line && (!al->line || p->line < al->line)) {
-				al->line = p->line;
-			}
-			at = al;
-		}
-		struct ls_scope *st = child_get(&cm, arena, at, LS_SCOPE_STMT, p->file, p->line, &created);
-		if (created) {
-			st->file = p->file;
-			st->line = p->line;
-		}
-		ls_scope_add_range(arena, st, p->addr, p->end);
+		int32_t l = p->loop >= 0 && (size_t)p->loop < nloops ? p->loop : -1;
+		place_instruction(&cm, arena, ps, p, l >= 0 ? loop_scope[l] : NULL, l >= 0 ? lca[l] : NULL,
+		                  proc_file);
 	}
 
 	free(cm.slots);
 	free(lca);
-	free(lca_set);
+	free(lines);
 	free(loop_scope);
 	free(pl);
 	ls_normalize_proc(ps, arena);

@@ -14,6 +14,8 @@
  *   m.symbol(name)          -> (addr, size) or None
  *   m.proc_at(addr)         -> proc scope dict with "children" (no stmts unless asked)
  *   m.procs()               -> [proc scope dict, ...] (no children)
+ *   m.inlined(name)         -> [(proc dict, inline scope dict with "children"), ...]:
+ *                              every inlined call of function NAME, in its host procedure
  *
  * A scope dict carries "kind" and "ranges" always, and the fields its kind
  * has in the CLI's JSON (design.md): name, file, line, call_file, call_line,
@@ -504,6 +506,77 @@ Module_get_warnings(ModuleObject *self, void *closure)
 	return self->warnings;
 }
 
+/* Whether scope name FULL names function NAME: equal, or equal without
+ * the parameter list ("do_work(int)"), or its last qualified part
+ * ("ns::cls<T>::f(int) const" for "f" or "cls<T>::f"). */
+static int
+name_matches(const char *full, const char *name)
+{
+	if (!full)
+		return 0;
+	size_t n = strlen(name), depth = 0;
+	const char *end = full + strlen(full);
+	for (const char *p = full; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (*p == '(' && depth == 0 && p > full && strncmp(p, "(anonymous", 10) != 0) {
+			end = p;
+			break;
+		}
+	}
+	size_t len = (size_t)(end - full);
+	if (strcmp(full, name) == 0 || (len == n && strncmp(full, name, n) == 0))
+		return 1;
+	return len > n + 2 && strncmp(end - n, name, n) == 0 && end[-n - 1] == ':' && end[-n - 2] == ':';
+}
+
+/* Appends (proc dict, inline subtree) for every inline scope below S
+ * named NAME; PROC is the procedure S belongs to. */
+static int
+collect_inlined(const ls_scope *s, const ls_scope *proc, const char *name, PyObject *list)
+{
+	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
+		ls_scope_kind k = ls_scope_kind_of(c);
+		if (k == LS_SCOPE_STMT)
+			continue;
+		const ls_scope *p = k == LS_SCOPE_PROC ? c : proc;
+		if (k == LS_SCOPE_INLINE && name_matches(ls_scope_name(c), name)) {
+			PyObject *pd = scope_dict(proc);
+			PyObject *id = pd ? scope_tree(c, 0) : NULL;
+			PyObject *t = id ? PyTuple_Pack(2, pd, id) : NULL;
+			Py_XDECREF(pd);
+			Py_XDECREF(id);
+			if (!t || PyList_Append(list, t) < 0) {
+				Py_XDECREF(t);
+				return -1;
+			}
+			Py_DECREF(t);
+		}
+		if (collect_inlined(c, p, name, list) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static PyObject *
+Module_inlined(ModuleObject *self, PyObject *args)
+{
+	const char *name;
+	if (check_open(self) < 0 || !PyArg_ParseTuple(args, "s", &name))
+		return NULL;
+	PyObject *list = PyList_New(0);
+	if (!list)
+		return NULL;
+	const ls_scope *root = ls_module_root(self->m);
+	if (root && collect_inlined(root, NULL, name, list) < 0) {
+		Py_DECREF(list);
+		return NULL;
+	}
+	return list;
+}
+
 static PyMethodDef Module_methods[] = {
 	{"lookup", (PyCFunction)Module_lookup, METH_O,
 	 "lookup(addr) -> list of scope dicts, procedure first, statement last; [] outside any procedure"},
@@ -517,6 +590,8 @@ static PyMethodDef Module_methods[] = {
 	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
 	{"procs", (PyCFunction)Module_procs, METH_NOARGS,
 	 "procs() -> list of every procedure's scope dict"},
+	{"inlined", (PyCFunction)Module_inlined, METH_VARARGS,
+	 "inlined(name) -> [(proc dict, inline scope dict with 'children'), ...] for every inlined call of name"},
 	{0},
 };
 

@@ -202,18 +202,20 @@ def _check_location(text, command):
             command, "single quote" if quote == "'" else "double quote", text))
     if any(ord(c) < 32 for c in text):
         raise LoopscopeError("%s: control characters in the location" % command)
+def _loc(path, line):
+    """FILE:LINE, short form; "[no line]" for line 0 (compiler-made code,
+    never shown as a line), as the CLI and perf loops print it."""
+    return "%s:%d" % (_short(path), line) if line else "[no line]"
 
 
 def _loop_at(loop):
-    """"at FILE:LINE" of a loop, or why there is no line."""
-    return "at " + _where(loop) if loop.get("file") else "(no line information)"
+    """"at FILE:LINE" of a loop, or "at [no line]"."""
+    return "at " + _where(loop)
 
 
 def _where(d):
     """FILE:LINE of a scope dict, short form."""
-    if not d.get("file"):
-        return "??"
-    return "%s:%s" % (_short(d["file"]), d.get("line") or "?")
+    return _loc(d.get("file"), d.get("line"))
 
 
 # ---- ELF section addresses ------------------------------------------------
@@ -649,9 +651,9 @@ def chain_json(place):
             d["name"] = s.get("name")
         if s["kind"] == "inline":
             d["call_file"] = s.get("call_file")
-            d["call_line"] = s.get("call_line")
+            d["call_line"] = s.get("call_line") or None
         d["file"] = s.get("file")
-        d["line"] = s.get("line")
+        d["line"] = s.get("line") or None  # null, not 0, as the CLI's JSON
         if s["kind"] == "loop":
             d["header"] = _hex(s["header"])
             d["depth"] = s["depth"]
@@ -679,8 +681,8 @@ def format_chain(place):
         if kind == "proc":
             lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
-            lines.append("  inline  %s  called at %s:%s  (defined at %s)" % (
-                s.get("name") or "??", _short(s.get("call_file")), s.get("call_line") or "?", _where(s)))
+            lines.append("  inline  %s  called at %s  (defined at %s)" % (
+                s.get("name") or "??", _loc(s.get("call_file"), s.get("call_line")), _where(s)))
         elif kind == "loop":
             extra = ""
             if s["irreducible"]:
@@ -690,7 +692,7 @@ def format_chain(place):
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
-            lines.append("  stmt    %s" % (_where(s) if s.get("file") else "(no line information)"))
+            lines.append("  stmt    %s" % _where(s))
         else:
             lines.append("  %-7s %s" % (kind, _where(s)))
     if place.chain and not place.loops():
@@ -793,8 +795,8 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
             _loop_lines(c, place_bias, indent + 1, sub)
             if sub:  # show inlined calls only where they hold loops
                 if kind == "inline":
-                    out.append("%sinlined %s  called at %s:%s" % (
-                        "  " * indent, c.get("name") or "??", _short(c.get("call_file")), c.get("call_line") or "?"))
+                    out.append("%sinlined %s  called at %s" % (
+                        "  " * indent, c.get("name") or "??", _loc(c.get("call_file"), c.get("call_line"))))
                 else:
                     out.append("%scode from %s" % ("  " * indent, _where(c)))
                 out.extend(sub)
@@ -807,6 +809,41 @@ def _count_loops(node):
     return n
 
 
+def _inlined_instances(name):
+    """[(path, bias, host proc dict, inline dict)] of every inlined call of
+    function NAME, in the main program and the object files analyzed so
+    far, and whether NAME is also a procedure of its own there."""
+    found, own = [], False
+    for path in ADDRESSES.paths():
+        if path != gdb.current_progspace().filename and not ANALYSES.has(path):
+            continue  # analyzing every library to find one name costs too much
+        try:
+            module = ANALYSES.get(path)
+        except gdb.GdbError:
+            continue
+        own = own or module.symbol(name) is not None
+        bias = ADDRESSES.bias_of(path) or 0
+        found += [(path, bias, proc, inl) for proc, inl in module.inlined(name)]
+    return found, own
+
+
+def _write_instances(instances, name, only_inlined):
+    """The loops of each inlined call of NAME, under its host procedure and
+    call site; calls whose code holds no loop are counted, not listed."""
+    with_loops = [i for i in instances if _count_loops(i[3])]
+    n = sum(_count_loops(i[3]) for i in with_loops)
+    head = "%s exists only inlined" % name if only_inlined else "%s is also inlined" % name
+    _write("%s: %d inlined call%s, %d with loops (%d loop%s):\n" % (
+        head, len(instances), "" if len(instances) == 1 else "s", len(with_loops), n, "" if n == 1 else "s"))
+    for path, bias, proc, inl in with_loops:
+        _write("  in %s%s, %s called at %s:\n" % (
+            proc.get("name") or "??", " (%s)" % path if path != _progspace_filename() else "",
+            inl.get("name") or name, _loc(inl.get("call_file"), inl.get("call_line"))))
+        out = []
+        _loop_lines(inl, bias, 2, out)
+        _write("\n".join(out) + "\n")
+
+
 class InfoLoopsCommand(gdb.Command):
     """List the loop nest of a function, as loopscope recovered it from machine code.
 
@@ -814,7 +851,10 @@ Usage: info loops [FUNCTION]
 
 FUNCTION defaults to the function of the selected frame.  Each loop shows its
 source line, header address, nesting depth, its exits and back edges; loops
-that come from an inlined callee are listed under that inlined call."""
+that come from an inlined callee are listed under that inlined call.  For a
+FUNCTION that exists only inlined, the loops of every inlined call of it are
+listed, each under its host procedure and call site (and, for a FUNCTION
+that is a procedure and is inlined too, after the procedure's own)."""
 
     def __init__(self):
         super().__init__("info loops", gdb.COMMAND_STATUS, gdb.COMPLETE_SYMBOL)
@@ -823,6 +863,10 @@ that come from an inlined callee are listed under that inlined call."""
         name = arg.strip()
         _check_location(name, "info loops")
         if name:
+            instances, own = _inlined_instances(name)
+            if instances and not own:
+                _write_instances(instances, name, True)
+                return
             pc = _function_pc(name)
             if pc is None:
                 pc = _loopscope_symbol_pc(name)
@@ -849,6 +893,8 @@ that come from an inlined callee are listed under that inlined call."""
             out = []
             _loop_lines(proc, place.bias, 1, out)
             _write("\n".join(out) + "\n")
+        if name and instances:
+            _write_instances(instances, name, False)
         why = place.why_poor()
         if why:
             _write("note: " + why + "\n")
@@ -967,7 +1013,7 @@ header was reached until then.  Needs a live process."""
         now_frame = gdb.selected_frame()
         now_pc = now_frame.pc()
         sal = now_frame.find_sal()
-        now_where = "%s:%d" % (_short(sal.symtab.filename), sal.line) if sal.symtab else _hex(now_pc)
+        now_where = _loc(sal.symtab.filename, sal.line) if sal.symtab else _hex(now_pc)
         fname = now_frame.name() or "??"
         b = hit[0]
         if b is ret_bp:
@@ -1032,7 +1078,7 @@ class LoopFrameDecorator(FrameDecorator):
         if not loops:
             return base
         inner = loops[-1]
-        if inner.get("file"):
+        if inner.get("line"):
             return "%s [in loop at %s]" % (base, _where(inner))
         return "%s [in loop, header %s]" % (base, _hex(place.runtime(inner["header"])))
 

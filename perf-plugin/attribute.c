@@ -1440,10 +1440,21 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* "FILE:LINE" in BUF, or "[no line]": line 0 is never shown as a line. */
+static const char *location(char *buf, size_t len, const char *file, unsigned line)
+{
+	if (line)
+		snprintf(buf, len, "%s:%u", base_name(file), line);
+	else
+		snprintf(buf, len, "[no line]");
+	return buf;
+}
+
 void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 {
 	const pl_node *x = &rep->tree.nodes[n];
 	const char *name = pl_node_name(rep, n);
+	char loc[512];
 	switch (x->kind) {
 	case PL_ROOT:
 		snprintf(buf, len, "[all]");
@@ -1452,17 +1463,19 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 		snprintf(buf, len, "%s", name ? name : "[unknown]");
 		break;
 	case PL_INLINE:
-		snprintf(buf, len, "[I] %s (at %s:%u)", name ? name : "??",
-			 base_name(ls_scope_call_file(x->scope)), ls_scope_call_line(x->scope));
+		snprintf(buf, len, "[I] %s (at %s)", name ? name : "??",
+			 location(loc, sizeof loc, ls_scope_call_file(x->scope), ls_scope_call_line(x->scope)));
 		break;
 	case PL_ALIEN:
-		snprintf(buf, len, "[A] %s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		snprintf(buf, len, "[A] %s",
+			 location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	case PL_LOOP:
-		snprintf(buf, len, "loop at %s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		snprintf(buf, len, "loop at %s",
+			 location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	case PL_STMT:
-		snprintf(buf, len, "%s:%u", base_name(ls_scope_file(x->scope)), ls_scope_line(x->scope));
+		snprintf(buf, len, "%s", location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	}
 }

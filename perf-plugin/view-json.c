@@ -33,6 +33,15 @@ static void costs(pl_report *rep, uint32_t n, int k, const char *key)
 	fputc(']', rep->out);
 }
 
+/* ,"KEY":LINE, with null for line 0 (no line: never shown as a line). */
+static void jline(FILE *f, const char *key, unsigned line)
+{
+	if (line)
+		fprintf(f, ",\"%s\":%u", key, line);
+	else
+		fprintf(f, ",\"%s\":null", key);
+}
+
 static const char *const kind_names[] = { "root", "proc", "inline", "alien", "loop", "stmt" };
 
 static void node(pl_report *rep, uint32_t n)
@@ -48,12 +57,12 @@ static void node(pl_report *rep, uint32_t n)
 	if (x->kind != PL_ROOT) {
 		fputs(",\"file\":", f);
 		jstr(f, pl_node_file(rep, n));
-		fprintf(f, ",\"line\":%u", pl_node_line(rep, n));
+		jline(f, "line", pl_node_line(rep, n));
 	}
 	if (x->kind == PL_INLINE) {
 		fputs(",\"call_file\":", f);
 		jstr(f, ls_scope_call_file(x->scope));
-		fprintf(f, ",\"call_line\":%u", ls_scope_call_line(x->scope));
+		jline(f, "call_line", ls_scope_call_line(x->scope));
 	}
 	if (x->kind == PL_PROC) {
 		fputs(",\"dso\":", f);

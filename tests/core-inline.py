@@ -13,6 +13,9 @@
 #   shlib.c/.so and a PIE   the same at link-time addresses
 #   build-id       DWARF moved to DIR/.build-id/xx/rest.debug is found
 #                  with LOOPSCOPE_DEBUG_DIR (and --debug-dir if offered)
+#   ctor_dtor_a.cpp + ctor_dtor_b.cpp   constructors and destructors
+#                  instantiated in two units (gcc's C1/C2, D0/D1/D2): no
+#                  alien frame, their loops inside Pool::Pool/~Pool
 import importlib.util
 import json
 import os
@@ -230,6 +233,45 @@ def check_buildid(tap, tmp):
         tap.ok(env_only == with_, "build-id: LOOPSCOPE_DEBUG_DIR alone finds it as well (%d/%d)" % (env_only, len(addrs)))
 
 
+def check_ctor_dtor(tap, tmp):
+    """ctor_dtor_a.cpp + ctor_dtor_b.cpp: the constructors and destructors
+    both units instantiate (gcc's C1/C2, D0/D1/D2, each unit's DWARF naming
+    the copy the linker kept) keep their whole inline chains: no alien
+    frame, and the destructor's loop (LOOP:dtor) is inside Pool::~Pool(),
+    as a procedure or as an inlined call, wherever it appears."""
+    mk = C.markers("ctor_dtor.h")["LOOP"]
+    ctor, dtor = mk["ctor"][0], mk["dtor"][0]
+    for cxx in ("g++", "clang++"):
+        for opt in ("-O2", "-O3"):
+            tag = "%s %s ctor_dtor" % (cxx, opt)
+            out = os.path.join(tmp, "ctor_dtor-%s%s" % (cxx, opt))
+            err = C.compile_fixture(cxx, opt, ["ctor_dtor_a.cpp", "ctor_dtor_b.cpp"], out)
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            tree, proc = C.struct_json(out)
+            if tree is None:
+                tap.ok(False, "%s: struct exited %d" % (tag, proc.returncode))
+                continue
+            aliens = [(a[-1].get("name"), n.get("file"), n.get("line")) for n, a in C.walk(tree)
+                      if n.get("kind") == "alien"]
+            tap.ok(not aliens, "%s: no [alien] frame (every inlined call has its chain)" % tag)
+            for x in aliens[:3]:
+                tap.diag("  alien in %s: %s:%s" % x)
+            loops = [(n, a) for n, a in C.walk(tree) if n.get("kind") == "loop" and n.get("line") in (ctor, dtor)]
+
+            def owner(anc, want):
+                fs = [x for x in anc if x.get("kind") in ("proc", "inline")]
+                return fs and base(fs[-1].get("name")) == want
+            bad = [n.get("header") for n, a in loops if not owner(a, "Pool::~Pool" if n.get("line") == dtor
+                                                                  else "Pool::Pool")]
+            tap.ok(loops and not bad, "%s: the %d constructor and destructor loops sit in Pool::Pool() "
+                   "and Pool::~Pool()" % (tag, len(loops)))
+            if bad:
+                tap.diag("  misplaced loops: %s" % bad)
+
+
 def main():
     C.need_tools("gcc", "clang", "g++", "clang++", "llvm-symbolizer", "objcopy", "readelf", "objdump")
     tmp = C.scratch_dir()
@@ -239,6 +281,7 @@ def main():
     check_small(tap, tmp)
     check_shlib(tap, tmp)
     check_buildid(tap, tmp)
+    check_ctor_dtor(tap, tmp)
     tap.done()
 
 

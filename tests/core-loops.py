@@ -17,6 +17,9 @@
 #    loop, the irreducible loop is irreducible with two entries, switch
 #    cases sit inside their loop, a tail call is no part of a loop, and the
 #    slides' small.cpp nests its inner loop inside the inlined do_work.
+# 3. loop_lines.c: loops whose statement has no code or no test of its own
+#    (for (;;), while (1), goto, do/while with a break, tail recursion, a
+#    whole inlined call, a macro) are reported at their own line.
 import importlib.util
 import os
 import re
@@ -296,6 +299,44 @@ def part2_lines(tap, tmp):
     small_checks(tap, tmp)
 
 
+def part3_source_lines(tap, tmp):
+    """loop_lines.c: loops whose statement has no code or no test of its
+    own (for (;;), while (1), a goto loop, a do/while left by a break,
+    tail recursion made a loop, a loop that is a whole inlined call, a
+    macro's loop) are reported at their LOOP line (or LOOP_ALT), gcc and
+    clang at -O0/-O2/-O3, with the source file at hand."""
+    mk = C.markers("loop_lines.c")
+    want = {name: set(lines) | set(mk.get("LOOP_ALT", {}).get(name, [])) for name, lines in mk["LOOP"].items()}
+    for cc in ("gcc", "clang"):
+        for opt in ("-O0", "-O2", "-O3"):
+            tag = "%s %s loop_lines.c" % (cc, opt)
+            out = os.path.join(tmp, "loop_lines-%s%s" % (cc, opt))
+            err = C.compile_fixture(cc, opt, "loop_lines.c", out)
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            tree, proc = C.struct_json(out)
+            if tree is None:
+                tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+                continue
+            seen, bad = set(), []
+            for n, anc in tree_loops(tree):
+                funcs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") in ("proc", "inline")]
+                name = next((f for f in reversed(funcs) if f in want), None)
+                if name is None:
+                    continue
+                seen.add(name)
+                if n.get("line") not in want[name]:
+                    bad.append("%s: loop at line %s, want %s" % (name, n.get("line"), sorted(want[name])))
+            # At -O0 the tail call stays a call: no loop to name.
+            missing = sorted(set(want) - seen - ({"list_sum"} if opt == "-O0" else set()))
+            tap.ok(not bad and not missing, "%s: every loop at its for/while/do, goto label or recursive call line"
+                   % tag)
+            for b in bad + ["no loop found in %s" % m for m in missing]:
+                tap.diag("  " + b)
+
+
 def _disasm_function(binary, func):
     r = C.run(["objdump", "-d", "--no-show-raw-insn", binary])
     lines, inside = [], False
@@ -380,6 +421,7 @@ def main():
         tap.diag("  %-20s %d" % (c, k))
     tap.ok(n > 0 and pct >= THRESHOLD, "overall agreement with clang's loop annotations %.2f%% >= %.0f%%" % (pct, THRESHOLD))
     part2_lines(tap, tmp)
+    part3_source_lines(tap, tmp)
     tap.done()
 
 

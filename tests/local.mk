@@ -142,3 +142,24 @@ EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recu
 TESTS += tests/core-threads.sh
 EXTRA_DIST += tests/core-threads.sh tests/fixtures/perf/nolibc_work.c
 EXTRA_DIST += bench/growth.sh bench/irreducible-nest.py
+# Issue 8 (loop placement, loop lines, line 0): the source reader's unit
+# test, and the loop-line and placement tests on the real-code corpus.
+check_PROGRAMS += tests/unit-source
+TESTS += tests/unit-source
+tests_unit_source_SOURCES = tests/unit-source.c
+tests_unit_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_source_LDADD = libloopscope.la
+TESTS += tests/corpus-lines.py
+TESTS += tests/corpus-placement.py
+EXTRA_DIST += tests/corpus-lines.py
+EXTRA_DIST += tests/corpus-placement.py
+TESTS += tests/line0.py
+EXTRA_DIST += tests/line0.py
+EXTRA_DIST += tests/fixtures/line0.c
+EXTRA_DIST += tests/fixtures/ctor_dtor.h
+EXTRA_DIST += tests/fixtures/ctor_dtor_a.cpp
+EXTRA_DIST += tests/fixtures/ctor_dtor_b.cpp
+TESTS += tests/gdb-inlined-loops.sh
+EXTRA_DIST += tests/gdb-inlined-loops.sh
+EXTRA_DIST += tests/fixtures/gdb/inlined_only.c
+EXTRA_DIST += tests/fixtures/loop_lines.c

@@ -107,9 +107,10 @@ def check_text(name, text, tree):
     lines = text.splitlines()
     loops = [n for n, _ in C.walk(tree) if n["kind"] == "loop"]
     procs = [n for n, _ in C.walk(tree) if n["kind"] == "proc"]
-    want_loops = sorted("loop at %s:%d [header %s, depth %d" % (
-        os.path.basename(n["file"]) if n["file"] else "??", n["line"], n["header"], n["depth"])
-        for n in loops)
+    # A loop with no line (all its code at line 0) is "loop at [no line]".
+    want_loops = sorted("loop at %s [header %s, depth %d" % (
+        "%s:%d" % (os.path.basename(n["file"]) if n["file"] else "??", n["line"]) if n["line"] else "[no line]",
+        n["header"], n["depth"]) for n in loops)
     got_loops = sorted(l.strip().split("]")[0].split(", irreducible")[0]
                        for l in lines if l.strip().startswith("loop at "))
     got_procs = [l for l in lines if l.lstrip().startswith("proc ")]

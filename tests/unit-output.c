@@ -209,7 +209,7 @@ static void add_edge(ls_module *m, ls_edge **v, size_t *n, uint64_t from, uint64
  *       stmt 21                                     [0x4011c0-0x4011c8)
  *     stmt 25                                       [0x4011c8-0x4011d2)
  *   proc helper (no file, no line)                  [0x401200-0x401210)
- *     stmt ??:0
+ *     stmt [no line]
  */
 static const char *const hostile = "/abs/we\"ird\\\x01\t<&>'\xff\xc3(.h";
 
@@ -334,9 +334,9 @@ static void test_json(ls_module *m)
 
 	c = chain_of(m, 0x401200);
 	ok(strcmp(c, "{\"addr\":\"0x401200\",\"module\":\"/abs/path/bin\",\"chain\":["
-		     "{\"kind\":\"proc\",\"name\":\"helper\",\"file\":null,\"line\":0},"
-		     "{\"kind\":\"stmt\",\"file\":null,\"line\":0}]}") == 0,
-	   "unknown file is null, unknown line 0");
+		     "{\"kind\":\"proc\",\"name\":\"helper\",\"file\":null,\"line\":null},"
+		     "{\"kind\":\"stmt\",\"file\":null,\"line\":null}]}") == 0,
+	   "unknown file is null, unknown line null (line 0 is never shown as a line)");
 	free(c);
 
 	c = chain_of(m, 0x500000);
