@@ -815,7 +815,7 @@ def _inlined_instances(name):
     far, and whether NAME is also a procedure of its own there."""
     found, own = [], False
     for path in ADDRESSES.paths():
-        if path != gdb.current_progspace().filename and not ANALYSES.has(path):
+        if path != _progspace_filename() and not ANALYSES.has(path):
             continue  # analyzing every library to find one name costs too much
         try:
             module = ANALYSES.get(path)
