@@ -6,7 +6,8 @@
  * embeds and loaded into GDB's process, so it must never crash GDB: every
  * failure becomes a Python exception (_loopscope.Error).
  *
- *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0)
+ *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0, cache_dir=None,
+ *                         debug_file_path=None)
  *   m.path, m.debug_path, m.build_id, m.has_dwarf, m.from_cache, m.warnings
  *   m.lookup(addr)          -> [scope dict, ...] outermost (proc) first; [] if none
  *   m.symbol(name)          -> (addr, size) or None
@@ -218,14 +219,16 @@ fail:
 static int
 Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"path", "cache", "loops", "jobs", "cache_dir", NULL};
+	static char *kwlist[] = {"path", "cache", "loops", "jobs", "cache_dir",
+	                         "debug_file_path", NULL};
 	PyObject *path_obj = NULL;
 	int cache = 1, loops = 1, jobs = 0;
-	const char *cache_dir = NULL;
+	const char *cache_dir = NULL, *debug_file_path = NULL;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|ppiz", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|ppizz", kwlist,
 	                                 PyUnicode_FSConverter, &path_obj,
-	                                 &cache, &loops, &jobs, &cache_dir))
+	                                 &cache, &loops, &jobs, &cache_dir,
+	                                 &debug_file_path))
 		return -1;
 	if (self->m) { /* __init__ called twice: start afresh */
 		ls_module_close(self->m);
@@ -239,6 +242,7 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	opt.jobs = jobs;
 	opt.progress = 0; /* GDB owns the terminal */
 	opt.cache_dir = cache_dir;
+	opt.debug_file_path = debug_file_path;
 	struct warn_sink sink = {.messages = NULL};
 	pthread_mutex_init(&sink.lock, NULL);
 	opt.warn = warn_collect;
@@ -487,7 +491,7 @@ static PyGetSetDef Module_getset[] = {
 static PyTypeObject ModuleType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "_loopscope.Module",
-	.tp_doc = "Module(path, cache=True, loops=True, jobs=0, cache_dir=None): "
+	.tp_doc = "Module(path, cache=True, loops=True, jobs=0, cache_dir=None, debug_file_path=None): "
 	          "the analyzed structure of one ELF file",
 	.tp_basicsize = sizeof(ModuleObject),
 	.tp_flags = Py_TPFLAGS_DEFAULT,

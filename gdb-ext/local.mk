@@ -14,14 +14,15 @@ gdb_ext__loopscope_la_SOURCES = gdb-ext/_loopscope.c
 gdb_ext__loopscope_la_CFLAGS = $(AM_CFLAGS) $(GDB_PYTHON_CFLAGS) -fvisibility=default
 gdb_ext__loopscope_la_LIBADD = libloopscope.la
 gdb_ext__loopscope_la_LDFLAGS = -module -avoid-version -shared
-dist_gdbext_DATA = gdb-ext/loopscope.py gdb-ext/loopscope_gdb.py
+gdbext_py = loopscope.py loopscope_gdb.py loopscope_settings.py loopscope_mi.py
+dist_gdbext_DATA = $(addprefix gdb-ext/,$(gdbext_py))
 
 all-local: gdb-ext-script-in-builddir
 .PHONY: gdb-ext-script-in-builddir
 gdb-ext-script-in-builddir:
 	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then \
 		$(MKDIR_P) gdb-ext && \
-		for f in loopscope.py loopscope_gdb.py; do \
+		for f in $(gdbext_py); do \
 			cmp -s $(srcdir)/gdb-ext/$$f gdb-ext/$$f || cp $(srcdir)/gdb-ext/$$f gdb-ext/$$f || exit 1; \
 		done; \
 	fi
@@ -37,6 +38,6 @@ gdb-ext-uninstall-so:
 clean-local: gdb-ext-clean-script-copy
 .PHONY: gdb-ext-clean-script-copy
 gdb-ext-clean-script-copy:
-	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then rm -f gdb-ext/loopscope.py gdb-ext/loopscope_gdb.py; fi
+	@if test "$(abs_srcdir)" != "$(abs_builddir)"; then rm -f $(addprefix gdb-ext/,$(gdbext_py)); fi
 endif
 EXTRA_DIST += bench/gdb-latency.sh

@@ -30,6 +30,7 @@ import gdb.frames
 from gdb.FrameDecorator import FrameDecorator
 
 import _loopscope
+import loopscope_settings
 
 
 class LoopscopeError(gdb.GdbError):
@@ -286,7 +287,8 @@ class Analyses:
         got = self._by_key.get(key)
         if got is None:
             try:
-                got = _loopscope.Module(path, cache=True)
+                got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
+                                        debug_file_path=loopscope_settings.debug_file_path())
                 if not quiet:
                     _print_warnings(got)
             except _loopscope.Error as e:
@@ -302,6 +304,11 @@ class Analyses:
     def has(self, path):
         key = self._key_of_path.get(path)
         return key is not None and key in self._by_key
+
+    def clear(self):
+        """Drop every analysis (the debug directories changed)."""
+        self._by_key.clear()
+        self._key_of_path.clear()
 
     def forget(self, *unused):
         # Object files may be rebuilt between runs: look their keys up again.
@@ -602,6 +609,29 @@ def _count_loops(node):
     return n
 
 
+def function_proc(name, command):
+    """(pc, Place, proc dict with its subtree) of function NAME, or of the
+    selected frame's function when NAME is empty."""
+    if name:
+        pc = _function_pc(name)
+        if pc is None:
+            pc = _loopscope_symbol_pc(name)
+        if pc is None:
+            raise LoopscopeError("%s: no function named %s" % (command, name))
+    else:
+        frame = _selected_frame_or_none()
+        if frame is None:
+            raise LoopscopeError("%s: no process and no FUNCTION given: name a function" % command)
+        pc = _lookup_pc(frame)
+    place = Place(pc)
+    proc = place.module.proc_at(place.link)
+    if proc is None:
+        raise LoopscopeError("%s: %s (%s) is not inside any procedure loopscope knows%s" % (
+            command, name or _hex(pc), _hex(place.link),
+            "; " + place.why_poor() if place.why_poor() else ""))
+    return pc, place, proc
+
+
 class InfoLoopsCommand(gdb.Command):
     """List the loop nest of a function, as loopscope recovered it from machine code.
 
@@ -616,23 +646,7 @@ that come from an inlined callee are listed under that inlined call."""
 
     def invoke(self, arg, from_tty):
         name = arg.strip()
-        if name:
-            pc = _function_pc(name)
-            if pc is None:
-                pc = _loopscope_symbol_pc(name)
-            if pc is None:
-                raise LoopscopeError("info loops: no function named %s" % name)
-        else:
-            frame = _selected_frame_or_none()
-            if frame is None:
-                raise LoopscopeError("info loops: no process and no FUNCTION given: name a function")
-            pc = _lookup_pc(frame)
-        place = Place(pc)
-        proc = place.module.proc_at(place.link)
-        if proc is None:
-            raise LoopscopeError("info loops: %s (%s) is not inside any procedure loopscope knows%s" % (
-                name or _hex(pc), _hex(place.link),
-                "; " + place.why_poor() if place.why_poor() else ""))
+        pc, place, proc = function_proc(name, "info loops")
         n = _count_loops(proc)
         head = "%s%s in %s" % (proc.get("name") or "??", " (%s)" % _where(proc) if proc.get("file") else "",
                                place.path)
@@ -778,50 +792,148 @@ header was reached until then.  Needs a live process."""
 
 
 # ---- bt: frame decorator -----------------------------------------------------------
+#
+# Frame names stay GDB's own (IDEs match them against their symbols, also
+# through MI with -enable-frame-filters): the loop a frame is in is shown as
+# an elided line under the frame, the place GDB gives frame filters for extra
+# lines.  GDB prints an elided line that borrows its frame without a level:
+#
+#   #2  0x0000555555555147 in do_work (num=1000) at ../small.cpp:14
+#       in loop (depth=2, header=0x555555555122) at ../small.cpp:13
+#
+# `bt -hide` and `set loopscope backtrace off` leave it out.
+
+
+def backtrace_enabled():
+    return loopscope_settings.backtrace_on()
+
+
+def frame_loop(frame):
+    """(innermost loop dict, Place) of FRAME's own part of the chain (its
+    inline level), or (None, Place); raises on frames loopscope cannot place."""
+    place = Place(_lookup_pc(frame), quiet=True)
+    seg = _segment(place.chain, _inline_depth(frame))
+    loops = [s for s in seg if s["kind"] == "loop"]
+    return (loops[-1] if loops else None), place
+
+
+def _same_file_as_frame(frame, path):
+    """PATH as GDB names the frame's file when it is that file (so both lines
+    of a frame read alike), else PATH itself."""
+    try:
+        symtab = frame.find_sal().symtab
+    except (gdb.error, RuntimeError):
+        symtab = None
+    if symtab is not None and path and symtab.fullname() == path:
+        return symtab.filename
+    return path
+
+
+class _LoopArg:
+    """One "NAME=VALUE" of the loop line (the frame-filter argument protocol)."""
+
+    def __init__(self, name, value):
+        self._name, self._value = name, value
+
+    def symbol(self):
+        return self._name
+
+    def value(self):
+        return self._value
+
+
+_void_ptr = None
+
+
+def _as_pointer(addr):
+    global _void_ptr
+    if _void_ptr is None:
+        _void_ptr = gdb.lookup_type("void").pointer()
+    return gdb.Value(addr).cast(_void_ptr)
+
+
+class LoopLineDecorator(FrameDecorator):
+    """The elided line "in loop (depth=D, header=0x...) at FILE:LINE"."""
+
+    def __init__(self, fobj, loop, place):
+        super().__init__(fobj)
+        self._loop, self._place = loop, place
+
+    def function(self):
+        return "in loop"
+
+    def address(self):
+        return None
+
+    def filename(self):
+        if not self._loop.get("file"):
+            return None
+        return _same_file_as_frame(self.inferior_frame(), self._loop["file"])
+
+    def line(self):
+        return self._loop.get("line") if self._loop.get("file") else None
+
+    def frame_args(self):
+        args = [_LoopArg("depth", self._loop["depth"]),
+                _LoopArg("header", _as_pointer(self._place.runtime(self._loop["header"])))]
+        if self._loop["irreducible"]:
+            args.append(_LoopArg("entries", len(self._loop["entries"])))
+        return args
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        return None
 
 
 class LoopFrameDecorator(FrameDecorator):
-    """Appends the innermost loop a frame is in to its function name."""
-
-    def __init__(self, fobj):
-        super().__init__(fobj)
-        self._fobj = fobj
+    """Keeps GDB's function name and adds the frame's innermost loop as an
+    elided line."""
 
     def function(self):
-        base = super().function()
-        if not isinstance(base, str):
-            # An address: GDB prints its minimal symbol, or nothing at all
-            # where there is none; say "??" as plain `bt` does.
-            try:
-                if self.inferior_frame().name() is None:
-                    base = "??"
-            except gdb.error:
-                pass
+        # FrameDecorator's default is str(symbol), "main(int, char**)" in C++;
+        # GDB's own backtrace and MI say "main" (frame.name()).
+        frame = self.inferior_frame()
+        if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
+                or frame.type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME)):
+            return super().function()
         try:
-            frame = self.inferior_frame()
-            place = Place(_lookup_pc(frame), quiet=True)
+            name = frame.name()
+        except gdb.error:
+            name = None
+        return name if name is not None else "??"
+
+    def elided(self):
+        base = super().elided()
+        if not backtrace_enabled():
+            return base
+        try:
+            loop, place = frame_loop(self.inferior_frame())
         except (gdb.error, gdb.GdbError, _loopscope.Error, RuntimeError):
             return base
-        seg = _segment(place.chain, _inline_depth(frame))
-        loops = [s for s in seg if s["kind"] == "loop"]
-        if not isinstance(base, str) or base == "??":
-            if place.chain and place.chain[0].get("name"):
-                base = place.chain[0]["name"]
-            if not isinstance(base, str):
-                return base
-        if not loops:
+        if loop is None:
             return base
-        inner = loops[-1]
-        if inner.get("file"):
-            return "%s [in loop at %s]" % (base, _where(inner))
-        return "%s [in loop, header %s]" % (base, _hex(place.runtime(inner["header"])))
+        line = LoopLineDecorator(self._base, loop, place)
+        return [line] + list(base) if base else [line]
 
 
 class LoopFrameFilter:
+    """Registered always; enabled only while `loopscope backtrace` is on, so
+    that with it off GDB prints frames its own way (no Python frame filter
+    path at all: MI keeps its "fullname" fields, for one)."""
+
     def __init__(self):
         self.name = "loopscope-loops"
         self.priority = 100
-        self.enabled = True
+
+    @property
+    def enabled(self):
+        return backtrace_enabled()
+
+    @enabled.setter
+    def enabled(self, value):  # `disable frame-filter global loopscope-loops`
+        gdb.set_parameter("loopscope backtrace", bool(value))
 
     def filter(self, frame_iter):
         return map(LoopFrameDecorator, frame_iter)
@@ -892,12 +1004,16 @@ def register():
     global _registered
     if _registered:
         return
+    loopscope_settings.register(ANALYSES.clear)
     StructureCommand()
     InfoLoopsCommand()
     LoopFinishCommand()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()
+    if hasattr(gdb, "MICommand"):  # GDB 13 and later
+        import loopscope_mi
+        loopscope_mi.register()
     for ev in ("new_objfile", "clear_objfiles", "exited", "stop"):
         registry = getattr(gdb.events, ev, None)
         if registry is not None:
