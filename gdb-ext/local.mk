@@ -14,7 +14,7 @@ gdb_ext__loopscope_la_SOURCES = gdb-ext/_loopscope.c
 gdb_ext__loopscope_la_CFLAGS = $(AM_CFLAGS) $(GDB_PYTHON_CFLAGS) -fvisibility=default
 gdb_ext__loopscope_la_LIBADD = libloopscope.la
 gdb_ext__loopscope_la_LDFLAGS = -module -avoid-version -shared
-gdbext_py = loopscope.py loopscope_gdb.py loopscope_settings.py loopscope_mi.py
+gdbext_py = loopscope.py loopscope_gdb.py loopscope_settings.py loopscope_mi.py loopscope_step.py
 dist_gdbext_DATA = $(addprefix gdb-ext/,$(gdbext_py))
 
 all-local: gdb-ext-script-in-builddir

@@ -6,7 +6,7 @@
 #
 #   structure [-json] [LOCATION]   scope chain at LOCATION (default: the selected frame's pc)
 #   info loops [FUNCTION]          loop nest of FUNCTION (default: the selected frame's)
-#   loop-finish [-count]           run until the innermost loop containing $pc is left
+#   loop-finish, loop-next, break-loop   (loopscope_step.py)
 #   bt                             frames show the innermost loop they are in (frame filter)
 #   $_loop_depth([ADDR])           loop depth at $pc (or ADDR)
 #   info loopscope                 the analyses made so far (debug info, cache, warnings)
@@ -662,135 +662,6 @@ that come from an inlined callee are listed under that inlined call."""
             gdb.write("note: " + why + "\n")
 
 
-# ---- loop-finish -----------------------------------------------------------------
-
-
-class _FrameBreakpoint(gdb.Breakpoint):
-    """A breakpoint that only counts in one physical frame (recursion safe)."""
-
-    def __init__(self, addr, frame, stopping, temporary=True):
-        super().__init__("*%s" % _hex(addr), gdb.BP_BREAKPOINT, internal=True, temporary=temporary)
-        self.addr = addr
-        self.want = frame
-        self.stopping = stopping
-        self.hits = 0
-        self.silent = True
-
-    def stop(self):
-        try:
-            here = _physical(gdb.newest_frame())
-        except gdb.error:
-            return False
-        if self.want is not None and here != self.want:
-            return False
-        self.hits += 1
-        return self.stopping
-
-
-def _live_process():
-    inf = gdb.selected_inferior()
-    if inf.pid == 0:
-        return False
-    conn = getattr(inf, "connection", None)
-    if conn is not None and conn.type == "core":
-        return False
-    return True
-
-
-class LoopFinishCommand(gdb.Command):
-    """Run until the innermost loop containing the selected frame's pc is left.
-
-Usage: loop-finish [-count]
-
-Sets temporary breakpoints on every exit of the loop (as loopscope found
-them: the targets of all edges leaving the loop) and at the return address
-of the frame (for exits through return or longjmp), continues, and reports
-where the loop was left.  With -count, also reports how many times the loop
-header was reached until then.  Needs a live process."""
-
-    def __init__(self):
-        super().__init__("loop-finish", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        arg = arg.strip()
-        count = False
-        if arg in ("-count", "--count", "-c"):
-            count = True
-        elif arg:
-            raise LoopscopeError("loop-finish: unknown argument %s (only -count)" % arg)
-        if not _live_process():
-            raise LoopscopeError("loop-finish: the program is not running (a core file or no process): "
-                                 "start it first")
-        frame = gdb.selected_frame()
-        place = Place(_lookup_pc(frame))
-        k = _inline_depth(frame)
-        # The frame's own loops first; if its inlined function has none here,
-        # the loops of the functions it is inlined into (never deeper ones).
-        loop = None
-        for level in range(k, -1, -1):
-            seg_loops = [s for s in _segment(place.chain, level) if s["kind"] == "loop"]
-            if seg_loops:
-                loop = seg_loops[-1]
-                break
-        if loop is None:
-            where = place.chain[0].get("name") if place.chain else "??"
-            raise LoopscopeError("loop-finish: pc %s (%s in %s) is not inside any loop%s" % (
-                _hex(frame.pc()), _where(place.chain[-1]) if place.chain else "??", where,
-                "; " + place.why_poor() if place.why_poor() else ""))
-        phys = _physical(frame)
-        targets = sorted({e[1] for e in loop["exits"]})
-        bps = []
-        try:
-            for t in targets:
-                bps.append(_FrameBreakpoint(place.runtime(t), phys, True))
-            caller = phys.older()
-            ret_bp = None
-            if caller is not None:
-                caller_phys = _physical(caller)
-                ret_bp = _FrameBreakpoint(caller.pc(), caller_phys, True)
-                bps.append(ret_bp)
-            header_bp = None
-            if count:
-                header_bp = _FrameBreakpoint(place.runtime(loop["header"]), phys, False, temporary=False)
-                bps.append(header_bp)
-            if not targets and ret_bp is None:
-                raise LoopscopeError("loop-finish: the loop at %s has no exits and no caller to return to"
-                                     % _loop_at(loop))
-            gdb.execute("continue", to_string=not from_tty)
-            hit = [b for b in bps if b.stopping and b.hits > 0]
-            counted = header_bp.hits if header_bp is not None else None
-        finally:
-            for b in bps:
-                if b.is_valid():
-                    b.delete()
-
-        loop_desc = "loop %s (header %s, depth %d)" % (_loop_at(loop), _hex(place.runtime(loop["header"])),
-                                                        loop["depth"])
-        if not hit:
-            if not _live_process():
-                gdb.write("The program ended before leaving the %s.\n" % loop_desc)
-            else:
-                gdb.write("Stopped before leaving the %s.\n" % loop_desc)
-            return
-        now_frame = gdb.selected_frame()
-        now_pc = now_frame.pc()
-        sal = now_frame.find_sal()
-        now_where = "%s:%d" % (_short(sal.symtab.filename), sal.line) if sal.symtab else _hex(now_pc)
-        fname = now_frame.name() or "??"
-        b = hit[0]
-        if b is ret_bp:
-            how = "by returning from %s" % (phys.name() or "??")
-        else:
-            froms = [e[0] for e in loop["exits"] if place.runtime(e[1]) == b.addr]
-            how = "via exit %s -> %s" % (_hex(place.runtime(froms[0])) if froms else "?", _hex(b.addr))
-        msg = "left %s %s; now at %s in %s (%s)" % (loop_desc, how, now_where, fname, _hex(now_pc))
-        if counted is not None:
-            msg += "; header reached %d time%s" % (counted, "" if counted == 1 else "s")
-        gdb.write(msg + "\n")
-        if from_tty:  # like `finish`: show where we are
-            gdb.execute("frame")
-
-
 # ---- bt: frame decorator -----------------------------------------------------------
 #
 # Frame names stay GDB's own (IDEs match them against their symbols, also
@@ -1007,7 +878,8 @@ def register():
     loopscope_settings.register(ANALYSES.clear)
     StructureCommand()
     InfoLoopsCommand()
-    LoopFinishCommand()
+    import loopscope_step  # it uses this module's names: imported once they exist
+    loopscope_step.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()
