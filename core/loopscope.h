@@ -53,6 +53,7 @@ typedef enum ls_status {
 	LS_ERR_NOMEM,
 	LS_ERR_NOT_FOUND,   /* symbol or address not found */
 	LS_ERR_USAGE,       /* bad argument */
+	LS_ERR_INTERRUPTED, /* options.progress_fn asked to stop */
 } ls_status;
 
 typedef struct ls_error {
@@ -72,6 +73,12 @@ typedef struct ls_options {
 	const char *debug_file_path; /* NULL: libdwfl's default (/usr/lib/debug) */
 	ls_warn_fn warn;     /* NULL: print "loopscope: MESSAGE" on stderr */
 	void *warn_ctx;
+	/* For embedders (the GDB extension): called about every 0.1 s, from an
+	 * analysis thread, with the procedures analyzed so far; a nonzero
+	 * return stops the analysis and ls_module_open fails with
+	 * LS_ERR_INTERRUPTED.  When set, it replaces the stderr meter. */
+	int (*progress_fn)(void *ctx, size_t done, size_t total);
+	void *progress_ctx;
 } ls_options;
 
 void ls_options_init(ls_options *opt);

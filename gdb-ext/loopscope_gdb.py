@@ -24,6 +24,7 @@ import json
 import os
 import re
 import struct
+import time
 
 import gdb
 import gdb.frames
@@ -287,8 +288,17 @@ class Analyses:
         got = self._by_key.get(key)
         if got is None:
             try:
-                got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
-                                        debug_file_path=loopscope_settings.debug_file_path())
+                # Ctrl-C (KeyboardInterrupt) goes through: nothing is
+                # remembered, the next use starts the analysis again.
+                progress = Progress(path)
+                try:
+                    got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
+                                            debug_file_path=loopscope_settings.debug_file_path(),
+                                            progress=progress)
+                except KeyboardInterrupt:
+                    progress.end(interrupted=True)
+                    raise
+                progress.end()
                 if not quiet:
                     _print_warnings(got)
             except _loopscope.Error as e:
@@ -313,6 +323,44 @@ class Analyses:
     def forget(self, *unused):
         # Object files may be rebuilt between runs: look their keys up again.
         self._key_of_path.clear()
+
+
+class Progress:
+    """GDB-style progress of a first analysis, on a terminal only:
+        loopscope: analyzing /lib/x86_64-linux-gnu/libc.so.6... 42%
+    rewritten in place, erased when done; called by _loopscope every 0.1 s
+    while the analysis runs (the core counts procedures: 0 of 0 while it
+    reads DWARF).  A cache hit usually ends before anything is shown."""
+
+    SHOW_AFTER = 0.3  # seconds: no flicker for quick ones
+
+    def __init__(self, path):
+        self.path = path
+        self.start = time.monotonic()
+        self.shown = False
+        self.tty = _stderr_is_tty()
+
+    def __call__(self, done, total):
+        if not self.tty or time.monotonic() - self.start < self.SHOW_AFTER:
+            return
+        pct = " %d%%" % (100 * done // total) if total else ""
+        gdb.write("\rloopscope: analyzing %s...%s\033[K" % (self.path, pct), gdb.STDERR)
+        gdb.flush()
+        self.shown = True
+
+    def end(self, interrupted=False):
+        if self.shown:
+            gdb.write("\r\033[K", gdb.STDERR)
+        if interrupted:
+            gdb.write("loopscope: analysis of %s interrupted; it starts again on next use\n" % self.path,
+                      gdb.STDERR)
+
+
+def _stderr_is_tty():
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
 
 
 def _print_warnings(module):
