@@ -926,8 +926,10 @@ def register():
     loopscope_settings.register(ANALYSES.clear)
     StructureCommand()
     InfoLoopsCommand()
-    import loopscope_step  # it uses this module's names: imported once they exist
+    import loopscope_step  # they use this module's names: imported once they exist
+    import loopscope_tui
     loopscope_step.register()
+    loopscope_tui.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()

@@ -11,9 +11,10 @@ libc=/lib/x86_64-linux-gnu/libc.so.6
 bin="$TMP/loops"
 build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
 
+# One tmux server per session (a server just killed may still be exiting).
 sock="$TMP/tmux.sock"
 T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
 # wait_for PATTERN SECONDS: poll the pane until PATTERN shows; the pane
 # text is left in $TMP/pane.  Every screen seen is appended to $TMP/seen.
 wait_for() {
@@ -30,6 +31,7 @@ wait_for() {
 start_gdb() { # CACHE-DIR
 	: >"$TMP/seen"
 	T kill-server 2>/dev/null
+	sock="$TMP/tmux-$(basename "$1").sock"
 	T new-session -d -s ls -x 220 -y 60 "env XDG_CACHE_HOME=$1 $GDB -nx -q -ex 'source $GDBEXT' \
 		-ex 'set breakpoint pending on' -ex 'break write' -ex run --args $bin 3 4; sleep 30"
 	wait_for '^Breakpoint 1, ' 60
