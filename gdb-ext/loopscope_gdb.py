@@ -27,6 +27,7 @@ import struct
 import time
 
 import gdb
+import gdb.FrameDecorator
 import gdb.frames
 from gdb.FrameDecorator import FrameDecorator
 
@@ -125,8 +126,11 @@ class AddressMap:
         self._key = None
 
     def _state_key(self):
+        # New and cleared object files, stops and exits invalidate the map
+        # through events (register()); this only notices a switch of
+        # inferior or program.  It runs for every frame of a backtrace.
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, gdb.current_progspace().filename, len(gdb.objfiles()))
+        return (inf.num, inf.pid, gdb.current_progspace().filename)
 
     def _elf_sections(self, path):
         try:
@@ -806,9 +810,74 @@ class LoopLineDecorator(FrameDecorator):
         return None
 
 
+class _FrameLoopCache:
+    """(thread, level, pc) -> (loop, place) of the frames of the current stop:
+    a second `bt` (or `bt` after `frame N`) costs a dict lookup per frame.
+    Emptied whenever the frames may have changed."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def clear(self, *unused):
+        self.entries.clear()
+
+    def get(self, frame):
+        try:
+            thread = gdb.selected_thread()
+            key = (thread.global_num if thread else 0, frame.level(), frame.pc())
+        except (gdb.error, RuntimeError):
+            return frame_loop(frame)
+        got = self.entries.get(key)
+        if got is None:
+            got = frame_loop(frame)
+            self.entries[key] = got
+        return got
+
+
+FRAME_LOOPS = _FrameLoopCache()
+
+
 class LoopFrameDecorator(FrameDecorator):
     """Keeps GDB's function name and adds the frame's innermost loop as an
-    elided line."""
+    elided line.
+
+    filename, line and frame_args give what FrameDecorator gives, from one
+    find_sal per frame instead of four (a backtrace's cost is per frame)."""
+
+    def _plain(self):
+        return type(self._base) in (gdb.Frame, FrameDecorator)
+
+    def _sal(self):
+        try:
+            return self._sal_v
+        except AttributeError:
+            self._sal_v = self.inferior_frame().find_sal()
+            return self._sal_v
+
+    def _limited(self):
+        sal = self._sal()
+        return (not sal.symtab or not sal.symtab.filename
+                or self.inferior_frame().type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
+
+    def filename(self):
+        if not self._plain():
+            return super().filename()
+        sal = self._sal()
+        if not sal.symtab or not sal.symtab.filename:
+            return gdb.solib_name(self.inferior_frame().pc())
+        return sal.symtab.filename
+
+    def line(self):
+        if not self._plain():
+            return super().line()
+        return None if self._limited() else self._sal().line
+
+    def frame_args(self):
+        if not self._plain():
+            return super().frame_args()
+        if self._limited():
+            return None
+        return gdb.FrameDecorator.FrameVars(self.inferior_frame()).fetch_frame_args()
 
     def function(self):
         # FrameDecorator's default is str(symbol), "main(int, char**)" in C++;
@@ -824,11 +893,11 @@ class LoopFrameDecorator(FrameDecorator):
         return name if name is not None else "??"
 
     def elided(self):
+        # (The filter is only enabled while the setting is on: no check here,
+        # gdb.parameter costs more than the lookup.)
         base = super().elided()
-        if not backtrace_enabled():
-            return base
         try:
-            loop, place = frame_loop(self.inferior_frame())
+            loop, place = FRAME_LOOPS.get(self.inferior_frame())
         except (gdb.error, gdb.GdbError, _loopscope.Error, RuntimeError):
             return base
         if loop is None:
@@ -944,4 +1013,9 @@ def register():
         registry = getattr(gdb.events, ev, None)
         if registry is not None:
             registry.connect(ANALYSES.forget)
+    for ev in ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
+               "memory_changed", "register_changed"):
+        registry = getattr(gdb.events, ev, None)
+        if registry is not None:
+            registry.connect(FRAME_LOOPS.clear)
     _registered = True
