@@ -18,7 +18,7 @@
 #   later structure at $pc (libc), n=30     median 0.017 ms, max 0.12 ms
 #   later structure FUNCTION (libc), n=24   median 0.25 ms, max 8.4 ms (GDB's own symbol lookup included)
 #   later structure in a caller frame, n=10 median 0.02 ms, max 0.08 ms
-#   bt, 20 frames (18 in libc), frames cached:   1.20 ms with the extension, 0.82 ms without: +46%
+#   bt, 20 frames (19 in libc), frames cached:   1.20 ms with the extension, 0.82 ms without: +46%
 #                                                (a pass-through frame filter alone: +35%)
 #   bt, 20 frames, frames re-unwound:            1.59 ms with, 1.16 ms without: +38% (pass-through: +30%)
 # Any Python frame filter sends GDB 13's backtrace through its Python
