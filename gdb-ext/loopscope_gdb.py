@@ -47,16 +47,75 @@ def _short(path):
     return os.path.basename(path) if path else "??"
 
 
+# ---- GDB's styles ------------------------------------------------------------
+#
+# GDB 13's Python cannot print in a named style, so text output takes the
+# colours of GDB's own settings ("show style filename", "function",
+# "address") as ANSI escapes, when "style enabled" is on and stdout is a
+# terminal, as GDB's own output does.  STYLES.refresh() reads them once per
+# command.
+
+_SGR_COLOR = {"black": 0, "red": 1, "green": 2, "yellow": 3, "blue": 4, "magenta": 5, "cyan": 6, "white": 7}
+_SGR_INTENSITY = {"bold": "1", "faint": "2"}
+
+
+class Styles:
+    KINDS = ("filename", "function", "address")
+
+    def __init__(self):
+        self.sgr = {}
+
+    def refresh(self):
+        self.sgr = {}
+        try:
+            if not gdb.parameter("style enabled") or not os.isatty(1):
+                return
+            for kind in self.KINDS:
+                codes = []
+                fg = gdb.parameter("style %s foreground" % kind)
+                bg = gdb.parameter("style %s background" % kind)
+                inten = gdb.parameter("style %s intensity" % kind)
+                if fg in _SGR_COLOR:
+                    codes.append(str(30 + _SGR_COLOR[fg]))
+                if bg in _SGR_COLOR:
+                    codes.append(str(40 + _SGR_COLOR[bg]))
+                if inten in _SGR_INTENSITY:
+                    codes.append(_SGR_INTENSITY[inten])
+                if codes:
+                    self.sgr[kind] = "\033[%sm" % ";".join(codes)
+        except (gdb.error, RuntimeError, OSError):
+            self.sgr = {}
+
+    def __call__(self, kind, text):
+        on = self.sgr.get(kind)
+        return "%s%s\033[m" % (on, text) if on and text else text
+
+
+STYLES = Styles()
+
+
+def _sfile(text):
+    return STYLES("filename", text)
+
+
+def _sfunc(text):
+    return STYLES("function", text)
+
+
+def _saddr(text):
+    return STYLES("address", text)
+
+
 def _loop_at(loop):
     """"at FILE:LINE" of a loop, or why there is no line."""
     return "at " + _where(loop) if loop.get("file") else "(no line information)"
 
 
 def _where(d):
-    """FILE:LINE of a scope dict, short form."""
+    """FILE:LINE of a scope dict, short form, in GDB's file name style."""
     if not d.get("file"):
         return "??"
-    return "%s:%s" % (_short(d["file"]), d.get("line") or "?")
+    return "%s:%s" % (_sfile(_short(d["file"])), d.get("line") or "?")
 
 
 # ---- ELF section addresses ------------------------------------------------
@@ -527,24 +586,25 @@ def chain_json(place):
 def format_chain(place):
     lines = []
     if place.bias:
-        lines.append("%s is %s+%s:" % (_hex(place.pc), place.path, _hex(place.link)))
+        lines.append("%s is %s+%s:" % (_saddr(_hex(place.pc)), _sfile(place.path), _hex(place.link)))
     else:
-        lines.append("%s in %s:" % (_hex(place.pc), place.path))
+        lines.append("%s in %s:" % (_saddr(_hex(place.pc)), _sfile(place.path)))
     if not place.chain:
         lines.append("  not inside any procedure loopscope knows")
     for s in place.chain:
         kind = s["kind"]
         if kind == "proc":
-            lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
+            lines.append("  proc    %s%s" % (_sfunc(s.get("name") or "??"), "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
             lines.append("  inline  %s  called at %s:%s  (defined at %s)" % (
-                s.get("name") or "??", _short(s.get("call_file")), s.get("call_line") or "?", _where(s)))
+                _sfunc(s.get("name") or "??"), _sfile(_short(s.get("call_file"))), s.get("call_line") or "?",
+                _where(s)))
         elif kind == "loop":
             extra = ""
             if s["irreducible"]:
                 extra = "  irreducible, %d entries" % len(s["entries"])
             lines.append("  loop    %s  header %s  depth %d%s" % (
-                _loop_at(s), _hex(place.runtime(s["header"])), s["depth"], extra))
+                _loop_at(s), _saddr(_hex(place.runtime(s["header"]))), s["depth"], extra))
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
@@ -575,6 +635,7 @@ and an executable alone.  With -json, print the chain in the shape of
         super().__init__("structure", gdb.COMMAND_DATA, gdb.COMPLETE_LOCATION)
 
     def invoke(self, arg, from_tty):
+        STYLES.refresh()
         arg = arg.strip()
         as_json = False
         if arg == "-json" or arg.startswith("-json "):
@@ -638,7 +699,7 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
                 extra = ", irreducible: %d entries %s" % (
                     len(c["entries"]), " ".join(_hex(e + place_bias) for e in c["entries"]))
             out.append("%sloop %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
-                "  " * indent, _loop_at(c), _hex(c["header"] + place_bias), c["depth"],
+                "  " * indent, _loop_at(c), _saddr(_hex(c["header"] + place_bias)), c["depth"],
                 len(c["exits"]), "" if len(c["exits"]) == 1 else "s",
                 len(c["backedges"]), "" if len(c["backedges"]) == 1 else "s", extra))
             _loop_lines(c, place_bias, indent + 1, out)
@@ -648,7 +709,8 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
             if sub:  # show inlined calls only where they hold loops
                 if kind == "inline":
                     out.append("%sinlined %s  called at %s:%s" % (
-                        "  " * indent, c.get("name") or "??", _short(c.get("call_file")), c.get("call_line") or "?"))
+                        "  " * indent, _sfunc(c.get("name") or "??"), _sfile(_short(c.get("call_file"))),
+                        c.get("call_line") or "?"))
                 else:
                     out.append("%scode from %s" % ("  " * indent, _where(c)))
                 out.extend(sub)
@@ -697,11 +759,12 @@ that come from an inlined callee are listed under that inlined call."""
         super().__init__("info loops", gdb.COMMAND_STATUS, gdb.COMPLETE_SYMBOL)
 
     def invoke(self, arg, from_tty):
+        STYLES.refresh()
         name = arg.strip()
         pc, place, proc = function_proc(name, "info loops")
         n = _count_loops(proc)
-        head = "%s%s in %s" % (proc.get("name") or "??", " (%s)" % _where(proc) if proc.get("file") else "",
-                               place.path)
+        head = "%s%s in %s" % (_sfunc(proc.get("name") or "??"), " (%s)" % _where(proc) if proc.get("file") else "",
+                               _sfile(place.path))
         if n == 0:
             gdb.write("%s has no loops.\n" % head)
         else:

@@ -246,15 +246,16 @@ def selected_loop(command, depth=None):
 
 
 def loop_desc(place, loop):
-    return "loop %s (header %s, depth %d)" % (ls._loop_at(loop), ls._hex(place.runtime(loop["header"])),
+    return "loop %s (header %s, depth %d)" % (ls._loop_at(loop), ls._saddr(ls._hex(place.runtime(loop["header"]))),
                                               loop["depth"])
 
 
 def where_now():
     frame = gdb.selected_frame()
     sal = frame.find_sal()
-    here = "%s:%d" % (ls._short(sal.symtab.filename), sal.line) if sal.symtab else ls._hex(frame.pc())
-    return "%s in %s (%s)" % (here, frame.name() or "??", ls._hex(frame.pc()))
+    here = ("%s:%d" % (ls._sfile(ls._short(sal.symtab.filename)), sal.line) if sal.symtab
+            else ls._saddr(ls._hex(frame.pc())))
+    return "%s in %s (%s)" % (here, ls._sfunc(frame.name() or "??"), ls._saddr(ls._hex(frame.pc())))
 
 
 def how_left(watch, how, bp, phys_name):
@@ -289,6 +290,7 @@ first stops it, and it says so.  Needs a live process."""
         super().__init__("loop-finish", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
+        ls.STYLES.refresh()
         arg = arg.strip()
         if arg not in ("", "-count", "--count", "-c"):
             raise ls.LoopscopeError("loop-finish: unknown argument %s (only -count)" % arg)
@@ -355,6 +357,7 @@ Needs a live process."""
         return n, depth
 
     def invoke(self, arg, from_tty):
+        ls.STYLES.refresh()
         n, depth = self._parse(arg)
         frame, place, loop, phys = selected_loop("loop-next", depth)
         phys_name = phys.name()
@@ -449,6 +452,7 @@ leaves the loop.  They are ordinary breakpoints (see "info breakpoints")."""
         super().__init__("break-loop", gdb.COMMAND_BREAKPOINTS, gdb.COMPLETE_LOCATION)
 
     def invoke(self, arg, from_tty):
+        ls.STYLES.refresh()
         words = arg.split()
         exits = "-exit" in words or "--exit" in words
         loc = " ".join(w for w in words if w not in ("-exit", "--exit"))

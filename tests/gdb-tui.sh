@@ -11,6 +11,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
 OL=$(line_of outer-loop); OE=$(line_of outer-end); CALL=$(line_of call-sum-row)
+SB=$(line_of scale-body)
 # One tmux server per session (a server just killed may still be exiting).
 sock="$TMP/tmux.sock"
 T() { tmux -S "$sock" "$@"; }
@@ -64,4 +65,29 @@ for cc in $(gdb_compilers); do
 	! grep -qi 'traceback\|Python Exception' "$TMP/pane"
 	ok $? "$cc: no Python error"
 done
+
+# Styles: in a terminal, file names, function names and addresses of
+# `structure` carry the escapes GDB's own frame line gives them.
+bin="$TMP/loops-gcc"
+if [ -x "$bin" ]; then
+	T kill-server 2>/dev/null
+	sock="$TMP/tmux-style.sock"
+	T new-session -d -s ls -x 200 -y 50 "env XDG_CACHE_HOME=$TMP/cache $GDB -nx -q -ex 'source $GDBEXT' \
+		-ex 'break loops.c:$SB' -ex run -ex frame -ex 'structure' --args $bin 3 8; sleep 60"
+	if wait_for '^  stmt ' 60; then
+		T capture-pane -e -p -S -300 -t ls >"$TMP/styled"
+		esc=$(printf '\033')
+		# GDB's own line: "#0  scale (v=..." with the name in the function style.
+		fn=$(grep -a "#0  " "$TMP/styled" | sed -n "s/.*#0  \($esc\[[0-9;]*m\)scale.*/\1/p" | head -n 1)
+		file=$(grep -a "#0  " "$TMP/styled" | sed -n "s/.* at \($esc\[[0-9;]*m\)[^ ]*loops\.c.*/\1/p" | head -n 1)
+		[ -n "$fn" ] && grep -a '^  proc ' "$TMP/styled" | grep -qF "${fn}scale"
+		ok $? "structure prints function names in GDB's function style (as its frame line does)"
+		[ -n "$file" ] && grep -a '^  loop ' "$TMP/styled" | grep -qF "at ${file}loops.c"
+		ok $? "structure prints file names in GDB's file name style"
+		grep -a '^  loop ' "$TMP/styled" | grep -q "header $esc\[3[0-9]m0x"
+		ok $? "structure prints addresses in a style (GDB's address style)"
+	else
+		fail "gdb ran structure in a terminal"; sed 's/^/# /' "$TMP/pane"
+	fi
+fi
 done_testing
