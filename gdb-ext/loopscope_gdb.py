@@ -6,10 +6,15 @@
 #
 #   structure [-json] [LOCATION]   scope chain at LOCATION (default: the selected frame's pc)
 #   info loops [FUNCTION]          loop nest of FUNCTION (default: the selected frame's)
-#   loop-finish, loop-next, break-loop   (loopscope_step.py)
-#   bt                             frames show the innermost loop they are in (frame filter)
+#   bt                             a line under each frame in a loop (frame filter, elided
+#                                  frames); frame names stay GDB's
 #   $_loop_depth([ADDR])           loop depth at $pc (or ADDR)
 #   info loopscope                 the analyses made so far (debug info, cache, warnings)
+#
+# and GDB's styles for text output.  The rest lives beside it:
+# loopscope_settings.py (set/show loopscope), loopscope_step.py (loop-next,
+# loop-finish, break-loop), loopscope_mi.py (MI commands), loopscope_tui.py
+# (the TUI window and `layout loops`); _loopscope.c is the C module.
 #
 # libloopscope speaks link-time addresses (as in the ELF file); GDB speaks
 # runtime ones.  The difference per object file is its load bias, computed
