@@ -53,7 +53,7 @@ static void *worker_main(void *arg)
 	struct analysis *an = w->an;
 	ls_module *m = an->m;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
-	for (;;) {
+	while (!ls_progress_stopped(&an->progress)) {
 		size_t i = atomic_fetch_add(&an->next, 1);
 		if (i >= m->procs.nprocs)
 			break;
@@ -127,7 +127,10 @@ int ls_analyze(ls_module *m, ls_error *err)
 	an.results = ls_xcalloc(m->procs.nprocs + 1, sizeof *an.results);
 	atomic_init(&an.next, 0);
 	int nthreads = ls_worker_count(&m->opt, m->procs.nprocs, 0);
-	ls_progress_start(&an.progress, m->opt.progress, "loopscope: analyzing procedures", m->procs.nprocs);
+	ls_progress_start(&an.progress, m->opt.progress && !m->opt.progress_fn, "loopscope: analyzing procedures",
+	                  m->procs.nprocs);
+	an.progress.fn = m->opt.progress_fn;
+	an.progress.ctx = m->opt.progress_ctx;
 
 	m->thread_arenas = ls_xcalloc(nthreads, sizeof *m->thread_arenas);
 	m->nthread_arenas = nthreads;
@@ -141,9 +144,16 @@ int ls_analyze(ls_module *m, ls_error *err)
 	m->sources = getenv("LOOPSCOPE_NO_SOURCE") ? NULL : ls_source_cache_new(getenv("LOOPSCOPE_SOURCE_PATH"));
 	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
+	bool stopped = ls_progress_stopped(&an.progress);
 	ls_progress_end(&an.progress);
 	ls_source_cache_free(m->sources);
 	m->sources = NULL;
+	if (stopped) { /* the procedures' scopes live in the arenas: freed with m */
+		free(an.results);
+		free(workers);
+		ls_set_error(err, LS_ERR_INTERRUPTED, "%s: analysis interrupted", m->path);
+		return -1;
+	}
 
 	assemble(m, an.results);
 	free(an.results);

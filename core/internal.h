@@ -404,9 +404,13 @@ struct ls_progress {
 	size_t total, done;
 	double last;
 	pthread_mutex_t lock;
+	int (*fn)(void *ctx, size_t done, size_t total); /* ls_options.progress_fn */
+	void *ctx;
+	int stop; /* fn asked to stop; read with ls_progress_stopped */
 };
 void ls_progress_start(struct ls_progress *p, bool wanted, const char *what, size_t total);
 void ls_progress_add(struct ls_progress *p, size_t n);
 void ls_progress_end(struct ls_progress *p);
+bool ls_progress_stopped(struct ls_progress *p);
 
 #endif

@@ -55,6 +55,7 @@ typedef enum ls_status {
 	LS_ERR_NOMEM,
 	LS_ERR_NOT_FOUND,   /* symbol or address not found */
 	LS_ERR_USAGE,       /* bad argument */
+	LS_ERR_INTERRUPTED, /* options.progress_fn asked to stop */
 } ls_status;
 
 typedef struct ls_error {
@@ -76,6 +77,12 @@ typedef struct ls_options {
 	void *warn_ctx;
 	int verbose;         /* also say why the cache missed, and such, through warn */
 	uint64_t cache_max_bytes; /* 0: $LOOPSCOPE_CACHE_SIZE (e.g. 512M, 2G), else 1 GiB */
+	/* For embedders (the GDB extension): called about every 0.1 s, from an
+	 * analysis thread, with the procedures analyzed so far; a nonzero
+	 * return stops the analysis and ls_module_open fails with
+	 * LS_ERR_INTERRUPTED.  When set, it replaces the stderr meter. */
+	int (*progress_fn)(void *ctx, size_t done, size_t total);
+	void *progress_ctx;
 } ls_options;
 
 void ls_options_init(ls_options *opt);

@@ -1,5 +1,7 @@
 /* progress.c - a one-line progress meter on stderr for long analyses.
- * Silent unless stderr is a terminal, so logs and pipes stay clean. */
+ * Silent unless stderr is a terminal, so logs and pipes stay clean.  An
+ * embedder's callback (ls_options.progress_fn) replaces the meter, and may
+ * ask the analysis to stop. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -20,17 +22,29 @@ void ls_progress_start(struct ls_progress *p, bool wanted, const char *what, siz
 	p->total = total;
 	p->done = 0;
 	p->last = now();
+	p->fn = NULL;
+	p->ctx = NULL;
+	p->stop = 0;
 	pthread_mutex_init(&p->lock, NULL);
+}
+
+bool ls_progress_stopped(struct ls_progress *p)
+{
+	return __atomic_load_n(&p->stop, __ATOMIC_RELAXED) != 0;
 }
 
 void ls_progress_add(struct ls_progress *p, size_t n)
 {
-	if (!p->on)
+	if (!p->on && !p->fn)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->done += n;
 	double t = now();
-	if (t - p->last > 0.1) {
+	if (t - p->last > 0.1 && p->fn) {
+		p->last = t;
+		if (p->fn(p->ctx, p->done, p->total))
+			__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+	} else if (t - p->last > 0.1) {
 		p->last = t;
 		fprintf(stderr, "\r%s: %zu/%zu (%d%%)", p->what, p->done, p->total,
 		        p->total ? (int)(100.0 * p->done / p->total) : 100);

@@ -6,7 +6,10 @@
  * embeds and loaded into GDB's process, so it must never crash GDB: every
  * failure becomes a Python exception (_loopscope.Error).
  *
- *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0)
+ *   m = _loopscope.Module(path, cache=True, loops=True, jobs=0, cache_dir=None,
+ *                         debug_file_path=None, progress=None)
+ *       progress: None, or progress(done, total) called every 0.1 s during
+ *       the analysis; Ctrl-C (KeyboardInterrupt) or its exception stops it
  *   m.path, m.debug_path, m.build_id, m.has_dwarf, m.from_cache, m.warnings
  *   m.lookup(addr)          -> [scope dict, ...] outermost (proc) first; [] if none
  *   m.depth(addr)           -> the chain's full length (longer ones are cut in lookup())
@@ -27,6 +30,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "loopscope.h"
 
@@ -66,6 +70,117 @@ warn_collect(void *ctx, const char *message)
 	if (copy)
 		sink->messages[sink->count++] = copy;
 	pthread_mutex_unlock(&sink->lock);
+}
+
+/* ---- progress and Ctrl-C ----------------------------------------------------
+ *
+ * With a progress callable, the analysis runs on a thread of its own while
+ * GDB's thread (holding the GIL only between waits) calls progress(done,
+ * total) every 0.1 s and checks for Ctrl-C: GDB turns SIGINT into a Python
+ * KeyboardInterrupt while Python runs, which PyErr_CheckSignals reports.
+ * Then the analysis is asked to stop (the core checks between procedures)
+ * and the exception goes back to the caller, GDB's prompt intact. */
+struct open_job {
+	const char *path;
+	ls_options opt;
+	ls_error err;
+	ls_module *m;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int finished, stop;
+	size_t done, total;
+};
+
+static int
+job_progress(void *ctx, size_t done, size_t total)
+{
+	struct open_job *job = ctx;
+	pthread_mutex_lock(&job->lock);
+	job->done = done;
+	job->total = total;
+	int stop = job->stop;
+	pthread_mutex_unlock(&job->lock);
+	return stop;
+}
+
+static void *
+job_main(void *arg)
+{
+	struct open_job *job = arg;
+	ls_module *m = ls_module_open(job->path, &job->opt, &job->err);
+	pthread_mutex_lock(&job->lock);
+	job->m = m;
+	job->finished = 1;
+	pthread_cond_signal(&job->cond);
+	pthread_mutex_unlock(&job->lock);
+	return NULL;
+}
+
+/* ls_module_open on a thread, PROGRESS called meanwhile.  NULL with a Python
+ * exception set (KeyboardInterrupt, or PROGRESS's own) when interrupted;
+ * else the module, or NULL with ERR set. */
+static ls_module *
+open_with_progress(const char *path, const ls_options *opt, PyObject *progress, ls_error *err)
+{
+	struct open_job job = {.path = path, .opt = *opt};
+	job.opt.progress_fn = job_progress;
+	job.opt.progress_ctx = &job;
+	pthread_mutex_init(&job.lock, NULL);
+	pthread_cond_init(&job.cond, NULL);
+	pthread_t tid;
+	if (pthread_create(&tid, NULL, job_main, &job) != 0) {
+		ls_module *m;
+		Py_BEGIN_ALLOW_THREADS
+		m = ls_module_open(path, opt, err);
+		Py_END_ALLOW_THREADS
+		return m;
+	}
+	int interrupted = 0;
+	for (;;) {
+		int finished;
+		size_t done, total;
+		Py_BEGIN_ALLOW_THREADS
+		pthread_mutex_lock(&job.lock);
+		if (!job.finished) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 100 * 1000 * 1000;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&job.cond, &job.lock, &until);
+		}
+		finished = job.finished;
+		done = job.done;
+		total = job.total;
+		pthread_mutex_unlock(&job.lock);
+		Py_END_ALLOW_THREADS
+		if (finished)
+			break;
+		if (interrupted)
+			continue; /* waiting for the analysis to notice */
+		PyObject *r = PyObject_CallFunction(progress, "nn", (Py_ssize_t)done, (Py_ssize_t)total);
+		Py_XDECREF(r);
+		if (!r || PyErr_CheckSignals() < 0) {
+			interrupted = 1;
+			pthread_mutex_lock(&job.lock);
+			job.stop = 1;
+			pthread_mutex_unlock(&job.lock);
+		}
+	}
+	pthread_join(tid, NULL);
+	pthread_mutex_destroy(&job.lock);
+	pthread_cond_destroy(&job.cond);
+	if (interrupted) {
+		if (job.m) /* finished before it saw the request */
+			ls_module_close(job.m);
+		if (!PyErr_Occurred())
+			PyErr_SetNone(PyExc_KeyboardInterrupt);
+		return NULL;
+	}
+	*err = job.err;
+	return job.m;
 }
 
 /* ---- scope -> dict -------------------------------------------------------- */
@@ -224,15 +339,22 @@ fail:
 static int
 Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"path", "cache", "loops", "jobs", "cache_dir", NULL};
-	PyObject *path_obj = NULL;
+	static char *kwlist[] = {"path", "cache", "loops", "jobs", "cache_dir",
+	                         "debug_file_path", "progress", NULL};
+	PyObject *path_obj = NULL, *progress = Py_None;
 	int cache = 1, loops = 1, jobs = 0;
-	const char *cache_dir = NULL;
+	const char *cache_dir = NULL, *debug_file_path = NULL;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|ppiz", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|ppizzO", kwlist,
 	                                 PyUnicode_FSConverter, &path_obj,
-	                                 &cache, &loops, &jobs, &cache_dir))
+	                                 &cache, &loops, &jobs, &cache_dir,
+	                                 &debug_file_path, &progress))
 		return -1;
+	if (progress != Py_None && !PyCallable_Check(progress)) {
+		Py_DECREF(path_obj);
+		PyErr_SetString(PyExc_TypeError, "progress must be callable or None");
+		return -1;
+	}
 	if (self->m) { /* __init__ called twice: start afresh */
 		ls_module_close(self->m);
 		self->m = NULL;
@@ -245,6 +367,7 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	opt.jobs = jobs;
 	opt.progress = 0; /* GDB owns the terminal */
 	opt.cache_dir = cache_dir;
+	opt.debug_file_path = debug_file_path;
 	struct warn_sink sink = {.messages = NULL};
 	pthread_mutex_init(&sink.lock, NULL);
 	opt.warn = warn_collect;
@@ -255,13 +378,19 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	const char *path = PyBytes_AS_STRING(path_obj);
 	ls_module *m;
 	struct stat st;
-	/* The analysis of a large library takes seconds: let GDB's other
-	 * Python threads run meanwhile.  PATH stays alive: path_obj is held. */
-	Py_BEGIN_ALLOW_THREADS
+	int interrupted = 0;
 	if (stat(path, &st) < 0)
 		memset(&st, 0, sizeof st);
-	m = ls_module_open(path, &opt, &err);
-	Py_END_ALLOW_THREADS
+	/* The analysis of a large library takes seconds: let GDB's other
+	 * Python threads run meanwhile.  PATH stays alive: path_obj is held. */
+	if (progress != Py_None) {
+		m = open_with_progress(path, &opt, progress, &err);
+		interrupted = !m && PyErr_Occurred();
+	} else {
+		Py_BEGIN_ALLOW_THREADS
+		m = ls_module_open(path, &opt, &err);
+		Py_END_ALLOW_THREADS
+	}
 	Py_DECREF(path_obj);
 	pthread_mutex_destroy(&sink.lock);
 
@@ -277,6 +406,10 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	}
 	free(sink.messages);
 
+	if (interrupted) {
+		Py_XDECREF(warnings);
+		return -1;
+	}
 	if (!m) {
 		Py_XDECREF(warnings);
 		PyObject *msg = str_or_none(err.message[0] ? err.message : "cannot open the module");
@@ -610,7 +743,7 @@ static PyGetSetDef Module_getset[] = {
 static PyTypeObject ModuleType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "_loopscope.Module",
-	.tp_doc = "Module(path, cache=True, loops=True, jobs=0, cache_dir=None): "
+	.tp_doc = "Module(path, cache=True, loops=True, jobs=0, cache_dir=None, debug_file_path=None, progress=None): "
 	          "the analyzed structure of one ELF file",
 	.tp_basicsize = sizeof(ModuleObject),
 	.tp_flags = Py_TPFLAGS_DEFAULT,

@@ -1,10 +1,13 @@
 # loopscope.py - what GDB sources to load the loopscope commands.
 #
-#   (gdb) source PREFIX/share/loopscope/gdb/loopscope.py
+#   (gdb) source PREFIX/lib/loopscope/gdb/loopscope.py
 #   (gdb) source BUILDDIR/gdb-ext/loopscope.py
 #
-# To have the commands in every session, add that `source` line to
-# ~/.gdbinit.  `help structure`, `help info loops`, `help loop-finish`,
+# To have the commands in every session, copy the drop-in
+# PREFIX/share/loopscope/gdbinit.d/loopscope.gdb (that one `source` line)
+# into GDB's system gdbinit directory, or add the line to ~/.gdbinit.
+# `man loopscope-gdb` and `help structure`, `help info loops`, `help
+# loop-next`, `help loop-finish`, `help break-loop`, `help show loopscope`,
 # `help function _loop_depth` and `help info loopscope` describe them.
 #
 # This file only finds the C module _loopscope (next to this file once

@@ -6,10 +6,15 @@
 #
 #   structure [-json] [LOCATION]   scope chain at LOCATION (default: the selected frame's pc)
 #   info loops [FUNCTION]          loop nest of FUNCTION (default: the selected frame's)
-#   loop-finish [-count]           run until the innermost loop containing $pc is left
-#   bt                             frames show the innermost loop they are in (frame filter)
+#   bt                             a line under each frame in a loop (frame filter, elided
+#                                  frames); frame names stay GDB's
 #   $_loop_depth([ADDR])           loop depth at $pc (or ADDR)
 #   info loopscope                 the analyses made so far (debug info, cache, warnings)
+#
+# and GDB's styles for text output.  The rest lives beside it:
+# loopscope_settings.py (set/show loopscope), loopscope_step.py (loop-next,
+# loop-finish, break-loop), loopscope_mi.py (MI commands), loopscope_tui.py
+# (the TUI window and `layout loops`); _loopscope.c is the C module.
 #
 # libloopscope speaks link-time addresses (as in the ELF file); GDB speaks
 # runtime ones.  The difference per object file is its load bias, computed
@@ -25,12 +30,15 @@ import os
 import re
 import stat
 import struct
+import time
 
 import gdb
+import gdb.FrameDecorator
 import gdb.frames
 from gdb.FrameDecorator import FrameDecorator
 
 import _loopscope
+import loopscope_settings
 
 
 def _safe(text):
@@ -202,10 +210,72 @@ def _check_location(text, command):
             command, "single quote" if quote == "'" else "double quote", text))
     if any(ord(c) < 32 for c in text):
         raise LoopscopeError("%s: control characters in the location" % command)
+
+
 def _loc(path, line):
     """FILE:LINE, short form; "[no line]" for line 0 (compiler-made code,
-    never shown as a line), as the CLI and perf loops print it."""
-    return "%s:%d" % (_short(path), line) if line else "[no line]"
+    never shown as a line), as the CLI and perf loops print it; the file in
+    GDB's file name style."""
+    return "%s:%d" % (_sfile(_short(path)), line) if line else "[no line]"
+
+
+# ---- GDB's styles ------------------------------------------------------------
+#
+# GDB 13's Python cannot print in a named style, so text output takes the
+# colours of GDB's own settings ("show style filename", "function",
+# "address") as ANSI escapes, when "style enabled" is on and stdout is a
+# terminal, as GDB's own output does.  STYLES.refresh() reads them once per
+# command.
+
+_SGR_COLOR = {"black": 0, "red": 1, "green": 2, "yellow": 3, "blue": 4, "magenta": 5, "cyan": 6, "white": 7}
+_SGR_INTENSITY = {"bold": "1", "faint": "2"}
+
+
+class Styles:
+    KINDS = ("filename", "function", "address")
+
+    def __init__(self):
+        self.sgr = {}
+
+    def refresh(self):
+        self.sgr = {}
+        try:
+            if not gdb.parameter("style enabled") or not os.isatty(1):
+                return
+            for kind in self.KINDS:
+                codes = []
+                fg = gdb.parameter("style %s foreground" % kind)
+                bg = gdb.parameter("style %s background" % kind)
+                inten = gdb.parameter("style %s intensity" % kind)
+                if fg in _SGR_COLOR:
+                    codes.append(str(30 + _SGR_COLOR[fg]))
+                if bg in _SGR_COLOR:
+                    codes.append(str(40 + _SGR_COLOR[bg]))
+                if inten in _SGR_INTENSITY:
+                    codes.append(_SGR_INTENSITY[inten])
+                if codes:
+                    self.sgr[kind] = "\033[%sm" % ";".join(codes)
+        except (gdb.error, RuntimeError, OSError):
+            self.sgr = {}
+
+    def __call__(self, kind, text):
+        on = self.sgr.get(kind)
+        return "%s%s\033[m" % (on, text) if on and text else text
+
+
+STYLES = Styles()
+
+
+def _sfile(text):
+    return STYLES("filename", text)
+
+
+def _sfunc(text):
+    return STYLES("function", text)
+
+
+def _saddr(text):
+    return STYLES("address", text)
 
 
 def _loop_at(loop):
@@ -214,7 +284,7 @@ def _loop_at(loop):
 
 
 def _where(d):
-    """FILE:LINE of a scope dict, short form."""
+    """FILE:LINE of a scope dict, short form, in GDB's file name style."""
     return _loc(d.get("file"), d.get("line"))
 
 
@@ -285,8 +355,11 @@ class AddressMap:
         self._key = None
 
     def _state_key(self):
+        # New and cleared object files, stops and exits invalidate the map
+        # through events (register()); this only notices a switch of
+        # inferior or program.  It runs for every frame of a backtrace.
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, _progspace_filename(), len(gdb.objfiles()))
+        return (inf.num, inf.pid, _progspace_filename())
 
     def _elf_sections(self, path):
         try:
@@ -466,7 +539,17 @@ class Analyses:
             got = None
         if got is None:
             try:
-                got = _loopscope.Module(path, cache=True)
+                # Ctrl-C (KeyboardInterrupt) goes through: nothing is
+                # remembered, the next use starts the analysis again.
+                progress = Progress(path)
+                try:
+                    got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
+                                            debug_file_path=loopscope_settings.debug_file_path(),
+                                            progress=progress)
+                except KeyboardInterrupt:
+                    progress.end(interrupted=True)
+                    raise
+                progress.end()
                 if not quiet:
                     _print_warnings(got)
             except _loopscope.Error as e:
@@ -484,6 +567,11 @@ class Analyses:
         key = self._key_of_path.get(path)
         return key is not None and key in self._by_key
 
+    def clear(self):
+        """Drop every analysis (the debug directories changed)."""
+        self._by_key.clear()
+        self._key_of_path.clear()
+
     def forget(self, *unused):
         # Object files may be rebuilt between runs: look their keys up again.
         self._key_of_path.clear()
@@ -496,6 +584,44 @@ def _gdb_build_id(path):
         if name == path or (name and os.path.realpath(name) == real):
             return obj.build_id
     return None
+
+
+class Progress:
+    """GDB-style progress of a first analysis, on a terminal only:
+        loopscope: analyzing /lib/x86_64-linux-gnu/libc.so.6... 42%
+    rewritten in place, erased when done; called by _loopscope every 0.1 s
+    while the analysis runs (the core counts procedures: 0 of 0 while it
+    reads DWARF).  A cache hit usually ends before anything is shown."""
+
+    SHOW_AFTER = 0.3  # seconds: no flicker for quick ones
+
+    def __init__(self, path):
+        self.path = path
+        self.start = time.monotonic()
+        self.shown = False
+        self.tty = _stderr_is_tty()
+
+    def __call__(self, done, total):
+        if not self.tty or time.monotonic() - self.start < self.SHOW_AFTER:
+            return
+        pct = " %d%%" % (100 * done // total) if total else ""
+        gdb.write("\rloopscope: analyzing %s...%s\033[K" % (self.path, pct), gdb.STDERR)
+        gdb.flush()
+        self.shown = True
+
+    def end(self, interrupted=False):
+        if self.shown:
+            gdb.write("\r\033[K", gdb.STDERR)
+        if interrupted:
+            gdb.write("loopscope: analysis of %s interrupted; it starts again on next use\n" % self.path,
+                      gdb.STDERR)
+
+
+def _stderr_is_tty():
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
 
 
 def _print_warnings(module):
@@ -668,9 +794,9 @@ def chain_json(place):
 def format_chain(place):
     lines = []
     if place.bias:
-        lines.append("%s is %s+%s:" % (_hex(place.pc), place.path, _hex(place.link)))
+        lines.append("%s is %s+%s:" % (_saddr(_hex(place.pc)), _sfile(place.path), _hex(place.link)))
     else:
-        lines.append("%s in %s:" % (_hex(place.pc), place.path))
+        lines.append("%s in %s:" % (_saddr(_hex(place.pc)), _sfile(place.path)))
     if not place.chain:
         lines.append("  not inside any procedure loopscope knows")
     for i, s in enumerate(place.chain):
@@ -679,16 +805,16 @@ def format_chain(place):
             lines.append("  ...     %d deeper scopes cut (the chain is %d deep)"
                          % (place.depth - len(place.chain), place.depth))
         if kind == "proc":
-            lines.append("  proc    %s%s" % (s.get("name") or "??", "  at " + _where(s) if s.get("file") else ""))
+            lines.append("  proc    %s%s" % (_sfunc(s.get("name") or "??"), "  at " + _where(s) if s.get("file") else ""))
         elif kind == "inline":
             lines.append("  inline  %s  called at %s  (defined at %s)" % (
-                s.get("name") or "??", _loc(s.get("call_file"), s.get("call_line")), _where(s)))
+                _sfunc(s.get("name") or "??"), _loc(s.get("call_file"), s.get("call_line")), _where(s)))
         elif kind == "loop":
             extra = ""
             if s["irreducible"]:
                 extra = "  irreducible, %d entries" % len(s["entries"])
             lines.append("  loop    %s  header %s  depth %d%s" % (
-                _loop_at(s), _hex(place.runtime(s["header"])), s["depth"], extra))
+                _loop_at(s), _saddr(_hex(place.runtime(s["header"]))), s["depth"], extra))
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
@@ -719,6 +845,7 @@ and an executable alone.  With -json, print the chain in the shape of
         super().__init__("structure", gdb.COMMAND_DATA, gdb.COMPLETE_LOCATION)
 
     def invoke(self, arg, from_tty):
+        STYLES.refresh()
         arg = arg.strip()
         as_json = False
         if arg == "-json" or arg.startswith("-json "):
@@ -786,7 +913,7 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
                 extra = ", irreducible: %d entries %s" % (
                     len(c["entries"]), " ".join(_hex(e + place_bias) for e in c["entries"]))
             out.append("%sloop %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
-                "  " * indent, _loop_at(c), _hex(c["header"] + place_bias), c["depth"],
+                "  " * indent, _loop_at(c), _saddr(_hex(c["header"] + place_bias)), c["depth"],
                 len(c["exits"]), "" if len(c["exits"]) == 1 else "s",
                 len(c["backedges"]), "" if len(c["backedges"]) == 1 else "s", extra))
             _loop_lines(c, place_bias, indent + 1, out)
@@ -796,7 +923,7 @@ def _loop_lines(node, place_bias, indent, out, inline_note=None):
             if sub:  # show inlined calls only where they hold loops
                 if kind == "inline":
                     out.append("%sinlined %s  called at %s" % (
-                        "  " * indent, c.get("name") or "??", _loc(c.get("call_file"), c.get("call_line"))))
+                        "  " * indent, _sfunc(c.get("name") or "??"), _loc(c.get("call_file"), c.get("call_line"))))
                 else:
                     out.append("%scode from %s" % ("  " * indent, _where(c)))
                 out.extend(sub)
@@ -844,6 +971,30 @@ def _write_instances(instances, name, only_inlined):
         _write("\n".join(out) + "\n")
 
 
+def function_proc(name, command):
+    """(pc, Place, proc dict with its subtree) of function NAME, or of the
+    selected frame's function when NAME is empty."""
+    _check_location(name, command)
+    if name:
+        pc = _function_pc(name)
+        if pc is None:
+            pc = _loopscope_symbol_pc(name)
+        if pc is None:
+            raise LoopscopeError("%s: no function named %s" % (command, name))
+    else:
+        frame = _selected_frame_or_none()
+        if frame is None:
+            raise LoopscopeError("%s: no process and no FUNCTION given: name a function" % command)
+        pc = _lookup_pc(frame)
+    place = Place(pc)
+    proc = place.module.proc_at(place.link)
+    if proc is None:
+        raise LoopscopeError("%s: %s (%s) is not inside any procedure loopscope knows%s" % (
+            command, name or _hex(pc), _hex(place.link),
+            "; " + place.why_poor() if place.why_poor() else ""))
+    return pc, place, proc
+
+
 class InfoLoopsCommand(gdb.Command):
     """List the loop nest of a function, as loopscope recovered it from machine code.
 
@@ -860,32 +1011,18 @@ that is a procedure and is inlined too, after the procedure's own)."""
         super().__init__("info loops", gdb.COMMAND_STATUS, gdb.COMPLETE_SYMBOL)
 
     def invoke(self, arg, from_tty):
+        STYLES.refresh()
         name = arg.strip()
-        _check_location(name, "info loops")
+        instances = []
         if name:
             instances, own = _inlined_instances(name)
             if instances and not own:
                 _write_instances(instances, name, True)
                 return
-            pc = _function_pc(name)
-            if pc is None:
-                pc = _loopscope_symbol_pc(name)
-            if pc is None:
-                raise LoopscopeError("info loops: no function named %s" % name)
-        else:
-            frame = _selected_frame_or_none()
-            if frame is None:
-                raise LoopscopeError("info loops: no process and no FUNCTION given: name a function")
-            pc = _lookup_pc(frame)
-        place = Place(pc)
-        proc = place.module.proc_at(place.link)
-        if proc is None:
-            raise LoopscopeError("info loops: %s (%s) is not inside any procedure loopscope knows%s" % (
-                name or _hex(pc), _hex(place.link),
-                "; " + place.why_poor() if place.why_poor() else ""))
+        pc, place, proc = function_proc(name, "info loops")
         n = _count_loops(proc)
-        head = "%s%s in %s" % (proc.get("name") or "??", " (%s)" % _where(proc) if proc.get("file") else "",
-                               place.path)
+        head = "%s%s in %s" % (_sfunc(proc.get("name") or "??"), " (%s)" % _where(proc) if proc.get("file") else "",
+                               _sfile(place.path))
         if n == 0:
             _write("%s has no loops.\n" % head)
         else:
@@ -900,194 +1037,216 @@ that is a procedure and is inlined too, after the procedure's own)."""
             _write("note: " + why + "\n")
 
 
-# ---- loop-finish -----------------------------------------------------------------
+# ---- bt: frame decorator -----------------------------------------------------------
+#
+# Frame names stay GDB's own (IDEs match them against their symbols, also
+# through MI with -enable-frame-filters): the loop a frame is in is shown as
+# an elided line under the frame, the place GDB gives frame filters for extra
+# lines.  GDB prints an elided line that borrows its frame without a level:
+#
+#   #2  0x0000555555555147 in do_work (num=1000) at ../small.cpp:14
+#       in loop (depth=2, header=0x555555555122) at ../small.cpp:13
+#
+# `bt -hide` and `set loopscope backtrace off` leave it out.
 
 
-class _FrameBreakpoint(gdb.Breakpoint):
-    """A breakpoint that only counts in one physical frame (recursion safe)."""
-
-    def __init__(self, addr, frame, stopping, temporary=True):
-        super().__init__("*%s" % _hex(addr), gdb.BP_BREAKPOINT, internal=True, temporary=temporary)
-        self.addr = addr
-        self.want = frame
-        self.stopping = stopping
-        self.hits = 0
-        self.silent = True
-
-    def stop(self):
-        try:
-            here = _physical(gdb.newest_frame())
-        except gdb.error:
-            return False
-        if self.want is not None and here != self.want:
-            return False
-        self.hits += 1
-        return self.stopping
+def backtrace_enabled():
+    return loopscope_settings.backtrace_on()
 
 
-def _live_process():
-    inf = gdb.selected_inferior()
-    if inf.pid == 0:
-        return False
-    conn = getattr(inf, "connection", None)
-    if conn is not None and conn.type == "core":
-        return False
-    return True
+def frame_loop(frame):
+    """(innermost loop dict, Place) of FRAME's own part of the chain (its
+    inline level), or (None, Place); raises on frames loopscope cannot place."""
+    place = Place(_lookup_pc(frame), quiet=True)
+    seg = _segment(place.chain, _inline_depth(frame))
+    loops = [s for s in seg if s["kind"] == "loop"]
+    return (loops[-1] if loops else None), place
 
 
-class LoopFinishCommand(gdb.Command):
-    """Run until the innermost loop containing the selected frame's pc is left.
+def _same_file_as_frame(frame, path):
+    """PATH as GDB names the frame's file when it is that file (so both lines
+    of a frame read alike), else PATH itself."""
+    try:
+        symtab = frame.find_sal().symtab
+    except (gdb.error, RuntimeError):
+        symtab = None
+    if symtab is not None and path and symtab.fullname() == path:
+        return symtab.filename
+    return path
 
-Usage: loop-finish [-count]
 
-Sets temporary breakpoints on every exit of the loop (as loopscope found
-them: the targets of all edges leaving the loop) and at the return address
-of the frame (for exits through return or longjmp), continues, and reports
-where the loop was left.  With -count, also reports how many times the loop
-header was reached until then.  Needs a live process."""
+class _LoopArg:
+    """One "NAME=VALUE" of the loop line (the frame-filter argument protocol)."""
+
+    def __init__(self, name, value):
+        self._name, self._value = name, value
+
+    def symbol(self):
+        return self._name
+
+    def value(self):
+        return self._value
+
+
+_void_ptr = None
+
+
+def _as_pointer(addr):
+    global _void_ptr
+    if _void_ptr is None:
+        _void_ptr = gdb.lookup_type("void").pointer()
+    return gdb.Value(addr).cast(_void_ptr)
+
+
+class LoopLineDecorator(FrameDecorator):
+    """The elided line "in loop (depth=D, header=0x...) at FILE:LINE"."""
+
+    def __init__(self, fobj, loop, place):
+        super().__init__(fobj)
+        self._loop, self._place = loop, place
+
+    def function(self):
+        return "in loop"
+
+    def address(self):
+        return None
+
+    def filename(self):
+        if not self._loop.get("file"):
+            return None
+        return _same_file_as_frame(self.inferior_frame(), self._loop["file"])
+
+    def line(self):
+        return self._loop.get("line") if self._loop.get("file") else None
+
+    def frame_args(self):
+        args = [_LoopArg("depth", self._loop["depth"]),
+                _LoopArg("header", _as_pointer(self._place.runtime(self._loop["header"])))]
+        if self._loop["irreducible"]:
+            args.append(_LoopArg("entries", len(self._loop["entries"])))
+        return args
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        return None
+
+
+class _FrameLoopCache:
+    """(thread, level, pc) -> (loop, place) of the frames of the current stop:
+    a second `bt` (or `bt` after `frame N`) costs a dict lookup per frame.
+    Emptied whenever the frames may have changed."""
 
     def __init__(self):
-        super().__init__("loop-finish", gdb.COMMAND_RUNNING, gdb.COMPLETE_NONE)
+        self.entries = {}
 
-    def invoke(self, arg, from_tty):
-        arg = arg.strip()
-        count = False
-        if arg in ("-count", "--count", "-c"):
-            count = True
-        elif arg:
-            raise LoopscopeError("loop-finish: unknown argument %s (only -count)" % arg)
-        if not _live_process():
-            raise LoopscopeError("loop-finish: the program is not running (a core file or no process): "
-                                 "start it first")
-        frame = gdb.selected_frame()
-        place = Place(_lookup_pc(frame))
-        k = _inline_depth(frame)
-        # The frame's own loops first; if its inlined function has none here,
-        # the loops of the functions it is inlined into (never deeper ones).
-        loop = None
-        for level in range(k, -1, -1):
-            seg_loops = [s for s in _segment(place.chain, level) if s["kind"] == "loop"]
-            if seg_loops:
-                loop = seg_loops[-1]
-                break
-        if loop is None:
-            where = place.chain[0].get("name") if place.chain else "??"
-            raise LoopscopeError("loop-finish: pc %s (%s in %s) is not inside any loop%s" % (
-                _hex(frame.pc()), _where(place.chain[-1]) if place.chain else "??", where,
-                "; " + place.why_poor() if place.why_poor() else ""))
-        phys = _physical(frame)
-        targets = sorted({e[1] for e in loop["exits"]})
-        bps = []
+    def clear(self, *unused):
+        self.entries.clear()
+
+    def get(self, frame):
         try:
-            for t in targets:
-                bps.append(_FrameBreakpoint(place.runtime(t), phys, True))
-            caller = phys.older()
-            ret_bp = None
-            if caller is not None:
-                caller_phys = _physical(caller)
-                ret_bp = _FrameBreakpoint(caller.pc(), caller_phys, True)
-                bps.append(ret_bp)
-            header_bp = None
-            if count:
-                header_bp = _FrameBreakpoint(place.runtime(loop["header"]), phys, False, temporary=False)
-                bps.append(header_bp)
-            if not targets and ret_bp is None:
-                raise LoopscopeError("loop-finish: the loop at %s has no exits and no caller to return to"
-                                     % _loop_at(loop))
-            gdb.execute("continue", to_string=not from_tty)
-            hit = [b for b in bps if b.stopping and b.hits > 0]
-            counted = header_bp.hits if header_bp is not None else None
-        finally:
-            for b in bps:
-                if b.is_valid():
-                    b.delete()
-
-        loop_desc = "loop %s (header %s, depth %d)" % (_loop_at(loop), _hex(place.runtime(loop["header"])),
-                                                        loop["depth"])
-        if not hit:
-            if not _live_process():
-                _write("The program ended before leaving the %s.\n" % loop_desc)
-            else:
-                _write("Stopped before leaving the %s.\n" % loop_desc)
-            return
-        now_frame = gdb.selected_frame()
-        now_pc = now_frame.pc()
-        sal = now_frame.find_sal()
-        now_where = _loc(sal.symtab.filename, sal.line) if sal.symtab else _hex(now_pc)
-        fname = now_frame.name() or "??"
-        b = hit[0]
-        if b is ret_bp:
-            how = "by returning from %s" % (phys.name() or "??")
-        else:
-            froms = [e[0] for e in loop["exits"] if place.runtime(e[1]) == b.addr]
-            how = "via exit %s -> %s" % (_hex(place.runtime(froms[0])) if froms else "?", _hex(b.addr))
-        msg = "left %s %s; now at %s in %s (%s)" % (loop_desc, how, now_where, fname, _hex(now_pc))
-        if counted is not None:
-            msg += "; header reached %d time%s" % (counted, "" if counted == 1 else "s")
-        _write(msg + "\n")
-        if from_tty:  # like `finish`: show where we are
-            gdb.execute("frame")
+            thread = gdb.selected_thread()
+            key = (thread.global_num if thread else 0, frame.level(), frame.pc())
+        except (gdb.error, RuntimeError):
+            return frame_loop(frame)
+        got = self.entries.get(key)
+        if got is None:
+            got = frame_loop(frame)
+            self.entries[key] = got
+        return got
 
 
-# ---- bt: frame decorator -----------------------------------------------------------
+FRAME_LOOPS = _FrameLoopCache()
 
 
 class LoopFrameDecorator(FrameDecorator):
-    """Appends the innermost loop a frame is in to its function name."""
+    """Keeps GDB's function name and adds the frame's innermost loop as an
+    elided line.
 
-    def __init__(self, fobj):
-        super().__init__(fobj)
-        self._fobj = fobj
+    filename, line and frame_args give what FrameDecorator gives, from one
+    find_sal per frame instead of four (a backtrace's cost is per frame)."""
+
+    def _plain(self):
+        return type(self._base) in (gdb.Frame, FrameDecorator)
+
+    def _sal(self):
+        try:
+            return self._sal_v
+        except AttributeError:
+            self._sal_v = self.inferior_frame().find_sal()
+            return self._sal_v
+
+    def _limited(self):
+        sal = self._sal()
+        return (not sal.symtab or not sal.symtab.filename
+                or self.inferior_frame().type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
+
+    def filename(self):
+        if not self._plain():
+            return super().filename()
+        sal = self._sal()
+        if not sal.symtab or not sal.symtab.filename:
+            return gdb.solib_name(self.inferior_frame().pc())
+        return sal.symtab.filename
+
+    def line(self):
+        if not self._plain():
+            return super().line()
+        return None if self._limited() else self._sal().line
+
+    def frame_args(self):
+        if not self._plain():
+            return super().frame_args()
+        if self._limited():
+            return None
+        return gdb.FrameDecorator.FrameVars(self.inferior_frame()).fetch_frame_args()
 
     def function(self):
-        # Whatever goes wrong here, `bt` shows the frame as GDB would: a
-        # decorator must never put an exception in place of a frame.
-        try:
-            base = super().function()
-        except Exception:
-            try:
-                return self.inferior_frame().pc()
-            except Exception:
-                return None
-        try:
-            return self._with_loop(base)
-        except Exception:
-            return base
-
-    def _with_loop(self, base):
-        if not isinstance(base, str):
-            # An address: GDB prints its minimal symbol, or nothing at all
-            # where there is none; say "??" as plain `bt` does.
-            try:
-                if self.inferior_frame().name() is None:
-                    base = "??"
-            except gdb.error:
-                pass
+        # FrameDecorator's default is str(symbol), "main(int, char**)" in C++;
+        # GDB's own backtrace and MI say "main" (frame.name()).  Whatever
+        # goes wrong here, `bt` shows the frame as GDB would: a decorator
+        # must never put an exception in place of a frame.
         try:
             frame = self.inferior_frame()
-            place = Place(_lookup_pc(frame), quiet=True)
+            if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
+                    or frame.type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME)):
+                return super().function()
+            name = frame.name()
         except Exception:
+            name = None
+        return name if name is not None else "??"
+
+    def elided(self):
+        # (The filter is only enabled while the setting is on: no check here,
+        # gdb.parameter costs more than the lookup.)
+        base = super().elided()
+        try:
+            loop, place = FRAME_LOOPS.get(self.inferior_frame())
+        except Exception:  # never an exception in place of a frame
             return base
-        seg = _segment(place.chain, _inline_depth(frame))
-        loops = [s for s in seg if s["kind"] == "loop"]
-        if not isinstance(base, str) or base == "??":
-            if place.chain and place.chain[0].get("name"):
-                base = place.chain[0]["name"]
-            if not isinstance(base, str):
-                return base
-        if not loops:
+        if loop is None:
             return base
-        inner = loops[-1]
-        if inner.get("line"):
-            return "%s [in loop at %s]" % (base, _where(inner))
-        return "%s [in loop, header %s]" % (base, _hex(place.runtime(inner["header"])))
+        line = LoopLineDecorator(self._base, loop, place)
+        return [line] + list(base) if base else [line]
 
 
 class LoopFrameFilter:
+    """Registered always; enabled only while `loopscope backtrace` is on, so
+    that with it off GDB prints frames its own way (no Python frame filter
+    path at all: MI keeps its "fullname" fields, for one)."""
+
     def __init__(self):
         self.name = "loopscope-loops"
         self.priority = 100
-        self.enabled = True
+
+    @property
+    def enabled(self):
+        return backtrace_enabled()
+
+    @enabled.setter
+    def enabled(self, value):  # `disable frame-filter global loopscope-loops`
+        gdb.set_parameter("loopscope backtrace", bool(value))
 
     def filter(self, frame_iter):
         return map(LoopFrameDecorator, frame_iter)
@@ -1158,12 +1317,19 @@ def register():
     global _registered
     if _registered:
         return
+    loopscope_settings.register(ANALYSES.clear)
     StructureCommand()
     InfoLoopsCommand()
-    LoopFinishCommand()
+    import loopscope_step  # they use this module's names: imported once they exist
+    import loopscope_tui
+    loopscope_step.register()
+    loopscope_tui.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()
+    if hasattr(gdb, "MICommand"):  # GDB 13 and later
+        import loopscope_mi
+        loopscope_mi.register()
     for ev in ("new_objfile", "clear_objfiles", "exited", "stop"):
         registry = getattr(gdb.events, ev, None)
         if registry is not None:
@@ -1173,4 +1339,9 @@ def register():
         if registry is not None:
             registry.connect(ANALYSES.forget)
             registry.connect(_forget_names)
+    for ev in ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
+               "memory_changed", "register_changed"):
+        registry = getattr(gdb.events, ev, None)
+        if registry is not None:
+            registry.connect(FRAME_LOOPS.clear)
     _registered = True

@@ -14,9 +14,7 @@ NL=$(line_of init-loop); NE=$(line_of init-end)
 SB=$(line_of scale-body); SL=$(line_of scale-loop); SE=$(line_of scale-end)
 
 # frame_loop OUTPUT LEVEL FUNCTION: the loop line bt shows for frame #LEVEL in FUNCTION.
-frame_loop() {
-	echo "$1" | grep "^#$2 .*$3 \[in loop at " | head -n 1 | sed 's/.*\[in loop at [^:]*:\([0-9]*\)\].*/\1/'
-}
+frame_loop() { bt_loop_line "$@"; }
 # in_range LINE LO HI
 in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 

@@ -43,3 +43,13 @@ gdb_need_ptrace() {
 	"$GDB" -nx -batch -ex run /bin/true 2>&1 | grep -q 'exited normally' ||
 		skip_all "gdb cannot run programs here (ptrace not permitted?)"
 }
+
+# bt_loop_line OUTPUT LEVEL FUNCTION: the line of the loop `bt` shows under
+# frame #LEVEL (the elided "    in loop (depth=D, header=A) at FILE:LINE"
+# line), if that frame is in FUNCTION; empty if there is none.
+bt_loop_line() {
+	echo "$1" | awk -v lv="#$2" -v fn="$3" '
+		/^#[0-9]+ / { cur = ($1 == lv && index($0, " " fn " (") > 0); next }
+		cur && /^    in loop \(/ { n = split($0, p, ":"); print p[n]; exit }
+		{ cur = 0 }'
+}

@@ -37,10 +37,10 @@ for cc in $(gdb_compilers); do
 	ok $? "$cc: runtime pc $pc maps to link-time $addr"
 	$CHECK compare "$j" "$("$LOOPSCOPE" lookup --json "$lib" "$addr")"
 	ok $? "$cc: structure equals loopscope lookup --json on the library at $addr"
-	l=$(echo "$out" | grep '^#0 .*lib_sum \[in loop at ' | sed 's/.*\[in loop at [^:]*:\([0-9]*\)\].*/\1/')
+	l=$(bt_loop_line "$out" 0 lib_sum)
 	[ -n "$l" ] && [ "$l" -ge "$LL" ] && [ "$l" -le "$LE" ]
 	ok $? "$cc: bt shows the library frame in its loop (line '$l' in $LL-$LE)"
-	echo "$out" | grep -q '^#1 .*main \[in loop at shlib_main.c:'
+	echo "$out" | grep -A1 '^#1 .*main (' | grep -q '^    in loop (.*) at .*shlib_main.c:'
 	ok $? "$cc: bt shows main (in the executable) in its loop"
 	check_eq "$(echo "$out" | sed -n 's/^trips=//p')" "$N" "$cc: loop-finish in the library stops after the loop's last trip"
 done

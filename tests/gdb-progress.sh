@@ -1,0 +1,79 @@
+#!/bin/sh
+# gdb-progress.sh - the first analysis of a big module (libc, with libc6-dbg)
+# shows GDB-style progress (module name, percentage) on the terminal, and
+# Ctrl-C during it leaves GDB usable; in a real GDB under tmux (a terminal).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/gdb-lib.sh"
+gdb_need_ptrace
+command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
+libc=/lib/x86_64-linux-gnu/libc.so.6
+[ -f "$libc" ] || skip_all "no $libc"
+bin="$TMP/loops"
+build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
+
+# One tmux server per session (a server just killed may still be exiting).
+sock="$TMP/tmux.sock"
+T() { tmux -S "$sock" "$@"; }
+trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
+# wait_for PATTERN SECONDS: poll the pane until PATTERN shows; the pane
+# text is left in $TMP/pane.  Every screen seen is appended to $TMP/seen.
+wait_for() {
+	_i=0
+	while [ "$_i" -lt $(($2 * 20)) ]; do
+		T capture-pane -p -J -S -200 -t ls >"$TMP/pane" 2>/dev/null
+		cat "$TMP/pane" >>"$TMP/seen"
+		grep -q -e "$1" "$TMP/pane" && return 0
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+start_gdb() { # CACHE-DIR
+	: >"$TMP/seen"
+	T kill-server 2>/dev/null
+	sock="$TMP/tmux-$(basename "$1").sock"
+	T new-session -d -s ls -x 220 -y 60 "env XDG_CACHE_HOME=$1 $GDB -nx -q -ex 'source $GDBEXT' \
+		-ex 'set breakpoint pending on' -ex 'break write' -ex run --args $bin 3 4; sleep 30"
+	wait_for '^Breakpoint 1, ' 60
+}
+
+# 1. Progress of a first `bt` into libc, then the backtrace with its loops.
+if start_gdb "$TMP/cache1"; then
+	T send-keys -t ls 'bt' Enter
+	wait_for ' in main (' 120
+	ok $? "the first bt into libc completes"
+	grep -q "^loopscope: analyzing $libc\.\.\." "$TMP/seen"
+	ok $? "progress names the module: 'loopscope: analyzing $libc...'"
+	grep -q "^loopscope: analyzing $libc\.\.\. [0-9]*%" "$TMP/seen"
+	ok $? "progress shows a percentage"
+	! grep -q "^loopscope: analyzing" "$TMP/pane"
+	ok $? "the progress line is erased when the analysis is done"
+	grep -q '^    in loop (depth=' "$TMP/pane"
+	ok $? "the backtrace shows loops of libc frames"
+else
+	fail "gdb stopped at write"; sed 's/^/# /' "$TMP/pane"
+fi
+
+# 2. Ctrl-C during the analysis: Quit, and GDB goes on.
+if start_gdb "$TMP/cache2"; then
+	T send-keys -t ls 'bt' Enter
+	wait_for "^loopscope: analyzing $libc" 60
+	ok $? "the analysis is under way"
+	T send-keys -t ls C-c
+	wait_for 'interrupted; it starts again on next use' 30
+	ok $? "Ctrl-C interrupts it, and says so"
+	grep -q '^Quit' "$TMP/pane"
+	ok $? "... GDB reports Quit"
+	T send-keys -t ls 'print 6*7' Enter
+	wait_for '^\$1 = 42' 10
+	ok $? "GDB is usable after the interrupt (print 6*7)"
+	T send-keys -t ls 'bt' Enter
+	wait_for ' in main (' 120
+	grep -q '^    in loop (depth=' "$TMP/pane"
+	ok $? "a later bt analyzes libc again and shows its loops"
+	! grep -qi 'traceback\|Python Exception' "$TMP/seen"
+	ok $? "no Python error"
+else
+	fail "gdb stopped at write"; sed 's/^/# /' "$TMP/pane"
+fi
+done_testing

@@ -1,0 +1,93 @@
+#!/bin/sh
+# gdb-tui.sh - the `loopscope` TUI window in `layout loops`, in a real GDB
+# under tmux (gcc and clang -O2): it shows the selected frame's chain and
+# current loop beside the source, and follows `up` and `down`.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/gdb-lib.sh"
+gdb_need_ptrace
+command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
+"$GDB" -nx -batch -ex 'python gdb.register_window_type' >/dev/null 2>&1 || skip_all "this GDB has no gdb.register_window_type"
+"$GDB" -nx -batch -ex 'tui new-layout probe src 1 cmd 1' 2>&1 | grep -q . && skip_all "this GDB has no TUI"
+
+IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
+OL=$(line_of outer-loop); OE=$(line_of outer-end); CALL=$(line_of call-sum-row)
+SB=$(line_of scale-body)
+# One tmux server per session (a server just killed may still be exiting).
+sock="$TMP/tmux.sock"
+T() { tmux -S "$sock" "$@"; }
+trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
+wait_for() { # PATTERN SECONDS: poll the screen until PATTERN shows (screen in $TMP/pane)
+	_i=0
+	while [ "$_i" -lt $(($2 * 20)) ]; do
+		T capture-pane -p -t ls >"$TMP/pane" 2>/dev/null
+		grep -q -e "$1" "$TMP/pane" && return 0
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+# type TEXT: a GDB command (literally: tmux would read "up" as a key name).
+type() { T send-keys -t ls -l "$1"; T send-keys -t ls Enter; }
+# current_loop_line: the line of "current loop: at FILE:LINE" on the screen.
+current_loop_line() { sed -n 's/.*current loop: at [^:]*:\([0-9]*\).*/\1/p' "$TMP/pane" | head -n 1; }
+
+for cc in $(gdb_compilers); do
+	bin="$TMP/loops-$cc"
+	if ! build_fixture "$cc" -O2 gdb/loops.c "$bin"; then
+		fail "$cc: build the fixture"; continue
+	fi
+	T kill-server 2>/dev/null
+	sock="$TMP/tmux-$cc.sock"
+	T new-session -d -s ls -x 200 -y 50 "env XDG_CACHE_HOME=$TMP/cache $GDB -nx -q -ex 'source $GDBEXT' \
+		-ex 'break loops.c:$IB' -ex run --args $bin 3 8; sleep 60"
+	wait_for '^Breakpoint 1, ' 60 || { fail "$cc: gdb stopped at the breakpoint"; continue; }
+	type 'layout loops'
+	wait_for 'frame #0  sum_row' 20
+	ok $? "$cc: layout loops shows the loopscope window with frame #0 (inlined sum_row)"
+	grep -q '@inner-body' "$TMP/pane"
+	ok $? "$cc: ... beside the source"
+	grep -q "> inline  sum_row  called at loops.c:$CALL" "$TMP/pane" && grep -q '  proc    main  at loops.c:' "$TMP/pane"
+	ok $? "$cc: the window shows the chain: proc main, inline sum_row called at line $CALL (the frame's own part marked)"
+	l=$(current_loop_line); [ -n "$l" ] && [ "$l" -ge "$IL" ] && [ "$l" -le "$IE" ]
+	ok $? "$cc: frame #0's current loop is the inner loop (line '$l' in $IL-$IE)"
+	grep -q 'header 0x[0-9a-f]*  depth 2' "$TMP/pane" && grep -q '[0-9] exits*: 0x' "$TMP/pane"
+	ok $? "$cc: ... with its header, depth 2 and exits"
+	type up
+	wait_for 'frame #1  main' 20
+	ok $? "$cc: after up, the window shows frame #1 (main)"
+	l=$(current_loop_line); [ -n "$l" ] && [ "$l" -ge "$OL" ] && [ "$l" -le "$OE" ]
+	ok $? "$cc: ... and its current loop is the outer loop (line '$l' in $OL-$OE)"
+	grep -q 'header 0x[0-9a-f]*  depth 1' "$TMP/pane"
+	ok $? "$cc: ... at depth 1"
+	type down
+	wait_for 'frame #0  sum_row' 20
+	ok $? "$cc: after down, frame #0 again"
+	! grep -qi 'traceback\|Python Exception' "$TMP/pane"
+	ok $? "$cc: no Python error"
+done
+
+# Styles: in a terminal, file names, function names and addresses of
+# `structure` carry the escapes GDB's own frame line gives them.
+bin="$TMP/loops-gcc"
+if [ -x "$bin" ]; then
+	T kill-server 2>/dev/null
+	sock="$TMP/tmux-style.sock"
+	T new-session -d -s ls -x 200 -y 50 "env XDG_CACHE_HOME=$TMP/cache $GDB -nx -q -ex 'source $GDBEXT' \
+		-ex 'break loops.c:$SB' -ex run -ex frame -ex 'structure' --args $bin 3 8; sleep 60"
+	if wait_for '^  stmt ' 60; then
+		T capture-pane -e -p -S -300 -t ls >"$TMP/styled"
+		esc=$(printf '\033')
+		# GDB's own line: "#0  scale (v=..." with the name in the function style.
+		fn=$(grep -a "#0  " "$TMP/styled" | sed -n "s/.*#0  \($esc\[[0-9;]*m\)scale.*/\1/p" | head -n 1)
+		file=$(grep -a "#0  " "$TMP/styled" | sed -n "s/.* at \($esc\[[0-9;]*m\)[^ ]*loops\.c.*/\1/p" | head -n 1)
+		[ -n "$fn" ] && grep -a '^  proc ' "$TMP/styled" | grep -qF "${fn}scale"
+		ok $? "structure prints function names in GDB's function style (as its frame line does)"
+		[ -n "$file" ] && grep -a '^  loop ' "$TMP/styled" | grep -qF "at ${file}loops.c"
+		ok $? "structure prints file names in GDB's file name style"
+		grep -a '^  loop ' "$TMP/styled" | grep -q "header $esc\[3[0-9]m0x"
+		ok $? "structure prints addresses in a style (GDB's address style)"
+	else
+		fail "gdb ran structure in a terminal"; sed 's/^/# /' "$TMP/pane"
+	fi
+fi
+done_testing
