@@ -16,6 +16,11 @@
  *   lookup.c       address -> statement index
  *   cache.c        saves and loads the scope tree, keyed by build-id
  *   output_*.c     text, JSON and HPCToolkit XML writers
+ *
+ * Nothing declared here is exported: the stages are compiled with
+ * -fvisibility=hidden and libloopscope.so exports loopscope.h alone
+ * (core/loopscope.map).  The unit tests link the stages directly, from the
+ * convenience library libloopscope-internal.la.
  */
 #ifndef LOOPSCOPE_INTERNAL_H
 #define LOOPSCOPE_INTERNAL_H

@@ -39,6 +39,12 @@
 extern "C" {
 #endif
 
+/* The library is built with -fvisibility=hidden: what this header declares
+ * is its whole exported interface (core/loopscope.map versions it). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 #define LS_VERSION "0.1.0"
 
 /* A chain is never deeper than this (deeper inline nests are cut). */
@@ -222,6 +228,10 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
