@@ -3,6 +3,7 @@
  * One stage per file; each owns one part of struct ls_module:
  *
  *   module.c       open the ELF with libdwfl, find debug info      -> elf, dwfl, text
+ *   elf_file.c     the public ls_file: build-id, PT_LOAD, sections, symbols (no analysis)
  *   procs.c        procedures from DWARF subprograms and symbols   -> procs
  *   linemap.c      the sanitized line table of every CU            -> lines
  *   inline_tree.c  DW_TAG_inlined_subroutine trees, address-indexed -> inl

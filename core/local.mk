@@ -11,7 +11,7 @@ include_HEADERS += core/loopscope.h
 libloopscope_internal_la_SOURCES = \
 	core/internal.h core/decode.h core/cfg.h core/loop_forest.h \
 	core/error.c core/arena.c core/strtab.c core/demangle.c core/progress.c core/workers.c \
-	core/module.c core/relocate.c core/symbols.c core/procs.c core/linemap.c core/inline_tree.c \
+	core/module.c core/elf_file.c core/relocate.c core/symbols.c core/procs.c core/linemap.c core/inline_tree.c \
 	core/decode_x86.c core/cfg.c core/loop_forest.c \
 	core/structure.c core/normalize.c core/analyze.c \
 	core/scope.c core/lookup.c core/api.c core/cache.c \

@@ -121,3 +121,8 @@ EXTRA_DIST += tests/corpus/bench.lua
 # The library's boundary (issue 10): exports, install, pkg-config.
 TESTS += tests/lib-install.sh
 EXTRA_DIST += tests/lib-install.sh tests/fixtures/lib/lookup.c
+check_PROGRAMS += tests/file-info
+tests_file_info_SOURCES = tests/file-info.c
+tests_file_info_LDADD = libloopscope.la
+TESTS += tests/lib-file.sh
+EXTRA_DIST += tests/lib-file.sh
