@@ -427,307 +427,347 @@ static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	free(el);
 }
 
-int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
-{
-	memset(f, 0, sizeof *f);
-	size_t N = cfg->nblocks;
-	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
-	for (size_t i = 0; i < N; i++)
-		f->block_loop[i] = -1;
-	if (N == 0)
-		return 0;
+/* The depth-first numbering shared by steps 1 to 4. */
+struct dfs {
+	uint32_t R;         /* reachable blocks */
+	uint32_t *number;   /* block -> preorder number, UINT32_MAX if unreachable */
+	uint32_t *node;     /* preorder number -> block */
+	uint32_t *last;     /* preorder number -> last number of its DFS subtree */
+	uint32_t *header;   /* preorder number -> enclosing loop header, UINT32_MAX none */
+	uint8_t *type;      /* preorder number -> NONHEADER, SELF, ... */
+};
 
-	/* 1. DFS preorder.  number[block] = preorder or UINT32_MAX; node[pre] = block. */
-	uint32_t *number = ls_xmalloc(N * sizeof *number);
-	uint32_t *node = ls_xmalloc(N * sizeof *node);
-	uint32_t *last = ls_xmalloc(N * sizeof *last);
+/* Is W a DFS ancestor of V (or V itself)?  Both preorder numbers. */
+static inline bool is_ancestor(const struct dfs *d, uint32_t w, uint32_t v)
+{
+	return w <= v && v <= d->last[w];
+}
+
+/* 1. Iterative DFS from the entry: preorder numbers and subtree ends. */
+static void dfs_number(const struct ls_cfg *cfg, struct dfs *d)
+{
+	size_t N = cfg->nblocks;
+	d->number = ls_xmalloc(N * sizeof *d->number);
+	d->node = ls_xmalloc(N * sizeof *d->node);
+	d->last = ls_xmalloc(N * sizeof *d->last);
 	uint32_t *stack = ls_xmalloc(N * sizeof *stack);
 	uint32_t *next_succ = ls_xcalloc(N, sizeof *next_succ);
 	for (size_t i = 0; i < N; i++)
-		number[i] = UINT32_MAX;
+		d->number[i] = UINT32_MAX;
 	uint32_t R = 0;
 	size_t sp = 0;
-	number[0] = R;
-	node[R++] = 0;
+	d->number[0] = R;
+	d->node[R++] = 0;
 	stack[sp++] = 0;
 	while (sp) {
 		uint32_t v = stack[sp - 1];
 		const struct ls_block *b = &cfg->blocks[v];
 		if (next_succ[v] < b->nsucc) {
 			uint32_t w = cfg->edges[cfg->succ[b->first_succ + next_succ[v]++]].to;
-			if (number[w] == UINT32_MAX) {
-				number[w] = R;
-				node[R++] = w;
+			if (d->number[w] == UINT32_MAX) {
+				d->number[w] = R;
+				d->node[R++] = w;
 				stack[sp++] = w;
 			}
 		} else {
-			last[number[v]] = R - 1;
+			d->last[d->number[v]] = R - 1;
 			sp--;
 		}
 	}
+	d->R = R;
 	free(stack);
 	free(next_succ);
-#define IS_ANCESTOR(w, v) ((w) <= (v) && (v) <= last[w])
+}
 
-	/* 2. Predecessors by preorder number, back and non-back (CSR). */
-	uint32_t *bstart = ls_xcalloc(R + 1, sizeof *bstart);
-	uint32_t *nstart = ls_xcalloc(R + 1, sizeof *nstart);
+/* 2. Predecessors by preorder number, back and non-back, in CSR form:
+ * those of W are BACKP[BSTART[W] .. BSTART[W+1]) and likewise NONBACKP. */
+struct preds {
+	uint32_t *bstart, *nstart, *backp, *nonbackp;
+};
+
+static void split_preds(const struct ls_cfg *cfg, const struct dfs *d, struct preds *p)
+{
+	uint32_t R = d->R;
+	p->bstart = ls_xcalloc(R + 1, sizeof *p->bstart);
+	p->nstart = ls_xcalloc(R + 1, sizeof *p->nstart);
 	for (uint32_t w = 0; w < R; w++) {
-		const struct ls_block *b = &cfg->blocks[node[w]];
+		const struct ls_block *b = &cfg->blocks[d->node[w]];
 		for (uint32_t k = 0; k < b->npred; k++) {
-			uint32_t v = number[cfg->edges[cfg->pred[b->first_pred + k]].from];
+			uint32_t v = d->number[cfg->edges[cfg->pred[b->first_pred + k]].from];
 			if (v == UINT32_MAX)
 				continue; /* from unreachable code */
-			if (IS_ANCESTOR(w, v))
-				bstart[w + 1]++;
+			if (is_ancestor(d, w, v))
+				p->bstart[w + 1]++;
 			else
-				nstart[w + 1]++;
+				p->nstart[w + 1]++;
 		}
 	}
 	for (uint32_t w = 0; w < R; w++) {
-		bstart[w + 1] += bstart[w];
-		nstart[w + 1] += nstart[w];
+		p->bstart[w + 1] += p->bstart[w];
+		p->nstart[w + 1] += p->nstart[w];
 	}
-	uint32_t *backp = ls_xmalloc((bstart[R] + 1) * sizeof *backp);
-	uint32_t *nonbackp = ls_xmalloc((nstart[R] + 1) * sizeof *nonbackp);
-	{
-		uint32_t *bf = ls_xmalloc((R + 1) * sizeof *bf), *nf = ls_xmalloc((R + 1) * sizeof *nf);
-		memcpy(bf, bstart, R * sizeof *bf);
-		memcpy(nf, nstart, R * sizeof *nf);
-		for (uint32_t w = 0; w < R; w++) {
-			const struct ls_block *b = &cfg->blocks[node[w]];
-			for (uint32_t k = 0; k < b->npred; k++) {
-				uint32_t v = number[cfg->edges[cfg->pred[b->first_pred + k]].from];
-				if (v == UINT32_MAX)
-					continue;
-				if (IS_ANCESTOR(w, v))
-					backp[bf[w]++] = v;
-				else
-					nonbackp[nf[w]++] = v;
+	p->backp = ls_xmalloc((p->bstart[R] + 1) * sizeof *p->backp);
+	p->nonbackp = ls_xmalloc((p->nstart[R] + 1) * sizeof *p->nonbackp);
+	uint32_t *bf = ls_xmalloc((R + 1) * sizeof *bf), *nf = ls_xmalloc((R + 1) * sizeof *nf);
+	memcpy(bf, p->bstart, R * sizeof *bf);
+	memcpy(nf, p->nstart, R * sizeof *nf);
+	for (uint32_t w = 0; w < R; w++) {
+		const struct ls_block *b = &cfg->blocks[d->node[w]];
+		for (uint32_t k = 0; k < b->npred; k++) {
+			uint32_t v = d->number[cfg->edges[cfg->pred[b->first_pred + k]].from];
+			if (v == UINT32_MAX)
+				continue;
+			if (is_ancestor(d, w, v))
+				p->backp[bf[w]++] = v;
+			else
+				p->nonbackp[nf[w]++] = v;
+		}
+	}
+	free(bf);
+	free(nf);
+}
+
+static void free_preds(struct preds *p)
+{
+	free(p->bstart);
+	free(p->nstart);
+	free(p->backp);
+	free(p->nonbackp);
+}
+
+/* The state of the bottom-up collapse (step 3). */
+struct collapse {
+	uint32_t *uf;         /* union-find: inner loops collapsed into their headers */
+	uint32_t *in_body;    /* == w+1: in W's body */
+	uint32_t *moved;      /* == w+1: already moved to W */
+	uint32_t *extra_head; /* entering nodes moved up to a header: list heads in POOL */
+	struct extra *pool;
+	size_t npool, cappool;
+	uint32_t *body;
+};
+
+/* Grows W's body from its back-edge sources already in C->body (NBODY of
+ * them) through non-back predecessors; an entering node outside W's subtree
+ * makes W irreducible and moves up to W.  Returns the body's size. */
+static size_t grow_body(const struct dfs *d, const struct preds *p, struct collapse *c, uint32_t w, size_t nbody)
+{
+	for (size_t i = 0; i < nbody; i++) {
+		uint32_t x = c->body[i];
+		/* x's own non-back predecessors, then the entering nodes
+		 * moved up to x when x was a header. */
+		uint32_t k = p->nstart[x], kend = p->nstart[x + 1], e = c->extra_head[x];
+		for (;;) {
+			uint32_t y;
+			if (k < kend)
+				y = p->nonbackp[k++];
+			else if (e != UINT32_MAX) {
+				y = c->pool[e].node;
+				e = c->pool[e].next;
+			} else
+				break;
+			uint32_t yr = uf_find(c->uf, y);
+			if (!is_ancestor(d, w, yr)) {
+				d->type[w] = IRREDUCIBLE;
+				if (c->moved[yr] != w + 1) {
+					c->moved[yr] = w + 1;
+					c->pool = ls_grow(c->pool, &c->cappool, c->npool + 1, sizeof *c->pool);
+					c->pool[c->npool] = (struct extra){ yr, c->extra_head[w] };
+					c->extra_head[w] = (uint32_t)c->npool++;
+				}
+			} else if (yr != w && c->in_body[yr] != w + 1) {
+				c->in_body[yr] = w + 1;
+				c->body[nbody++] = yr;
 			}
 		}
-		free(bf);
-		free(nf);
 	}
+	return nbody;
+}
 
-	/* 3. Bottom-up collapse. */
-	uint32_t *uf = ls_xmalloc(R * sizeof *uf);
-	uint32_t *header = ls_xmalloc(R * sizeof *header); /* enclosing header, UINT32_MAX none */
-	uint8_t *type = ls_xcalloc(R, 1);
-	uint32_t *in_body = ls_xmalloc(R * sizeof *in_body);  /* == w+1: in W's body */
-	uint32_t *moved = ls_xmalloc(R * sizeof *moved);      /* == w+1: already moved to W */
-	uint32_t *extra_head = ls_xmalloc(R * sizeof *extra_head);
-	struct extra *pool = NULL;
-	size_t npool = 0, cappool = 0;
-	uint32_t *body = ls_xmalloc(R * sizeof *body);
+/* 3. Headers bottom-up: fills D->type and D->header. */
+static void collapse_loops(const struct dfs *d, const struct preds *p)
+{
+	uint32_t R = d->R;
+	struct collapse c = {
+		.uf = ls_xmalloc(R * sizeof *c.uf),
+		.in_body = ls_xmalloc(R * sizeof *c.in_body),
+		.moved = ls_xmalloc(R * sizeof *c.moved),
+		.extra_head = ls_xmalloc(R * sizeof *c.extra_head),
+		.body = ls_xmalloc(R * sizeof *c.body),
+	};
 	for (uint32_t i = 0; i < R; i++) {
-		uf[i] = i;
-		header[i] = UINT32_MAX;
-		in_body[i] = moved[i] = 0;
-		extra_head[i] = UINT32_MAX;
+		c.uf[i] = i;
+		d->header[i] = UINT32_MAX;
+		c.in_body[i] = c.moved[i] = 0;
+		c.extra_head[i] = UINT32_MAX;
 	}
 	for (uint32_t w = R; w-- > 0;) {
 		size_t nbody = 0;
-		for (uint32_t k = bstart[w]; k < bstart[w + 1]; k++) {
-			uint32_t v = backp[k];
+		for (uint32_t k = p->bstart[w]; k < p->bstart[w + 1]; k++) {
+			uint32_t v = p->backp[k];
 			if (v == w) {
-				type[w] = SELF;
+				d->type[w] = SELF;
 				continue;
 			}
-			uint32_t x = uf_find(uf, v);
-			if (in_body[x] != w + 1 && x != w) {
-				in_body[x] = w + 1;
-				body[nbody++] = x;
+			uint32_t x = uf_find(c.uf, v);
+			if (c.in_body[x] != w + 1 && x != w) {
+				c.in_body[x] = w + 1;
+				c.body[nbody++] = x;
 			}
 		}
 		if (nbody)
-			type[w] = REDUCIBLE;
+			d->type[w] = REDUCIBLE;
+		nbody = grow_body(d, p, &c, w, nbody);
 		for (size_t i = 0; i < nbody; i++) {
-			uint32_t x = body[i];
-			/* x's own non-back predecessors, then the entering nodes
-			 * moved up to x when x was a header. */
-			uint32_t k = nstart[x], kend = nstart[x + 1], e = extra_head[x];
-			for (;;) {
-				uint32_t y;
-				if (k < kend)
-					y = nonbackp[k++];
-				else if (e != UINT32_MAX) {
-					y = pool[e].node;
-					e = pool[e].next;
-				} else
-					break;
-				uint32_t yr = uf_find(uf, y);
-				if (!IS_ANCESTOR(w, yr)) {
-					type[w] = IRREDUCIBLE;
-					if (moved[yr] != w + 1) {
-						moved[yr] = w + 1;
-						pool = ls_grow(pool, &cappool, npool + 1, sizeof *pool);
-						pool[npool] = (struct extra){ yr, extra_head[w] };
-						extra_head[w] = (uint32_t)npool++;
-					}
-				} else if (yr != w && in_body[yr] != w + 1) {
-					in_body[yr] = w + 1;
-					body[nbody++] = yr;
-				}
-			}
-		}
-		for (size_t i = 0; i < nbody; i++) {
-			header[body[i]] = w;
-			uf[body[i]] = w;
+			d->header[c.body[i]] = w;
+			c.uf[c.body[i]] = w;
 		}
 	}
-	free(in_body);
-	free(moved);
-	free(extra_head);
-	free(pool);
-	free(body);
-	free(uf);
-	free(bstart);
-	free(nstart);
-	free(backp);
-	free(nonbackp);
+	free(c.in_body);
+	free(c.moved);
+	free(c.extra_head);
+	free(c.pool);
+	free(c.body);
+	free(c.uf);
+}
 
-	/* 4. The forest.  Loops numbered in preorder of the loop tree. */
-	size_t nloops = 0;
-	for (uint32_t w = 0; w < R; w++)
-		if (type[w] != NONHEADER)
-			nloops++;
-	if (nloops == 0) {
-		free(number);
-		free(node);
-		free(last);
-		free(header);
-		free(type);
-		return 0;
-	}
-	/* Children lists of the loop tree, by header preorder number. */
-	uint32_t *parent_hdr = ls_xmalloc(R * sizeof *parent_hdr); /* enclosing loop header or UINT32_MAX */
-	for (uint32_t w = 0; w < R; w++)
-		parent_hdr[w] = header[w];
-	/* Sort each sibling set by header address: collect headers, sort by
-	 * (parent, start), then walk in preorder with an explicit stack. */
+/* The loop tree's child lists in CSR form, keyed by parent header preorder
+ * number + 1 (0: the roots), each sorted by header address.  Returns the
+ * list starts; *CHILDREN gets the NLOOPS headers. */
+static uint32_t *loop_children(const struct ls_cfg *cfg, const struct dfs *d, size_t nloops, uint32_t **children)
+{
+	uint32_t R = d->R;
 	uint32_t *hdrs = ls_xmalloc(nloops * sizeof *hdrs);
 	size_t nh = 0;
 	for (uint32_t w = 0; w < R; w++)
-		if (type[w] != NONHEADER)
+		if (d->type[w] != NONHEADER)
 			hdrs[nh++] = w;
-	/* child lists: CSR keyed by parent header preorder (+1, 0 = roots). */
 	uint32_t *cstart = ls_xcalloc(R + 2, sizeof *cstart);
 	for (size_t i = 0; i < nh; i++) {
-		uint32_t p = parent_hdr[hdrs[i]];
+		uint32_t p = d->header[hdrs[i]];
 		cstart[(p == UINT32_MAX ? 0 : p + 1) + 1]++;
 	}
 	for (uint32_t i = 0; i <= R; i++)
 		cstart[i + 1] += cstart[i];
-	uint32_t *children = ls_xmalloc(nh * sizeof *children);
-	{
-		uint32_t *fill = ls_xmalloc((R + 1) * sizeof *fill);
-		memcpy(fill, cstart, (R + 1) * sizeof *fill);
-		for (size_t i = 0; i < nh; i++) {
-			uint32_t p = parent_hdr[hdrs[i]];
-			uint32_t slot = p == UINT32_MAX ? 0 : p + 1;
-			children[fill[slot]++] = hdrs[i];
-		}
-		free(fill);
+	uint32_t *ch = ls_xmalloc(nh * sizeof *ch);
+	uint32_t *fill = ls_xmalloc((R + 1) * sizeof *fill);
+	memcpy(fill, cstart, (R + 1) * sizeof *fill);
+	for (size_t i = 0; i < nh; i++) {
+		uint32_t p = d->header[hdrs[i]];
+		uint32_t slot = p == UINT32_MAX ? 0 : p + 1;
+		ch[fill[slot]++] = hdrs[i];
 	}
+	free(fill);
+	free(hdrs);
 	/* Sort siblings by header address (insertion sort per list; lists are
 	 * short, and already nearly sorted). */
 	for (uint32_t s = 0; s <= R; s++) {
 		for (uint32_t i = cstart[s] + 1; i < cstart[s + 1]; i++) {
-			uint32_t c = children[i];
-			uint64_t key = cfg->blocks[node[c]].start;
+			uint32_t c = ch[i];
+			uint64_t key = cfg->blocks[d->node[c]].start;
 			uint32_t j = i;
-			while (j > cstart[s] && cfg->blocks[node[children[j - 1]]].start > key) {
-				children[j] = children[j - 1];
+			while (j > cstart[s] && cfg->blocks[d->node[ch[j - 1]]].start > key) {
+				ch[j] = ch[j - 1];
 				j--;
 			}
-			children[j] = c;
+			ch[j] = c;
 		}
 	}
+	*children = ch;
+	return cstart;
+}
+
+/* 4. The forest: F's loops numbered in preorder of the loop tree (header,
+ * parent, depth), LOOP_OF_HDR[header preorder number] its loop, and
+ * SUBTREE_END[loop] one past the last loop nested in it. */
+static void number_loops(const struct ls_cfg *cfg, const struct dfs *d, size_t nloops, struct ls_loop_forest *f,
+                         int32_t *loop_of_hdr, uint32_t *subtree_end)
+{
+	uint32_t *children;
+	uint32_t *cstart = loop_children(cfg, d, nloops, &children);
 	f->loops = ls_xcalloc(nloops, sizeof *f->loops);
 	f->nloops = nloops;
-	int32_t *loop_of_hdr = ls_xmalloc(R * sizeof *loop_of_hdr);
-	uint32_t *subtree_end = ls_xmalloc(nloops * sizeof *subtree_end);
-	{
-		/* Preorder walk: stack of (list slot, position). */
-		uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
-		uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
-		int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
-		size_t d = 0, next = 0;
-		st_slot[0] = 0;
-		st_pos[0] = cstart[0];
-		st_loop[0] = -1;
-		for (;;) {
-			if (st_pos[d] < cstart[st_slot[d] + 1]) {
-				uint32_t h = children[st_pos[d]++];
-				struct ls_loop *L = &f->loops[next];
-				L->header = node[h];
-				L->parent = st_loop[d];
-				L->depth = (unsigned)d + 1;
-				loop_of_hdr[h] = (int32_t)next;
-				d++;
-				st_slot[d] = h + 1;
-				st_pos[d] = cstart[h + 1];
-				st_loop[d] = (int32_t)next;
-				next++;
-			} else {
-				if (st_loop[d] >= 0)
-					subtree_end[st_loop[d]] = (uint32_t)next;
-				if (d == 0)
-					break;
-				d--;
-			}
+	/* Preorder walk: stack of (list slot, position). */
+	uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
+	uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
+	int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
+	size_t depth = 0, next = 0;
+	st_slot[0] = 0;
+	st_pos[0] = cstart[0];
+	st_loop[0] = -1;
+	for (;;) {
+		if (st_pos[depth] < cstart[st_slot[depth] + 1]) {
+			uint32_t h = children[st_pos[depth]++];
+			struct ls_loop *L = &f->loops[next];
+			L->header = d->node[h];
+			L->parent = st_loop[depth];
+			L->depth = (unsigned)depth + 1;
+			loop_of_hdr[h] = (int32_t)next;
+			depth++;
+			st_slot[depth] = h + 1;
+			st_pos[depth] = cstart[h + 1];
+			st_loop[depth] = (int32_t)next;
+			next++;
+		} else {
+			if (st_loop[depth] >= 0)
+				subtree_end[st_loop[depth]] = (uint32_t)next;
+			if (depth == 0)
+				break;
+			depth--;
 		}
-		free(st_slot);
-		free(st_pos);
-		free(st_loop);
 	}
+	free(st_slot);
+	free(st_pos);
+	free(st_loop);
 	free(cstart);
 	free(children);
-	free(hdrs);
+}
 
-	/* Innermost loop of every reachable block. */
-	for (uint32_t v = 0; v < R; v++) {
-		uint32_t h = type[v] != NONHEADER ? v : header[v];
-		if (h != UINT32_MAX)
-			f->block_loop[node[v]] = loop_of_hdr[h];
+/* Is block B in loop L or a loop nested in it? */
+#define IN_LOOP(l, b) (f->block_loop[b] >= (l) && (uint32_t)f->block_loop[b] < subtree_end[l])
+
+/* Loop L's entries: the header, then blocks with a reachable predecessor
+ * outside (marked in IS_ENTRY). */
+static void loop_entries(const struct ls_cfg *cfg, const struct dfs *d, const struct ls_loop_forest *f,
+                         const uint32_t *subtree_end, size_t l, struct loop_build *B, uint8_t *is_entry)
+{
+	uint32_t hb = f->loops[l].header;
+	B->entries = ls_grow(B->entries, &B->capentries, 1, sizeof *B->entries);
+	B->entries[B->nentries++] = hb;
+	is_entry[hb] = 1;
+	for (size_t i = 0; i < B->n; i++) {
+		uint32_t b = B->blocks[i];
+		if (b == hb)
+			continue;
+		const struct ls_block *blk = &cfg->blocks[b];
+		for (uint32_t k = 0; k < blk->npred; k++) {
+			uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
+			if (d->number[p] != UINT32_MAX && !IN_LOOP(l, p)) {
+				B->entries = ls_grow(B->entries, &B->capentries, B->nentries + 1, sizeof *B->entries);
+				B->entries[B->nentries++] = b;
+				is_entry[b] = 1;
+				break;
+			}
+		}
 	}
+}
 
-	adopt_padding(cfg, f, number);
-
-	/* Blocks of each loop, nested ones included (by block index). */
+/* Every loop's blocks (nested ones included, by block index), entries,
+ * back edges (into an entry from inside) and exits. */
+static void loop_members(const struct ls_cfg *cfg, const struct dfs *d, struct ls_loop_forest *f,
+                         const uint32_t *subtree_end)
+{
+	size_t N = cfg->nblocks, nloops = f->nloops;
 	struct loop_build *lb = ls_xcalloc(nloops, sizeof *lb);
 	for (size_t bi = 0; bi < N; bi++)
 		for (int32_t l = f->block_loop[bi]; l >= 0; l = f->loops[l].parent) {
 			lb[l].blocks = ls_grow(lb[l].blocks, &lb[l].cap, lb[l].n + 1, sizeof *lb[l].blocks);
 			lb[l].blocks[lb[l].n++] = (uint32_t)bi;
 		}
-#define IN_LOOP(l, b) (f->block_loop[b] >= (l) && (uint32_t)f->block_loop[b] < subtree_end[l])
 	uint8_t *is_entry = ls_xcalloc(N, 1);
 	for (size_t l = 0; l < nloops; l++) {
 		struct loop_build *B = &lb[l];
 		uint32_t hb = f->loops[l].header;
-		/* Entries: the header, then blocks with a reachable predecessor outside. */
-		B->entries = ls_grow(B->entries, &B->capentries, 1, sizeof *B->entries);
-		B->entries[B->nentries++] = hb;
-		is_entry[hb] = 1;
-		for (size_t i = 0; i < B->n; i++) {
-			uint32_t b = B->blocks[i];
-			if (b == hb)
-				continue;
-			const struct ls_block *blk = &cfg->blocks[b];
-			for (uint32_t k = 0; k < blk->npred; k++) {
-				uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
-				if (number[p] != UINT32_MAX && !IN_LOOP(l, p)) {
-					B->entries = ls_grow(B->entries, &B->capentries, B->nentries + 1,
-					                     sizeof *B->entries);
-					B->entries[B->nentries++] = b;
-					is_entry[b] = 1;
-					break;
-				}
-			}
-		}
-		/* Back edges (into an entry from inside) and exits. */
+		loop_entries(cfg, d, f, subtree_end, l, B, is_entry);
 		for (size_t i = 0; i < B->n; i++) {
 			const struct ls_block *blk = &cfg->blocks[B->blocks[i]];
 			for (uint32_t k = 0; k < blk->nsucc; k++) {
@@ -748,7 +788,7 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 			qsort(B->entries + 1, B->nentries - 1, sizeof *B->entries, cmp_u32);
 
 		struct ls_loop *L = &f->loops[l];
-		L->irreducible = type[number[hb]] == IRREDUCIBLE || B->nentries > 1;
+		L->irreducible = d->type[d->number[hb]] == IRREDUCIBLE || B->nentries > 1;
 		L->blocks = B->blocks;
 		L->nblocks = B->n;
 		L->entries = B->entries;
@@ -758,18 +798,62 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 		L->exits = B->exits;
 		L->nexits = B->nexits;
 	}
-#undef IN_LOOP
-#undef IS_ANCESTOR
 	free(is_entry);
 	free(lb);
+}
+#undef IN_LOOP
+
+static void free_dfs(struct dfs *d)
+{
+	free(d->number);
+	free(d->node);
+	free(d->last);
+	free(d->header);
+	free(d->type);
+}
+
+/* The steps of the header comment, in order. */
+int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t N = cfg->nblocks;
+	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
+	for (size_t i = 0; i < N; i++)
+		f->block_loop[i] = -1;
+	if (N == 0)
+		return 0;
+
+	struct dfs d = { 0 };
+	dfs_number(cfg, &d);
+	d.header = ls_xmalloc(d.R * sizeof *d.header);
+	d.type = ls_xcalloc(d.R, 1);
+	struct preds p;
+	split_preds(cfg, &d, &p);
+	collapse_loops(&d, &p);
+	free_preds(&p);
+
+	size_t nloops = 0;
+	for (uint32_t w = 0; w < d.R; w++)
+		if (d.type[w] != NONHEADER)
+			nloops++;
+	if (nloops == 0) {
+		free_dfs(&d);
+		return 0;
+	}
+	int32_t *loop_of_hdr = ls_xmalloc(d.R * sizeof *loop_of_hdr);
+	uint32_t *subtree_end = ls_xmalloc(nloops * sizeof *subtree_end);
+	number_loops(cfg, &d, nloops, f, loop_of_hdr, subtree_end);
+	/* Innermost loop of every reachable block. */
+	for (uint32_t v = 0; v < d.R; v++) {
+		uint32_t h = d.type[v] != NONHEADER ? v : d.header[v];
+		if (h != UINT32_MAX)
+			f->block_loop[d.node[v]] = loop_of_hdr[h];
+	}
+	adopt_padding(cfg, f, d.number);
+	loop_members(cfg, &d, f, subtree_end);
 	free(loop_of_hdr);
 	free(subtree_end);
-	free(parent_hdr);
-	free(number);
-	free(node);
-	free(last);
-	free(header);
-	free(type);
+	free_dfs(&d);
 	merge_irreducible(f, N);
 	add_entry_loops(cfg, f);
 	return 0;
