@@ -14,7 +14,7 @@ command -v pkg-config >/dev/null || skip_all "pkg-config not found"
 
 # 1. The export list: the functions declared in loopscope.h (comments
 # stripped), against nm -D's defined symbols.
-python3 - "$top_srcdir/core/loopscope.h" >"$TMP/api" <<'PY'
+python3 - "$top_srcdir/libloopscope/loopscope.h" >"$TMP/api" <<'PY'
 import re, sys
 src = re.sub(r"/\*.*?\*/|//[^\n]*", "", open(sys.argv[1]).read(), flags=re.S)
 names = set(re.findall(r"\b(ls_[a-z0-9_]+)\s*\(", src))

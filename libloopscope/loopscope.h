@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 /* The library is built with -fvisibility=hidden: what this header declares
- * is its whole exported interface (core/loopscope.map versions it). */
+ * is its whole exported interface (libloopscope/loopscope.map versions it). */
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility push(default)
 #endif

@@ -20,7 +20,7 @@
  *
  * Nothing declared here is exported: the stages are compiled with
  * -fvisibility=hidden and libloopscope.so exports loopscope.h alone
- * (core/loopscope.map).  The unit tests link the stages directly, from the
+ * (libloopscope/loopscope.map).  The unit tests link the stages directly, from the
  * convenience library libloopscope-internal.la.
  */
 #ifndef LOOPSCOPE_INTERNAL_H
