@@ -754,11 +754,53 @@ static PyTypeObject ModuleType = {
 	.tp_getset = Module_getset,
 };
 
+/* sections(path) -> {name: link-time address} of the allocated sections of
+ * an ELF file, the first of each name, read without analysis (ls_file): what
+ * maps GDB's runtime section addresses back to the file's. */
+static PyObject *
+loopscope_sections(PyObject *self, PyObject *args)
+{
+	const char *path;
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	ls_error err;
+	ls_file *f;
+	Py_BEGIN_ALLOW_THREADS
+	f = ls_file_open(path, &err);
+	Py_END_ALLOW_THREADS
+	if (!f) {
+		PyErr_SetString(LsError, err.message);
+		return NULL;
+	}
+	PyObject *d = PyDict_New();
+	for (size_t i = 0; d && i < ls_file_nsections(f); i++) {
+		const ls_section *sec = ls_file_section(f, i);
+		if (!(sec->flags & LS_SECTION_ALLOC) || PyDict_GetItemString(d, sec->name))
+			continue;
+		PyObject *addr = PyLong_FromUnsignedLongLong(sec->addr);
+		if (!addr || PyDict_SetItemString(d, sec->name, addr) < 0) {
+			Py_XDECREF(addr);
+			Py_CLEAR(d);
+			break;
+		}
+		Py_DECREF(addr);
+	}
+	ls_file_close(f);
+	return d;
+}
+
+static PyMethodDef loopscope_functions[] = {
+	{"sections", loopscope_sections, METH_VARARGS,
+	 "sections(path) -> {name: address} of the allocated sections of an ELF file (no analysis)"},
+	{NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef loopscope_module = {
 	PyModuleDef_HEAD_INIT,
 	.m_name = "_loopscope",
 	.m_doc = "libloopscope for Python: program structure (procedures, inlined calls, loops, statements) of ELF files",
 	.m_size = -1,
+	.m_methods = loopscope_functions,
 };
 
 PyMODINIT_FUNC

@@ -19,7 +19,8 @@
 # libloopscope speaks link-time addresses (as in the ELF file); GDB speaks
 # runtime ones.  The difference per object file is its load bias, computed
 # from the section addresses GDB reports (`info files`) against the section
-# addresses in the ELF file itself; this works alike for a live process, a
+# addresses in the ELF file itself (read by libloopscope: _loopscope.sections);
+# this works alike for a live process, a
 # core file and a bare executable (bias 0, or GDB's relocation of a PIE),
 # `gdb vmlinux` and /proc/kcore.  Relocatable objects added with
 # add-symbol-file (a kernel module's .ko) are mapped section by section, from
@@ -29,7 +30,6 @@ import json
 import os
 import re
 import stat
-import struct
 import time
 
 import gdb
@@ -292,45 +292,12 @@ def _where(d):
 
 
 def elf_sections(path):
-    """{section name: link-time address} of the ELF file PATH (allocated sections)."""
-    with open(path, "rb") as f:
-        ident = f.read(16)
-        if len(ident) < 16 or ident[:4] != b"\x7fELF":
-            raise LoopscopeError("%s: not an ELF file" % path)
-        cls, data = ident[4], ident[5]
-        end = "<" if data == 1 else ">"
-        if cls == 2:
-            hdr = struct.unpack(end + "HHIQQQIHHHHHH", f.read(48))
-            shoff, shentsize, shnum, shstrndx = hdr[5], hdr[10], hdr[11], hdr[12]
-            shfmt = end + "IIQQQQIIQQ"
-        else:
-            hdr = struct.unpack(end + "HHIIIIIHHHHHH", f.read(36))
-            shoff, shentsize, shnum, shstrndx = hdr[5], hdr[10], hdr[11], hdr[12]
-            shfmt = end + "IIIIIIIIII"
-        if shoff == 0 or shnum == 0:
-            return {}
-        f.seek(shoff)
-        raw = f.read(shentsize * shnum)
-        shdrs = []
-        for i in range(shnum):
-            chunk = raw[i * shentsize:i * shentsize + struct.calcsize(shfmt)]
-            if len(chunk) < struct.calcsize(shfmt):
-                break
-            shdrs.append(struct.unpack(shfmt, chunk))
-        if shstrndx >= len(shdrs):
-            return {}
-        stroff, strsize = shdrs[shstrndx][4], shdrs[shstrndx][5]
-        f.seek(stroff)
-        strtab = f.read(strsize)
-    sections = {}
-    for sh in shdrs:
-        name_off, flags, addr = sh[0], sh[2], sh[3]
-        if not flags & 0x2:  # SHF_ALLOC: only sections GDB maps
-            continue
-        nul = strtab.find(b"\0", name_off)
-        name = strtab[name_off:nul if nul >= 0 else None].decode("latin-1")
-        sections.setdefault(name, addr)
-    return sections
+    """{section name: link-time address} of the ELF file PATH (allocated
+    sections), read by libloopscope without analyzing the file."""
+    try:
+        return _loopscope.sections(path)
+    except _loopscope.Error as e:
+        raise LoopscopeError(e.args[0] if e.args else "%s: not an ELF file" % path)
 
 
 # ---- runtime address -> object file and bias --------------------------------
@@ -374,7 +341,7 @@ class AddressMap:
             return cached[1]
         try:
             secs = elf_sections(path)
-        except (OSError, struct.error, LoopscopeError):
+        except (OSError, LoopscopeError):
             secs = None
         self._elf[path] = (key, secs)
         return secs

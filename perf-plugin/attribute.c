@@ -17,8 +17,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -175,7 +173,7 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
 	return c;
 }
 
-/* ---- symbols: ELF symbol tables and /proc/kallsyms ---------------------------- */
+/* ---- symbols: /proc/kallsyms (an ELF's own come from ls_file_symbol_at) ---------- */
 
 struct sym {
 	uint64_t addr, size;
@@ -193,7 +191,7 @@ static int sym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const struct sym *symtab_find(const struct symtab *t, uint64_t addr, int need_size)
+static const struct sym *symtab_find(const struct symtab *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n;
 	while (lo < hi) {
@@ -205,25 +203,16 @@ static const struct sym *symtab_find(const struct symtab *t, uint64_t addr, int 
 	}
 	if (!lo)
 		return NULL;
-	const struct sym *s = &t->v[lo - 1];
-	if (need_size && s->size && addr >= s->addr + s->size)
-		return NULL;
-	return s;
+	return &t->v[lo - 1];
 }
 
 /* ---- per binary ------------------------------------------------------------- */
-
-struct seg {
-	uint64_t off, vaddr, filesz;
-};
 
 struct dso_attr {
 	int tried;
 	char *path;          /* the file the structure comes from */
 	ls_module *mod;
-	struct seg *segs;
-	size_t nsegs;
-	struct symtab syms;  /* fallback when there is no structure */
+	ls_file *file;       /* the ELF of PATH: PT_LOAD, and symbols when there is no structure */
 	int64_t kernel_delta; /* vmlinux: runtime - link address */
 	int use_kallsyms;
 	/* a module: its code sections where the kernel's module loader puts
@@ -280,36 +269,33 @@ struct warn_count {
 };
 
 /* libloopscope's warnings about parts of a binary it could not analyze
- * are counted; -v prints them. */
+ * are counted; -v prints them.  They come from the analysis threads, several
+ * at once (loopscope.h): the count is atomic, and stdio locks the stream. */
 static void ls_warn_sink(void *ctx, const char *message)
 {
 	struct warn_count *w = ctx;
-	w->n++;
+	__atomic_add_fetch(&w->n, 1, __ATOMIC_RELAXED);
 	if (w->verbose)
 		fprintf(stderr, "perf-loops: %s\n", message);
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
 static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path);
-static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap);
+
+/* Does F carry build-id ID (or is ID unknown)? */
+static int same_build_id(const ls_file *f, const uint8_t *id, size_t size)
+{
+	const uint8_t *bits;
+	size_t n = ls_file_build_id(f, &bits);
+	return !size || (n == size && !memcmp(bits, id, n));
+}
 
 /* Does PATH carry build-id ID (or is ID unknown)? */
 static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 {
-	const char *why;
-	int fd = pd_open_regular(path, &why);
-	if (fd < 0)
-		return 0;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int ok = 0;
-	if (e && elf_kind(e) == ELF_K_ELF) {
-		uint8_t bid[20];
-		size_t n = elf_build_id(e, bid, sizeof bid);
-		ok = !size || (n == size && !memcmp(bid, id, n));
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
+	ls_file *f = ls_file_open(path, NULL);
+	int ok = f && same_build_id(f, id, size);
+	ls_file_close(f);
 	return ok;
 }
 
@@ -509,7 +495,6 @@ struct pl_attrib *pl_attrib_new(pl_report *rep)
 	a->fc = pl_xcalloc(a->nfc, sizeof *a->fc);
 	a->ncc = 1 << 14;
 	a->cc = pl_xcalloc(a->ncc, sizeof *a->cc);
-	elf_version(EV_CURRENT);
 	prefetch_start(a);
 	return a;
 }
@@ -524,8 +509,7 @@ void pl_attrib_free(struct pl_attrib *a)
 		if (d->mod)
 			ls_module_close(d->mod);
 		free(d->path);
-		free(d->segs);
-		free(d->syms.v);
+		ls_file_close(d->file);
 		free(d->ksecs);
 	}
 	free(a->dattr);
@@ -550,135 +534,22 @@ static int file_exists(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The GNU build-id note of an open ELF, or 0 bytes. */
-/* The GNU build-id note in section S's data, or 0. */
-static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
-{
-	size_t off = 0, noff, doff;
-	GElf_Nhdr nh;
-	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
-			size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
-			memcpy(out, (char *)d->d_buf + doff, n);
-			return n;
-		}
-	}
-	return 0;
-}
-
-static size_t elf_build_id(Elf *e, uint8_t *out, size_t cap)
-{
-	size_t phnum;
-	GElf_Ehdr eh;
-	if (gelf_getehdr(e, &eh) && eh.e_type == ET_REL) {
-		/* a kernel module: no program headers, the note is a section */
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			size_t n;
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-			    (n = note_build_id(elf_getdata(scn, NULL), out, cap)))
-				return n;
-		}
-		return 0;
-	}
-	if (elf_getphdrnum(e, &phnum) == 0) {
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			Elf_Data *d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-			if (!d)
-				continue;
-			size_t off = 0, noff, doff;
-			GElf_Nhdr nh;
-			while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
-					size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
-					memcpy(out, (char *)d->d_buf + doff, n);
-					return n;
-				}
-			}
-		}
-	}
-	return 0;
-}
-
-/* Load segments and the function symbols of PATH (for the address
- * conversion and for the fallback names).  Returns 1 if PATH's build-id
- * matches D's (or D has none), 0 if not, -1 if it is not a readable ELF. */
+/* Open PATH's ELF (for the address conversion and for the fallback
+ * names).  Returns 1 if PATH's build-id matches D's (or D has none), 0 if
+ * not (then D keeps the file it had, when WANT_MATCH), -1 if it is not a
+ * readable ELF. */
 static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path, int want_match)
 {
-	const char *why;
-	int fd = pd_open_regular(path, &why);
-	if (fd < 0)
+	ls_file *f = ls_file_open(path, NULL);
+	if (!f)
 		return -1;
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return -1;
-	}
-	uint8_t bid[20];
-	size_t nb = elf_build_id(e, bid, sizeof bid);
-	int match = !dso->build_id_size || (nb == dso->build_id_size && !memcmp(bid, dso->build_id, nb));
+	int match = same_build_id(f, dso->build_id, dso->build_id_size);
 	if (want_match && !match) {
-		elf_end(e);
-		close(fd);
+		ls_file_close(f);
 		return 0;
 	}
-	free(d->segs);
-	d->segs = NULL;
-	d->nsegs = 0;
-	size_t phnum = 0;
-	if (elf_getphdrnum(e, &phnum) == 0 && phnum) {
-		d->segs = pl_xcalloc(phnum, sizeof *d->segs);
-		for (size_t i = 0; i < phnum; i++) {
-			GElf_Phdr ph;
-			if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD) {
-				d->segs[d->nsegs].off = ph.p_offset;
-				d->segs[d->nsegs].vaddr = ph.p_vaddr;
-				d->segs[d->nsegs].filesz = ph.p_filesz;
-				d->nsegs++;
-			}
-		}
-	}
-	/* function symbols: .symtab, else .dynsym */
-	free(d->syms.v);
-	d->syms.v = NULL;
-	d->syms.n = 0;
-	for (int pass = 0; pass < 2 && !d->syms.n; pass++) {
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(e, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
-				continue;
-			Elf_Data *data = elf_getdata(scn, NULL);
-			if (!data || !sh.sh_entsize)
-				continue;
-			size_t n = sh.sh_size / sh.sh_entsize;
-			d->syms.v = pl_xrealloc(d->syms.v, (d->syms.n + n) * sizeof *d->syms.v);
-			for (size_t i = 0; i < n; i++) {
-				GElf_Sym sym;
-				if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-					continue;
-				const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
-				if (!nm || !*nm)
-					continue;
-				d->syms.v[d->syms.n].addr = sym.st_value;
-				d->syms.v[d->syms.n].size = sym.st_size;
-				d->syms.v[d->syms.n].name = pl_intern(a->rep->s, nm);
-				d->syms.n++;
-			}
-		}
-	}
-	if (d->syms.n)
-		qsort(d->syms.v, d->syms.n, sizeof *d->syms.v, sym_cmp);
-	elf_end(e);
-	close(fd);
+	ls_file_close(d->file);
+	d->file = f;
 	return match;
 }
 
@@ -831,37 +702,22 @@ static char *find_ko(const char *dir, const char *want, int depth)
  * SHF_EXECINSTR sections, .init ones aside, one after another in section
  * order, each at its alignment): perf records the module's base, and an
  * address in .text.unlikely is found from there. */
-static void module_layout(struct dso_attr *d, const char *path)
+static void module_layout(struct dso_attr *d)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	size_t shstrndx;
-	if (!e || elf_getshdrstrndx(e, &shstrndx) < 0) {
-		if (e)
-			elf_end(e);
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
 	uint64_t off = 0;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
+	for (size_t i = 0; d->file && i < ls_file_nsections(d->file); i++) {
+		const ls_section *sec = ls_file_section(d->file, i);
+		const unsigned code = LS_SECTION_ALLOC | LS_SECTION_EXEC;
 		uint64_t link, size;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
-		    !(name = elf_strptr(e, shstrndx, sh.sh_name)) || !strncmp(name, ".init", 5))
+		if ((sec->flags & code) != code || !strncmp(sec->name, ".init", 5))
 			continue;
-		uint64_t align = sh.sh_addralign ? sh.sh_addralign : 1;
-		off = (off + align - 1) & ~(align - 1);
-		if (ls_module_section(d->mod, name, &link, &size) == 0) {
+		off = (off + sec->align - 1) & ~(sec->align - 1);
+		if (ls_module_section(d->mod, sec->name, &link, &size) == 0) {
 			d->ksecs = pl_xrealloc(d->ksecs, (d->nksecs + 1) * sizeof *d->ksecs);
-			d->ksecs[d->nksecs++] = (struct kmod_sec){ off, sh.sh_size, link };
+			d->ksecs[d->nksecs++] = (struct kmod_sec){ off, sec->size, link };
 		}
-		off += sh.sh_size;
+		off += sec->size;
 	}
-	elf_end(e);
-	close(fd);
 }
 
 static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
@@ -887,7 +743,7 @@ static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 		return;
 	if (load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p))) {
 		d->path = p;
-		module_layout(d, p);
+		module_layout(d);
 		return;
 	}
 	free(p);
@@ -1001,15 +857,7 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 /* A runtime address in MAP -> the link-time address in its file. */
 static int to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uint64_t *out)
 {
-	uint64_t off = addr - m->start + m->pgoff;
-	for (size_t i = 0; i < d->nsegs; i++) {
-		const struct seg *s = &d->segs[i];
-		if (off >= s->off && off < s->off + s->filesz) {
-			*out = off - s->off + s->vaddr;
-			return 0;
-		}
-	}
-	return -1;
+	return d->file ? ls_file_offset_to_addr(d->file, addr - m->start + m->pgoff, out) : -1;
 }
 
 pl_session *pl_attrib_session(struct pl_attrib *a)
@@ -1022,7 +870,7 @@ const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE || dso->kind == PL_DSO_ANON)
 		return NULL;
 	struct dso_attr *d = dso_attr(a, dso);
-	return d->nsegs ? d->path : NULL;
+	return d->file && !ls_file_is_relocatable(d->file) ? d->path : NULL;
 }
 
 int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
@@ -1056,7 +904,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 		char name[64];
 		if (kernel) {
 			load_kallsyms(a);
-			const struct sym *s = symtab_find(&a->kallsyms, addr, 0);
+			const struct sym *s = symtab_find(&a->kallsyms, addr);
 			if (s)
 				return named_node(a, parent, NULL, s->name);
 			snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
@@ -1078,7 +926,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 				link = d->ksecs[i].link + (off - d->ksecs[i].off);
 				have_link = 1;
 			}
-	} else if (d->nsegs) {
+	} else if (d->file) {
 		have_link = to_link(d, map, addr, &link) == 0;
 	}
 	if (d->mod && have_link) {
@@ -1108,15 +956,13 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 		}
 	}
 	if (d->use_kallsyms) {
-		const struct sym *s = symtab_find(&a->kallsyms, addr, 0);
+		const struct sym *s = symtab_find(&a->kallsyms, addr);
 		if (s)
 			return named_node(a, parent, map->dso, s->name);
 	}
-	if (have_link && d->syms.n) {
-		const struct sym *s = symtab_find(&d->syms, link, 1);
-		if (s)
-			return named_node(a, parent, map->dso, s->name);
-	}
+	ls_symbol sym;
+	if (have_link && ls_file_symbol_at(d->file, link, &sym) == 0)
+		return named_node(a, parent, map->dso, sym.name);
 	if (map->dso->kind == PL_DSO_KERNEL) {
 		char name[64];
 		snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);

@@ -27,7 +27,7 @@ fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c
 fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1
 fuzz_perf_report_LDFLAGS = -fsanitize=fuzzer,address,undefined
-fuzz_perf_report_LDADD = $(libloopscope_la_OBJECTS) $(libloopscope_la_LIBADD) $(ELFUTILS_LIBS) $(ZSTD_LIBS)
+fuzz_perf_report_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD) $(ELFUTILS_LIBS) $(ZSTD_LIBS)
 endif
 if ENABLE_FUZZ
 # make fuzz-perf-data-run [FUZZ_SECONDS=180]: fuzz from seeds recorded now

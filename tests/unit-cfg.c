@@ -1,4 +1,4 @@
-/* unit-cfg.c - CFGs (core/cfg.c, core/decode_x86.c) and loop forests of
+/* unit-cfg.c - CFGs (libloopscope/cfg.c, libloopscope/decode_x86.c) and loop forests of
  * real code: a fixture (below) compiled at test time with gcc and clang at
  * -O0/-O2 (PIE) and gcc -O2 -no-pie (absolute jump tables).  Checks: every
  * decodable byte of a procedure is in exactly one block, blocks[0] holds

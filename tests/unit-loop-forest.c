@@ -1,4 +1,4 @@
-/* unit-loop-forest.c - the loop nesting forest (core/loop_forest.c) on
+/* unit-loop-forest.c - the loop nesting forest (libloopscope/loop_forest.c) on
  * synthetic CFGs: natural, nested, shared-header, irreducible and self
  * loops, unreachable cycles, natural loops headed by an irreducible loop's
  * entries; random graphs checked against the recursive

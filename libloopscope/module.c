@@ -52,9 +52,9 @@ static bool machine_supported(const GElf_Ehdr *eh)
 	return eh->e_ident[EI_CLASS] == ELFCLASS64 && eh->e_machine == EM_X86_64;
 }
 
-/* Checks PATH with libelf alone: is it an ELF file we can analyze, and does
- * every header and section it declares lie inside the file? */
-static int validate_elf(const char *path, int fd, ls_error *err)
+/* The file itself: a regular, non-empty file with a complete ELF
+ * identification and header.  Sets *FSIZE to its size. */
+static int validate_file(const char *path, int fd, uint64_t *fsize_out, ls_error *err)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
@@ -101,32 +101,33 @@ static int validate_elf(const char *path, int fd, ls_error *err)
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: truncated ELF file (no complete ELF header)", path);
 		return -1;
 	}
+	*fsize_out = fsize;
+	return 0;
+}
 
-	int rc = -1;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt ELF file (%s)", path, elf_errmsg(-1));
-		return -1;
-	}
+/* The ELF header: a type and machine we analyze, program headers inside the
+ * file. */
+static int validate_header(const char *path, Elf *elf, uint64_t fsize, GElf_Ehdr *ehdr, ls_error *err)
+{
 	GElf_Ehdr eh;
 	if (elf_kind(elf) != ELF_K_ELF) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: not an ELF file%s", path,
 			     elf_kind(elf) == ELF_K_AR ? " (an ar archive: analyze its members)" : "");
-		goto out;
+		return -1;
 	}
 	if (!gelf_getehdr(elf, &eh)) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt ELF header (%s)", path, elf_errmsg(-1));
-		goto out;
+		return -1;
 	}
 	switch (eh.e_type) {
 	case ET_EXEC: case ET_DYN: case ET_REL:
 		break;
 	case ET_CORE:
 		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: is a core file, not an executable or library", path);
-		goto out;
+		return -1;
 	default:
 		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: unsupported ELF file type %u", path, eh.e_type);
-		goto out;
+		return -1;
 	}
 	if (!machine_supported(&eh)) {
 		const char *mn = machine_name(eh.e_machine);
@@ -137,45 +138,53 @@ static int validate_elf(const char *path, int fd, ls_error *err)
 		}
 		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: unsupported machine %s%s (loopscope analyzes x86-64 code)",
 			     path, mn, eh.e_ident[EI_CLASS] == ELFCLASS32 ? " (32-bit)" : "");
-		goto out;
+		return -1;
 	}
 	/* Program headers: libdwfl lays ET_EXEC/ET_DYN modules out by them. */
 	if (eh.e_phnum && (eh.e_phoff > fsize || (uint64_t)eh.e_phnum * eh.e_phentsize > fsize - eh.e_phoff)) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: truncated ELF file (program headers past the end)", path);
-		goto out;
+		return -1;
 	}
 	if (eh.e_type != ET_REL && eh.e_phnum == 0) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt ELF file (no program headers)", path);
-		goto out;
+		return -1;
 	}
+	*ehdr = eh;
+	return 0;
+}
+
+/* The section headers and every section's bytes inside the file. */
+static int validate_sections(const char *path, Elf *elf, uint64_t fsize, const GElf_Ehdr *ehdr, ls_error *err)
+{
+	GElf_Ehdr eh = *ehdr;
 	if (eh.e_shoff && (eh.e_shoff > fsize ||
 			   (uint64_t)(eh.e_shnum ? eh.e_shnum : 1) * eh.e_shentsize > fsize - eh.e_shoff)) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: truncated ELF file (section headers past the end)", path);
-		goto out;
+		return -1;
 	}
 	size_t shnum, shstrndx;
 	if (elf_getshdrnum(elf, &shnum) < 0) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt section headers (%s)", path, elf_errmsg(-1));
-		goto out;
+		return -1;
 	}
 	if (shnum && (eh.e_shoff > fsize || (uint64_t)shnum * eh.e_shentsize > fsize - eh.e_shoff)) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: truncated ELF file (section headers past the end)", path);
-		goto out;
+		return -1;
 	}
 	if (shnum == 0) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt ELF file (no section headers)", path);
-		goto out;
+		return -1;
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0 || shstrndx >= shnum) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt section headers (no section name table)", path);
-		goto out;
+		return -1;
 	}
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh)) {
 			ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt section header %zu (%s)", path,
 				     elf_ndxscn(scn), elf_errmsg(-1));
-			goto out;
+			return -1;
 		}
 		if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
 			continue;
@@ -183,11 +192,27 @@ static int validate_elf(const char *path, int fd, ls_error *err)
 			const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
 			ls_set_error(err, LS_ERR_NOT_ELF, "%s: truncated ELF file (section %s extends past the end)",
 				     path, name ? name : "?");
-			goto out;
+			return -1;
 		}
 	}
-	rc = 0;
-out:
+	return 0;
+}
+
+/* Checks PATH with libelf alone: is it an ELF file we can analyze, and does
+ * every header and section it declares lie inside the file? */
+static int validate_elf(const char *path, int fd, ls_error *err)
+{
+	uint64_t fsize;
+	if (validate_file(path, fd, &fsize, err) < 0)
+		return -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt ELF file (%s)", path, elf_errmsg(-1));
+		return -1;
+	}
+	GElf_Ehdr eh;
+	int rc = validate_header(path, elf, fsize, &eh, err) == 0 &&
+	         validate_sections(path, elf, fsize, &eh, err) == 0 ? 0 : -1;
 	elf_end(elf);
 	return rc;
 }

@@ -1675,6 +1675,178 @@ static bool call_returns(const struct builder *b, uint64_t target)
 	return !ls_cfg_call_noreturn(b->m, target);
 }
 
+/* The landing pad (instruction index) a call at ADDR unwinds to within this
+ * procedure, or -1. */
+static int64_t landing_pad_insn(const struct builder *b, uint64_t addr)
+{
+	uint64_t lp = b->cache && b->cache->nsites ? landing_pad(b->cache, addr) : 0;
+	return lp && in_ranges(b, lp) ? insn_index(b->cfg, lp) : -1;
+}
+
+/* Leaders: LEADER[i] is set when instruction I starts a block (the first,
+ * the entry, branch targets, after every branch, call and gap). */
+static void mark_leaders(struct builder *b, uint8_t *leader, int64_t entry_idx)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	size_t n = cfg->ninsns;
+	leader[0] = 1;
+	if (entry_idx >= 0)
+		leader[entry_idx] = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct ls_insn *in = &cfg->insns[i];
+		b->jt_start[i] = UINT32_MAX;
+		if (i + 1 < n && cfg->insns[i + 1].addr != in->addr + in->len)
+			leader[i + 1] = 1; /* a gap: range boundary or undecodable bytes */
+		switch (in->kind) {
+		case LS_INSN_JUMP:
+		case LS_INSN_CJUMP:
+			if (!is_tail_target(b, in->target)) {
+				int64_t t = insn_index(cfg, in->target);
+				if (t >= 0)
+					leader[t] = 1;
+			}
+			leader[i + 1] = 1;
+			break;
+		case LS_INSN_IJUMP:
+			leader[i + 1] = 1; /* its targets: resolve_jumps, below */
+			break;
+		case LS_INSN_CALL:
+		case LS_INSN_ICALL: {
+			int64_t t = landing_pad_insn(b, in->addr);
+			if (t >= 0)
+				leader[t] = 1;
+			leader[i + 1] = 1;
+			break;
+		}
+		case LS_INSN_RET:
+		case LS_INSN_HALT:
+			leader[i + 1] = 1;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* The edges out of block BI (ending in instruction LAST), in address-order
+ * block numbers. */
+static void block_edges(struct builder *b, const uint32_t *block_of_insn, size_t bi, size_t last,
+                        struct edge_list *el)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	const struct ls_insn *in = &cfg->insns[last];
+	bool next_contiguous = last + 1 < cfg->ninsns && cfg->insns[last + 1].addr == in->addr + in->len;
+	uint32_t next = next_contiguous ? block_of_insn[last + 1] : 0;
+	switch (in->kind) {
+	case LS_INSN_OTHER:
+		if (next_contiguous)
+			add_edge(el, bi, next, LS_EDGE_FALLTHROUGH);
+		break;
+	case LS_INSN_CALL:
+	case LS_INSN_ICALL: {
+		if (next_contiguous && (in->kind == LS_INSN_ICALL || call_returns(b, in->target)))
+			add_edge(el, bi, next, LS_EDGE_CALL_RETURN);
+		/* What the callee throws lands here (even when it never
+		 * returns normally). */
+		int64_t t = landing_pad_insn(b, in->addr);
+		if (t >= 0)
+			add_edge(el, bi, block_of_insn[t], LS_EDGE_EXCEPTION);
+		break;
+	}
+	case LS_INSN_JUMP:
+		if (!is_tail_target(b, in->target)) {
+			int64_t t = insn_index(cfg, in->target);
+			if (t >= 0)
+				add_edge(el, bi, block_of_insn[t], LS_EDGE_JUMP);
+		}
+		break;
+	case LS_INSN_CJUMP:
+		if (!is_tail_target(b, in->target)) {
+			int64_t t = insn_index(cfg, in->target);
+			if (t >= 0)
+				add_edge(el, bi, block_of_insn[t], LS_EDGE_TAKEN);
+		}
+		if (next_contiguous)
+			add_edge(el, bi, next, LS_EDGE_NOT_TAKEN);
+		break;
+	case LS_INSN_IJUMP:
+		for (uint32_t k = 0; k < b->jt_count[last]; k++)
+			add_edge(el, bi, block_of_insn[b->jt[b->jt_start[last] + k]], LS_EDGE_SWITCH);
+		break;
+	default: /* ret, halt */
+		break;
+	}
+}
+
+/* Moves BLOCKS (address order) and EL into CFG with the entry's block EB
+ * first: those at and after it in address order, then those before it (code
+ * below the entry, e.g. a .cold part placed lower). */
+static void number_blocks(struct ls_cfg *cfg, const struct ls_block *blocks, size_t nblocks, size_t eb,
+                          struct edge_list *el)
+{
+	uint32_t *renum = ls_xmalloc(nblocks * sizeof *renum);
+	cfg->blocks = ls_xmalloc(nblocks * sizeof *cfg->blocks);
+	for (size_t i = 0; i < nblocks; i++) {
+		size_t to = i >= eb ? i - eb : i + (nblocks - eb);
+		renum[i] = (uint32_t)to;
+		cfg->blocks[to] = blocks[i];
+	}
+	cfg->nblocks = nblocks;
+	cfg->edges = el->e ? el->e : ls_xmalloc(sizeof *cfg->edges);
+	cfg->nedges = el->n;
+	for (size_t e = 0; e < el->n; e++) {
+		cfg->edges[e].from = renum[cfg->edges[e].from];
+		cfg->edges[e].to = renum[cfg->edges[e].to];
+	}
+	free(renum);
+}
+
+/* succ and pred: edge indices grouped by block (counting sort). */
+static void group_edges(struct ls_cfg *cfg)
+{
+	size_t ne = cfg->nedges;
+	cfg->succ = ls_xmalloc((ne + 1) * sizeof *cfg->succ);
+	cfg->pred = ls_xmalloc((ne + 1) * sizeof *cfg->pred);
+	for (size_t e = 0; e < ne; e++) {
+		cfg->blocks[cfg->edges[e].from].nsucc++;
+		cfg->blocks[cfg->edges[e].to].npred++;
+	}
+	uint32_t s = 0, p = 0;
+	for (size_t i = 0; i < cfg->nblocks; i++) {
+		cfg->blocks[i].first_succ = s;
+		cfg->blocks[i].first_pred = p;
+		s += cfg->blocks[i].nsucc;
+		p += cfg->blocks[i].npred;
+		cfg->blocks[i].nsucc = cfg->blocks[i].npred = 0;
+	}
+	for (size_t e = 0; e < ne; e++) {
+		struct ls_block *f = &cfg->blocks[cfg->edges[e].from], *t = &cfg->blocks[cfg->edges[e].to];
+		cfg->succ[f->first_succ + f->nsucc++] = (uint32_t)e;
+		cfg->pred[t->first_pred + t->npred++] = (uint32_t)e;
+	}
+}
+
+/* Marks the blocks reachable from the entry (block 0). */
+static void mark_reachable(struct ls_cfg *cfg)
+{
+	uint32_t *work = ls_xmalloc(cfg->nblocks * sizeof *work);
+	size_t nw = 0;
+	cfg->blocks[0].reachable = true;
+	work[nw++] = 0;
+	while (nw) {
+		const struct ls_block *blk = &cfg->blocks[work[--nw]];
+		for (uint32_t k = 0; k < blk->nsucc; k++) {
+			uint32_t t = cfg->edges[cfg->succ[blk->first_succ + k]].to;
+			if (!cfg->blocks[t].reachable) {
+				cfg->blocks[t].reachable = true;
+				work[nw++] = t;
+			}
+		}
+	}
+	free(work);
+}
+
+/* Decode, leaders, jump tables, blocks, edges, numbering, reachability. */
 static int build(struct builder *b)
 {
 	struct ls_cfg *cfg = b->cfg;
@@ -1704,50 +1876,11 @@ static int build(struct builder *b)
 	if (n == 0)
 		return -1;
 
-	/* Leaders. */
 	uint8_t *leader = ls_xcalloc(n + 1, 1);
 	b->jt_start = ls_xmalloc(n * sizeof *b->jt_start);
 	b->jt_count = ls_xcalloc(n, sizeof *b->jt_count);
-	leader[0] = 1;
 	int64_t entry_idx = insn_index(cfg, proc->entry);
-	if (entry_idx >= 0)
-		leader[entry_idx] = 1;
-	for (size_t i = 0; i < n; i++) {
-		const struct ls_insn *in = &cfg->insns[i];
-		b->jt_start[i] = UINT32_MAX;
-		if (i + 1 < n && cfg->insns[i + 1].addr != in->addr + in->len)
-			leader[i + 1] = 1; /* a gap: range boundary or undecodable bytes */
-		switch (in->kind) {
-		case LS_INSN_JUMP:
-		case LS_INSN_CJUMP:
-			if (!is_tail_target(b, in->target)) {
-				int64_t t = insn_index(cfg, in->target);
-				if (t >= 0)
-					leader[t] = 1;
-			}
-			leader[i + 1] = 1;
-			break;
-		case LS_INSN_IJUMP:
-			leader[i + 1] = 1; /* its targets: resolve_jumps, below */
-			break;
-		case LS_INSN_CALL:
-		case LS_INSN_ICALL: {
-			uint64_t lp = b->cache && b->cache->nsites ? landing_pad(b->cache, in->addr) : 0;
-			int64_t t = lp && in_ranges(b, lp) ? insn_index(cfg, lp) : -1;
-			if (t >= 0)
-				leader[t] = 1;
-			leader[i + 1] = 1;
-			break;
-		}
-		case LS_INSN_RET:
-		case LS_INSN_HALT:
-			leader[i + 1] = 1;
-			break;
-		default:
-			break;
-		}
-	}
-
+	mark_leaders(b, leader, entry_idx);
 	if (b->cache)
 		resolve_jumps(b, leader);
 
@@ -1770,114 +1903,13 @@ static int build(struct builder *b)
 		block_of_insn[i] = (uint32_t)(nb - 1);
 	}
 
-	/* Edges, in address-order block numbers for now. */
 	struct edge_list el = { 0 };
-	for (size_t bi = 0; bi < nblocks; bi++) {
-		const struct ls_block *blk = &blocks[bi];
-		size_t last = blk->first_insn + blk->ninsns - 1;
-		const struct ls_insn *in = &cfg->insns[last];
-		bool next_contiguous = last + 1 < n && cfg->insns[last + 1].addr == in->addr + in->len;
-		uint32_t next = next_contiguous ? block_of_insn[last + 1] : 0;
-		switch (in->kind) {
-		case LS_INSN_OTHER:
-			if (next_contiguous)
-				add_edge(&el, bi, next, LS_EDGE_FALLTHROUGH);
-			break;
-		case LS_INSN_CALL:
-		case LS_INSN_ICALL: {
-			if (next_contiguous && (in->kind == LS_INSN_ICALL || call_returns(b, in->target)))
-				add_edge(&el, bi, next, LS_EDGE_CALL_RETURN);
-			/* What the callee throws lands here (even when it never
-			 * returns normally). */
-			uint64_t lp = b->cache && b->cache->nsites ? landing_pad(b->cache, in->addr) : 0;
-			int64_t t = lp && in_ranges(b, lp) ? insn_index(cfg, lp) : -1;
-			if (t >= 0)
-				add_edge(&el, bi, block_of_insn[t], LS_EDGE_EXCEPTION);
-			break;
-		}
-		case LS_INSN_JUMP:
-			if (!is_tail_target(b, in->target)) {
-				int64_t t = insn_index(cfg, in->target);
-				if (t >= 0)
-					add_edge(&el, bi, block_of_insn[t], LS_EDGE_JUMP);
-			}
-			break;
-		case LS_INSN_CJUMP:
-			if (!is_tail_target(b, in->target)) {
-				int64_t t = insn_index(cfg, in->target);
-				if (t >= 0)
-					add_edge(&el, bi, block_of_insn[t], LS_EDGE_TAKEN);
-			}
-			if (next_contiguous)
-				add_edge(&el, bi, next, LS_EDGE_NOT_TAKEN);
-			break;
-		case LS_INSN_IJUMP:
-			for (uint32_t k = 0; k < b->jt_count[last]; k++)
-				add_edge(&el, bi, block_of_insn[b->jt[b->jt_start[last] + k]], LS_EDGE_SWITCH);
-			break;
-		default: /* ret, halt */
-			break;
-		}
-	}
+	for (size_t bi = 0; bi < nblocks; bi++)
+		block_edges(b, block_of_insn, bi, blocks[bi].first_insn + blocks[bi].ninsns - 1, &el);
+	number_blocks(cfg, blocks, nblocks, entry_idx >= 0 ? block_of_insn[entry_idx] : 0, &el);
+	group_edges(cfg);
+	mark_reachable(cfg);
 
-	/* Number the blocks with the entry's first: those at and after it in
-	 * address order, then those before it (code below the entry, e.g. a
-	 * .cold part placed lower). */
-	size_t eb = entry_idx >= 0 ? block_of_insn[entry_idx] : 0;
-	uint32_t *renum = ls_xmalloc(nblocks * sizeof *renum);
-	cfg->blocks = ls_xmalloc(nblocks * sizeof *cfg->blocks);
-	for (size_t i = 0; i < nblocks; i++) {
-		size_t to = i >= eb ? i - eb : i + (nblocks - eb);
-		renum[i] = (uint32_t)to;
-		cfg->blocks[to] = blocks[i];
-	}
-	cfg->nblocks = nblocks;
-	cfg->edges = el.e ? el.e : ls_xmalloc(sizeof *cfg->edges);
-	cfg->nedges = el.n;
-	for (size_t e = 0; e < el.n; e++) {
-		cfg->edges[e].from = renum[cfg->edges[e].from];
-		cfg->edges[e].to = renum[cfg->edges[e].to];
-	}
-
-	/* succ and pred: edge indices grouped by block (counting sort). */
-	cfg->succ = ls_xmalloc((el.n + 1) * sizeof *cfg->succ);
-	cfg->pred = ls_xmalloc((el.n + 1) * sizeof *cfg->pred);
-	for (size_t e = 0; e < el.n; e++) {
-		cfg->blocks[cfg->edges[e].from].nsucc++;
-		cfg->blocks[cfg->edges[e].to].npred++;
-	}
-	uint32_t s = 0, p = 0;
-	for (size_t i = 0; i < nblocks; i++) {
-		cfg->blocks[i].first_succ = s;
-		cfg->blocks[i].first_pred = p;
-		s += cfg->blocks[i].nsucc;
-		p += cfg->blocks[i].npred;
-		cfg->blocks[i].nsucc = cfg->blocks[i].npred = 0;
-	}
-	for (size_t e = 0; e < el.n; e++) {
-		struct ls_block *f = &cfg->blocks[cfg->edges[e].from], *t = &cfg->blocks[cfg->edges[e].to];
-		cfg->succ[f->first_succ + f->nsucc++] = (uint32_t)e;
-		cfg->pred[t->first_pred + t->npred++] = (uint32_t)e;
-	}
-
-	/* Reachable from the entry (block 0). */
-	uint32_t *work = ls_xmalloc(nblocks * sizeof *work);
-	size_t nw = 0;
-	cfg->blocks[0].reachable = true;
-	work[nw++] = 0;
-	while (nw) {
-		const struct ls_block *blk = &cfg->blocks[work[--nw]];
-		for (uint32_t k = 0; k < blk->nsucc; k++) {
-			uint32_t t = cfg->edges[cfg->succ[blk->first_succ + k]].to;
-			if (!cfg->blocks[t].reachable) {
-				cfg->blocks[t].reachable = true;
-				work[nw++] = t;
-			}
-		}
-	}
-	free(work);
-
-	free(renum);
 	free(blocks);
 	free(block_of_insn);
 	free(leader);

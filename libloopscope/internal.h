@@ -3,6 +3,7 @@
  * One stage per file; each owns one part of struct ls_module:
  *
  *   module.c       open the ELF with libdwfl, find debug info      -> elf, dwfl, text
+ *   elf_file.c     the public ls_file: build-id, PT_LOAD, sections, symbols (no analysis)
  *   procs.c        procedures from DWARF subprograms and symbols   -> procs
  *   linemap.c      the sanitized line table of every CU            -> lines
  *   inline_tree.c  DW_TAG_inlined_subroutine trees, address-indexed -> inl
@@ -16,18 +17,25 @@
  *   lookup.c       address -> statement index
  *   cache.c        saves and loads the scope tree, keyed by build-id
  *   output_*.c     text, JSON and HPCToolkit XML writers
+ *
+ * Nothing declared here is exported: the stages are compiled with
+ * -fvisibility=hidden and libloopscope.so exports loopscope.h alone
+ * (libloopscope/loopscope.map).  The unit tests link the stages directly, from the
+ * convenience library libloopscope-internal.la.
  */
 #ifndef LOOPSCOPE_INTERNAL_H
 #define LOOPSCOPE_INTERNAL_H
 
+/* libdwfl first: loopscope.h declares (and so exports) the libdwfl
+ * helpers only when it has seen libdwfl.h. */
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
 #include "loopscope.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <pthread.h>
-#include <elfutils/libdwfl.h>
-#include <elfutils/libdw.h>
-#include <gelf.h>
 
 /* 5: issue 14's checked header (checksum, file identity, producer) with
  * issue 8a's scope record (unresolved_jumps), and issue 8b's loops placed

@@ -24,6 +24,20 @@
  * threads.  A module handle is immutable once opened: lookups from several
  * threads at once are safe.
  *
+ * Lifetimes: every pointer the library returns (scopes, names, file names,
+ * paths, the build-id) points into the module (or ls_file) it came from and
+ * stays valid, unchanged, until that handle is closed; none is to be freed
+ * by the caller.  An ls_error is the caller's: the library only writes it.
+ *
+ * Errors: a function that fails returns NULL or -1 with ERR->code saying
+ * why (LS_ERR_IO, LS_ERR_NOT_ELF, ...) and ERR->message naming the file.
+ * (Running out of memory inside the analysis still aborts the process.)
+ *
+ * Warnings (a part that could not be analyzed) go to ls_options.warn.  The
+ * analysis runs on several threads, and the sink is called from any of them,
+ * possibly at the same time: a sink that keeps state must lock it.  It is
+ * only called during ls_module_open.
+ *
  * Addresses are link-time virtual addresses, as objdump and addr2line print
  * them.  For relocatable objects (.o, .ko) the sections are laid out one
  * after another with .text at 0, so that .text addresses are objdump's;
@@ -37,6 +51,12 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* The library is built with -fvisibility=hidden: what this header declares
+ * is its whole exported interface (libloopscope/loopscope.map versions it). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
 #endif
 
 #define LS_VERSION "0.1.0"
@@ -63,7 +83,8 @@ typedef struct ls_error {
 	char message[1024]; /* "FILE: reason", ready to print */
 } ls_error;
 
-/* Warnings (a part that could not be analyzed) go to this sink. */
+/* Warnings (a part that could not be analyzed) go to this sink, from any
+ * analysis thread and possibly from several at once (see above). */
 typedef void (*ls_warn_fn)(void *ctx, const char *message);
 
 typedef struct ls_options {
@@ -154,6 +175,50 @@ int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64
 
 /* The symbol kallsyms would print for ADDR (FUNC+OFF/SIZE); -1 if none. */
 int ls_module_symbolize(const ls_module *m, uint64_t addr, ls_symbol *out);
+
+/* ---- ELF files, read without analysis --------------------------------- */
+
+/* What a front end needs of a binary before, or instead of, analyzing it:
+ * its build-id, where its file offsets load, its sections and its function
+ * symbols.  Read with libelf alone (no DWARF, no analysis): opening one costs
+ * about as much as reading its headers; the symbol table is read on the
+ * first ls_file_symbol_at.  Like a module, a handle may be used from several
+ * threads at once.  Every pointer it returns (names, the build-id, sections)
+ * lives until ls_file_close. */
+typedef struct ls_file ls_file;
+
+#define LS_SECTION_ALLOC 1u  /* SHF_ALLOC: occupies memory at run time */
+#define LS_SECTION_EXEC  2u  /* SHF_EXECINSTR */
+#define LS_SECTION_WRITE 4u  /* SHF_WRITE */
+
+typedef struct ls_section {
+	const char *name;
+	uint64_t addr;    /* sh_addr as in the file (0 in a .o or .ko) */
+	uint64_t offset;  /* in the file */
+	uint64_t size;
+	uint64_t align;   /* at least 1 */
+	unsigned flags;   /* LS_SECTION_* */
+} ls_section;
+
+ls_file *ls_file_open(const char *path, ls_error *err);
+void ls_file_close(ls_file *f);
+/* The GNU build-id's bytes: sets *BITS (when BITS is not NULL) and returns
+ * their number; 0 if the file has none. */
+size_t ls_file_build_id(const ls_file *f, const uint8_t **bits);
+int ls_file_is_relocatable(const ls_file *f);  /* ET_REL: .o, .ko */
+/* The link-time address that file offset OFF loads at, through the PT_LOAD
+ * program headers (what a perf mmap's pgoff gives); -1 if none loads it. */
+int ls_file_offset_to_addr(const ls_file *f, uint64_t off, uint64_t *addr);
+/* The section headers, in the file's order from ELF index 1 (the null
+ * header 0 is left out: ls_file_section(f, i) is ELF section i + 1). */
+size_t ls_file_nsections(const ls_file *f);
+const ls_section *ls_file_section(const ls_file *f, size_t i); /* NULL past the end */
+const ls_section *ls_file_section_named(const ls_file *f, const char *name); /* the first; NULL if none */
+/* The function symbol (STT_FUNC of .symtab, else of .dynsym) at or below
+ * ADDR, if ADDR is inside it (a symbol of size 0 holds every address up to
+ * the next one); among several at one address, the last in the table.
+ * OUT->size is st_size.  -1 if none. */
+int ls_file_symbol_at(const ls_file *f, uint64_t addr, ls_symbol *out);
 
 /* ---- lookup ----------------------------------------------------------- */
 
@@ -276,6 +341,10 @@ int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *e
 int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
 			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			   char **debuginfo_file_name);
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
 #endif
 
 #ifdef __cplusplus
