@@ -215,14 +215,16 @@ struct pl_attrib {
 struct warn_count {
 	int verbose;
 	unsigned n;
+	char first[512]; /* the first warning: the reason, shown without -v */
 };
 
 /* libloopscope's warnings about parts of a binary it could not analyze
- * are counted; -v prints them. */
+ * are counted; -v prints them all. */
 static void ls_warn_sink(void *ctx, const char *message)
 {
 	struct warn_count *w = ctx;
-	w->n++;
+	if (!w->n++)
+		snprintf(w->first, sizeof w->first, "%s", message);
 	if (w->verbose)
 		fprintf(stderr, "perf-loops: %s\n", message);
 }
@@ -609,17 +611,32 @@ static void load_kallsyms(struct pl_attrib *a)
 		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
 }
 
+/* One line per binary: the first warning (it names the binary and the
+ * reason, e.g. no DWARF), and how many more -v would show. */
+static void print_first_warning(const char *path, const struct warn_count *w)
+{
+	const char *msg = w->first;
+	size_t l = strlen(path);
+	if (!strncmp(msg, path, l) && !strncmp(msg + l, ": ", 2))
+		msg += l + 2;
+	if (w->n == 1)
+		fprintf(stderr, "perf-loops: warning: %s: %s\n", path, msg);
+	else
+		fprintf(stderr, "perf-loops: warning: %s: %s (and %u more warnings: -v shows them)\n", path, msg,
+			w->n - 1);
+}
+
 static ls_module *open_module(struct pl_attrib *a, const char *path)
 {
 	ls_error err;
-	struct warn_count w = { a->rep->opt->verbose, 0 };
+	struct warn_count w = { a->rep->opt->verbose, 0, "" };
 	ls_options opt = a->lsopt;
 	opt.warn_ctx = &w;
 	ls_module *m = ls_module_open(path, &opt, &err);
 	if (!m)
 		fprintf(stderr, "perf-loops: %s\n", err.message);
-	else if (w.n && !w.verbose)
-		fprintf(stderr, "perf-loops: %s: %u parts could not be analyzed (-v shows them)\n", path, w.n);
+	else if (w.n && !w.verbose && !a->rep->opt->quiet)
+		print_first_warning(path, &w);
 	return m;
 }
 
@@ -751,7 +768,8 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 			const char *k = a->rep->opt->vmlinux;
 			int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
 			if (r == 0 && load_elf(a, dso, d, k, 0) >= 0)
-				fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
+				if (!a->rep->opt->quiet)
+					fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
 			if (r >= 0 && (d->mod = open_module(a, k)))
 				d->path = pl_xstrdup(k);
 			else
@@ -792,10 +810,16 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 	}
 	if (dso->kind == PL_DSO_ANON)
 		return d;
-	/* user space: the path if its build-id matches, else perf's build-id cache */
-	const char *found = NULL;
-	if (dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 1) == 1)
-		found = dso->name;
+	/* user space: the path (under --symfs) if its build-id matches, else
+	 * perf's build-id cache */
+	const char *found = NULL, *upath = dso->name;
+	char symfs_path[PATH_MAX];
+	if (a->rep->opt->symfs) {
+		snprintf(symfs_path, sizeof symfs_path, "%s/%s", a->rep->opt->symfs, dso->name);
+		upath = symfs_path;
+	}
+	if (dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 1) == 1)
+		found = upath;
 	if (!found && dso->build_id_size) {
 		const char *leaf[] = { "elf", "vdso" };
 		for (int i = 0; i < 2 && !found; i++) {
@@ -804,12 +828,13 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 				found = p;
 		}
 	}
-	if (!found && dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 0) >= 0) {
-		fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", dso->name);
-		found = dso->name;
+	if (!found && dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 0) >= 0) {
+		if (!a->rep->opt->quiet)
+			fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", upath);
+		found = upath;
 	}
 	if (!found) {
-		if (dso->kind == PL_DSO_USER)
+		if (dso->kind == PL_DSO_USER && !a->rep->opt->quiet)
 			fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
 				dso->name, dso->build_id_size ? hex : "unknown");
 		return d;
@@ -1055,6 +1080,14 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 	return node;
 }
 
+static int in_ids(const uint32_t *v, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return 1;
+	return 0;
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -1078,6 +1111,10 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 			return;
 	}
 	if (opt->nevents && !in_list(opt->events, opt->nevents, smp->attr->name))
+		return;
+	if (opt->ntids && !in_ids(opt->tids, opt->ntids, smp->tid))
+		return;
+	if (opt->has_time && ev->has_time && (smp->time < opt->time_start || smp->time > opt->time_stop))
 		return;
 	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
 	if (opt->ndsos) {
@@ -1150,6 +1187,8 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		fr[0].adjust = 0;
 		nf = 1;
 	}
+	if (opt->max_stack && nf > (size_t)opt->max_stack)
+		nf = (size_t)opt->max_stack; /* --max-stack: the innermost frames */
 	uint32_t node = caller_node(a, t, fr, nf);
 	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust);
 	pl_tree *tr = &rep->tree;
@@ -1214,8 +1253,11 @@ const char *pl_node_name(const pl_report *rep, uint32_t n)
 	const pl_node *x = &rep->tree.nodes[n];
 	if (x->name)
 		return x->name;
-	if (x->scope)
-		return ls_scope_name(x->scope);
+	if (x->scope) {
+		/* --no-demangle: the symbol table's name where it differs */
+		const char *linkage = rep->opt->no_demangle ? ls_scope_linkage_name(x->scope) : NULL;
+		return linkage ? linkage : ls_scope_name(x->scope);
+	}
 	return NULL;
 }
 
