@@ -118,3 +118,4 @@ EXTRA_DIST += tests/corpus-loops.py
 TESTS += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus/bench.lua
+TESTS += tests/perf-install.sh
