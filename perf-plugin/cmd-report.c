@@ -67,8 +67,9 @@ static int print_views(pl_report *rep)
 		return pl_view_json(rep);
 	}
 	if (!rep->nshown) {
-		fprintf(stderr, "perf-loops: %s: no samples%s\n", pd_name(rep->r),
-			rep->nsamples_all ? " left after the filters" : "");
+		if (!o->quiet)
+			fprintf(stderr, "perf-loops: %s: no samples%s\n", pd_name(rep->r),
+				rep->nsamples_all ? " left after the filters" : "");
 		return 0;
 	}
 	int rc = 0;

@@ -119,3 +119,5 @@ TESTS += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus-perf.py
 EXTRA_DIST += tests/corpus/bench.lua
 TESTS += tests/perf-install.sh
+TESTS += tests/perf-report-options.sh
+EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
