@@ -1285,6 +1285,9 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 {
 	const pl_node *x = &rep->tree.nodes[n];
 	const char *name = pl_node_name(rep, n);
+	char shortened[1024];
+	if (!rep->opt->full_names && !rep->opt->no_demangle)
+		name = pl_short_name(name, shortened, sizeof shortened);
 	switch (x->kind) {
 	case PL_ROOT:
 		snprintf(buf, len, "[all]");

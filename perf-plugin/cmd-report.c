@@ -62,9 +62,9 @@ static int print_views(pl_report *rep)
 	for (size_t e = 0; e < rep->nev; e++)
 		if (rep->ev_samples[e])
 			rep->shown[rep->nshown++] = e;
-	if (o->format == PL_FMT_JSON) {
+	if (o->format == PL_FMT_JSON || o->format == PL_FMT_PPROF) {
 		rep->primary = rep->nshown ? rep->shown[0] : 0;
-		return pl_view_json(rep);
+		return o->format == PL_FMT_JSON ? pl_view_json(rep) : pl_view_pprof(rep);
 	}
 	if (!rep->nshown) {
 		if (!o->quiet)
@@ -92,8 +92,8 @@ static int print_views(pl_report *rep)
 
 static FILE *open_output(const pl_report_options *o)
 {
-	if (!o->output || !strcmp(o->output, "-"))
-		return stdout;
+	if (!o->output || !strcmp(o->output, "-") || o->format == PL_FMT_PPROF)
+		return stdout; /* pprof writes its file itself (gzip) */
 	FILE *f = fopen(o->output, "w");
 	if (!f)
 		fprintf(stderr, "perf-loops: %s: %s\n", o->output, strerror(errno));
@@ -108,6 +108,10 @@ static int run_report(pl_report_options *o)
 		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
 	}
 	char err[1024];
+	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
+		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
+		return 2;
+	}
 	pd_reader *r = pd_open(o->input, err, sizeof err);
 	if (!r) {
 		fprintf(stderr, "perf-loops: %s\n", err);
@@ -122,7 +126,7 @@ static int run_report(pl_report_options *o)
 	read_samples(&rep);
 	print_reader_warnings(&rep);
 	rep.color = pl_color_wanted(o, out);
-	if (out == stdout)
+	if (out == stdout && o->format != PL_FMT_PPROF)
 		pl_pager_start(o);
 	int rc = print_views(&rep);
 	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && errno != EPIPE) {

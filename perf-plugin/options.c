@@ -98,7 +98,7 @@ static const struct { char c; const char *why; } short_na[] = {
 };
 
 static const char report_usage[] =
-	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json] [-o FILE]\n"
+	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
 	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop\n"
 	"    -g, --call-graph TYPE   graph|fractal|folded|none[,THRESHOLD][,caller]\n"
 	"    -G, --inverted          caller-based call graph (the tree)\n"
@@ -300,13 +300,13 @@ static int parse_time(pl_report_options *o, const char *arg)
 
 static int parse_format(pl_report_options *o, const char *arg)
 {
-	static const char *const names[] = { "tree", "flat", "loops", "folded", "json" };
-	for (int i = 0; i < 5; i++)
+	static const char *const names[] = { "tree", "flat", "loops", "folded", "json", "pprof" };
+	for (int i = 0; i < 6; i++)
 		if (!strcmp(arg, names[i])) {
 			o->format = (pl_format)i;
 			return 0;
 		}
-	return usage_error("unknown format '%s' (tree, flat, loops, folded, json)", arg);
+	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof)", arg);
 }
 
 static int parse_number(const char *arg, const char *what, double *out)

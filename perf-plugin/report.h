@@ -48,7 +48,7 @@ static inline uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
 	return &t->cost[((size_t)node * t->nev + ev) * PL_NCOST];
 }
 
-typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON } pl_format;
+typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
 
 /* --sort keys and the columns of -F */
 enum { PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP, PL_NKEYS };
@@ -149,6 +149,8 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 int pl_view_loops(pl_report *rep);
 int pl_view_folded(pl_report *rep);
 int pl_view_json(pl_report *rep);
+/* view-pprof.c: --format=pprof -o FILE, a gzipped profile.proto */
+int pl_view_pprof(pl_report *rep);
 /* flat and loops share the per-procedure folding of the CCT (view-flat.c) */
 void pl_fold_per_proc(const pl_report *rep, pl_tree *flat);
 void pl_print_header(pl_report *rep, const char *what);
@@ -161,6 +163,8 @@ int pl_proc_selected(const pl_report *rep, uint32_t n);
 int pl_view_sort(pl_report *rep);
 /* The samples counted at node N itself (not at the scopes in it), COST k. */
 uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
+/* names.c: NAME with C++ template arguments and parameters elided, in BUF. */
+const char *pl_short_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
 void pl_pager_start(const pl_report_options *o);
 int pl_color_wanted(const pl_report_options *o, FILE *out);

@@ -47,6 +47,9 @@ static void place_key(const pl_report *rep, uint32_t n, char *buf, size_t len)
 			break;
 		case PL_KEY_SYM: {
 			const char *name = proc ? pl_node_name(rep, proc) : NULL;
+			char shortened[1024];
+			if (!rep->opt->full_names && !rep->opt->no_demangle)
+				name = pl_short_name(name, shortened, sizeof shortened);
 			int kernel = d && (d->kind == PL_DSO_KERNEL || d->kind == PL_DSO_KMODULE);
 			snprintf(part, sizeof part, "[%c] %s", kernel ? 'k' : '.', name ? name : "[unknown]");
 			break;

@@ -121,3 +121,5 @@ EXTRA_DIST += tests/corpus/bench.lua
 TESTS += tests/perf-install.sh
 TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
+TESTS += tests/perf-pprof.py
+EXTRA_DIST += tests/perf-pprof.py
