@@ -126,6 +126,7 @@ static int run_report(pl_report_options *o)
 	read_samples(&rep);
 	print_reader_warnings(&rep);
 	rep.color = pl_color_wanted(o, out);
+	rep.width = pl_terminal_width(out);
 	if (out == stdout && o->format != PL_FMT_PPROF)
 		pl_pager_start(o);
 	int rc = print_views(&rep);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,19 @@ int pl_color_wanted(const pl_report_options *o, FILE *out)
 		return o->color;
 	const char *term = getenv("TERM");
 	return isatty(fileno(out)) && !(term && !strcmp(term, "dumb"));
+}
+
+int pl_terminal_width(FILE *out)
+{
+	if (!isatty(fileno(out)))
+		return 0;
+	const char *cols = getenv("COLUMNS");
+	if (cols && atoi(cols) > 0)
+		return atoi(cols);
+	struct winsize ws;
+	if (ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
 
 void pl_pager_start(const pl_report_options *o)

@@ -107,6 +107,7 @@ typedef struct pl_report {
 	struct pl_attrib *attrib;
 	FILE *out;
 	int color;               /* --stdio-color: escape sequences on */
+	int width;               /* the terminal's columns; 0: lines are not cut */
 } pl_report;
 
 /* attribute.c */
@@ -157,6 +158,8 @@ void pl_print_header(pl_report *rep, const char *what);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base);
 void pl_print_column_header(const pl_report *rep, const char *label);
+/* Cut LABEL with "..." so that USED + its length fits rep->width. */
+void pl_fit_width(const pl_report *rep, int used, char *label, size_t len);
 /* Is procedure node N of rep->tree selected by -S/--symbol-filter (or no filter)? */
 int pl_proc_selected(const pl_report *rep, uint32_t n);
 /* view-sort.c: -s KEYS, the histogram of sampled places */
@@ -168,6 +171,8 @@ const char *pl_short_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
 void pl_pager_start(const pl_report_options *o);
 int pl_color_wanted(const pl_report_options *o, FILE *out);
+/* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
+int pl_terminal_width(FILE *out);
 
 /* cmd-*.c */
 int cmd_record(int argc, char **argv);

@@ -95,6 +95,7 @@ int pl_view_loops(pl_report *rep)
 			if (len >= sizeof ctx)
 				len = sizeof ctx - 1;
 		}
+		pl_fit_width(rep, 33 + (int)strlen(label) + 4, ctx, sizeof ctx);
 		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
 			all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
 	}

@@ -78,6 +78,31 @@ int pl_proc_selected(const pl_report *rep, uint32_t n)
 	return o->symbol_filter && strstr(name, o->symbol_filter);
 }
 
+/* The characters pl_print_columns prints. */
+static int columns_width(const pl_report *rep)
+{
+	unsigned f = rep->opt->fields;
+	int w = 2, n = 0;
+	static const struct { unsigned bit; int width; } cols[] = {
+		{ PL_COL_CHILDREN, 10 }, { PL_COL_SELF, 10 }, { PL_COL_SAMPLES, 9 }, { PL_COL_PERIOD, 12 },
+	};
+	for (size_t i = 0; i < 4; i++)
+		if (f & cols[i].bit)
+			w += cols[i].width + (n++ ? 1 : 0);
+	return w;
+}
+
+void pl_fit_width(const pl_report *rep, int used, char *label, size_t len)
+{
+	if (rep->width <= 0)
+		return;
+	int room = rep->width - used;
+	if (room < 6)
+		room = 6; /* a stub at least */
+	if ((int)strlen(label) > room && (size_t)room < len)
+		strcpy(label + room - 3, "...");
+}
+
 static double pct(uint64_t v, uint64_t base)
 {
 	return base ? 100.0 * (double)v / (double)base : 0.0;
@@ -99,12 +124,24 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 		return;
 	char label[1024];
 	pl_node_label(rep, n, label, sizeof label);
-	pl_print_columns(rep, c, base);
-	fprintf(rep->out, "%*s%s", depth * 2, "", label);
-	char dso[300];
+	char dso[300] = "";
 	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
-		fprintf(rep->out, "  %s", pl_dso_shown(t->nodes[n].dso, dso, sizeof dso));
-	fputc('\n', rep->out);
+		pl_dso_shown(t->nodes[n].dso, dso, sizeof dso);
+	/* on a terminal, deep rows stop moving right 30 columns before its
+	 * edge, and say their depth instead */
+	int indent = depth * 2, cap = rep->width - columns_width(rep) - 30;
+	char deep[16] = "";
+	if (rep->width > 0 && indent > cap) {
+		indent = cap > 0 ? cap : 0;
+		snprintf(deep, sizeof deep, "[%d] ", depth);
+	}
+	int least = columns_width(rep) + (int)strlen(deep) + 6 + (*dso ? 2 + (int)strlen(dso) : 0);
+	if (*deep && indent + least > rep->width)
+		indent = rep->width > least ? rep->width - least : 0;
+	pl_fit_width(rep, columns_width(rep) + indent + (int)strlen(deep) + (*dso ? 2 + (int)strlen(dso) : 0), label,
+		     sizeof label);
+	pl_print_columns(rep, c, base);
+	fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? "  " : "", dso);
 	uint32_t *kids;
 	size_t k = pl_sorted_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)

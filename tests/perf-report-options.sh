@@ -117,8 +117,10 @@ check_eq "$first" "run  [split]" "-S run: the tree starts at run"
 ! grep -q "__libc_start_call_main\|_start" "$TMP/S"
 ok $? "-S run: its callers are not shown"
 R --symbol-filter=ru >"$TMP/sf" 2>/dev/null
-grep "run  \[split\]" "$TMP/sf" >/dev/null && cmp -s "$TMP/S" "$TMP/sf"
-ok $? "--symbol-filter=ru: procedures whose name contains 'ru' (run)"
+# the rows at depth 0: every one a procedure whose name contains "ru", run among them
+tops=$(grep -v '^#' "$TMP/sf" | grep . | sed -n 's/^ *[0-9.]*% *[0-9.]*% *[0-9][0-9]*  \([^ ].*\)/\1/p')
+echo "$tops" | grep -q "^run  \[split\]$" && ! echo "$tops" | grep -v "ru" | grep -q .
+ok $? "--symbol-filter=ru: the procedures whose name contains 'ru' (run)"
 R --format=loops -S main >"$TMP/Sl" 2>/dev/null
 grep -q "no samples in loops" "$TMP/Sl"
 ok $? "-S main --format=loops: main has no loop with samples"
@@ -224,8 +226,24 @@ if command -v g++ >/dev/null 2>&1; then
 	sym=$(grep -o "_ZN[0-9A-Za-z_]*" "$TMP/pnd" | head -n 1)
 	[ -n "$sym" ] && check_eq "$(pct "[.] $sym" "$TMP/nd")" "$(pct "[.] $sym" "$TMP/pnd")" \
 		"--no-demangle: $sym as perf report --no-demangle shows it" || fail "--no-demangle: perf shows a mangled name"
+	# C++ names shortened by default, whole with --full-names
+	"$PERF_LOOPS" report -i "$TMP/cxx.data" >"$TMP/short" 2>/dev/null
+	grep -q "^ *[0-9.]*% *[0-9.]*% *[0-9]*      numerics::weighted_sum<\.\.\.>(\.\.\.)  \[cxx\]$" "$TMP/short"
+	ok $? "C++ names shortened: numerics::weighted_sum<...>(...)"
+	"$PERF_LOOPS" report -i "$TMP/cxx.data" --full-names >"$TMP/full" 2>/dev/null
+	grep -q "double numerics::weighted_sum<double, std::__cxx11::basic_string<char.*>(std::vector<double, std::allocator<double> > const&, .*, int)  \[cxx\]$" "$TMP/full"
+	ok $? "--full-names: the demangler's whole name"
+	if command -v script >/dev/null 2>&1; then
+		COLUMNS=80 script -qec "$PERF_LOOPS report -i $TMP/cxx.data --no-pager --full-names --stdio-color=never" /dev/null >"$TMP/tty" 2>/dev/null
+		long=$(tr -d '\r' <"$TMP/tty" | grep -v "^#\|^perf-loops:" | awk 'length($0) > 80' | wc -l)
+		tr -d '\r' <"$TMP/tty" | grep -q "double numerics::weight.*\.\.\.  \[cxx\]$"
+		ok $? "on an 80-column terminal: long names cut with ..., the binary kept"
+		check_eq "$long" 0 "on an 80-column terminal: no line longer than 80"
+	else
+		skip "script not installed"; skip "script not installed"
+	fi
 else
-	skip "g++ not installed"
+	skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"
 fi
 
 # options of perf report that do not apply: one line naming them, exit 2
