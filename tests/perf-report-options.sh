@@ -246,6 +246,23 @@ else
 	skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"; skip "g++ not installed"
 fi
 
+# perf record --threads: a directory (data, data.0, data.1, ...)
+if perf record -q -N --threads -e cpu-clock --call-graph=fp -o "$TMP/thr.data" "$TMP/split" 4 >/dev/null 2>&1 &&
+	[ -d "$TMP/thr.data" ]; then
+	"$PERF_LOOPS" report -i "$TMP/thr.data" -s sym -n >"$TMP/thr" 2>"$TMP/err"
+	perf report -i "$TMP/thr.data" --stdio -q -g none --no-children -s sym -n 2>/dev/null >"$TMP/pthr"
+	want=$(awk '$NF == "run" { print $1, $2 }' "$TMP/pthr")
+	check_eq "$(awk '$NF == "run" { print $1, $2 }' "$TMP/thr")" "$want" \
+		"perf record --threads directory: run's share and samples are perf report's ($want)"
+else
+	skip "perf record --threads does not work here"
+fi
+mkdir -p "$TMP/emptydir"
+"$PERF_LOOPS" report -i "$TMP/emptydir" >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "emptydir: a directory without a 'data' file" "$TMP/err"
+ok $? "a directory that is not perf record --threads output: exit 1, says so"
+
 # options of perf report that do not apply: one line naming them, exit 2
 for o in --branch-stack -b --mem-mode -T --threads "--itrace=i" --header-only -D "-g callee" "-g flat" --frobnicate; do
 	R $o >/dev/null 2>"$TMP/err"
