@@ -187,8 +187,10 @@ static uint64_t location_id(struct pprof *pp, uint32_t d)
 			line = ls_scope_call_line(x->scope);
 			break;
 		case PL_PROC:
+			/* the whole name: pprof shortens names itself */
 			pl_node_label(rep, n, label, sizeof label);
-			add_line(pp, function_id(pp, label, pl_node_file(rep, n), pl_node_line(rep, n)), line);
+			add_line(pp, function_id(pp, pl_node_name(rep, n) ? pl_node_name(rep, n) : label,
+						 pl_node_file(rep, n), pl_node_line(rep, n)), line);
 			break;
 		default:
 			break;
