@@ -7,5 +7,5 @@ dist_bashcompletion_DATA = man/completion/loopscope man/completion/perf-loops
 
 # The distribution (make dist, make distcheck): files no other rule lists.
 EXTRA_DIST += core/structure.h examples/small.cpp bench/perf-report.sh \
-	scripts/build scripts/check scripts/demo scripts/setup-deps \
+	scripts/build scripts/check scripts/demo scripts/setup-deps scripts/distcheck \
 	tests/perf-loops.sh tests/perf-badinput.sh tests/perf-command.sh tests/perf-install.sh
