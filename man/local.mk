@@ -9,3 +9,6 @@ dist_bashcompletion_DATA = man/completion/loopscope man/completion/perf-loops
 EXTRA_DIST += core/structure.h examples/small.cpp bench/perf-report.sh \
 	scripts/build scripts/check scripts/demo scripts/setup-deps scripts/distcheck \
 	tests/perf-loops.sh tests/perf-badinput.sh tests/perf-command.sh tests/perf-install.sh
+# configure's cleanup stops at `rm core` (our core/ directory) and leaves
+# confdefs.h behind; distclean removes it (distcleancheck).
+DISTCLEANFILES = confdefs.h
