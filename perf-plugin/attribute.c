@@ -266,21 +266,24 @@ struct pl_attrib {
 struct warn_count {
 	int verbose;
 	unsigned n;
+	char first[512]; /* the first warning: the reason, shown without -v */
 };
 
 /* libloopscope's warnings about parts of a binary it could not analyze
- * are counted; -v prints them.  They come from the analysis threads, several
- * at once (loopscope.h): the count is atomic, and stdio locks the stream. */
+ * are counted; -v prints them all.  They come from the analysis threads,
+ * several at once (loopscope.h): the count is atomic (the first one alone
+ * keeps its text), and stdio locks the stream. */
 static void ls_warn_sink(void *ctx, const char *message)
 {
 	struct warn_count *w = ctx;
-	__atomic_add_fetch(&w->n, 1, __ATOMIC_RELAXED);
+	if (__atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(w->first, sizeof w->first, "%s", message);
 	if (w->verbose)
 		fprintf(stderr, "perf-loops: %s\n", message);
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
-static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path);
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, int quiet, const char *path);
 
 /* Does F carry build-id ID (or is ID unknown)? */
 static int same_build_id(const ls_file *f, const uint8_t *id, size_t size)
@@ -319,7 +322,7 @@ struct prefetch {
 	pthread_cond_t cond;
 	pthread_t thread;
 	ls_options lsopt;
-	int verbose;
+	int verbose, quiet;
 	struct prefetch_item *items;
 	size_t n, done;  /* items[0..done) are finished */
 	int finished;    /* the thread has nothing more to do */
@@ -353,7 +356,7 @@ static void *prefetch_main(void *arg)
 		struct prefetch_item *p = &pf->items[i];
 		ls_module *m = NULL;
 		if (file_has_build_id(p->path, p->id, p->id_size))
-			m = open_module_with(&pf->lsopt, pf->verbose, p->path);
+			m = open_module_with(&pf->lsopt, pf->verbose, pf->quiet, p->path);
 		pthread_mutex_lock(&pf->lock);
 		p->mod = m;
 		pf->done = i + 1;
@@ -387,6 +390,7 @@ static void prefetch_start(struct pl_attrib *a)
 	}
 	pf->lsopt = a->lsopt;
 	pf->verbose = a->rep->opt->verbose;
+	pf->quiet = a->rep->opt->quiet;
 	const char *t = getenv("PERF_LOOPS_PREFETCH_TIMEOUT");
 	char *end;
 	pf->timeout = t && *t ? strtod(t, &end) : 60;
@@ -652,17 +656,32 @@ static void load_kallsyms(struct pl_attrib *a)
 		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
 }
 
-static ls_module *open_module_with(const ls_options *lsopt, int verbose, const char *path)
+/* One line per binary: the first warning (it names the binary and the
+ * reason, e.g. no DWARF), and how many more -v would show. */
+static void print_first_warning(const char *path, const struct warn_count *w)
+{
+	const char *msg = w->first;
+	size_t l = strlen(path);
+	if (!strncmp(msg, path, l) && !strncmp(msg + l, ": ", 2))
+		msg += l + 2;
+	if (w->n == 1)
+		fprintf(stderr, "perf-loops: warning: %s: %s\n", path, msg);
+	else
+		fprintf(stderr, "perf-loops: warning: %s: %s (and %u more warnings: -v shows them)\n", path, msg,
+			w->n - 1);
+}
+
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, int quiet, const char *path)
 {
 	ls_error err;
-	struct warn_count w = { verbose, 0 };
+	struct warn_count w = { verbose, 0, "" };
 	ls_options opt = *lsopt;
 	opt.warn_ctx = &w;
 	ls_module *m = ls_module_open(path, &opt, &err);
 	if (!m)
 		fprintf(stderr, "perf-loops: %s\n", err.message);
-	else if (w.n && !w.verbose)
-		fprintf(stderr, "perf-loops: %s: %u parts could not be analyzed (-v shows them)\n", path, w.n);
+	else if (w.n && !w.verbose && !quiet)
+		print_first_warning(path, &w);
 	return m;
 }
 
@@ -751,7 +770,7 @@ static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 
 static ls_module *open_module(struct pl_attrib *a, const char *path)
 {
-	return open_module_with(&a->lsopt, a->rep->opt->verbose, path);
+	return open_module_with(&a->lsopt, a->rep->opt->verbose, a->rep->opt->quiet, path);
 }
 
 /* Find the file behind DSO and open its structure, once. */
@@ -784,7 +803,8 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 			const char *k = a->rep->opt->vmlinux;
 			int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
 			if (r == 0 && load_elf(a, dso, d, k, 0) >= 0)
-				fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
+				if (!a->rep->opt->quiet)
+					fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
 			if (r >= 0 && (d->mod = open_module(a, k)))
 				d->path = pl_xstrdup(k);
 			else
@@ -825,10 +845,16 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 	}
 	if (dso->kind == PL_DSO_ANON)
 		return d;
-	/* user space: the path if its build-id matches, else perf's build-id cache */
-	const char *found = NULL;
-	if (dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 1) == 1)
-		found = dso->name;
+	/* user space: the path (under --symfs) if its build-id matches, else
+	 * perf's build-id cache */
+	const char *found = NULL, *upath = dso->name;
+	char symfs_path[PATH_MAX];
+	if (a->rep->opt->symfs) {
+		snprintf(symfs_path, sizeof symfs_path, "%s/%s", a->rep->opt->symfs, dso->name);
+		upath = symfs_path;
+	}
+	if (dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 1) == 1)
+		found = upath;
 	if (!found && dso->build_id_size) {
 		const char *leaf[] = { "elf", "vdso" };
 		for (int i = 0; i < 2 && !found; i++) {
@@ -837,12 +863,13 @@ static struct dso_attr *dso_attr(struct pl_attrib *a, pl_dso *dso)
 				found = p;
 		}
 	}
-	if (!found && dso->kind == PL_DSO_USER && file_exists(dso->name) && load_elf(a, dso, d, dso->name, 0) >= 0) {
-		fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", dso->name);
-		found = dso->name;
+	if (!found && dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 0) >= 0) {
+		if (!a->rep->opt->quiet)
+			fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", upath);
+		found = upath;
 	}
 	if (!found) {
-		if (dso->kind == PL_DSO_USER)
+		if (dso->kind == PL_DSO_USER && !a->rep->opt->quiet)
 			fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
 				dso->name, dso->build_id_size ? hex : "unknown");
 		return d;
@@ -1083,6 +1110,14 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 	return node;
 }
 
+static int in_ids(const uint32_t *v, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == id)
+			return 1;
+	return 0;
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -1106,6 +1141,10 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 			return;
 	}
 	if (opt->nevents && !in_list(opt->events, opt->nevents, smp->attr->name))
+		return;
+	if (opt->ntids && !in_ids(opt->tids, opt->ntids, smp->tid))
+		return;
+	if (opt->has_time && ev->has_time && (smp->time < opt->time_start || smp->time > opt->time_stop))
 		return;
 	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
 	if (opt->ndsos) {
@@ -1182,6 +1221,8 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		fr[0].adjust = 0;
 		nf = 1;
 	}
+	if (opt->max_stack && nf > (size_t)opt->max_stack)
+		nf = (size_t)opt->max_stack; /* --max-stack: the innermost frames */
 	uint32_t node = caller_node(a, t, fr, nf);
 	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust);
 	pl_tree *tr = &rep->tree;
@@ -1261,8 +1302,11 @@ const char *pl_node_name(const pl_report *rep, uint32_t n)
 	const pl_node *x = &rep->tree.nodes[n];
 	if (x->name)
 		return x->name;
-	if (x->scope)
-		return ls_scope_name(x->scope);
+	if (x->scope) {
+		/* --no-demangle: the symbol table's name where it differs */
+		const char *linkage = rep->opt->no_demangle ? ls_scope_linkage_name(x->scope) : NULL;
+		return linkage ? linkage : ls_scope_name(x->scope);
+	}
 	return NULL;
 }
 
@@ -1301,6 +1345,9 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 	const pl_node *x = &rep->tree.nodes[n];
 	const char *name = pl_node_name(rep, n);
 	char loc[512];
+	char shortened[1024];
+	if (!rep->opt->full_names && !rep->opt->no_demangle)
+		name = pl_short_name(name, shortened, sizeof shortened);
 	switch (x->kind) {
 	case PL_ROOT:
 		snprintf(buf, len, "[all]");

@@ -72,7 +72,7 @@ int cmd_record(int argc, char **argv)
 	}
 	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	if (rc == 0 && strcmp(output, "-"))
-		fprintf(stderr, "perf loops: to see it: perf loops report%s%s --stdio  (--format=tree|flat|loops|folded|json)\n",
+		fprintf(stderr, "perf loops: to see it: perf loops report%s%s --stdio  (--format=tree|flat|loops|folded|json|pprof)\n",
 			strcmp(output, "perf.data") ? " -i " : "", strcmp(output, "perf.data") ? output : "");
 	return rc;
 }

@@ -4,233 +4,134 @@
 #include "report.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char report_usage[] =
-	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json]\n"
-	"                         [--percent-limit=P] [--comm=C] [--pid=P] [--dso=D] [--event=E]\n"
-	"                         [--children|--no-children] [-k|--vmlinux FILE] [--modules DIR]\n";
-
-/* "a,b,c" -> a list (perf's comma-separated filters) */
-static void split_list(const char *arg, char ***list, size_t *n)
+void pl_print_header(pl_report *rep, const char *what)
 {
-	char *copy = pl_xstrdup(arg), *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		*list = pl_xrealloc(*list, (*n + 1) * sizeof **list);
-		(*list)[(*n)++] = pl_xstrdup(tok);
-	}
-	free(copy);
+	FILE *f = rep->out;
+	size_t e = rep->primary;
+	fprintf(f, "# perf loops: %s\n#\n", what);
+	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
+	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
+		pd_attr_at(rep->r, e)->name);
+	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
 }
 
-static void free_opts(pl_report_options *o)
+/* Where a sample's numbers go, and which; the tree is filled as records
+ * are replayed, then its totals are summed (pl_tree_finish). */
+static void read_samples(pl_report *rep)
 {
-	for (size_t i = 0; i < o->ncomms; i++)
-		free(o->comms[i]);
-	for (size_t i = 0; i < o->ndsos; i++)
-		free(o->dsos[i]);
-	for (size_t i = 0; i < o->nevents; i++)
-		free(o->events[i]);
-	free(o->comms);
-	free(o->dsos);
-	free(o->events);
-	free(o->pids);
-}
-
-int cmd_report(int argc, char **argv)
-{
-	enum { O_FORMAT = 256, O_PLIMIT, O_COMM, O_PID, O_DSO, O_EVENT, O_CHILDREN, O_NOCHILDREN, O_STDIO, O_HELP, O_MODULES };
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "percent-limit", required_argument, NULL, O_PLIMIT },
-		{ "comm", required_argument, NULL, O_COMM },
-		{ "comms", required_argument, NULL, O_COMM },
-		{ "pid", required_argument, NULL, O_PID },
-		{ "dso", required_argument, NULL, O_DSO },
-		{ "dsos", required_argument, NULL, O_DSO },
-		{ "event", required_argument, NULL, O_EVENT },
-		{ "children", no_argument, NULL, O_CHILDREN },
-		{ "no-children", no_argument, NULL, O_NOCHILDREN },
-		{ "stdio", no_argument, NULL, O_STDIO },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "vmlinux", required_argument, NULL, 'k' },
-		{ "modules", required_argument, NULL, O_MODULES },
-		{ NULL, 0, NULL, 0 },
-	};
-	pl_report_options o = { .format = PL_FMT_TREE, .children = 1 };
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:qve:k:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o.input = optarg;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'v':
-			o.verbose = 1;
-			break;
-		case O_FORMAT:
-			if (!strcmp(optarg, "tree"))
-				o.format = PL_FMT_TREE;
-			else if (!strcmp(optarg, "flat"))
-				o.format = PL_FMT_FLAT;
-			else if (!strcmp(optarg, "loops"))
-				o.format = PL_FMT_LOOPS;
-			else if (!strcmp(optarg, "folded"))
-				o.format = PL_FMT_FOLDED;
-			else if (!strcmp(optarg, "json"))
-				o.format = PL_FMT_JSON;
-			else {
-				fprintf(stderr, "perf-loops: unknown format '%s' (tree, flat, loops, folded, json)\n", optarg);
-				free_opts(&o);
-				return 2;
-			}
-			break;
-		case O_PLIMIT: {
-			char *end;
-			o.percent_limit = strtod(optarg, &end);
-			if (end == optarg || (*end && strcmp(end, "%")) || o.percent_limit < 0) {
-				fprintf(stderr, "perf-loops: bad --percent-limit '%s'\n", optarg);
-				free_opts(&o);
-				return 2;
-			}
-			break;
-		}
-		case O_COMM:
-			split_list(optarg, &o.comms, &o.ncomms);
-			break;
-		case O_PID: {
-			char **l = NULL;
-			size_t n = 0;
-			split_list(optarg, &l, &n);
-			for (size_t i = 0; i < n; i++) {
-				char *end;
-				unsigned long v = strtoul(l[i], &end, 10);
-				if (*end || end == l[i]) {
-					fprintf(stderr, "perf-loops: bad --pid '%s'\n", l[i]);
-					for (size_t k = 0; k < n; k++)
-						free(l[k]);
-					free(l);
-					free_opts(&o);
-					return 2;
-				}
-				o.pids = pl_xrealloc(o.pids, (o.npids + 1) * sizeof *o.pids);
-				o.pids[o.npids++] = (uint32_t)v;
-			}
-			for (size_t k = 0; k < n; k++)
-				free(l[k]);
-			free(l);
-			break;
-		}
-		case O_DSO:
-			split_list(optarg, &o.dsos, &o.ndsos);
-			break;
-		case 'e':
-		case O_EVENT:
-			split_list(optarg, &o.events, &o.nevents);
-			break;
-		case O_CHILDREN:
-			o.children = 1;
-			break;
-		case O_NOCHILDREN:
-			o.children = 0;
-			break;
-		case O_STDIO:
-			break;
-		case 'k':
-			o.vmlinux = optarg;
-			break;
-		case O_MODULES:
-			o.modules = optarg;
-			break;
-		case O_HELP:
-			fputs(report_usage, stdout);
-			free_opts(&o);
-			return 0;
-		default:
-			fputs(report_usage, stderr);
-			free_opts(&o);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "perf-loops: unexpected argument '%s'\n%s", argv[optind], report_usage);
-		free_opts(&o);
-		return 2;
-	}
-	if (!o.input) {
-		/* as perf report: a pipe on stdin is the input */
-		struct stat st;
-		o.input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
-	}
-	char err[1024];
-	pd_reader *r = pd_open(o.input, err, sizeof err);
-	if (!r) {
-		fprintf(stderr, "perf-loops: %s\n", err);
-		free_opts(&o);
-		return 1;
-	}
-	pl_report rep = { .opt = &o, .r = r, .out = stdout };
-	rep.s = pl_session_new(r);
+	rep->s = pl_session_new(rep->r);
 	/* the tree is made when the first sample is replayed: by then every
 	 * event is known, also in pipe mode (pl_report_begin) */
-	rep.attrib = pl_attrib_new(&rep);
-	pl_session_run(rep.s, pl_attrib_sample, &rep);
-	pl_report_begin(&rep);
-	pl_tree_finish(&rep.tree);
+	rep->attrib = pl_attrib_new(rep);
+	pl_session_run(rep->s, pl_attrib_sample, rep);
+	pl_report_begin(rep);
+	pl_tree_finish(&rep->tree);
+}
+
+/* What the reader could not read, once per file, unless -q. */
+static void print_reader_warnings(const pl_report *rep)
+{
+	pd_reader *r = rep->r;
+	if (rep->opt->quiet)
+		return;
 	const char *w = pd_warnings(r);
-	if (w) {
-		for (const char *p = w; *p;) {
-			const char *nl = strchr(p, '\n');
-			size_t l = nl ? (size_t)(nl - p) : strlen(p);
-			fprintf(stderr, "perf-loops: warning: %.*s\n", (int)l, p);
-			p += l + (nl ? 1 : 0);
-		}
+	for (const char *p = w ? w : ""; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t l = nl ? (size_t)(nl - p) : strlen(p);
+		fprintf(stderr, "perf-loops: warning: %.*s\n", (int)l, p);
+		p += l + (nl ? 1 : 0);
 	}
 	pl_attrib_warn_bounds(rep.attrib);
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));
-	if (pl_session_bad_records(rep.s))
+	if (pl_session_bad_records(rep->s))
 		fprintf(stderr, "perf-loops: warning: %s: %llu records could not be parsed\n", pd_name(r),
-			(unsigned long long)pl_session_bad_records(rep.s));
-	rep.shown = pl_xcalloc(rep.nev ? rep.nev : 1, sizeof *rep.shown);
-	for (size_t e = 0; e < rep.nev; e++)
-		if (rep.ev_samples[e])
-			rep.shown[rep.nshown++] = e;
+			(unsigned long long)pl_session_bad_records(rep->s));
+}
+
+/* One view per event with samples (json: all events in one document). */
+static int print_views(pl_report *rep)
+{
+	const pl_report_options *o = rep->opt;
+	rep->shown = pl_xcalloc(rep->nev ? rep->nev : 1, sizeof *rep->shown);
+	for (size_t e = 0; e < rep->nev; e++)
+		if (rep->ev_samples[e])
+			rep->shown[rep->nshown++] = e;
+	if (o->format == PL_FMT_JSON || o->format == PL_FMT_PPROF) {
+		rep->primary = rep->nshown ? rep->shown[0] : 0;
+		return o->format == PL_FMT_JSON ? pl_view_json(rep) : pl_view_pprof(rep);
+	}
+	if (!rep->nshown) {
+		if (!o->quiet)
+			fprintf(stderr, "perf-loops: %s: no samples%s\n", pd_name(rep->r),
+				rep->nsamples_all ? " left after the filters" : "");
+		return 0;
+	}
 	int rc = 0;
-	if (!rep.nshown) {
-		if (o.format == PL_FMT_JSON) {
-			rep.primary = 0;
-			pl_view_json(&rep);
-		} else {
-			fprintf(stderr, "perf-loops: %s: no samples%s\n", pd_name(r),
-				rep.nsamples_all ? " left after the filters" : "");
+	for (size_t i = 0; i < rep->nshown && !rc; i++) {
+		rep->primary = rep->shown[i];
+		if (o->nsort) {
+			rc = pl_view_sort(rep);
+			continue;
 		}
-	} else if (o.format == PL_FMT_JSON) {
-		rep.primary = rep.shown[0];
-		rc = pl_view_json(&rep);
-	} else {
-		for (size_t i = 0; i < rep.nshown && !rc; i++) {
-			rep.primary = rep.shown[i];
-			switch (o.format) {
-			case PL_FMT_TREE: rc = pl_view_tree(&rep); break;
-			case PL_FMT_FLAT: rc = pl_view_flat(&rep); break;
-			case PL_FMT_LOOPS: rc = pl_view_loops(&rep); break;
-			case PL_FMT_FOLDED: rc = pl_view_folded(&rep); break;
-			default: break;
-			}
+		switch (o->format) {
+		case PL_FMT_TREE: rc = pl_view_tree(rep); break;
+		case PL_FMT_FLAT: rc = pl_view_flat(rep); break;
+		case PL_FMT_LOOPS: rc = pl_view_loops(rep); break;
+		case PL_FMT_FOLDED: rc = pl_view_folded(rep); break;
+		default: break;
 		}
 	}
-	if (fflush(stdout) != 0 && errno != EPIPE) {
+	return rc;
+}
+
+static FILE *open_output(const pl_report_options *o)
+{
+	if (!o->output || !strcmp(o->output, "-") || o->format == PL_FMT_PPROF)
+		return stdout; /* pprof writes its file itself (gzip) */
+	FILE *f = fopen(o->output, "w");
+	if (!f)
+		fprintf(stderr, "perf-loops: %s: %s\n", o->output, strerror(errno));
+	return f;
+}
+
+static int run_report(pl_report_options *o)
+{
+	if (!o->input) {
+		/* as perf report: a pipe on stdin is the input */
+		struct stat st;
+		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
+	}
+	char err[1024];
+	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
+		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
+		return 2;
+	}
+	pd_reader *r = pd_open(o->input, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "perf-loops: %s\n", err);
+		return 1;
+	}
+	FILE *out = open_output(o);
+	if (!out) {
+		pd_close(r);
+		return 1;
+	}
+	pl_report rep = { .opt = o, .r = r, .out = out };
+	read_samples(&rep);
+	print_reader_warnings(&rep);
+	rep.color = pl_color_wanted(o, out);
+	rep.width = pl_terminal_width(out);
+	if (out == stdout && o->format != PL_FMT_PPROF)
+		pl_pager_start(o);
+	int rc = print_views(&rep);
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && errno != EPIPE) {
 		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
 		rc = 1;
 	}
@@ -244,6 +145,15 @@ int cmd_report(int argc, char **argv)
 	free(rep.ev_period);
 	free(rep.shown);
 	pd_close(r);
-	free_opts(&o);
+	return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	pl_report_options o;
+	int rc = pl_report_options_parse(argc, argv, &o);
+	if (rc < 0)
+		rc = run_report(&o);
+	pl_report_options_free(&o);
 	return rc;
 }

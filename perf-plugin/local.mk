@@ -2,13 +2,14 @@
 bin_PROGRAMS += perf-loops
 perf_loops_SOURCES = \
 	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/cmd-report.c \
+	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/names.c perf-plugin/view-pprof.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/attribute.c perf-plugin/unwind.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c
-perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS)
-perf_loops_LDADD = libloopscope.la $(ELFUTILS_LIBS) $(ZSTD_LIBS)
+perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS)
+perf_loops_LDADD = libloopscope.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
 
 # The perf.data reader under libFuzzer: ./configure --enable-fuzz CC=clang
 if ENABLE_FUZZ

@@ -8,12 +8,12 @@
 
 static const char usage[] =
 	"usage: perf loops record [perf record options] -- COMMAND\n"
-	"       perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json]\n"
-	"                         [--percent-limit=P] [--comm=C] [--pid=P] [--dso=D] [--event=E]\n"
-	"                         [--children|--no-children]\n"
+	"       perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
+	"                         [perf report options: -s, -g, -G, -S, -F, -n, --tid, --time, ...]\n"
 	"       perf loops --version\n"
 	"\n"
-	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n";
+	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n"
+	"perf loops report -h: its options;  man perf-loops (perf loops --help): the manual.\n";
 
 int main(int argc, char **argv)
 {

@@ -14,6 +14,7 @@
 #include "perf_data.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -103,6 +104,10 @@ struct pd_reader {
 	size_t warnings_len;
 	int stopped;
 	int lazy;
+	/* perf record --threads: the data.N files of the directory, read
+	 * after the data section of its "data" file (the session sorts) */
+	size_t *part_off, *part_end;
+	size_t nparts, next_part;
 	uint64_t scratch_cc[512]; /* callchains that are not 8-aligned are copied here */
 };
 
@@ -639,10 +644,81 @@ int pd_open_regular(const char *path, const char **why)
 	return fd;
 }
 
+/* Append file PATH to the owned buffer of R; -1 (ERR set) if unreadable. */
+static int append_file(pd_reader *r, const char *path, size_t *cap, char *err, size_t errlen)
+{
+	const char *why;
+	int fd = pd_open_regular(path, &why);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		return -1;
+	}
+	uint8_t *buf = (uint8_t *)r->base;
+	for (;;) {
+		if (r->size == *cap) {
+			*cap = *cap ? *cap * 2 : 1 << 20;
+			buf = xrealloc(buf, *cap);
+			r->base = buf;
+		}
+		ssize_t n = read(fd, buf + r->size, *cap - r->size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		r->size += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+/* perf record --threads writes a directory: "data" (the header, the
+ * events, the side-band records) and data.0, data.1, ... (the records
+ * of each reading thread, without a header). */
+static pd_reader *open_dir(const char *path, char *err, size_t errlen)
+{
+	pd_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		abort();
+	r->name = strdup(path);
+	r->owned = 1;
+	size_t cap = 0;
+	char file[PATH_MAX];
+	snprintf(file, sizeof file, "%s/data", path);
+	if (append_file(r, file, &cap, err, errlen) < 0) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "%s: a directory without a 'data' file (not perf record --threads output)", path);
+		pd_close(r);
+		return NULL;
+	}
+	for (size_t i = 0;; i++) {
+		snprintf(file, sizeof file, "%s/data.%zu", path, i);
+		if (access(file, F_OK) != 0)
+			break;
+		size_t start = r->size;
+		if (append_file(r, file, &cap, err, errlen) < 0) {
+			pd_close(r);
+			return NULL;
+		}
+		r->part_off = xrealloc(r->part_off, (r->nparts + 1) * sizeof *r->part_off);
+		r->part_end = xrealloc(r->part_end, (r->nparts + 1) * sizeof *r->part_end);
+		r->part_off[r->nparts] = start;
+		r->part_end[r->nparts++] = r->size;
+	}
+	return finish_open(r, err, errlen);
+}
+
 pd_reader *pd_open(const char *path, char *err, size_t errlen)
 {
 	int is_stdin = !strcmp(path, "-");
 	const char *why = NULL;
+	struct stat dst;
+	if (!is_stdin && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode))
+		return open_dir(path, err, errlen);
 	int fd = is_stdin ? 0 : pd_open_regular(path, &why);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s%s", path, why,
@@ -720,6 +796,8 @@ void pd_close(pd_reader *r)
 	}
 	free(r->attrs);
 	free(r->ids);
+	free(r->part_off);
+	free(r->part_end);
 	for (size_t i = 0; i < r->nbuild_ids; i++)
 		free(r->build_ids[i].filename);
 	free(r->build_ids);
@@ -1173,6 +1251,11 @@ int pd_next(pd_reader *r, pd_event *ev)
 			r->dpos += size;
 			type = rd32(p);
 		} else {
+			if (r->pos >= r->end && r->next_part < r->nparts) {
+				r->pos = r->part_off[r->next_part];
+				r->end = r->part_end[r->next_part++];
+				continue;
+			}
 			if (r->pos >= r->end) {
 				if (r->dpos && r->dend > r->dpos) {
 					warnf(r, "truncated compressed data: %zu bytes lost",

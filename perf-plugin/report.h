@@ -61,10 +61,15 @@ void pl_tree_finish(pl_tree *t);
 const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);
 uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev);
 
-typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON } pl_format;
+typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
+
+/* --sort keys and the columns of -F */
+enum { PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP, PL_NKEYS };
+enum { PL_COL_CHILDREN = 1, PL_COL_SELF = 2, PL_COL_SAMPLES = 4, PL_COL_PERIOD = 8 };
 
 typedef struct pl_report_options {
 	const char *input;
+	const char *output;   /* -o: instead of stdout */
 	pl_format format;
 	double percent_limit;
 	int children;         /* show inclusive cost (default) */
@@ -76,7 +81,30 @@ typedef struct pl_report_options {
 	int verbose;
 	const char *vmlinux;  /* -k: the kernel image with debug info */
 	const char *modules;  /* --modules: where the modules' debug .ko files are */
+	int sort[PL_NKEYS];   /* -s: the histogram's keys, in order */
+	size_t nsort;
+	unsigned fields;      /* PL_COL_*: the percentage and count columns */
+	int show_samples, show_period;
+	int fractal;          /* -g fractal: percentages of the parent */
+	double cg_threshold;  /* -g graph,T: tree lines under T% hidden */
+	char **symbols;       /* -S */
+	size_t nsymbols;
+	const char *symbol_filter;
+	uint32_t *tids;
+	size_t ntids;
+	int max_stack;        /* 0: the whole chain */
+	int no_demangle;
+	const char *symfs;
+	int has_time;         /* --time: sample times in [time_start, time_stop] ns */
+	uint64_t time_start, time_stop;
+	int no_pager;
+	int color;            /* --stdio-color: 1 always, 0 never, -1 on a terminal */
+	int full_names;
 } pl_report_options;
+
+/* options.c: -1 to go on, else the exit status (0 after -h). */
+int pl_report_options_parse(int argc, char **argv, pl_report_options *o);
+void pl_report_options_free(pl_report_options *o);
 
 typedef struct pl_report {
 	const pl_report_options *opt;
@@ -93,6 +121,8 @@ typedef struct pl_report {
 	FILE *out;
 	pl_tree flat;            /* all contexts folded per procedure (pl_flat_tree) */
 	int have_flat;
+	int color;               /* --stdio-color: escape sequences on */
+	int width;               /* the terminal's columns; 0: lines are not cut */
 } pl_report;
 
 /* attribute.c */
@@ -147,7 +177,27 @@ int pl_view_json(pl_report *rep);
 /* flat and loops share the per-procedure folding of the CCT (view-flat.c),
  * made once for all events. */
 const pl_tree *pl_flat_tree(pl_report *rep);
+/* view-pprof.c: --format=pprof -o FILE, a gzipped profile.proto */
+int pl_view_pprof(pl_report *rep);
 void pl_print_header(pl_report *rep, const char *what);
+/* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */
+void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base);
+void pl_print_column_header(const pl_report *rep, const char *label);
+/* Cut LABEL with "..." so that USED + its length fits rep->width. */
+void pl_fit_width(const pl_report *rep, int used, char *label, size_t len);
+/* Is procedure node N of rep->tree selected by -S/--symbol-filter (or no filter)? */
+int pl_proc_selected(const pl_report *rep, uint32_t n);
+/* view-sort.c: -s KEYS, the histogram of sampled places */
+int pl_view_sort(pl_report *rep);
+/* The samples counted at node N itself (not at the scopes in it), COST k. */
+uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
+/* names.c: NAME with C++ template arguments and parameters elided, in BUF. */
+const char *pl_short_name(const char *name, char *buf, size_t len);
+/* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
+void pl_pager_start(const pl_report_options *o);
+int pl_color_wanted(const pl_report_options *o, FILE *out);
+/* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
+int pl_terminal_width(FILE *out);
 
 /* cmd-*.c */
 int cmd_record(int argc, char **argv);

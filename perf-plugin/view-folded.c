@@ -1,7 +1,9 @@
 /* view-folded.c - FlameGraph input (flamegraph.pl): one line per distinct
  * stack "outer;...;inner COUNT", with loops and inlined calls as frames of
  * their own.  Statements are left out so that the graph stays readable;
- * their samples go to the frame that holds them. */
+ * their samples go to the frame that holds them.  Inlined frames end in
+ * "_[i]" and kernel frames in "_[k]", the suffixes flamegraph.pl --colors
+ * (java, js, ...) paints as inlined and kernel code. */
 #include "report.h"
 
 #include <stdlib.h>
@@ -37,7 +39,12 @@ static void emit(struct walk *w, uint64_t count)
 	w->out.n++;
 }
 
-static void walk(struct walk *w, uint32_t n)
+static int kernel_proc(const pl_node *x)
+{
+	return x->dso && (x->dso->kind == PL_DSO_KERNEL || x->dso->kind == PL_DSO_KMODULE);
+}
+
+static void walk(struct walk *w, uint32_t n, int kernel)
 {
 	const pl_tree *t = &w->rep->tree;
 	const pl_node *x = &t->nodes[n];
@@ -57,9 +64,15 @@ static void walk(struct walk *w, uint32_t n)
 	if (x->kind == PL_ROOT)
 		self = 0;
 	size_t saved = w->len;
+	if (x->kind == PL_PROC)
+		kernel = kernel_proc(x);
 	if (x->kind != PL_STMT && x->kind != PL_ROOT) {
-		char label[1024];
-		pl_node_label(w->rep, n, label, sizeof label);
+		char label[1024 + 8];
+		pl_node_label(w->rep, n, label, 1024); /* room for the suffix */
+		if (x->kind == PL_INLINE)
+			strcat(label, "_[i]");
+		else if (kernel)
+			strcat(label, "_[k]");
 		for (char *p = label; *p; p++)
 			if (*p == ';')
 				*p = ':';
@@ -75,7 +88,7 @@ static void walk(struct walk *w, uint32_t n)
 	}
 	emit(w, self);
 	for (size_t i = 0; i < nkids; i++)
-		walk(w, kids[i]);
+		walk(w, kids[i], kernel);
 	free(kids);
 	w->len = saved;
 }
@@ -91,7 +104,7 @@ static int cmp_str(const void *a, const void *b, void *arg)
 int pl_view_folded(pl_report *rep)
 {
 	struct walk w = { .rep = rep };
-	walk(&w, 0);
+	walk(&w, 0, 0);
 	size_t *order = pl_xmalloc((w.out.n ? w.out.n : 1) * sizeof *order);
 	for (size_t i = 0; i < w.out.n; i++)
 		order[i] = i;

@@ -1,10 +1,21 @@
 /* view-loops.c - loops ranked by inclusive cost, all calling contexts
- * folded, each with its procedure and the inlined calls it sits in. */
+ * folded, each with its procedure and the inlined calls it sits in.
+ * Beside the inclusive cost ("Total": nested loops and callees in it), the
+ * loop's own cost ("Own"): the samples whose innermost loop it is (its own
+ * statements and the inlined calls in it, not its nested loops, not its
+ * callees), so that the hot loop of a nest stands out. */
 #include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+
+static uint32_t enclosing_proc(const pl_tree *t, uint32_t n)
+{
+	while (n && t->nodes[n].kind != PL_PROC)
+		n = t->nodes[n].parent;
+	return n;
+}
 
 static int cmp_loops(const void *pa, const void *pb, void *arg)
 {
@@ -17,22 +28,48 @@ static int cmp_loops(const void *pa, const void *pb, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/* own[n] for every loop node of the folded tree T: its Self (exclusive in
+ * its frame: nested loops included) minus the Self of the loops nested
+ * directly in it. */
+static uint64_t *own_costs(const pl_tree *t, size_t ev, int k)
+{
+	uint64_t *own = pl_xcalloc(t->n ? t->n : 1, sizeof *own);
+	for (uint32_t n = 1; n < t->n; n++)
+		if (t->nodes[n].kind == PL_LOOP)
+			own[n] += pl_cost(t, n, ev)[k];
+	for (uint32_t n = 1; n < t->n; n++) {
+		if (t->nodes[n].kind != PL_LOOP)
+			continue;
+		for (uint32_t p = t->nodes[n].parent; p && t->nodes[p].kind != PL_PROC; p = t->nodes[p].parent)
+			if (t->nodes[p].kind == PL_LOOP) {
+				own[p] -= pl_cost(t, n, ev)[k];
+				break;
+			}
+	}
+	return own;
+}
+
 int pl_view_loops(pl_report *rep)
 {
 	pl_tree cct = rep->tree;
 	const pl_tree flat = *pl_flat_tree(rep);
 	rep->tree = flat;
-	pl_print_header(rep, "loops ranked by inclusive cost (all calling contexts folded)");
-	fprintf(rep->out, "#  Children      Self   Samples  Loop  (procedure [binary], inlined calls around it)\n"
-			  "# .........  ........  ........  ....\n#\n");
+	pl_print_header(rep, "loops ranked by inclusive cost (all calling contexts folded); Total: the loop with"
+			     " its nested loops and callees, Own: samples whose innermost loop it is");
+	fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
+			  "#     .....        ...   .......  ....\n#\n");
+	uint64_t *own = own_costs(&flat, rep->primary, PL_SELF_PERIOD);
 	/* the nodes with this event's samples only, not every node */
 	const uint32_t *nodes;
 	size_t nn = pl_event_nodes(&rep->tree, rep->primary, &nodes);
 	uint32_t *loops = pl_xmalloc((nn + 1) * sizeof *loops);
 	size_t nl = 0;
-	for (size_t i = 0; i < nn; i++)
-		if (nodes[i] && flat.nodes[nodes[i]].kind == PL_LOOP && pl_cost(&flat, nodes[i], rep->primary)[PL_TOTAL])
-			loops[nl++] = nodes[i];
+	for (size_t i = 0; i < nn; i++) {
+		uint32_t n = nodes[i];
+		if (n && flat.nodes[n].kind == PL_LOOP && pl_cost(&flat, n, rep->primary)[PL_TOTAL] &&
+		    pl_proc_selected(rep, enclosing_proc(&flat, n)))
+			loops[nl++] = n;
+	}
 	qsort_r(loops, nl, sizeof *loops, cmp_loops, rep);
 	uint64_t all = rep->ev_period[rep->primary];
 	for (size_t i = 0; i < nl; i++) {
@@ -63,14 +100,16 @@ int pl_view_loops(pl_report *rep)
 			if (len >= sizeof ctx)
 				len = sizeof ctx - 1;
 		}
+		pl_fit_width(rep, 33 + (int)strlen(label) + 4, ctx, sizeof ctx);
 		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
-			all ? 100.0 * c[PL_SELF_PERIOD] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
+			all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
 	}
 	if (!nl)
 		fprintf(rep->out, "# no samples in loops\n");
 	fputc('\n', rep->out);
 	free(loops);
 	rep->flat = rep->tree; /* its per-event index was made */
+	free(own);
 	rep->tree = cct;
 	return 0;
 }

@@ -1,0 +1,465 @@
+/* options.c - the options of `perf loops report`, under perf report's names
+ * and short forms, so that a perf user's muscle memory works.  One table
+ * lists every option: those that mean something here, and perf report's
+ * options that do not apply, which get a one-line message naming them
+ * (never getopt's bare "unrecognized option").  The table also answers
+ * --list-opts, which shell completion asks for. */
+#include "report.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
+	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
+	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_NA,
+};
+
+struct optdef {
+	const char *name;
+	int has_arg;
+	int code;          /* a short option letter, or O_* */
+	const char *why;   /* O_NA: why it does not apply here */
+};
+
+static const struct optdef optdefs[] = {
+	{ "input", 1, 'i', NULL },
+	{ "output", 1, 'o', NULL },
+	{ "format", 1, O_FORMAT, NULL },
+	{ "sort", 1, 's', NULL },
+	{ "call-graph", 1, 'g', NULL },
+	{ "inverted", 0, 'G', NULL },
+	{ "children", 0, O_CHILDREN, NULL },
+	{ "no-children", 0, O_NOCHILDREN, NULL },
+	{ "symbols", 1, 'S', NULL },
+	{ "symbol-filter", 1, O_SYMFILTER, NULL },
+	{ "fields", 1, 'F', NULL },
+	{ "show-nr-samples", 0, 'n', NULL },
+	{ "show-total-period", 0, O_PERIOD, NULL },
+	{ "percent-limit", 1, O_PLIMIT, NULL },
+	{ "comm", 1, 'c', NULL },
+	{ "comms", 1, 'c', NULL },
+	{ "pid", 1, O_PID, NULL },
+	{ "tid", 1, O_TID, NULL },
+	{ "dso", 1, 'd', NULL },
+	{ "dsos", 1, 'd', NULL },
+	{ "event", 1, 'e', NULL },
+	{ "time", 1, O_TIME, NULL },
+	{ "max-stack", 1, O_MAXSTACK, NULL },
+	{ "no-demangle", 0, O_NODEMANGLE, NULL },
+	{ "symfs", 1, O_SYMFS, NULL },
+	{ "vmlinux", 1, 'k', NULL },
+	{ "modules", 1, O_MODULES, NULL },
+	{ "stdio", 0, O_STDIO, NULL },
+	{ "tui", 0, O_TUI, NULL },
+	{ "gtk", 0, O_GTK, NULL },
+	{ "no-pager", 0, O_NOPAGER, NULL },
+	{ "stdio-color", 1, O_COLOR, NULL },
+	{ "full-names", 0, O_FULLNAMES, NULL },
+	{ "quiet", 0, 'q', NULL },
+	{ "verbose", 0, 'v', NULL },
+	{ "help", 0, 'h', NULL },
+	{ "list-opts", 0, O_LISTOPTS, NULL },
+	/* perf report's options that have no meaning for loops and scopes */
+	{ "branch-stack", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
+	{ "branch-history", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
+	{ "mem-mode", 0, O_NA, "memory-access histograms are perf report's / perf mem's" },
+	{ "itrace", 1, O_NA, "instruction traces (intel_pt, cs_etm) are not read" },
+	{ "dump-raw-trace", 0, O_NA, "use perf report -D or perf script for raw records" },
+	{ "raw-trace", 0, O_NA, "use perf script for raw tracepoint fields" },
+	{ "header", 0, O_NA, "use perf report --header-only for the file's header" },
+	{ "header-only", 0, O_NA, "use perf report --header-only for the file's header" },
+	{ "hierarchy", 0, O_NA, "the calling-context tree is the hierarchy here (--format=tree)" },
+	{ "group", 0, O_NA, "event groups are not shown side by side; --event picks one" },
+	{ "cpu", 1, O_NA, "samples are not filtered by CPU" },
+	{ "socket-filter", 1, O_NA, "samples are not filtered by socket" },
+	{ "threads", 0, O_NA, "per-thread histograms are not made; --tid and --comm filter" },
+	{ "disassembler-style", 1, O_NA, "there is no annotate view in perf loops report" },
+	{ "objdump", 1, O_NA, "there is no annotate view in perf loops report" },
+	{ "exclude-other", 0, O_NA, "there is no parent filter (-p) in perf loops report" },
+	{ "parent", 1, O_NA, "there is no parent filter in perf loops report" },
+	{ "ignore-callees", 1, O_NA, "callees are never folded into their callers here" },
+	{ "inline", 0, O_NA, "inlined calls are always shown ([I] frames)" },
+	{ "no-inline", 0, O_NA, "inlined calls are always shown ([I] frames)" },
+	{ NULL, 0, 0, NULL },
+};
+
+/* The short options of perf report that are not in the table by a letter. */
+static const struct { char c; const char *why; } short_na[] = {
+	{ 'b', "branch-stack histograms are perf report's (the loops come from the code itself)" },
+	{ 'D', "use perf report -D or perf script for raw records" },
+	{ 'T', "per-thread histograms are not made; --tid and --comm filter" },
+	{ 'C', "samples are not filtered by CPU" },
+	{ 'M', "there is no annotate view in perf loops report" },
+	{ 'x', "there is no parent filter (-p) in perf loops report" },
+	{ 'p', "there is no parent filter in perf loops report" },
+	{ 0, NULL },
+};
+
+static const char report_usage[] =
+	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
+	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop\n"
+	"    -g, --call-graph TYPE   graph|fractal|folded|none[,THRESHOLD][,caller]\n"
+	"    -G, --inverted          caller-based call graph (the tree)\n"
+	"        --children, --no-children\n"
+	"    -S, --symbols LIST      only these procedures;  --symbol-filter STR: names containing STR\n"
+	"    -F, --fields LIST       overhead_children,overhead,sample,period (and --sort keys)\n"
+	"    -n, --show-nr-samples   the Samples column;  --show-total-period: the Period column\n"
+	"        --percent-limit P   --comm LIST  --pid LIST  --tid LIST  -d, --dso LIST  -e, --event LIST\n"
+	"        --time START,STOP   --max-stack N  --no-demangle  --symfs DIR\n"
+	"    -k, --vmlinux FILE      --modules DIR: the kernel's and its modules' debug files\n"
+	"        --no-pager  --stdio-color=always|never|auto  --full-names\n"
+	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
+	"    -h, --help              this;  man perf-loops for more\n";
+
+/* "a,b,c" -> a list (perf's comma-separated filters) */
+static void split_list(const char *arg, char ***list, size_t *n)
+{
+	char *copy = pl_xstrdup(arg), *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		*list = pl_xrealloc(*list, (*n + 1) * sizeof **list);
+		(*list)[(*n)++] = pl_xstrdup(tok);
+	}
+	free(copy);
+}
+
+static void free_list(char **l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i]);
+	free(l);
+}
+
+void pl_report_options_free(pl_report_options *o)
+{
+	free_list(o->comms, o->ncomms);
+	free_list(o->dsos, o->ndsos);
+	free_list(o->events, o->nevents);
+	free_list(o->symbols, o->nsymbols);
+	free(o->pids);
+	free(o->tids);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("perf-loops: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* "1,2,3" -> numbers appended to *v */
+static int parse_ids(const char *arg, const char *what, uint32_t **v, size_t *n)
+{
+	char **l = NULL;
+	size_t k = 0;
+	int rc = 0;
+	split_list(arg, &l, &k);
+	for (size_t i = 0; i < k && !rc; i++) {
+		char *end;
+		unsigned long x = strtoul(l[i], &end, 10);
+		if (*end || end == l[i] || x > UINT32_MAX) {
+			fprintf(stderr, "perf-loops: bad %s '%s' (a number)\n", what, l[i]);
+			rc = 2;
+			break;
+		}
+		*v = pl_xrealloc(*v, (*n + 1) * sizeof **v);
+		(*v)[(*n)++] = (uint32_t)x;
+	}
+	free_list(l, k);
+	return rc;
+}
+
+static const char *const key_names[PL_NKEYS] = { "dso", "sym", "srcline", "loop" };
+
+static int parse_key(const char *s)
+{
+	for (int k = 0; k < PL_NKEYS; k++)
+		if (!strcmp(s, key_names[k]))
+			return k;
+	return -1;
+}
+
+static int add_key(pl_report_options *o, const char *s)
+{
+	int k = parse_key(s);
+	if (k < 0)
+		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop)", s);
+	for (size_t i = 0; i < o->nsort; i++)
+		if (o->sort[i] == k)
+			return 0;
+	o->sort[o->nsort++] = k;
+	return 0;
+}
+
+static int parse_sort(pl_report_options *o, const char *arg)
+{
+	char **l = NULL;
+	size_t n = 0;
+	int rc = 0;
+	split_list(arg, &l, &n);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = add_key(o, l[i]);
+	free_list(l, n);
+	return rc;
+}
+
+/* -F: the columns, and sort keys among them */
+static int parse_fields(pl_report_options *o, const char *arg)
+{
+	char **l = NULL;
+	size_t n = 0;
+	int rc = 0;
+	split_list(arg, &l, &n);
+	o->fields = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *f = l[i];
+		if (!strcmp(f, "overhead_children"))
+			o->fields |= PL_COL_CHILDREN;
+		else if (!strcmp(f, "overhead"))
+			o->fields |= PL_COL_SELF;
+		else if (!strcmp(f, "sample"))
+			o->fields |= PL_COL_SAMPLES;
+		else if (!strcmp(f, "period"))
+			o->fields |= PL_COL_PERIOD;
+		else if (parse_key(f) >= 0)
+			rc = add_key(o, f);
+		else
+			rc = usage_error("-F: field '%s' is not known here (overhead_children, overhead, sample, "
+					 "period, dso, sym, srcline, loop)", f);
+	}
+	free_list(l, n);
+	if (!rc && !o->fields && !o->nsort)
+		rc = usage_error("-F: no field in '%s'", arg);
+	return rc;
+}
+
+/* -g TYPE[,THRESHOLD[,PRINT_LIMIT]][,ORDER][,function] as perf report takes it */
+static int parse_call_graph(pl_report_options *o, const char *arg)
+{
+	char **l = NULL;
+	size_t n = 0;
+	int rc = 0, nnum = 0;
+	split_list(arg, &l, &n);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const char *t = l[i];
+		char *end;
+		double v = strtod(t, &end);
+		if (end != t && !*end) {
+			if (nnum++ == 0)
+				o->cg_threshold = v; /* a second number is perf's print limit: not needed */
+		} else if (!strcmp(t, "graph")) {
+			o->fractal = 0;
+		} else if (!strcmp(t, "fractal")) {
+			o->fractal = 1;
+		} else if (!strcmp(t, "folded")) {
+			o->format = PL_FMT_FOLDED;
+		} else if (!strcmp(t, "none")) {
+			o->format = PL_FMT_FLAT;
+		} else if (!strcmp(t, "caller") || !strcmp(t, "function") || !strcmp(t, "percent")) {
+			/* the tree is caller-based, keyed by function */
+		} else if (!strcmp(t, "flat")) {
+			rc = usage_error("-g %s: perf's flat call chains are not printed; -g folded gives one line per chain", t);
+		} else if (!strcmp(t, "callee")) {
+			rc = usage_error("-g %s: the tree is caller-based (top-down); a callee-based tree is not there yet", t);
+		} else if (!strcmp(t, "address")) {
+			rc = usage_error("-g %s: the tree is keyed by scopes (procedures, loops, lines), not addresses", t);
+		} else {
+			rc = usage_error("-g: '%s' is not known (graph, fractal, folded, none, a threshold, caller)", t);
+		}
+	}
+	free_list(l, n);
+	return rc;
+}
+
+/* perf's --time START,STOP in seconds (either may be empty) */
+static int parse_time(pl_report_options *o, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	if (!comma || strchr(comma + 1, ',') || strchr(arg, '%'))
+		return usage_error("--time '%s': START,STOP in seconds (percent ranges are not taken)", arg);
+	char *end;
+	o->time_start = 0;
+	o->time_stop = UINT64_MAX;
+	if (comma > arg) {
+		double s = strtod(arg, &end);
+		if (end != comma || s < 0)
+			return usage_error("--time '%s': bad START", arg);
+		o->time_start = (uint64_t)(s * 1e9 + 0.5);
+	}
+	if (comma[1]) {
+		double s = strtod(comma + 1, &end);
+		if (*end || s < 0)
+			return usage_error("--time '%s': bad STOP", arg);
+		o->time_stop = (uint64_t)(s * 1e9 + 0.5);
+	}
+	o->has_time = 1;
+	return 0;
+}
+
+static int parse_format(pl_report_options *o, const char *arg)
+{
+	static const char *const names[] = { "tree", "flat", "loops", "folded", "json", "pprof" };
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(arg, names[i])) {
+			o->format = (pl_format)i;
+			return 0;
+		}
+	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof)", arg);
+}
+
+static int parse_number(const char *arg, const char *what, double *out)
+{
+	char *end;
+	*out = strtod(arg, &end);
+	if (end == arg || (*end && strcmp(end, "%")) || *out < 0)
+		return usage_error(what, arg);
+	return 0;
+}
+
+/* One option: 0, or an exit status (2: usage error). */
+static int apply_option(pl_report_options *o, int c, const char *arg)
+{
+	double v;
+	switch (c) {
+	case 'i': o->input = arg; return 0;
+	case 'o': o->output = arg; return 0;
+	case O_FORMAT: return parse_format(o, arg);
+	case 's': return parse_sort(o, arg);
+	case 'g': return parse_call_graph(o, arg);
+	case 'G': return 0; /* caller-based: the tree already is */
+	case O_CHILDREN: o->children = 1; return 0;
+	case O_NOCHILDREN: o->children = 0; return 0;
+	case 'S': split_list(arg, &o->symbols, &o->nsymbols); return 0;
+	case O_SYMFILTER: o->symbol_filter = arg; return 0;
+	case 'F': return parse_fields(o, arg);
+	case 'n': o->show_samples = 1; return 0;
+	case O_PERIOD: o->show_period = 1; return 0;
+	case O_PLIMIT:
+		if (parse_number(arg, "bad --percent-limit '%s'", &v))
+			return 2;
+		o->percent_limit = v;
+		return 0;
+	case 'c': split_list(arg, &o->comms, &o->ncomms); return 0;
+	case O_PID: return parse_ids(arg, "--pid", &o->pids, &o->npids);
+	case O_TID: return parse_ids(arg, "--tid", &o->tids, &o->ntids);
+	case 'd': split_list(arg, &o->dsos, &o->ndsos); return 0;
+	case 'e': split_list(arg, &o->events, &o->nevents); return 0;
+	case O_TIME: return parse_time(o, arg);
+	case O_MAXSTACK:
+		if (parse_number(arg, "bad --max-stack '%s' (a number of frames, 1 or more)", &v))
+			return 2;
+		if (v < 1 || v > 1e6 || v != (int)v)
+			return usage_error("bad --max-stack '%s' (a number of frames, 1 or more)", arg);
+		o->max_stack = (int)v;
+		return 0;
+	case O_NODEMANGLE: o->no_demangle = 1; return 0;
+	case O_SYMFS: o->symfs = arg; return 0;
+	case 'k': o->vmlinux = arg; return 0;
+	case O_MODULES: o->modules = arg; return 0;
+	case O_STDIO: return 0;
+	case O_TUI:
+	case O_GTK:
+		if (!o->quiet)
+			fprintf(stderr, "perf-loops: --%s: the interactive browser is not there yet; printing the --stdio report\n",
+				c == O_TUI ? "tui" : "gtk");
+		return 0;
+	case O_NOPAGER: o->no_pager = 1; return 0;
+	case O_COLOR:
+		if (!strcmp(arg, "always"))
+			o->color = 1;
+		else if (!strcmp(arg, "never"))
+			o->color = 0;
+		else if (!strcmp(arg, "auto"))
+			o->color = -1;
+		else
+			return usage_error("--stdio-color '%s': always, never or auto", arg);
+		return 0;
+	case O_FULLNAMES: o->full_names = 1; return 0;
+	case 'q': o->quiet = 1; return 0;
+	case 'v': o->verbose = 1; return 0;
+	}
+	return 2;
+}
+
+static const char *short_why(int c)
+{
+	for (size_t i = 0; short_na[i].c; i++)
+		if (short_na[i].c == c)
+			return short_na[i].why;
+	return NULL;
+}
+
+/* getopt's table and short-option string, made from optdefs */
+static void make_getopt_tables(struct option *lo, char *shortopts)
+{
+	size_t k = 0, s = 0;
+	for (const struct optdef *d = optdefs; d->name; d++, k++) {
+		lo[k] = (struct option){ d->name, d->has_arg ? required_argument : no_argument, NULL, d->code };
+		if (d->code < 256 && !strchr(shortopts, d->code)) {
+			shortopts[s++] = (char)d->code;
+			if (d->has_arg)
+				shortopts[s++] = ':';
+			shortopts[s] = 0;
+		}
+	}
+	lo[k] = (struct option){ NULL, 0, NULL, 0 };
+	for (size_t i = 0; short_na[i].c; i++) {
+		shortopts[s++] = short_na[i].c;
+		shortopts[s] = 0;
+	}
+}
+
+int pl_report_options_parse(int argc, char **argv, pl_report_options *o)
+{
+	struct option lo[sizeof optdefs / sizeof *optdefs];
+	char shortopts[128] = ":";
+	make_getopt_tables(lo, shortopts);
+	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1 };
+	int c, idx, rc = 0;
+	optind = 1;
+	opterr = 0;
+	while (!rc && (c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
+		const char *opt = argv[optind - 1];
+		if (c == 'h') {
+			fputs(report_usage, stdout);
+			rc = -2;
+		} else if (c == O_LISTOPTS) {
+			for (const struct optdef *d = optdefs; d->name; d++)
+				if (d->code != O_LISTOPTS)
+					printf("--%s ", d->name);
+			putchar('\n');
+			rc = -2;
+		} else if (c == O_NA) {
+			fprintf(stderr, "perf-loops: --%s of perf report does not apply here: %s\n", lo[idx].name,
+				optdefs[idx].why);
+			rc = 2;
+		} else if (c == '?' || c == ':') {
+			const char *why = c == '?' ? short_why(optopt) : NULL;
+			if (why)
+				fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", optopt, why);
+			else if (c == ':')
+				fprintf(stderr, "perf-loops: option '%s' needs a value (perf loops report -h)\n", opt);
+			else
+				fprintf(stderr, "perf-loops: unknown option '%s' (perf loops report -h)\n", opt);
+			rc = 2;
+		} else if (short_why(c)) {
+			fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", c, short_why(c));
+			rc = 2;
+		} else {
+			rc = apply_option(o, c, optarg);
+		}
+	}
+	if (!rc && optind < argc)
+		rc = usage_error("unexpected argument '%s' (perf loops report -h)", argv[optind]);
+	if (!rc && !o->fields)
+		o->fields = (o->children ? PL_COL_CHILDREN : 0) | PL_COL_SELF | PL_COL_SAMPLES;
+	if (!rc && o->show_samples)
+		o->fields |= PL_COL_SAMPLES;
+	if (!rc && o->show_period)
+		o->fields |= PL_COL_PERIOD;
+	if (!rc && !o->children)
+		o->fields &= ~PL_COL_CHILDREN;
+	return rc == -2 ? 0 : rc ? rc : -1;
+}
