@@ -46,7 +46,7 @@ static void print_reader_warnings(const pl_report *rep)
 		fprintf(stderr, "perf-loops: warning: %.*s\n", (int)l, p);
 		p += l + (nl ? 1 : 0);
 	}
-	pl_attrib_warn_bounds(rep.attrib);
+	pl_attrib_warn_bounds(rep->attrib);
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));

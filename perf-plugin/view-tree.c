@@ -112,7 +112,7 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 {
 	const pl_tree *t = &rep->tree;
 	const pl_report_options *o = rep->opt;
-	uint64_t *c = pl_cost(t, n, rep->primary);
+	const uint64_t *c = pl_cost(t, n, rep->primary);
 	if (!c[PL_TOTAL])
 		return;
 	uint64_t all = rep->ev_period[rep->primary];

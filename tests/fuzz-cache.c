@@ -61,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	ls_lookup_index_free(&m->lookup);
+	ls_symindex_free(m); /* built by ls_module_symbol since the kernel work */
 	free(m->cache_blob);
 	free(m->path);
 	free(m->build_id);
