@@ -55,6 +55,20 @@ static void print_reader_warnings(const pl_report *rep)
 			(unsigned long long)pl_session_bad_records(rep->s));
 }
 
+/* What a report holds besides its reader (the caller closes that). */
+void pl_report_free(pl_report *rep)
+{
+	pl_unwind_free_all(rep->s);
+	pl_attrib_free(rep->attrib);
+	pl_tree_free(&rep->tree);
+	if (rep->have_flat)
+		pl_tree_free(&rep->flat);
+	pl_session_free(rep->s);
+	free(rep->ev_samples);
+	free(rep->ev_period);
+	free(rep->shown);
+}
+
 /* One view per event with samples (json: all events in one document). */
 static int print_views(pl_report *rep)
 {
@@ -135,15 +149,7 @@ static int run_report(pl_report_options *o)
 		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
 		rc = 1;
 	}
-	pl_unwind_free_all(rep.s);
-	pl_attrib_free(rep.attrib);
-	pl_tree_free(&rep.tree);
-	if (rep.have_flat)
-		pl_tree_free(&rep.flat);
-	pl_session_free(rep.s);
-	free(rep.ev_samples);
-	free(rep.ev_period);
-	free(rep.shown);
+	pl_report_free(&rep);
 	pd_close(r);
 	return rc;
 }

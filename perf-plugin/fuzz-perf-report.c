@@ -59,15 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i == 0)
 			pl_view_json(&rep);
 	}
-	pl_unwind_free_all(rep.s);
-	pl_attrib_free(rep.attrib);
-	pl_tree_free(&rep.tree);
-	if (rep.have_flat)
-		pl_tree_free(&rep.flat);
-	pl_session_free(rep.s);
-	free(rep.ev_samples);
-	free(rep.ev_period);
-	free(rep.shown);
+	pl_report_free(&rep);
 	pd_close(r);
 	free(copy);
 	if (devnull)

@@ -177,6 +177,11 @@ int pl_view_json(pl_report *rep);
 /* flat and loops share the per-procedure folding of the CCT (view-flat.c),
  * made once for all events. */
 const pl_tree *pl_flat_tree(pl_report *rep);
+/* cmd-report.c: frees what a report holds, its reader aside */
+void pl_report_free(pl_report *rep);
+/* Nodes of rep->tree by inclusive period of the primary event, largest
+ * first (qsort_r with REP as its argument). */
+int pl_cmp_total(const void *pa, const void *pb, void *rep);
 /* view-pprof.c: --format=pprof -o FILE, a gzipped profile.proto */
 int pl_view_pprof(pl_report *rep);
 void pl_print_header(pl_report *rep, const char *what);

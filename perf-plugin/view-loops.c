@@ -17,17 +17,6 @@ static uint32_t enclosing_proc(const pl_tree *t, uint32_t n)
 	return n;
 }
 
-static int cmp_loops(const void *pa, const void *pb, void *arg)
-{
-	const pl_report *rep = arg;
-	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
-	uint64_t cx = pl_cost(&rep->tree, x, rep->primary)[PL_TOTAL_PERIOD];
-	uint64_t cy = pl_cost(&rep->tree, y, rep->primary)[PL_TOTAL_PERIOD];
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 /* own[n] for every loop node of the folded tree T: its Self (exclusive in
  * its frame: nested loops included) minus the Self of the loops nested
  * directly in it. */
@@ -70,7 +59,7 @@ int pl_view_loops(pl_report *rep)
 		    pl_proc_selected(rep, enclosing_proc(&flat, n)))
 			loops[nl++] = n;
 	}
-	qsort_r(loops, nl, sizeof *loops, cmp_loops, rep);
+	qsort_r(loops, nl, sizeof *loops, pl_cmp_total, rep); /* rep->tree is the folded tree here */
 	uint64_t all = rep->ev_period[rep->primary];
 	for (size_t i = 0; i < nl; i++) {
 		uint32_t n = loops[i];

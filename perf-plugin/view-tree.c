@@ -170,7 +170,7 @@ static size_t selected_roots(pl_report *rep, uint32_t **out)
 	return k;
 }
 
-static int cmp_total(const void *pa, const void *pb, void *arg)
+int pl_cmp_total(const void *pa, const void *pb, void *arg)
 {
 	const pl_report *rep = arg;
 	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
@@ -189,7 +189,7 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 	size_t k;
 	if (rep->opt->nsymbols || rep->opt->symbol_filter) {
 		k = selected_roots(rep, &kids);
-		qsort_r(kids, k, sizeof *kids, cmp_total, rep);
+		qsort_r(kids, k, sizeof *kids, pl_cmp_total, rep);
 	} else {
 		k = pl_event_children(rep, &rep->tree, 0, &kids);
 	}
