@@ -760,16 +760,20 @@ static PyTypeObject ModuleType = {
 static PyObject *
 loopscope_sections(PyObject *self, PyObject *args)
 {
-	const char *path;
-	if (!PyArg_ParseTuple(args, "s", &path))
+	/* The path as the file system's bytes (a str with surrogate escapes
+	 * for a name that is not UTF-8, as the GDB script keeps them). */
+	PyObject *path_obj = NULL;
+	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path_obj))
 		return NULL;
+	const char *path = PyBytes_AS_STRING(path_obj);
 	ls_error err;
 	ls_file *f;
 	Py_BEGIN_ALLOW_THREADS
 	f = ls_file_open(path, &err);
 	Py_END_ALLOW_THREADS
+	Py_DECREF(path_obj);
 	if (!f) {
-		PyErr_SetString(LsError, err.message);
+		PyErr_SetObject(LsError, PyUnicode_DecodeUTF8(err.message, strlen(err.message), "replace"));
 		return NULL;
 	}
 	PyObject *d = PyDict_New();

@@ -196,7 +196,7 @@ def check_gdb(tap, tag, binary, zero):
     a = in_loop[0]
     r = gdb_run(binary, "break *hot+%d" % (a - procs["hot"]), "run", "bt 1", "structure")
     out = r.stdout + r.stderr
-    ok = re.search(r"hot \[in loop at line0\.c:\d+\]", out) and not SHOWN_ZERO.search(out) and \
+    ok = re.search(r"^    in loop \(depth=\d+, header=0x[0-9a-f]+.*\) at \S*line0\.c:\d+$", out, re.M) and not SHOWN_ZERO.search(out) and \
         re.search(r"stmt    (\[no line\]|line0\.c:\d+)", out)
     tap.ok(bool(ok), "%s: stopped at line-0 address 0x%x, bt shows the loop and structure the statement" % (tag, a))
     if not ok:
