@@ -122,8 +122,14 @@ tops=$(grep -v '^#' "$TMP/sf" | grep . | sed -n 's/^ *[0-9.]*% *[0-9.]*% *[0-9][
 echo "$tops" | grep -q "^run  \[split\]$" && ! echo "$tops" | grep -v "ru" | grep -q .
 ok $? "--symbol-filter=ru: the procedures whose name contains 'ru' (run)"
 R --format=loops -S main >"$TMP/Sl" 2>/dev/null
-grep -q "no samples in loops" "$TMP/Sl"
-ok $? "-S main --format=loops: main has no loop with samples"
+# Only main's own loops: its array initialization may catch a sample or
+# not (it did once in CI); run's loops, though called from main, are run's.
+if grep -q "loop at" "$TMP/Sl"; then
+	! grep "loop at" "$TMP/Sl" | grep -v "(main " | grep -q . && ! grep -q "split_loops.c:\($BIG\|$SMALL\)" "$TMP/Sl"
+else
+	grep -q "no samples in loops" "$TMP/Sl"
+fi
+ok $? "-S main --format=loops: only main's own loops, none of run's"
 
 # filters: --tid, -c/--comm, -d/--dso, -e, --time, --percent-limit
 tid=$(perf script -i "$TMP/rec.data" -F tid 2>/dev/null | sort | uniq -c | sort -nr | awk 'NR == 1 { print $2 }')
