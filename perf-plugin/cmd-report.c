@@ -9,17 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void pl_print_header(pl_report *rep, const char *what)
-{
-	FILE *f = rep->out;
-	size_t e = rep->primary;
-	fprintf(f, "# perf loops: %s\n#\n", what);
-	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
-	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
-		pd_attr_at(rep->r, e)->name);
-	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
-}
-
 /* Where a sample's numbers go, and which; the tree is filled as records
  * are replayed, then its totals are summed (pl_tree_finish). */
 static void read_samples(pl_report *rep)
@@ -53,20 +42,6 @@ static void print_reader_warnings(const pl_report *rep)
 	if (pl_session_bad_records(rep->s))
 		fprintf(stderr, "perf-loops: warning: %s: %llu records could not be parsed\n", pd_name(r),
 			(unsigned long long)pl_session_bad_records(rep->s));
-}
-
-/* What a report holds besides its reader (the caller closes that). */
-void pl_report_free(pl_report *rep)
-{
-	pl_unwind_free_all(rep->s);
-	pl_attrib_free(rep->attrib);
-	pl_tree_free(&rep->tree);
-	if (rep->have_flat)
-		pl_tree_free(&rep->flat);
-	pl_session_free(rep->s);
-	free(rep->ev_samples);
-	free(rep->ev_period);
-	free(rep->shown);
 }
 
 /* One view per event with samples (json: all events in one document). */

@@ -181,6 +181,32 @@ int pl_cmp_total(const void *pa, const void *pb, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/* The header every text view starts with, as perf report's. */
+void pl_print_header(pl_report *rep, const char *what)
+{
+	FILE *f = rep->out;
+	size_t e = rep->primary;
+	fprintf(f, "# perf loops: %s\n#\n", what);
+	fprintf(f, "# Total Lost Samples: %llu\n#\n", (unsigned long long)pl_session_lost_samples(rep->s));
+	fprintf(f, "# Samples: %llu  of event '%s'\n", (unsigned long long)rep->ev_samples[e],
+		pd_attr_at(rep->r, e)->name);
+	fprintf(f, "# Event count (approx.): %llu\n#\n", (unsigned long long)rep->ev_period[e]);
+}
+
+/* What a report holds besides its reader (the caller closes that). */
+void pl_report_free(pl_report *rep)
+{
+	pl_unwind_free_all(rep->s);
+	pl_attrib_free(rep->attrib);
+	pl_tree_free(&rep->tree);
+	if (rep->have_flat)
+		pl_tree_free(&rep->flat);
+	pl_session_free(rep->s);
+	free(rep->ev_samples);
+	free(rep->ev_period);
+	free(rep->shown);
+}
+
 void pl_print_indented_tree(pl_report *rep, const char *what, const char *column)
 {
 	pl_print_header(rep, what);
