@@ -81,6 +81,8 @@ struct ls_strtab {
 	size_t nslots, count;
 };
 const char *ls_intern(struct ls_strtab *t, const char *s);
+/* NAME without its "@VERSION" or "@@VERSION" suffix, interned. */
+const char *ls_intern_unversioned(struct ls_strtab *t, const char *name);
 void ls_strtab_free(struct ls_strtab *t);
 
 /* The demangled form of a linkage name, or NULL if NAME is not mangled.

@@ -117,23 +117,6 @@ static int sym_rank(const GElf_Sym *s, const char *name)
 	return r;
 }
 
-/* The symbol name without its "@VERSION" / "@@VERSION" suffix. */
-static const char *intern_unversioned(struct ls_strtab *t, const char *name)
-{
-	const char *at = strchr(name, '@');
-	if (!at)
-		return ls_intern(t, name);
-	size_t n = (size_t)(at - name);
-	char buf[512];
-	char *b = n < sizeof buf ? buf : ls_xmalloc(n + 1);
-	memcpy(b, name, n);
-	b[n] = 0;
-	const char *r = ls_intern(t, b);
-	if (b != buf)
-		free(b);
-	return r;
-}
-
 static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 {
 	struct sym *syms = NULL;
@@ -169,7 +152,7 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		syms = ls_grow(syms, &cap, n + 1, sizeof *syms);
 		syms[n++] = (struct sym){
 			.addr = a, .size = s.st_size,
-			.name = intern_unversioned(&m->strings, name),
+			.name = ls_intern_unversioned(&m->strings, name),
 			.rank = sym_rank(&s, name) - (func ? 0 : 5000),
 			.func = func,
 		};
@@ -451,7 +434,7 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 			if (!name || !*name)
 				continue;
 			g = ls_grow(g, &cap, n + 1, sizeof *g);
-			g[n++] = (struct got_name){ off, intern_unversioned(&m->strings, name) };
+			g[n++] = (struct got_name){ off, ls_intern_unversioned(&m->strings, name) };
 		}
 	}
 	if (n)

@@ -55,3 +55,19 @@ void ls_strtab_free(struct ls_strtab *t)
 	t->slots = NULL;
 	t->nslots = t->count = 0;
 }
+
+/* The symbol name without its "@VERSION" / "@@VERSION" suffix, interned. */
+const char *ls_intern_unversioned(struct ls_strtab *t, const char *name)
+{
+	size_t n = strcspn(name, "@");
+	if (!name[n])
+		return ls_intern(t, name);
+	char buf[512];
+	char *b = n < sizeof buf ? buf : ls_xmalloc(n + 1);
+	memcpy(b, name, n);
+	b[n] = 0;
+	const char *r = ls_intern(t, b);
+	if (b != buf)
+		free(b);
+	return r;
+}

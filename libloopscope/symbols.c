@@ -85,21 +85,6 @@ static int cmp_kallsyms(const void *a, const void *b, void *syms)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static const char *intern_unversioned(struct ls_strtab *t, const char *name)
-{
-	size_t n = strcspn(name, "@");
-	if (!name[n])
-		return ls_intern(t, name);
-	char buf[512];
-	char *b = n < sizeof buf ? buf : ls_xmalloc(n + 1);
-	memcpy(b, name, n);
-	b[n] = 0;
-	const char *r = ls_intern(t, b);
-	if (b != buf)
-		free(b);
-	return r;
-}
-
 /* Section index -> [addr, end) in link-time addresses, for every section. */
 static void section_span(const ls_module *m, size_t shndx, uint64_t *lo, uint64_t *hi)
 {
@@ -144,7 +129,7 @@ static struct ls_symindex *build_index(ls_module *m)
 		 * module); only versioned ones (foo@@V) need a copy */
 		*y = (struct ls_sym){
 			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = shndx < nsec ? sec_end[shndx] : 0,
-			.name = !*name ? "" : strchr(name, '@') ? intern_unversioned(strings, name) : name,
+			.name = !*name ? "" : strchr(name, '@') ? ls_intern_unversioned(strings, name) : name,
 			.shndx = shndx, .order = (uint32_t)i, .type = (uint8_t)type,
 			.bind = (uint8_t)GELF_ST_BIND(s.st_info),
 			.text = t && *name && name[0] != '$' && strncmp(name, ".L", 2) != 0 &&
