@@ -3,6 +3,7 @@
  * An address is hex (0x401156 or 401156, as addr2line takes them) or
  * SYMBOL+0xOFF[/0xSIZE] as kernel oops lines print them. */
 #include "cli.h"
+#include "json_writer.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -135,15 +136,23 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 
 static void print_error_json(const ls_module *m, const char *token, const char *why)
 {
-	fputs("{\"addr\":", stdout);
-	ls_json_string(stdout, token);
-	fputs(",\"module\":", stdout);
-	ls_json_string(stdout, ls_module_path(m));
-	fputs(",\"chain\":[],\"error\":", stdout);
 	char msg[2400];
 	snprintf(msg, sizeof msg, "%s: %s", token, why);
-	ls_json_string(stdout, msg);
-	fputs("}\n", stdout);
+	ls_jw w;
+	ls_jw_init(&w, stdout, LS_JW_COMPACT);
+	ls_jw_object(&w);
+	ls_jw_key(&w, "addr");
+	ls_jw_string(&w, token);
+	ls_jw_key(&w, "module");
+	ls_jw_string(&w, ls_module_path(m));
+	ls_jw_key(&w, "chain");
+	ls_jw_array(&w);
+	ls_jw_array_end(&w);
+	ls_jw_key(&w, "error");
+	ls_jw_string(&w, msg);
+	ls_jw_object_end(&w);
+	ls_jw_newline(&w);
+	ls_jw_finish(&w);
 }
 
 static void lookup_one(const ls_module *m, const char *token, bool json)

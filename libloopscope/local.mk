@@ -21,7 +21,13 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/scope.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
 	libloopscope/output_text.c libloopscope/output_json.c libloopscope/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden
-libloopscope_internal_la_LIBADD = $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread
+libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread
+# The one JSON writer: the library's JSON outputs, `loopscope lookup --json`
+# and `perf loops report --format=json` share it.  A convenience library of
+# its own, since the front ends link libloopscope.so, which does not export it.
+noinst_LTLIBRARIES += libloopscope-json.la
+libloopscope_json_la_SOURCES = libloopscope/json_writer.c libloopscope/json_writer.h
+libloopscope_json_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libloopscope_la_SOURCES =
 libloopscope_la_LIBADD = libloopscope-internal.la
 libloopscope_la_LDFLAGS = -version-info 0:0:0 -Wl,--version-script=$(srcdir)/libloopscope/loopscope.map

@@ -9,7 +9,7 @@ perf_loops_SOURCES = \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS)
-perf_loops_LDADD = libloopscope.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
+perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS)
 
 # The perf.data reader under libFuzzer: ./configure --enable-fuzz CC=clang
 if ENABLE_FUZZ

@@ -1,115 +1,116 @@
 /* view-json.c - the calling-context tree with numbers, as design.md's
  * `perf loops report --format=json` contract says: one object, events first,
- * then the tree; cost arrays follow the order of "events". */
+ * then the tree; cost arrays follow the order of "events".  Strings are
+ * escaped by json_writer.c as every JSON of loopscope is. */
 #include "report.h"
+#include "json_writer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void jstr(FILE *f, const char *s)
+/* "KEY":[...]: one cost of node N per shown event. */
+static void costs(ls_jw *w, pl_report *rep, uint32_t n, int k, const char *key)
 {
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void costs(pl_report *rep, uint32_t n, int k, const char *key)
-{
-	fprintf(rep->out, ",\"%s\":[", key);
+	ls_jw_key(w, key);
+	ls_jw_array(w);
 	for (size_t i = 0; i < rep->nshown; i++)
-		fprintf(rep->out, "%s%llu", i ? "," : "",
-			(unsigned long long)pl_cost(&rep->tree, n, rep->shown[i])[k]);
-	fputc(']', rep->out);
+		ls_jw_uint(w, pl_cost(&rep->tree, n, rep->shown[i])[k]);
+	ls_jw_array_end(w);
 }
 
-/* ,"KEY":LINE, with null for line 0 (no line: never shown as a line). */
-static void jline(FILE *f, const char *key, unsigned line)
+/* "KEY":LINE, with null for line 0 (no line: never shown as a line). */
+static void jline(ls_jw *w, const char *key, unsigned line)
 {
+	ls_jw_key(w, key);
 	if (line)
-		fprintf(f, ",\"%s\":%u", key, line);
+		ls_jw_uint(w, line);
 	else
-		fprintf(f, ",\"%s\":null", key);
+		ls_jw_null(w);
 }
 
 static const char *const kind_names[] = { "root", "proc", "inline", "alien", "loop", "stmt" };
 
-static void node(pl_report *rep, uint32_t n)
+/* Whether child N of the tree is shown: it has samples of a shown event, and
+ * its share of the primary event passes --percent-limit. */
+static bool shown_child(pl_report *rep, uint32_t n)
+{
+	const pl_tree *t = &rep->tree;
+	/* a node with samples of another event only still shows */
+	int any = 0;
+	for (size_t e = 0; e < rep->nshown; e++)
+		any |= pl_cost(t, n, rep->shown[e])[PL_TOTAL] != 0;
+	if (!any)
+		return false;
+	uint64_t all = rep->ev_period[rep->primary];
+	const uint64_t *c = pl_cost(t, n, rep->primary);
+	return !(rep->opt->percent_limit > 0 && all &&
+	         100.0 * (double)c[PL_TOTAL_PERIOD] / (double)all < rep->opt->percent_limit);
+}
+
+static void node(ls_jw *w, pl_report *rep, uint32_t n)
 {
 	const pl_tree *t = &rep->tree;
 	const pl_node *x = &t->nodes[n];
-	FILE *f = rep->out;
-	fprintf(f, "{\"kind\":\"%s\"", kind_names[x->kind]);
+	ls_jw_object(w);
+	ls_jw_key(w, "kind");
+	ls_jw_string(w, kind_names[x->kind]);
 	if (x->kind == PL_PROC || x->kind == PL_INLINE) {
-		fputs(",\"name\":", f);
-		jstr(f, pl_node_name(rep, n));
+		ls_jw_key(w, "name");
+		ls_jw_string(w, pl_node_name(rep, n));
 	}
 	if (x->kind != PL_ROOT) {
-		fputs(",\"file\":", f);
-		jstr(f, pl_node_file(rep, n));
-		jline(f, "line", pl_node_line(rep, n));
+		ls_jw_key(w, "file");
+		ls_jw_string(w, pl_node_file(rep, n));
+		jline(w, "line", pl_node_line(rep, n));
 	}
 	if (x->kind == PL_INLINE) {
-		fputs(",\"call_file\":", f);
-		jstr(f, ls_scope_call_file(x->scope));
-		jline(f, "call_line", ls_scope_call_line(x->scope));
+		ls_jw_key(w, "call_file");
+		ls_jw_string(w, ls_scope_call_file(x->scope));
+		jline(w, "call_line", ls_scope_call_line(x->scope));
 	}
 	if (x->kind == PL_PROC) {
-		fputs(",\"dso\":", f);
-		jstr(f, x->dso ? x->dso->name : NULL);
+		ls_jw_key(w, "dso");
+		ls_jw_string(w, x->dso ? x->dso->name : NULL);
 	}
-	costs(rep, n, PL_TOTAL, "total");
-	costs(rep, n, PL_SELF, "self");
-	costs(rep, n, PL_TOTAL_PERIOD, "total_period");
-	costs(rep, n, PL_SELF_PERIOD, "self_period");
-	fputs(",\"children\":[", f);
+	costs(w, rep, n, PL_TOTAL, "total");
+	costs(w, rep, n, PL_SELF, "self");
+	costs(w, rep, n, PL_TOTAL_PERIOD, "total_period");
+	costs(w, rep, n, PL_SELF_PERIOD, "self_period");
+	ls_jw_key(w, "children");
+	ls_jw_array(w);
 	uint32_t *kids;
 	size_t k = pl_sorted_children(rep, t, n, &kids);
-	int first = 1;
-	uint64_t all = rep->ev_period[rep->primary];
-	for (size_t i = 0; i < k; i++) {
-		const uint64_t *c = pl_cost(t, kids[i], rep->primary);
-		/* a node with samples of another event only still shows */
-		int any = 0;
-		for (size_t e = 0; e < rep->nshown; e++)
-			any |= pl_cost(t, kids[i], rep->shown[e])[PL_TOTAL] != 0;
-		if (!any)
-			continue;
-		if (rep->opt->percent_limit > 0 && all &&
-		    100.0 * (double)c[PL_TOTAL_PERIOD] / (double)all < rep->opt->percent_limit)
-			continue;
-		if (!first)
-			fputc(',', f);
-		first = 0;
-		node(rep, kids[i]);
-	}
+	for (size_t i = 0; i < k; i++)
+		if (shown_child(rep, kids[i]))
+			node(w, rep, kids[i]);
 	free(kids);
-	fputs("]}", f);
+	ls_jw_array_end(w);
+	ls_jw_object_end(w);
 }
 
 int pl_view_json(pl_report *rep)
 {
-	FILE *f = rep->out;
-	fputs("{\"events\":[", f);
+	ls_jw w;
+	ls_jw_init(&w, rep->out, LS_JW_COMPACT);
+	ls_jw_object(&w);
+	ls_jw_key(&w, "events");
+	ls_jw_array(&w);
 	for (size_t i = 0; i < rep->nshown; i++) {
 		size_t e = rep->shown[i];
-		fprintf(f, "%s{\"name\":", i ? "," : "");
-		jstr(f, pd_attr_at(rep->r, e)->name);
-		fprintf(f, ",\"samples\":%llu,\"period\":%llu}", (unsigned long long)rep->ev_samples[e],
-			(unsigned long long)rep->ev_period[e]);
+		ls_jw_object(&w);
+		ls_jw_key(&w, "name");
+		ls_jw_string(&w, pd_attr_at(rep->r, e)->name);
+		ls_jw_key(&w, "samples");
+		ls_jw_uint(&w, rep->ev_samples[e]);
+		ls_jw_key(&w, "period");
+		ls_jw_uint(&w, rep->ev_period[e]);
+		ls_jw_object_end(&w);
 	}
-	fputs("],\"tree\":", f);
-	node(rep, 0);
-	fputs("}\n", f);
+	ls_jw_array_end(&w);
+	ls_jw_key(&w, "tree");
+	node(&w, rep, 0);
+	ls_jw_object_end(&w);
+	ls_jw_newline(&w);
+	ls_jw_finish(&w);
 	return 0;
 }

@@ -180,3 +180,8 @@ TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
 TESTS += tests/perf-pprof.py
 EXTRA_DIST += tests/perf-pprof.py
+# Issue 10: the one JSON writer, on its own.
+check_PROGRAMS += tests/unit-json
+TESTS += tests/unit-json
+tests_unit_json_SOURCES = tests/unit-json.c
+tests_unit_json_LDADD = libloopscope-json.la
