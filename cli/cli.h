@@ -1,10 +1,12 @@
-/* cli.h - what the loopscope subcommands share: one option parser, module
- * opening with the common options, and exit codes. */
+/* cli.h - what the loopscope subcommands share: one option parser (glibc's
+ * argp, as the elfutils tools use it), module opening with the common
+ * options, and exit codes. */
 #ifndef LOOPSCOPE_CLI_H
 #define LOOPSCOPE_CLI_H
 
 #include "loopscope.h"
 
+#include <argp.h>
 #include <stdbool.h>
 
 enum { EXIT_OK = 0, EXIT_ANALYSIS = 1, EXIT_USAGE = 2 };
@@ -17,17 +19,22 @@ struct cli_common {
 	bool verbose;          /* -v: say why the cache missed, and such */
 };
 
-/* Parses "--name=value", "--name value" and "-n value" forms.  Returns 1 and
- * sets *VALUE if ARGV[*I] is option NAME (long) or SHORT_NAME (short, may be
- * NULL), advancing *I past a separate value; 0 if it is another option; -1
- * (after printing a message) if the value is missing. */
-int cli_option_value(int argc, char **argv, int *i, const char *name, const char *short_name,
-                     const char **value);
-/* Parses the common options; returns 1 if ARGV[*I] was one, 0 if not, -1 on error. */
-int cli_common_option(int argc, char **argv, int *i, struct cli_common *c);
+/* The common options (-j, --no-cache, -v, --debug-dir) as an argp child: a
+ * subcommand lists it in its children and passes its struct cli_common in
+ * state->child_inputs[0] at ARGP_KEY_INIT. */
+extern const struct argp cli_common_argp;
+/* -h, hidden: --help, for the hands used to it.  Every subcommand's child. */
+extern const struct argp cli_help_argp;
+
+/* Parses ARGV (ARGV[0] is the subcommand's name) with ARGP as `loopscope
+ * NAME`: --help, --usage and -V print and exit 0, usage errors print a line
+ * naming the problem and exit EXIT_USAGE.  FLAGS are argp_parse's. */
+void cli_parse(const struct argp *argp, const char *name, int argc, char **argv, unsigned flags,
+               void *input);
 /* Opens BINARY with the common options; prints the error and returns NULL on failure. */
 ls_module *cli_open(const char *binary, const struct cli_common *c);
 
+/* A usage error found after parsing: "loopscope CMD: message" and where help is. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int cmd_struct(int argc, char **argv);

@@ -46,46 +46,64 @@ static void show(void *ctx, const ls_cache_info *e)
 	t->bytes += e->size;
 }
 
+enum action { NONE, LIST, PRUNE, CLEAR };
+enum { OPT_LIST = 0x200, OPT_PRUNE, OPT_CLEAR, OPT_MAX_SIZE };
+
+static const struct argp_option cache_options[] = {
+	{ "list", OPT_LIST, NULL, 0, "every entry, most recently used first, with its binary", 0 },
+	{ "prune", OPT_PRUNE, NULL, 0,
+	  "remove what can only miss, then the least recently used entries beyond the bound "
+	  "($LOOPSCOPE_CACHE_SIZE, 1G)", 0 },
+	{ "max-size", OPT_MAX_SIZE, "SIZE", 0, "the bound for --prune: bytes, or with K, M or G", 0 },
+	{ "clear", OPT_CLEAR, NULL, 0, "remove every entry", 0 },
+	{ 0 }
+};
+
+struct cache_args {
+	enum action what;
+	ls_options *opt;
+};
+
+static error_t parse_cache(int key, char *arg, struct argp_state *state)
+{
+	struct cache_args *a = state->input;
+	enum action w = key == OPT_LIST ? LIST : key == OPT_PRUNE ? PRUNE : key == OPT_CLEAR ? CLEAR : NONE;
+	if (w != NONE) {
+		if (a->what != NONE && a->what != w)
+			argp_error(state, "one of --list, --prune and --clear at a time");
+		a->what = w;
+		return 0;
+	}
+	switch (key) {
+	case OPT_MAX_SIZE:
+		if (cli_parse_size(arg, &a->opt->cache_max_bytes) < 0)
+			argp_error(state, "bad size '%s' (bytes, or with K, M or G)", arg);
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unknown argument '%s'", arg);
+		return 0;
+	case ARGP_KEY_END:
+		if (a->what == NONE)
+			argp_error(state, "say what to do: --list, --prune or --clear");
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const struct argp_child cache_children[] = { { &cli_help_argp, 0, NULL, 0 }, { 0 } };
+static const struct argp cache_argp = {
+	cache_options, parse_cache, NULL,
+	"What the analysis cache ($XDG_CACHE_HOME/loopscope) holds, and removing what it need not.",
+	cache_children, NULL, NULL
+};
+
 int cmd_cache(int argc, char **argv)
 {
-	enum { NONE, LIST, PRUNE, CLEAR } what = NONE;
-	const char *v;
 	ls_options opt;
 	ls_options_init(&opt);
-	for (int i = 1; i < argc; i++) {
-		int r;
-		int w = !strcmp(argv[i], "--list") ? LIST : !strcmp(argv[i], "--prune") ? PRUNE
-			: !strcmp(argv[i], "--clear") ? CLEAR : NONE;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs("usage: loopscope cache --list | --prune [--max-size=SIZE] | --clear\n"
-			      "  --list      every entry, most recently used first, with its binary\n"
-			      "  --prune     remove what can only miss, then the least recently used\n"
-			      "              entries beyond the bound ($LOOPSCOPE_CACHE_SIZE, 1G)\n"
-			      "  --clear     remove every entry\n", stdout);
-			return EXIT_OK;
-		}
-		if (w != NONE) {
-			if (what != NONE && what != w) {
-				cli_usage_error("cache", "one of --list, --prune and --clear at a time");
-				return EXIT_USAGE;
-			}
-			what = w;
-		} else if ((r = cli_option_value(argc, argv, &i, "--max-size", NULL, &v)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-			if (cli_parse_size(v, &opt.cache_max_bytes) < 0) {
-				cli_usage_error("cache", "bad size '%s' (bytes, or with K, M or G)", v);
-				return EXIT_USAGE;
-			}
-		} else {
-			cli_usage_error("cache", "unknown argument '%s'", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
-	if (what == NONE) {
-		cli_usage_error("cache", "say what to do: --list, --prune or --clear");
-		return EXIT_USAGE;
-	}
+	struct cache_args a = { NONE, &opt };
+	cli_parse(&cache_argp, "cache", argc, argv, 0, &a);
+	enum action what = a.what;
 	char dir[4096];
 	if (ls_cache_dir(&opt, dir, sizeof dir) < 0) {
 		fprintf(stderr, "loopscope: no cache directory: set XDG_CACHE_HOME or HOME\n");

@@ -65,11 +65,6 @@ struct decoder {
 	bool have_rip;
 };
 
-static const char decode_usage[] =
-	"usage: loopscope decode [-r RELEASE | --vmlinux FILE] [--modules DIR]\n"
-	"                        [--kaslr-offset OFF | --kallsyms FILE] [--proc-modules FILE]\n"
-	"                        [--sys-module DIR] [--strip-prefix P] [--decodecode] < LOG\n";
-
 static bool file_exists(const char *p)
 {
 	struct stat st;
@@ -807,58 +802,72 @@ static void decode_code_line(struct decoder *d, FILE *out, const char *line)
 
 /* ---- the command --------------------------------------------------------------- */
 
+enum {
+	OPT_DECODECODE = 0x200, OPT_MODULES, OPT_KASLR, OPT_KALLSYMS, OPT_PROC_MODULES, OPT_SYS_MODULE,
+	OPT_STRIP_PREFIX,
+};
+
+static const struct argp_option decode_options[] = {
+	{ "release", 'r', "RELEASE", 0,
+	  "the kernel release whose debug info to use (default: the log's, else the running kernel's)", 0 },
+	{ "vmlinux", 'k', "FILE", 0, "vmlinux with debug info (instead of -r)", 0 },
+	{ "modules", OPT_MODULES, "DIR", 0, "where the modules' debug info is", 0 },
+	{ "kaslr-offset", OPT_KASLR, "OFF", 0, "runtime minus link-time address of vmlinux (0x... for hex)", 0 },
+	{ "kallsyms", OPT_KALLSYMS, "FILE", 0, "/proc/kallsyms of the machine, for the KASLR offset", 0 },
+	{ "proc-modules", OPT_PROC_MODULES, "FILE", 0, "/proc/modules of the machine: the modules' load addresses", 0 },
+	{ "sys-module", OPT_SYS_MODULE, "DIR", 0, "/sys/module of the machine: the modules' section addresses", 0 },
+	{ "strip-prefix", OPT_STRIP_PREFIX, "P", 0, "drop P (the build directory) from file names", 0 },
+	{ "decodecode", OPT_DECODECODE, NULL, 0, "also disassemble the Code: line, the faulting loop marked", 0 },
+	{ 0 }
+};
+
+struct decode_args {
+	struct decoder *d;
+	const char *kaslr;
+};
+
+static error_t parse_decode(int key, char *arg, struct argp_state *state)
+{
+	struct decode_args *a = state->input;
+	struct decoder *d = a->d;
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &d->common;
+		return 0;
+	case OPT_DECODECODE: d->decodecode = true; return 0;
+	case 'r':
+		d->release_arg = arg;
+		snprintf(d->release, sizeof d->release, "%s", arg);
+		return 0;
+	case 'k': d->vmlinux_arg = arg; return 0;
+	case OPT_MODULES: d->modules_dir = arg; return 0;
+	case OPT_KASLR: a->kaslr = arg; return 0;
+	case OPT_KALLSYMS: d->kallsyms_file = arg; return 0;
+	case OPT_PROC_MODULES: d->proc_modules = arg; return 0;
+	case OPT_SYS_MODULE: d->sys_module = arg; return 0;
+	case OPT_STRIP_PREFIX: d->strip_arg = arg; return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unknown argument '%s' (the log comes on stdin)", arg);
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const struct argp_child decode_children[] = {
+	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
+};
+static const struct argp decode_argp = {
+	decode_options, parse_decode, "< LOG",
+	"A kernel log on stdin (an oops, a warning, a hung task), written back byte for byte with "
+	"each stack frame annotated with its inlined calls, loops and statement.",
+	decode_children, NULL, NULL
+};
+
 static int parse_options(struct decoder *d, int argc, char **argv)
 {
-	const char *v, *kaslr = NULL;
-	for (int i = 1; i < argc; i++) {
-		int r;
-		if ((r = cli_common_option(argc, argv, &i, &d->common)) != 0) {
-			if (r < 0)
-				return -1;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(decode_usage, stdout);
-			exit(EXIT_OK);
-		} else if (strcmp(argv[i], "--decodecode") == 0) {
-			d->decodecode = true;
-		} else if ((r = cli_option_value(argc, argv, &i, "--release", "-r", &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->release_arg = v;
-			snprintf(d->release, sizeof d->release, "%s", v);
-		} else if ((r = cli_option_value(argc, argv, &i, "--vmlinux", "-k", &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->vmlinux_arg = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--modules", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->modules_dir = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--kaslr-offset", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			kaslr = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--kallsyms", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->kallsyms_file = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--proc-modules", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->proc_modules = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--sys-module", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->sys_module = v;
-		} else if ((r = cli_option_value(argc, argv, &i, "--strip-prefix", NULL, &v)) != 0) {
-			if (r < 0)
-				return -1;
-			d->strip_arg = v;
-		} else {
-			cli_usage_error("decode", "unknown argument '%s'", argv[i]);
-			fputs(decode_usage, stderr);
-			return -1;
-		}
-	}
+	struct decode_args a = { d, NULL };
+	cli_parse(&decode_argp, "decode", argc, argv, 0, &a);
+	const char *kaslr = a.kaslr;
 	if (d->release_arg && d->vmlinux_arg) {
 		cli_usage_error("decode", "-r and --vmlinux are alternatives");
 		return -1;

@@ -177,32 +177,59 @@ static void lookup_one(const ls_module *m, const char *token, bool json)
 	}
 }
 
+enum { OPT_JSON = 0x200 };
+
+static const struct argp_option lookup_options[] = {
+	{ "json", OPT_JSON, NULL, 0, "one JSON object a line per address, as design.md's lookup contract", 0 },
+	{ 0 }
+};
+
+struct lookup_args {
+	struct cli_common common;
+	bool json;
+	int binary_at;          /* in argv; the addresses follow it */
+};
+
+/* Options come before the binary; everything after it is an address. */
+static error_t parse_lookup(int key, char *arg, struct argp_state *state)
+{
+	struct lookup_args *a = state->input;
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->common;
+		return 0;
+	case OPT_JSON:
+		a->json = true;
+		return 0;
+	case ARGP_KEY_ARGS:
+		a->binary_at = state->next;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "no binary given");
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const struct argp_child lookup_children[] = {
+	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
+};
+static const struct argp lookup_argp = {
+	lookup_options, parse_lookup, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
+	"The scope chain (procedure, inlined calls, loops, statement) of each address: hexadecimal "
+	"(0x401156 or 401156, as addr2line takes them) or SYMBOL+0xOFF[/0xSIZE] as kernel oops "
+	"lines print them.  With no address, they are read from stdin.",
+	lookup_children, NULL, NULL
+};
+
 int cmd_lookup(int argc, char **argv)
 {
-	struct cli_common common = { 0 };
-	bool json = false;
-	const char *binary = NULL;
-	int first_addr = argc;
-	for (int i = 1; i < argc; i++) {
-		int r;
-		if (!binary && (r = cli_common_option(argc, argv, &i, &common)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-		} else if (!binary && strcmp(argv[i], "--json") == 0) {
-			json = true;
-		} else if (!binary && argv[i][0] == '-' && argv[i][1]) {
-			cli_usage_error("lookup", "unknown option '%s'", argv[i]);
-			return EXIT_USAGE;
-		} else if (!binary) {
-			binary = argv[i];
-			first_addr = i + 1;
-			break;
-		}
-	}
-	if (!binary) {
-		cli_usage_error("lookup", "no binary given");
-		return EXIT_USAGE;
-	}
+	struct lookup_args a = { 0 };
+	cli_parse(&lookup_argp, "lookup", argc, argv, ARGP_IN_ORDER, &a);
+	struct cli_common common = a.common;
+	bool json = a.json;
+	const char *binary = argv[a.binary_at];
+	int first_addr = a.binary_at + 1;
 	ls_module *m = cli_open(binary, &common);
 	if (!m)
 		return EXIT_ANALYSIS;

@@ -5,47 +5,69 @@
 #include <stdio.h>
 #include <string.h>
 
+enum { OPT_FORMAT = 0x200 };
+
+static const struct argp_option struct_options[] = {
+	{ "format", OPT_FORMAT, "text|json|xml", 0, "what to write (default text)", 0 },
+	{ "output", 'o', "FILE", 0, "write to FILE instead of stdout", 0 },
+	{ 0 }
+};
+
+struct struct_args {
+	struct cli_common common;
+	ls_format fmt;
+	const char *outfile, *binary;
+};
+
+static error_t parse_struct(int key, char *arg, struct argp_state *state)
+{
+	struct struct_args *a = state->input;
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->common;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			a->fmt = LS_FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			a->fmt = LS_FORMAT_JSON;
+		else if (strcmp(arg, "xml") == 0)
+			a->fmt = LS_FORMAT_XML;
+		else
+			argp_error(state, "unknown format '%s' (text, json or xml)", arg);
+		return 0;
+	case 'o':
+		a->outfile = arg;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (a->binary)
+			argp_error(state, "one binary at a time ('%s' is extra)", arg);
+		a->binary = arg;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "no binary given");
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const struct argp_child struct_children[] = {
+	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
+};
+static const struct argp struct_argp = {
+	struct_options, parse_struct, "BINARY",
+	"The whole scope tree of BINARY: procedures, inlined calls, loops and statements, "
+	"as text, JSON or HPCToolkit structure XML.",
+	struct_children, NULL, NULL
+};
+
 int cmd_struct(int argc, char **argv)
 {
-	struct cli_common common = { 0 };
-	ls_format fmt = LS_FORMAT_TEXT;
-	const char *outfile = NULL, *binary = NULL, *v;
-	for (int i = 1; i < argc; i++) {
-		int r;
-		if ((r = cli_common_option(argc, argv, &i, &common)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-		} else if ((r = cli_option_value(argc, argv, &i, "--format", NULL, &v)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-			if (strcmp(v, "text") == 0)
-				fmt = LS_FORMAT_TEXT;
-			else if (strcmp(v, "json") == 0)
-				fmt = LS_FORMAT_JSON;
-			else if (strcmp(v, "xml") == 0)
-				fmt = LS_FORMAT_XML;
-			else {
-				cli_usage_error("struct", "unknown format '%s' (text, json or xml)", v);
-				return EXIT_USAGE;
-			}
-		} else if ((r = cli_option_value(argc, argv, &i, "--output", "-o", &v)) != 0) {
-			if (r < 0)
-				return EXIT_USAGE;
-			outfile = v;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_usage_error("struct", "unknown option '%s'", argv[i]);
-			return EXIT_USAGE;
-		} else if (!binary) {
-			binary = argv[i];
-		} else {
-			cli_usage_error("struct", "one binary at a time ('%s' is extra)", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
-	if (!binary) {
-		cli_usage_error("struct", "no binary given");
-		return EXIT_USAGE;
-	}
+	struct struct_args a = { .fmt = LS_FORMAT_TEXT };
+	cli_parse(&struct_argp, "struct", argc, argv, 0, &a);
+	struct cli_common common = a.common;
+	ls_format fmt = a.fmt;
+	const char *outfile = a.outfile, *binary = a.binary;
 	ls_module *m = cli_open(binary, &common);
 	if (!m)
 		return EXIT_ANALYSIS;

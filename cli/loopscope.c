@@ -1,5 +1,6 @@
 /* loopscope.c - the loopscope command: dispatches to one subcommand per file
- * (cmd-*.c) and holds the option parsing they share. */
+ * (cmd-*.c) and holds the option parsing they share: glibc's argp, so that
+ * --help, --usage and -V work for `loopscope` and each subcommand alike. */
 #include "cli.h"
 
 #include <errno.h>
@@ -8,25 +9,79 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: loopscope struct [--format=text|json|xml] [-o FILE] [-j N] [--no-cache] BINARY\n"
-	"       loopscope lookup [--json] BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]  (no ADDR: read stdin)\n"
-	"       loopscope decode [-r RELEASE | --vmlinux FILE] [--modules DIR] [--kaslr-offset OFF | --kallsyms FILE]\n"
-	"                        [--proc-modules FILE] [--sys-module DIR] [--strip-prefix P] [--decodecode]\n"
-	"                        (a kernel log on stdin, written back with each frame annotated)\n"
-	"       loopscope cache --list | --prune [--max-size=SIZE] | --clear\n"
-	"       loopscope --help | --version\n"
-	"\n"
-	"Recovers the structure of an optimized binary: procedures, inlined calls,\n"
-	"loops and statements, from its machine code and DWARF.\n"
-	"\n"
-	"Common options:\n"
-	"  -j, --jobs N       analyze on N threads (default: all cores)\n"
-	"  --no-cache         neither read nor write the analysis cache\n"
-	"                     ($XDG_CACHE_HOME/loopscope, keyed by build-id; at most\n"
-	"                     $LOOPSCOPE_CACHE_SIZE, default 1G, least recently used go)\n"
-	"  -v, --verbose      also say why the cache missed\n"
-	"  --debug-dir DIR    look for separate debug info under DIR (default /usr/lib/debug)\n";
+/* -V and --version in every subcommand, as argp adds them. */
+const char *argp_program_version = "loopscope " LS_VERSION;
+
+/* ---- the common options -------------------------------------------------- */
+
+enum { OPT_NO_CACHE = 0x100, OPT_DEBUG_DIR };
+
+static const struct argp_option common_options[] = {
+	{ NULL, 0, NULL, 0, "Common options:", 10 },
+	{ "jobs", 'j', "N", 0, "analyze on N threads (default: all cores)", 0 },
+	{ "no-cache", OPT_NO_CACHE, NULL, 0,
+	  "neither read nor write the analysis cache ($XDG_CACHE_HOME/loopscope, keyed by build-id; "
+	  "at most $LOOPSCOPE_CACHE_SIZE, default 1G, least recently used go)", 0 },
+	{ "verbose", 'v', NULL, 0, "also say why the cache missed", 0 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
+	  "look for separate debug info under DIR (default /usr/lib/debug)", 0 },
+	{ 0 }
+};
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	struct cli_common *c = state->input;
+	switch (key) {
+	case 'j': {
+		char *end;
+		long n = strtol(arg, &end, 10);
+		if (*arg == 0 || *end || n < 0 || n > 1024)
+			argp_error(state, "bad number of jobs: %s", arg);
+		c->jobs = (int)n;
+		return 0;
+	}
+	case OPT_NO_CACHE:
+		c->no_cache = true;
+		return 0;
+	case 'v':
+		c->verbose = true;
+		return 0;
+	case OPT_DEBUG_DIR:
+		c->debug_dir = arg;
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+const struct argp cli_common_argp = { common_options, parse_common, NULL, NULL, NULL, NULL, NULL };
+
+/* ---- -h, the short help ---------------------------------------------------- */
+
+static const struct argp_option help_options[] = {
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "give this help list", -1 },
+	{ 0 }
+};
+
+static error_t parse_help(int key, char *arg, struct argp_state *state)
+{
+	if (key != 'h')
+		return ARGP_ERR_UNKNOWN;
+	argp_state_help(state, state->out_stream, ARGP_HELP_STD_HELP);
+	return 0;
+}
+
+const struct argp cli_help_argp = { help_options, parse_help, NULL, NULL, NULL, NULL, NULL };
+
+void cli_parse(const struct argp *argp, const char *name, int argc, char **argv, unsigned flags,
+               void *input)
+{
+	/* argp names the program by argv[0] in its messages and help. */
+	static char prog[64];
+	snprintf(prog, sizeof prog, "loopscope%s%s", name ? " " : "", name ? name : "");
+	argv[0] = prog;
+	if (argp_parse(argp, argc, argv, flags, NULL, input) != 0)
+		exit(EXIT_USAGE);
+}
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -36,63 +91,8 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fputs(usage, stderr);
-}
-
-int cli_option_value(int argc, char **argv, int *i, const char *name, const char *short_name,
-                     const char **value)
-{
-	const char *arg = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
-		*value = arg + n + 1;
-		return 1;
-	}
-	if (short_name && strncmp(arg, short_name, 2) == 0 && arg[2]) {
-		*value = arg + 2; /* -j4 */
-		return 1;
-	}
-	if (strcmp(arg, name) != 0 && !(short_name && strcmp(arg, short_name) == 0))
-		return 0;
-	if (*i + 1 >= argc) {
-		cli_usage_error(NULL, "option %s needs a value", arg);
-		return -1;
-	}
-	*value = argv[++*i];
-	return 1;
-}
-
-int cli_common_option(int argc, char **argv, int *i, struct cli_common *c)
-{
-	const char *v;
-	int r;
-	if (strcmp(argv[*i], "--no-cache") == 0) {
-		c->no_cache = true;
-		return 1;
-	}
-	if (strcmp(argv[*i], "-v") == 0 || strcmp(argv[*i], "--verbose") == 0) {
-		c->verbose = true;
-		return 1;
-	}
-	if ((r = cli_option_value(argc, argv, i, "--jobs", "-j", &v)) != 0) {
-		if (r < 0)
-			return -1;
-		char *end;
-		long n = strtol(v, &end, 10);
-		if (*end || n < 0 || n > 1024) {
-			cli_usage_error(NULL, "bad number of jobs: %s", v);
-			return -1;
-		}
-		c->jobs = (int)n;
-		return 1;
-	}
-	if ((r = cli_option_value(argc, argv, i, "--debug-dir", NULL, &v)) != 0) {
-		if (r < 0)
-			return -1;
-		c->debug_dir = v;
-		return 1;
-	}
-	return 0;
+	fprintf(stderr, "Try `loopscope%s%s --help' or `loopscope%s%s --usage' for more information.\n",
+	        cmd ? " " : "", cmd ? cmd : "", cmd ? " " : "", cmd ? cmd : "");
 }
 
 ls_module *cli_open(const char *binary, const struct cli_common *c)
@@ -128,29 +128,71 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+/* ---- the command itself ------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "struct", cmd_struct },
+	{ "lookup", cmd_lookup },
+	{ "decode", cmd_decode },
+	{ "cache", cmd_cache },
+};
+
+static const char top_doc[] =
+	"Recovers the structure of an optimized binary: procedures, inlined calls, "
+	"loops and statements, from its machine code and DWARF."
+	"\v"
+	"Commands (`loopscope COMMAND --help' lists each one's options):\n"
+	"  struct BINARY   the whole scope tree, as text, JSON or structure XML\n"
+	"  lookup BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]\n"
+	"                  the scope chain of addresses (no ADDR: read stdin)\n"
+	"  decode < LOG    a kernel log, written back with each frame annotated\n"
+	"  cache           list, prune or clear the analysis cache\n"
+	"\n"
+	"Common options of struct, lookup and decode:\n"
+	"  -j, --jobs=N        analyze on N threads (default: all cores)\n"
+	"      --no-cache      neither read nor write the analysis cache\n"
+	"                      ($XDG_CACHE_HOME/loopscope, keyed by build-id)\n"
+	"  -v, --verbose       also say why the cache missed\n"
+	"      --debug-dir=DIR look for separate debug info under DIR\n"
+	"                      (default /usr/lib/debug)\n"
+	"\n"
+	"Exit status: 0 done, 1 the analysis failed, 2 usage error.";
+
+/* The top level takes only --help, --usage and -V; the first argument is the
+ * command, and what follows it is the command's to parse. */
+static error_t parse_top(int key, char *arg, struct argp_state *state)
+{
+	int *command_at = state->input;
+	switch (key) {
+	case ARGP_KEY_ARGS:
+		*command_at = state->next;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_usage(state);
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+static const struct argp_child top_children[] = { { &cli_help_argp, 0, NULL, 0 }, { 0 } };
+static const struct argp top_argp = { NULL, parse_top, "COMMAND [ARG...]", top_doc, top_children, NULL, NULL };
+
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(usage, stderr);
-		return EXIT_USAGE;
-	}
-	const char *cmd = argv[1];
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(usage, stdout);
+	argp_err_exit_status = EXIT_USAGE;
+	int command_at = 0;
+	cli_parse(&top_argp, NULL, argc, argv, ARGP_IN_ORDER, &command_at);
+	const char *cmd = argv[command_at];
+	if (strcmp(cmd, "help") == 0) {
+		argp_help(&top_argp, stdout, ARGP_HELP_STD_HELP, "loopscope");
 		return EXIT_OK;
 	}
-	if (strcmp(cmd, "--version") == 0) {
-		printf("loopscope %s\n", LS_VERSION);
-		return EXIT_OK;
-	}
-	if (strcmp(cmd, "struct") == 0)
-		return cmd_struct(argc - 1, argv + 1);
-	if (strcmp(cmd, "lookup") == 0)
-		return cmd_lookup(argc - 1, argv + 1);
-	if (strcmp(cmd, "decode") == 0)
-		return cmd_decode(argc - 1, argv + 1);
-	if (strcmp(cmd, "cache") == 0)
-		return cmd_cache(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc - command_at, argv + command_at);
 	cli_usage_error(NULL, "unknown command '%s'", cmd);
 	return EXIT_USAGE;
 }

@@ -185,3 +185,6 @@ check_PROGRAMS += tests/unit-json
 TESTS += tests/unit-json
 tests_unit_json_SOURCES = tests/unit-json.c
 tests_unit_json_LDADD = libloopscope-json.la
+# Issue 10: loopscope's option parser, --help, --usage and -V everywhere.
+TESTS += tests/cli-options.sh
+EXTRA_DIST += tests/cli-options.sh
