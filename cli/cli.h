@@ -25,6 +25,9 @@ struct cli_common {
 extern const struct argp cli_common_argp;
 /* -h, hidden: --help, for the hands used to it.  Every subcommand's child. */
 extern const struct argp cli_help_argp;
+/* The children of a subcommand that opens a binary: the common options
+ * (child_inputs[0]) and -h. */
+extern const struct argp_child cli_binary_children[];
 
 /* Parses ARGV (ARGV[0] is the subcommand's name) with ARGP as `loopscope
  * NAME`: --help, --usage and -V print and exit 0, usage errors print a line

@@ -121,16 +121,9 @@ int cmd_cache(int argc, char **argv)
 		if (rc == 0)
 			printf("%zu entr%s, %s in %s (bound %s)\n", t.n, t.n == 1 ? "y" : "ies", total, dir, bound);
 		break;
-	case PRUNE:
-		t.verb = "removed";
-		rc = ls_cache_prune(&opt, show, &t, &err);
-		human(t.bytes, total, sizeof total);
-		if (rc == 0)
-			printf("%zu file%s removed, %s freed in %s\n", t.n, t.n == 1 ? "" : "s", total, dir);
-		break;
 	default:
 		t.verb = "removed";
-		rc = ls_cache_clear(&opt, show, &t, &err);
+		rc = (what == PRUNE ? ls_cache_prune : ls_cache_clear)(&opt, show, &t, &err);
 		human(t.bytes, total, sizeof total);
 		if (rc == 0)
 			printf("%zu file%s removed, %s freed in %s\n", t.n, t.n == 1 ? "" : "s", total, dir);

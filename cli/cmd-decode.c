@@ -853,14 +853,11 @@ static error_t parse_decode(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static const struct argp_child decode_children[] = {
-	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
-};
 static const struct argp decode_argp = {
 	decode_options, parse_decode, "< LOG",
 	"A kernel log on stdin (an oops, a warning, a hung task), written back byte for byte with "
 	"each stack frame annotated with its inlined calls, loops and statement.",
-	decode_children, NULL, NULL
+	cli_binary_children, NULL, NULL
 };
 
 static int parse_options(struct decoder *d, int argc, char **argv)

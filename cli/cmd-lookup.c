@@ -211,15 +211,12 @@ static error_t parse_lookup(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static const struct argp_child lookup_children[] = {
-	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
-};
 static const struct argp lookup_argp = {
 	lookup_options, parse_lookup, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
 	"The scope chain (procedure, inlined calls, loops, statement) of each address: hexadecimal "
 	"(0x401156 or 401156, as addr2line takes them) or SYMBOL+0xOFF[/0xSIZE] as kernel oops "
 	"lines print them.  With no address, they are read from stdin.",
-	lookup_children, NULL, NULL
+	cli_binary_children, NULL, NULL
 };
 
 int cmd_lookup(int argc, char **argv)

@@ -51,14 +51,11 @@ static error_t parse_struct(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static const struct argp_child struct_children[] = {
-	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
-};
 static const struct argp struct_argp = {
 	struct_options, parse_struct, "BINARY",
 	"The whole scope tree of BINARY: procedures, inlined calls, loops and statements, "
 	"as text, JSON or HPCToolkit structure XML.",
-	struct_children, NULL, NULL
+	cli_binary_children, NULL, NULL
 };
 
 int cmd_struct(int argc, char **argv)

@@ -72,6 +72,10 @@ static error_t parse_help(int key, char *arg, struct argp_state *state)
 
 const struct argp cli_help_argp = { help_options, parse_help, NULL, NULL, NULL, NULL, NULL };
 
+const struct argp_child cli_binary_children[] = {
+	{ &cli_common_argp, 0, NULL, 0 }, { &cli_help_argp, 0, NULL, 0 }, { 0 }
+};
+
 void cli_parse(const struct argp *argp, const char *name, int argc, char **argv, unsigned flags,
                void *input)
 {
