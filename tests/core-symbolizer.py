@@ -8,12 +8,16 @@
 # libc.so.6 with libc6-dbg), compare loopscope's
 # chain -- the proc, each inline entry (callee name, call file:line) and the
 # stmt line, loops and aliens skipped -- with llvm-symbolizer --inlining fed
-# the same addresses (one process per binary).  One TAP line per binary
-# with its agreement; the overall agreement must be >= 99.5%.  The same
-# comparison against the second oracle, eu-addr2line -a -i -f -C, over all
-# the fixture binaries gives one more line with the same threshold (where
-# it has a line: elfutils 0.188 reads no lines from clang 14's DWARF 5, and
-# its -i chains repeat a frame now and then: class inline-depth).
+# the same addresses (one process per binary).  One TAP line per binary:
+# on the fixtures every address must agree (the answer is known, and the
+# differences named below are not disagreements); on libc.so.6, real code,
+# the agreement must be >= 99.5%.  The same comparison against the second
+# oracle, eu-addr2line -a -i -f -C, over all the fixture binaries gives one
+# more line, exact as well (where it has a line: elfutils 0.188 reads no
+# lines from clang 14's DWARF 5) but for one named allow-list: addresses
+# where the two oracles differ and loopscope agrees with llvm-symbolizer
+# (class "(accepted) oracles-differ:...": eu-addr2line's -i chains repeat
+# or drop a frame now and then).
 #
 # Two names of the same function are counted and shown as "name-form"
 # differences, not disagreements: name-form:signature ("do_work(int)" and
@@ -271,7 +275,11 @@ def compare_chain(chain, inlines, full, frames, symbols):
     return classes, name_form, decl
 
 
-def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(), env=None, threshold=95.0):
+def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(), env=None, threshold=None):
+    """One binary against llvm-symbolizer (and eu-addr2line where TOTALS
+    counts it).  THRESHOLD None: a fixture, every address must agree (the
+    name-form and design differences of the header are not disagreements);
+    a number: real code, the agreement in percent it must reach."""
     franges = C.function_ranges(binary)
     addrs = C.instruction_addresses(binary, franges)
     name_starts = {}
@@ -291,6 +299,7 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
         tap.diag(proc.stderr[-2000:])
         return
     n = agree = name_forms = decl_agree = 0
+    llvm_agrees = set()  # addresses where loopscope and llvm-symbolizer agree
     classes = Counter()
     examples = {}
     for a in addrs:
@@ -315,6 +324,7 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
             classes["(not counted) " + nf] += 1
         if not cl:
             agree += 1
+            llvm_agrees.add(a)
             continue
         for c in cl:
             classes[c] += 1
@@ -339,15 +349,27 @@ def check_binary(tap, label, binary, totals, lookup_args=(), symbolizer_args=(),
                 continue
             totals["eu_n"] += 1
             cl, nf, decl = compare(got.get(a, {}), frames, symbols) if a in got else (["no-output"], "", "")
-            if cl:
+            if cl and a in llvm_agrees:
+                # The two oracles differ here and loopscope sides with
+                # llvm-symbolizer: eu-addr2line 0.188 repeats or drops
+                # inline frames now and then (it walks gcc's abstract
+                # origins of C1/C2 constructors as well).  Accepted, shown.
+                totals["eu_oracles_differ"] += 1
+                for c in cl:
+                    c = "(accepted) oracles-differ:" + c
+                    totals["eu_classes"][c] += 1
+                    totals["eu_examples"].setdefault(c, (a, got.get(a), frames))
+            elif cl:
                 for c in cl:
                     totals["eu_classes"][c] += 1
                     totals["eu_examples"].setdefault(c, (a, got.get(a), frames))
             else:
                 totals["eu_agree"] += 1
-    # Per binary: report, fail only on a gross failure (the overall
-    # threshold is the real test); a binary far below it is a bug to see.
-    tap.ok(n > 0 and pct >= threshold, "%s: %d/%d addresses agree (%.2f%%)" % (label, agree, n, pct))
+    if threshold is None:
+        tap.ok(n > 0 and agree == n, "%s: all %d addresses agree (%d do)" % (label, n, agree))
+    else:
+        tap.ok(n > 0 and pct >= threshold, "%s: %d/%d addresses agree (%.2f%%) >= %.1f%%"
+               % (label, agree, n, pct, threshold))
     if classes:
         tap.diag("  classes: " + ", ".join("%s=%d" % kv for kv in sorted(classes.items())))
     if name_forms:
@@ -365,7 +387,7 @@ def main():
     tmp = C.scratch_dir()
     tap = C.Tap()
     totals = {"n": 0, "agree": 0, "decl_agree": 0, "classes": Counter(), "name_forms": 0,
-              "eu_n": 0, "eu_agree": 0, "eu_classes": Counter(), "eu_examples": {}}
+              "eu_n": 0, "eu_agree": 0, "eu_oracles_differ": 0, "eu_classes": Counter(), "eu_examples": {}}
     # (label suffix, sources, C++?, extra flags)
     programs = [
         ("small", ["small.cpp"], True, []),
@@ -418,7 +440,9 @@ def main():
         tap.diag("  %-28s %d   e.g. 0x%x: loopscope %s / eu-addr2line %s" % (
             c, k, a, json.dumps((ours or {}).get("chain"))[:300],
             [(f["FunctionName"], os.path.basename(f["FileName"]), f["Line"]) for f in frames]))
-    tap.ok(en > 0 and epct >= THRESHOLD, "fixtures: agreement with eu-addr2line -i -f %.3f%% >= %.1f%%" % (epct, THRESHOLD))
+    od = totals["eu_oracles_differ"]
+    tap.ok(en > 0 and ea + od == en, "fixtures: all %d addresses agree with eu-addr2line -i -f (%d do), but for "
+           "the %d where it differs from llvm-symbolizer and loopscope sides with llvm-symbolizer" % (en, ea, od))
     # Code nobody here wrote: glibc, DWARF from libc6-dbg by build-id.  Its
     # 330,000 addresses would drown the fixtures in the overall figure, so
     # it has its own line with the same threshold.
@@ -434,10 +458,9 @@ def main():
         agree, n, pct, totals["name_forms"]))
     for c, k in sorted(totals["classes"].items(), key=lambda kv: -kv[1]):
         tap.diag("  %-28s %d" % (c, k))
-    tap.ok(n > 0 and pct >= THRESHOLD, "overall agreement with llvm-symbolizer %.3f%% >= %.1f%%" % (pct, THRESHOLD))
-    dpct = 100.0 * totals["decl_agree"] / n if n else 0.0
-    tap.ok(n > 0 and dpct >= THRESHOLD, "declaration file:line of procs and callees agree at %d/%d addresses (%.3f%%) >= %.1f%%"
-           % (totals["decl_agree"], n, dpct, THRESHOLD))
+    tap.ok(n > 0 and agree == n, "fixtures: all %d addresses agree with llvm-symbolizer (%d do)" % (n, agree))
+    tap.ok(n > 0 and totals["decl_agree"] == n, "fixtures: declaration file:line of procs and callees agree at all "
+           "%d addresses (%d do)" % (n, totals["decl_agree"]))
     tap.done()
 
 

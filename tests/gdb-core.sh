@@ -60,8 +60,7 @@ for cc in $(gdb_compilers); do
 		ok $? "$cc, core: the chain is main > outer loop > inlined sum_row > inner loop > line $IB"
 	fi
 	d=$(echo "$out" | sed -n 's/^depth=//p')
-	[ -n "$d" ] && [ "$d" -ge 2 ]
-	ok $? "$cc, core: \$_loop_depth() is at least 2 (got '$d')"
+	check_eq "$d" 2 "$cc, core: \$_loop_depth() is 2, the outer and the inner loop"
 	echo "$out" | grep -q 'loop-finish: the program is not running'
 	ok $? "$cc, core: loop-finish refuses, saying why"
 

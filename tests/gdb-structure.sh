@@ -59,8 +59,7 @@ for cc in $(gdb_compilers); do
 	out=$(gdb_run "$bin" -ex "structure loops.c:$IB")
 	echo "$out" | grep -q "inline  sum_row  called at loops.c:$CALL"
 	ok $? "$cc, no process: text output names the inlined call and its call site"
-	[ "$(echo "$out" | grep -c '^  loop ')" -ge 2 ]
-	ok $? "$cc, no process: text output shows both loops"
+	check_eq "$(echo "$out" | grep -c '^  loop ')" 2 "$cc, no process: text output shows both loops, and no other"
 
 	# Live process, stopped in the inner loop: the default location is $pc.
 	out=$(gdb_run "$bin" -ex "break loops.c:$IB" -ex run -ex "structure -json" \
@@ -69,8 +68,7 @@ for cc in $(gdb_compilers); do
 	check_structure "$cc, live" "$bin" "$out"
 	depth=$(echo "$out" | sed -n 's/^\$1 = //p')
 	nloops=$(echo "$out" | sed -n 's/^nloops=//p')
-	[ -n "$depth" ] && [ "$depth" -ge 2 ] && [ "$depth" = "$nloops" ]
-	ok $? "$cc, live: \$_loop_depth() is the number of loops around \$pc (got '$depth', chain has '$nloops')"
+	check_eq "$depth:$nloops" 2:2 "$cc, live: \$_loop_depth() is the number of loops around \$pc (2), as the chain has"
 	# The stop is shown in PIE runtime addresses; the chain in link-time ones.
 	echo "$out" | grep '^{' | python3 -c '
 import json, sys
