@@ -91,6 +91,24 @@ def compile_fixture(cc, opt, srcs, out, extra=()):
     return None if r.returncode == 0 else r.stderr
 
 
+def fixture_builds(tap, tmp, src, stem, opts=("-O0", "-O2", "-O3")):
+    """SRC (a fixture) built with gcc and clang (those installed) at each of
+    OPTS into TMP/STEM-CCOPT: yields (cc, opt, tag, path), tag "cc opt src";
+    a build that fails is a failed TAP line with the compiler's message."""
+    for cc in ("gcc", "clang"):
+        if not shutil.which(cc):
+            continue
+        for opt in opts:
+            tag = "%s %s %s" % (cc, opt, src)
+            out = os.path.join(tmp, "%s-%s%s" % (stem, cc, opt))
+            err = compile_fixture(cc, opt, src, out)
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            yield cc, opt, tag, out
+
+
 def compilers(lang):
     """(C compiler, C++ compiler) pairs that exist."""
     pairs = [("gcc", "g++"), ("clang", "clang++")]

@@ -40,44 +40,36 @@ def check_deep(tap, tmp):
     inner = mk["INNER"][None][0]
     calls = {name: lines[0] for name, lines in mk["CALL"].items()}
     sites = sorted(l[0] for l in mk["SITE"].values())
-    for cc in ("gcc", "clang"):
-        for opt in ("-O0", "-O2", "-O3"):
-            tag = "%s %s inline_deep.c" % (cc, opt)
-            out = os.path.join(tmp, "deep-%s%s" % (cc, opt))
-            err = C.compile_fixture(cc, opt, "inline_deep.c", out)
-            if err:
-                tap.ok(False, tag + ": compile")
-                tap.diag(err)
-                continue
-            ranges = {name: (lo, hi) for lo, hi, name in C.function_ranges(out)}
-            addrs = C.instruction_addresses(out)
-            got, proc = C.lookup(out, addrs)
-            if proc.returncode != 0:
-                tap.ok(False, "%s: lookup exited %d" % (tag, proc.returncode))
-                tap.diag(proc.stderr[-1000:])
-                continue
-            # The innermost store, reached through five inline levels.
-            lo, hi = ranges["deep_entry"]
-            at_inner = [got[a]["chain"] for a in addrs if lo <= a < hi and a in got and
-                        kinds(got[a]["chain"], "stmt") and kinds(got[a]["chain"], "stmt")[-1].get("line") == inner]
-            want = [("level%d" % k, calls["level%d" % k]) for k in range(1, 6)]
-            good = [c for c in at_inner if
-                    [(base(e.get("name")), e.get("call_line")) for e in kinds(c, "inline")] == want and
-                    base(kinds(c, "proc")[0].get("name")) == "deep_entry"]
-            tap.ok(at_inner and len(good) == len(at_inner),
-                   "%s: %d addresses of level5's store have the chain deep_entry > level1..level5 at lines %s"
-                   % (tag, len(at_inner), [l for n, l in want]))
-            if at_inner and len(good) != len(at_inner):
-                tap.diag("  e.g. %s" % json.dumps(next(c for c in at_inner if c not in good))[:600])
-            # clamp_add at its two call sites.
-            lo, hi = ranges["two_sites"]
-            seen = set()
-            for a in addrs:
-                if lo <= a < hi and a in got:
-                    for e in kinds(got[a]["chain"], "inline"):
-                        if base(e.get("name")) == "clamp_add":
-                            seen.add(e.get("call_line"))
-            tap.ok(sorted(seen) == sites, "%s: clamp_add inlined at both call lines %s (got %s)" % (tag, sites, sorted(seen)))
+    for cc, opt, tag, out in C.fixture_builds(tap, tmp, "inline_deep.c", "deep"):
+        ranges = {name: (lo, hi) for lo, hi, name in C.function_ranges(out)}
+        addrs = C.instruction_addresses(out)
+        got, proc = C.lookup(out, addrs)
+        if proc.returncode != 0:
+            tap.ok(False, "%s: lookup exited %d" % (tag, proc.returncode))
+            tap.diag(proc.stderr[-1000:])
+            continue
+        # The innermost store, reached through five inline levels.
+        lo, hi = ranges["deep_entry"]
+        at_inner = [got[a]["chain"] for a in addrs if lo <= a < hi and a in got and
+                    kinds(got[a]["chain"], "stmt") and kinds(got[a]["chain"], "stmt")[-1].get("line") == inner]
+        want = [("level%d" % k, calls["level%d" % k]) for k in range(1, 6)]
+        good = [c for c in at_inner if
+                [(base(e.get("name")), e.get("call_line")) for e in kinds(c, "inline")] == want and
+                base(kinds(c, "proc")[0].get("name")) == "deep_entry"]
+        tap.ok(at_inner and len(good) == len(at_inner),
+               "%s: %d addresses of level5's store have the chain deep_entry > level1..level5 at lines %s"
+               % (tag, len(at_inner), [l for n, l in want]))
+        if at_inner and len(good) != len(at_inner):
+            tap.diag("  e.g. %s" % json.dumps(next(c for c in at_inner if c not in good))[:600])
+        # clamp_add at its two call sites.
+        lo, hi = ranges["two_sites"]
+        seen = set()
+        for a in addrs:
+            if lo <= a < hi and a in got:
+                for e in kinds(got[a]["chain"], "inline"):
+                    if base(e.get("name")) == "clamp_add":
+                        seen.add(e.get("call_line"))
+        tap.ok(sorted(seen) == sites, "%s: clamp_add inlined at both call lines %s (got %s)" % (tag, sites, sorted(seen)))
 
 
 def check_procs(tap, tmp):

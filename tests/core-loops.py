@@ -32,32 +32,13 @@ _spec = importlib.util.spec_from_file_location(
     "core_common", os.path.join(os.path.dirname(os.path.abspath(__file__)), "core-common.py"))
 C = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(C)
+# clang's loop annotations are read as the real-code corpus reads them.
+_spec = importlib.util.spec_from_file_location(
+    "corpus", os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "corpus.py"))
+corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corpus)
 
 THRESHOLD = 99.0
-
-_label_re = re.compile(r"^(\.LBB\d+_\d+):")
-_func_re = re.compile(r"^([A-Za-z_$][\w$.]*):")
-_header_re = re.compile(r"=>\s*This (?:Inner )?Loop Header: Depth=(\d+)")
-
-
-def clang_loops(asm_path):
-    """[(function, label, depth)] of every loop clang's .s annotates."""
-    loops = []
-    func = label = None
-    with open(asm_path) as f:
-        for line in f:
-            m = _label_re.match(line)
-            if m:
-                label = m.group(1)
-            else:
-                m = _func_re.match(line)
-                if m and not m.group(1).startswith("."):
-                    func, label = m.group(1), None
-            h = _header_re.search(line)
-            if h and label:
-                loops.append((func, label, int(h.group(1))))
-    return loops
-
 
 def nm_labels(obj):
     out = {}
@@ -150,7 +131,7 @@ def compare_with_clang(tap, label, base, totals, exact=False):
     no irreducible loops (extra-irreducible, depth-counts-an-irreducible-
     parent).  Otherwise (real code) the per-binary figure is shown and the
     overall threshold is the test."""
-    want = clang_loops(base + ".s")
+    want = corpus.clang_loops(base + ".s")
     addrs = nm_labels(base + ".lbl")
     tree, proc = C.struct_json(base)
     if tree is None:
@@ -221,94 +202,84 @@ def part2_lines(tap, tmp):
     all_lines |= set(range(irr_lo, irr_hi + 1))
     case_lines = set(mk["CASE"][None])
     unrolled_line = mk["NOLOOP"]["unrolled"][0]
-    for cc in ("gcc", "clang"):
-        if not C.shutil.which(cc):
+    for cc, opt, tag, out in C.fixture_builds(tap, tmp, "loops.c", "loops"):
+        tree, proc = C.struct_json(out)
+        if tree is None:
+            tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+            tap.diag(proc.stderr[-2000:])
             continue
-        for opt in ("-O0", "-O2", "-O3"):
-            tag = "%s %s loops.c" % (cc, opt)
-            out = os.path.join(tmp, "loops-%s%s" % (cc, opt))
-            err = C.compile_fixture(cc, opt, "loops.c", out)
-            if err:
-                tap.ok(False, tag + ": compile")
-                tap.diag(err)
-                continue
-            tree, proc = C.struct_json(out)
-            if tree is None:
-                tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
-                tap.diag(proc.stderr[-2000:])
-                continue
-            loops = [(n, a) for n, a in tree_loops(tree) if loop_file_is(n, "loops.c")]
-            lines = Counter(n.get("line") for n, a in loops)
-            # Every marked loop at its line.
-            alt = mk.get("LOOP_ALT", {})
-            missing = [name for name, ls in sorted(loop_markers.items())
-                       if name != "irreducible" and not any(lines[l] for l in ls + alt.get(name, []))]
-            tap.ok(not missing, "%s: every marked loop reported at its for/while/do line" % tag)
-            if missing:
-                tap.diag("  not found: %s; loop lines reported: %s" % (missing, sorted(lines.items())))
-            # No loop at an unmarked line.
-            stray = sorted({n.get("line") for n, a in loops} - all_lines, key=lambda x: x or 0)
-            tap.ok(not stray, "%s: no loop reported at an unmarked line" % tag)
-            if stray:
-                tap.diag("  stray loop lines: %s (marked: %s)" % (stray, sorted(all_lines)))
-            # Full unrolling: no loop at -O2 and above; a loop at -O0.
-            in_unrolled = [n for n, a in tree_loops(tree) if (proc_of(a) or {}).get("name", "").startswith("unrolled")]
-            if opt == "-O0":
-                tap.ok(lines[unrolled_line] >= 1, "%s: the loop that -O2 unrolls is a loop at -O0" % tag)
-            else:
-                tap.ok(not in_unrolled and not lines[unrolled_line], "%s: the fully unrolled loop shows no loop" % tag)
-            # The irreducible loop: flagged, two entries, line in its body.
-            irr = [n for n, a in loops if (proc_of(a) or {}).get("name", "").startswith("irreducible")]
-            good = [n for n in irr if n.get("irreducible") and irr_lo <= (n.get("line") or 0) <= irr_hi]
-            tap.ok(len(good) == 1, "%s: the goto loop is one irreducible loop at lines %d-%d" % (tag, irr_lo, irr_hi))
-            if len(good) != 1:
-                tap.diag("  loops in irreducible(): %s" % [(n.get("line"), n.get("irreducible"), n.get("header")) for n in irr])
-            if good:
-                entries = good[0].get("entries")
-                tap.ok(isinstance(entries, list) and len(entries) == 2,
-                       "%s: the irreducible loop lists both entries (%s)" % (tag, entries))
-            # Switch cases inside the loop: every case has code in the loop
-            # (reached through the jump table; whatever line the loop got).  Some of a case line's bytes
-            # may legitimately sit outside: the table's address hoisted into
-            # the preheader, alignment padding between case blocks.
-            in_loop = set()
-            for n, a in C.walk(tree):
-                if n.get("kind") == "stmt" and n.get("line") in case_lines and \
-                        os.path.basename(n.get("file") or "") == "loops.c" and \
-                        (proc_of(a) or {}).get("name", "").startswith("switch_loop") and \
-                        any(x.get("kind") == "loop" for x in a):
-                    in_loop.add(n.get("line"))
-            tap.ok(in_loop == case_lines, "%s: all %d switch cases have code inside the switch's loop"
-                   % (tag, len(case_lines)))
-            if in_loop != case_lines:
-                tap.diag("  case lines with no code in the loop: %s" % sorted(case_lines - in_loop))
-            # Two loops on one line (#line 900).
-            two = {n.get("header") for n, a in loops if n.get("line") == 900}
-            tap.ok(len(two) >= 2, "%s: two distinct loops reported on line 900 (%d)" % (tag, len(two)))
-            # The tail call's jmp is in tail_call, in no loop.
-            jmps = tail_jumps(out, "tail_call", "step_a")
-            if jmps:
-                got, _ = C.lookup(out, jmps)
-                bad = [a for a in jmps if not got.get(a, {}).get("chain") or
-                       got[a]["chain"][0].get("name", "").split("(")[0] != "tail_call" or
-                       any(e.get("kind") == "loop" for e in got[a]["chain"])]
-                tap.ok(not bad, "%s: the tail call (jmp step_a) is in tail_call and in no loop" % tag)
-                if bad:
-                    tap.diag("  %s" % [got.get(a) for a in bad])
-            # The loop whose only way out is exit(): found (above); the
-            # block calling exit never returns to the header, so it is an
-            # exit of the loop, not part of it (clang's LoopInfo says the
-            # same: that block carries no "in Loop" mark), and it is still
-            # in procedure loop_exit (the call does not end the CFG early).
-            exits = calls_in(out, "loop_exit", "exit")
-            if exits:
-                got, _ = C.lookup(out, exits)
-                chains = [got.get(a, {}).get("chain") or [] for a in exits]
-                ok_ = all(c and c[0].get("name", "").startswith("loop_exit") and
-                          not any(e.get("kind") == "loop" for e in c) for c in chains)
-                tap.ok(ok_, "%s: the call to exit() is in loop_exit, outside the loop it leaves" % tag)
-                if not ok_:
-                    tap.diag("  %s" % chains)
+        loops = [(n, a) for n, a in tree_loops(tree) if loop_file_is(n, "loops.c")]
+        lines = Counter(n.get("line") for n, a in loops)
+        # Every marked loop at its line.
+        alt = mk.get("LOOP_ALT", {})
+        missing = [name for name, ls in sorted(loop_markers.items())
+                   if name != "irreducible" and not any(lines[l] for l in ls + alt.get(name, []))]
+        tap.ok(not missing, "%s: every marked loop reported at its for/while/do line" % tag)
+        if missing:
+            tap.diag("  not found: %s; loop lines reported: %s" % (missing, sorted(lines.items())))
+        # No loop at an unmarked line.
+        stray = sorted({n.get("line") for n, a in loops} - all_lines, key=lambda x: x or 0)
+        tap.ok(not stray, "%s: no loop reported at an unmarked line" % tag)
+        if stray:
+            tap.diag("  stray loop lines: %s (marked: %s)" % (stray, sorted(all_lines)))
+        # Full unrolling: no loop at -O2 and above; a loop at -O0.
+        in_unrolled = [n for n, a in tree_loops(tree) if (proc_of(a) or {}).get("name", "").startswith("unrolled")]
+        if opt == "-O0":
+            tap.ok(lines[unrolled_line] >= 1, "%s: the loop that -O2 unrolls is a loop at -O0" % tag)
+        else:
+            tap.ok(not in_unrolled and not lines[unrolled_line], "%s: the fully unrolled loop shows no loop" % tag)
+        # The irreducible loop: flagged, two entries, line in its body.
+        irr = [n for n, a in loops if (proc_of(a) or {}).get("name", "").startswith("irreducible")]
+        good = [n for n in irr if n.get("irreducible") and irr_lo <= (n.get("line") or 0) <= irr_hi]
+        tap.ok(len(good) == 1, "%s: the goto loop is one irreducible loop at lines %d-%d" % (tag, irr_lo, irr_hi))
+        if len(good) != 1:
+            tap.diag("  loops in irreducible(): %s" % [(n.get("line"), n.get("irreducible"), n.get("header")) for n in irr])
+        if good:
+            entries = good[0].get("entries")
+            tap.ok(isinstance(entries, list) and len(entries) == 2,
+                   "%s: the irreducible loop lists both entries (%s)" % (tag, entries))
+        # Switch cases inside the loop: every case has code in the loop
+        # (reached through the jump table; whatever line the loop got).  Some of a case line's bytes
+        # may legitimately sit outside: the table's address hoisted into
+        # the preheader, alignment padding between case blocks.
+        in_loop = set()
+        for n, a in C.walk(tree):
+            if n.get("kind") == "stmt" and n.get("line") in case_lines and \
+                    os.path.basename(n.get("file") or "") == "loops.c" and \
+                    (proc_of(a) or {}).get("name", "").startswith("switch_loop") and \
+                    any(x.get("kind") == "loop" for x in a):
+                in_loop.add(n.get("line"))
+        tap.ok(in_loop == case_lines, "%s: all %d switch cases have code inside the switch's loop"
+               % (tag, len(case_lines)))
+        if in_loop != case_lines:
+            tap.diag("  case lines with no code in the loop: %s" % sorted(case_lines - in_loop))
+        # Two loops on one line (#line 900).
+        two = {n.get("header") for n, a in loops if n.get("line") == 900}
+        tap.ok(len(two) >= 2, "%s: two distinct loops reported on line 900 (%d)" % (tag, len(two)))
+        # The tail call's jmp is in tail_call, in no loop.
+        jmps = tail_jumps(out, "tail_call", "step_a")
+        if jmps:
+            got, _ = C.lookup(out, jmps)
+            bad = [a for a in jmps if not got.get(a, {}).get("chain") or
+                   got[a]["chain"][0].get("name", "").split("(")[0] != "tail_call" or
+                   any(e.get("kind") == "loop" for e in got[a]["chain"])]
+            tap.ok(not bad, "%s: the tail call (jmp step_a) is in tail_call and in no loop" % tag)
+            if bad:
+                tap.diag("  %s" % [got.get(a) for a in bad])
+        # The loop whose only way out is exit(): found (above); the
+        # block calling exit never returns to the header, so it is an
+        # exit of the loop, not part of it (clang's LoopInfo says the
+        # same: that block carries no "in Loop" mark), and it is still
+        # in procedure loop_exit (the call does not end the CFG early).
+        exits = calls_in(out, "loop_exit", "exit")
+        if exits:
+            got, _ = C.lookup(out, exits)
+            chains = [got.get(a, {}).get("chain") or [] for a in exits]
+            ok_ = all(c and c[0].get("name", "").startswith("loop_exit") and
+                      not any(e.get("kind") == "loop" for e in c) for c in chains)
+            tap.ok(ok_, "%s: the call to exit() is in loop_exit, outside the loop it leaves" % tag)
+            if not ok_:
+                tap.diag("  %s" % chains)
     small_checks(tap, tmp)
 
 
@@ -320,34 +291,26 @@ def part3_source_lines(tap, tmp):
     clang at -O0/-O2/-O3, with the source file at hand."""
     mk = C.markers("loop_lines.c")
     want = {name: set(lines) | set(mk.get("LOOP_ALT", {}).get(name, [])) for name, lines in mk["LOOP"].items()}
-    for cc in ("gcc", "clang"):
-        for opt in ("-O0", "-O2", "-O3"):
-            tag = "%s %s loop_lines.c" % (cc, opt)
-            out = os.path.join(tmp, "loop_lines-%s%s" % (cc, opt))
-            err = C.compile_fixture(cc, opt, "loop_lines.c", out)
-            if err:
-                tap.ok(False, tag + ": compile")
-                tap.diag(err)
+    for cc, opt, tag, out in C.fixture_builds(tap, tmp, "loop_lines.c", "loop_lines"):
+        tree, proc = C.struct_json(out)
+        if tree is None:
+            tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+            continue
+        seen, bad = set(), []
+        for n, anc in tree_loops(tree):
+            funcs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") in ("proc", "inline")]
+            name = next((f for f in reversed(funcs) if f in want), None)
+            if name is None:
                 continue
-            tree, proc = C.struct_json(out)
-            if tree is None:
-                tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
-                continue
-            seen, bad = set(), []
-            for n, anc in tree_loops(tree):
-                funcs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") in ("proc", "inline")]
-                name = next((f for f in reversed(funcs) if f in want), None)
-                if name is None:
-                    continue
-                seen.add(name)
-                if n.get("line") not in want[name]:
-                    bad.append("%s: loop at line %s, want %s" % (name, n.get("line"), sorted(want[name])))
-            # At -O0 the tail call stays a call: no loop to name.
-            missing = sorted(set(want) - seen - ({"list_sum"} if opt == "-O0" else set()))
-            tap.ok(not bad and not missing, "%s: every loop at its for/while/do, goto label or recursive call line"
-                   % tag)
-            for b in bad + ["no loop found in %s" % m for m in missing]:
-                tap.diag("  " + b)
+            seen.add(name)
+            if n.get("line") not in want[name]:
+                bad.append("%s: loop at line %s, want %s" % (name, n.get("line"), sorted(want[name])))
+        # At -O0 the tail call stays a call: no loop to name.
+        missing = sorted(set(want) - seen - ({"list_sum"} if opt == "-O0" else set()))
+        tap.ok(not bad and not missing, "%s: every loop at its for/while/do, goto label or recursive call line"
+               % tag)
+        for b in bad + ["no loop found in %s" % m for m in missing]:
+            tap.diag("  " + b)
 
 
 def _disasm_function(binary, func):

@@ -325,18 +325,29 @@ static void check_against_objdump(const char *tag, const char *path, const ls_mo
 	free(od);
 }
 
-static void check_binary(const char *tag, const char *path, bool optimized)
+/* PATH opened without the cache and without the loop stage (the CFGs are
+ * built here, one at a time), its warnings collected in W (may be NULL): a
+ * TAP line says whether it opened. */
+static ls_module *open_module(const char *tag, const char *path, struct warnings *w)
 {
-	struct warnings w = { .text = "", .n = 0 };
 	ls_options opt;
 	ls_options_init(&opt);
 	opt.use_cache = 0;
-	opt.want_loops = 0; /* the CFGs are built here, one at a time */
-	opt.warn = collect_warning;
-	opt.warn_ctx = &w;
+	opt.want_loops = 0;
+	if (w) {
+		opt.warn = collect_warning;
+		opt.warn_ctx = w;
+	}
 	ls_error err;
 	ls_module *m = ls_module_open(path, &opt, &err);
 	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	return m;
+}
+
+static void check_binary(const char *tag, const char *path, bool optimized)
+{
+	struct warnings w = { .text = "", .n = 0 };
+	ls_module *m = open_module(tag, path, &w);
 	if (!m)
 		return;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
@@ -526,13 +537,7 @@ static void exception_edges(const ls_module *m, struct ls_decoder *dec, const st
 
 static void check_cxx(const char *tag, const char *path)
 {
-	ls_options opt;
-	ls_options_init(&opt);
-	opt.use_cache = 0;
-	opt.want_loops = 0;
-	ls_error err;
-	ls_module *m = ls_module_open(path, &opt, &err);
-	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	ls_module *m = open_module(tag, path, NULL);
 	if (!m)
 		return;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
@@ -582,15 +587,7 @@ static int switch_edges(const ls_module *m, struct ls_decoder *dec, const struct
 static void check_shapes(const char *tag, const char *path, bool zero_entries)
 {
 	struct warnings w = { .text = "", .n = 0 };
-	ls_options opt;
-	ls_options_init(&opt);
-	opt.use_cache = 0;
-	opt.want_loops = 0;
-	opt.warn = collect_warning;
-	opt.warn_ctx = &w;
-	ls_error err;
-	ls_module *m = ls_module_open(path, &opt, &err);
-	ok(m != NULL, "%s: module opens%s%s", tag, m ? "" : ": ", m ? "" : err.message);
+	ls_module *m = open_module(tag, path, &w);
 	if (!m)
 		return;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
