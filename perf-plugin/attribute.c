@@ -260,43 +260,43 @@ static int in_ids(const uint32_t *v, size_t n, uint32_t id)
 	return 0;
 }
 
-void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
+/* Is the sample kept by the filters (--comms, --pid, --event, --tid,
+ * --time, --dsos)? */
+static int sample_selected(pl_report *rep, pl_session *s, const pd_event *ev, pl_thread *t, int kernel_ip)
 {
-	pl_report *rep = ctx;
-	struct pl_attrib *a = rep->attrib;
 	const pl_report_options *opt = rep->opt;
 	const pd_sample *smp = &ev->sample;
-	size_t e = (size_t)smp->attr_index;
-	if (!rep->tree.nodes)
-		pl_report_begin(rep);
-	if (e >= rep->nev)
-		return;
-	rep->nsamples_all++;
 	if (opt->ncomms && !in_list(opt->comms, opt->ncomms, t->comm))
-		return;
+		return 0;
 	if (opt->npids) {
 		size_t i;
 		for (i = 0; i < opt->npids; i++)
 			if (opt->pids[i] == smp->pid)
 				break;
 		if (i == opt->npids)
-			return;
+			return 0;
 	}
 	if (opt->nevents && !in_list(opt->events, opt->nevents, smp->attr->name))
-		return;
+		return 0;
 	if (opt->ntids && !in_ids(opt->tids, opt->ntids, smp->tid))
-		return;
+		return 0;
 	if (opt->has_time && ev->has_time && (smp->time < opt->time_start || smp->time > opt->time_stop))
-		return;
-	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
+		return 0;
 	if (opt->ndsos) {
 		/* perf's --dsos: the binary of the sampled address */
 		pl_map *m = pl_find_map(s, t, smp->ip, kernel_ip);
 		const char *nm = m ? m->dso->short_name : "[unknown]";
 		if (!in_list(opt->dsos, opt->ndsos, nm) && !(m && in_list(opt->dsos, opt->ndsos, m->dso->name)))
-			return;
+			return 0;
 	}
-	struct frame fr[PL_MAX_FRAMES];
+	return 1;
+}
+
+/* The frames of a sample, leaf first, into FR (PL_MAX_FRAMES): its call
+ * chain, or the chain's kernel part and the user frames unwound (dwarf) or
+ * taken from the LBR call stack; at least the sampled address. */
+static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, int kernel_ip, struct frame *fr)
+{
 	size_t nf = 0;
 	/* --call-graph dwarf: the kernel gives the kernel part of the chain,
 	 * the user part is unwound from the saved registers and stack */
@@ -363,6 +363,26 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		fr[0].adjust = 0;
 		nf = 1;
 	}
+	return nf;
+}
+
+void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
+{
+	pl_report *rep = ctx;
+	struct pl_attrib *a = rep->attrib;
+	const pl_report_options *opt = rep->opt;
+	const pd_sample *smp = &ev->sample;
+	size_t e = (size_t)smp->attr_index;
+	if (!rep->tree.nodes)
+		pl_report_begin(rep);
+	if (e >= rep->nev)
+		return;
+	rep->nsamples_all++;
+	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
+	if (!sample_selected(rep, s, ev, t, kernel_ip))
+		return;
+	struct frame fr[PL_MAX_FRAMES];
+	size_t nf = sample_frames(a, t, smp, kernel_ip, fr);
 	if (opt->max_stack && nf > (size_t)opt->max_stack)
 		nf = (size_t)opt->max_stack; /* --max-stack: the innermost frames */
 	uint32_t node = caller_node(a, t, fr, nf);
