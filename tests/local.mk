@@ -180,3 +180,8 @@ TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
 TESTS += tests/perf-pprof.py
 EXTRA_DIST += tests/perf-pprof.py
+# perf loops' shortened C++ names (perf-plugin/names.c), on known answers.
+check_PROGRAMS += tests/unit-names
+TESTS += tests/unit-names
+tests_unit_names_SOURCES = tests/unit-names.c perf-plugin/names.c
+tests_unit_names_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/perf-plugin
