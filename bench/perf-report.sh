@@ -1,18 +1,38 @@
 #!/bin/sh
 # bench/perf-report.sh - `perf loops report --stdio` against `perf report
-# --inline --stdio` and `perf report --no-inline --stdio` on one perf.data
-# file with >= 1M samples with call graphs.
+# --stdio` (what a user types), `perf report --inline --stdio` and `perf
+# report --no-inline --stdio` on one perf.data file with call graphs.
 #
 #   bench/perf-report.sh [BUILD_DIR]        (default: the source tree)
-#   env: SECONDS_RECORDED=65 THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1 SRCLINE_REPS=1
-#        PERF_DATA=existing.data (skip recording)
+#   env: WORKLOAD=bench_work|eigen  SECONDS_RECORDED=65 (eigen: 150)
+#        THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1 SRCLINE_REPS=1
+#        PERF_DATA=existing.data (skip recording; keep it with KEEP_DATA=DIR)
 #
-# The workload (tests/fixtures/perf/bench_work.c) runs threads through loops
-# of inlined helpers, a recursion and libc's qsort, compiled now with
-# gcc -O2 -g -fno-omit-frame-pointer and recorded with
-# perf record -e cpu-clock -F FREQ --call-graph=fp.  Every command runs REPS
-# times (perf report --inline INLINE_REPS times: it is slow); medians of wall
-# and CPU time, and their ratios, are printed.
+# WORKLOAD=bench_work (the default): tests/fixtures/perf/bench_work.c runs
+# THREADS threads through loops of inlined helpers, a recursion and libc's
+# qsort, compiled now with gcc -O2 -g -fno-omit-frame-pointer; it aims at
+# >= 5M samples (2 threads x 65 s x 50 kHz when the machine is quiet).
+#
+# WORKLOAD=eigen: a real program's recording, numerical C++ with heavy
+# inlining: Eigen's own dense-solver benchmark (bench/dense_solvers.cpp of
+# Debian's eigen3 source package, fetched by tests/corpus/corpus.py with
+# apt-get source), compiled now with g++ -O2 -g -fno-omit-frame-pointer
+# -DNDEBUG, run for SECONDS_RECORDED seconds (it aims at >= 500k samples).
+#
+# Both are recorded with perf record -e cpu-clock -F FREQ --call-graph=fp.
+# cpu-clock samples come with the CPU time the workload gets: on a loaded
+# machine (or one whose timer interrupts are slow, as in some VMs) a run
+# gets fewer samples; the count is printed, raise SECONDS_RECORDED then.
+#
+# Fair to both: the same perf.data, output to /dev/null for both, caches
+# warm for both (page cache, loopscope's structure cache, perf's build-id
+# cache), and perf-loops run as the ELF program itself (a build tree's
+# ./perf-loops is libtool's wrapper script, whose shell and sed cost 0.2-1 s
+# on a loaded machine: it is run as .libs/perf-loops with the build's
+# library path, what the wrapper does).  Every command runs REPS times (perf
+# report --inline INLINE_REPS times, the srcline mode SRCLINE_REPS times);
+# medians of wall and CPU time, and their ratios, are printed.  On a busy
+# machine quote the CPU ratio: wall times then measure the other load too.
 #
 # A note on the peers: Debian's perf 6.1 is built without libbfd, and its
 # `--inline` then finds no inlined frames at all (it costs what --no-inline
@@ -25,7 +45,17 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
 PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
 [ -x "$PERF_LOOPS" ] || { echo "perf-report.sh: $PERF_LOOPS not built" >&2; exit 1; }
-SECONDS_RECORDED=${SECONDS_RECORDED:-65}
+if [ -x "$(dirname "$PERF_LOOPS")/.libs/perf-loops" ] && head -c 2 "$PERF_LOOPS" | grep -q '#!'; then
+	LD_LIBRARY_PATH=$(cd "$(dirname "$PERF_LOOPS")/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
+	PERF_LOOPS=$(dirname "$PERF_LOOPS")/.libs/perf-loops
+fi
+WORKLOAD=${WORKLOAD:-bench_work}
+case $WORKLOAD in
+bench_work) SECONDS_RECORDED=${SECONDS_RECORDED:-65}; want=5000000 ;;
+eigen) SECONDS_RECORDED=${SECONDS_RECORDED:-150}; want=500000 ;;
+*) echo "perf-report.sh: WORKLOAD is bench_work or eigen" >&2; exit 1 ;;
+esac
 THREADS=${THREADS:-2}
 FREQ=${FREQ:-50000}
 REPS=${REPS:-3}
@@ -33,22 +63,42 @@ INLINE_REPS=${INLINE_REPS:-1}
 SRCLINE_REPS=${SRCLINE_REPS:-1}
 work=$(mktemp -d "${TMPDIR:-/tmp}/perf-report-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+record() {
+	echo "# recording: perf record -e cpu-clock -F $FREQ --call-graph=fp -- $*"
+	perf record -q -e cpu-clock -F "$FREQ" --call-graph=fp -o "$work/perf.data" -- "$@" >/dev/null
+}
 
 if [ -z "${PERF_DATA:-}" ]; then
-	gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$work/bench_work" "$here/tests/fixtures/perf/bench_work.c"
-	echo "# recording: perf record -e cpu-clock -F $FREQ --call-graph=fp -- bench_work $THREADS $SECONDS_RECORDED"
-	perf record -q -e cpu-clock -F "$FREQ" --call-graph=fp -o "$work/perf.data" \
-		"$work/bench_work" "$THREADS" "$SECONDS_RECORDED" >/dev/null
+	case $WORKLOAD in
+	bench_work)
+		gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$work/bench_work" "$here/tests/fixtures/perf/bench_work.c"
+		record "$work/bench_work" "$THREADS" "$SECONDS_RECORDED"
+		;;
+	eigen)
+		src=$(LOOPSCOPE_CORPUS_QUIET=1 python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import corpus
+print(corpus.source_dir("eigen3") or "")' "$here/tests/corpus")
+		[ -n "$src" ] || { echo "perf-report.sh: eigen3's source cannot be had here (apt-get source eigen3)" >&2; exit 1; }
+		echo "# building $src/bench/dense_solvers.cpp: g++ -O2 -g -fno-omit-frame-pointer -DNDEBUG"
+		g++ -O2 -g -fno-omit-frame-pointer -DNDEBUG -I"$src" -o "$work/eigen-solvers" "$src/bench/dense_solvers.cpp"
+		record timeout "$SECONDS_RECORDED" "$work/eigen-solvers"
+		;;
+	esac
 	PERF_DATA=$work/perf.data
+	if [ -n "${KEEP_DATA:-}" ]; then
+		mkdir -p "$KEEP_DATA"
+		cp "$PERF_DATA" "$KEEP_DATA/perf-$WORKLOAD.data"
+		[ "$WORKLOAD" = eigen ] && cp "$work/eigen-solvers" "$KEEP_DATA/"
+		PERF_DATA=$KEEP_DATA/perf-$WORKLOAD.data
+	fi
 fi
 samples=$(perf script -i "$PERF_DATA" -F tid 2>/dev/null | wc -l)
-echo "# $PERF_DATA: $samples samples, $(du -h "$PERF_DATA" | cut -f1)"
-[ "$samples" -ge 1000000 ] || echo "# warning: fewer than 1M samples (raise SECONDS_RECORDED)"
+echo "# $PERF_DATA: $samples samples, $(du -h "$PERF_DATA" | cut -f1); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$samples" -ge "$want" ] || echo "# warning: fewer than $want samples (raise SECONDS_RECORDED)"
 
 # warm the caches once (page cache, loopscope's structure cache, perf's
 # build-id cache), so that every command is timed in the same state
 "$PERF_LOOPS" report -i "$PERF_DATA" --stdio >/dev/null 2>&1
-perf report -i "$PERF_DATA" --no-inline --stdio >/dev/null 2>&1
+perf report -i "$PERF_DATA" --stdio >/dev/null 2>&1
 
 python3 - "$PERF_DATA" "$PERF_LOOPS" "$REPS" "$INLINE_REPS" "$SRCLINE_REPS" <<'PY'
 import os, resource, statistics, subprocess, sys, time
@@ -56,6 +106,7 @@ data, perf_loops = sys.argv[1], sys.argv[2]
 reps, inline_reps, srcline_reps = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 cmds = [
     ("perf loops report --stdio", [perf_loops, "report", "-i", data, "--stdio"], reps),
+    ("perf report --stdio", ["perf", "report", "-i", data, "--stdio"], reps),
     ("perf report --no-inline --stdio", ["perf", "report", "-i", data, "--no-inline", "--stdio"], reps),
     ("perf report --inline --stdio", ["perf", "report", "-i", data, "--inline", "--stdio"], inline_reps),
     ("perf report --inline -g ...,srcline", ["perf", "report", "-i", data, "--inline",
@@ -74,7 +125,7 @@ for name, argv, n in cmds:
     res[name] = (statistics.median(walls), statistics.median(cpus), n)
     print("%-34s wall %8.2f s  cpu %8.2f s  (median of %d)" % (name, res[name][0], res[name][1], n))
 mine = res["perf loops report --stdio"]
-for name in ("perf report --inline --stdio", "perf report --no-inline --stdio",
+for name in ("perf report --stdio", "perf report --inline --stdio", "perf report --no-inline --stdio",
              "perf report --inline -g ...,srcline"):
     w, c, _ = res[name]
     print("%-34s / perf loops:  wall %6.1fx  cpu %6.1fx" % (name, w / mine[0], c / mine[1]))

@@ -5,7 +5,8 @@ perf_loops_SOURCES = \
 	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/names.c perf-plugin/view-pprof.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
-	perf-plugin/attribute.c perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
+	perf-plugin/unwind.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS)
@@ -23,7 +24,8 @@ fuzz_perf_data_LDADD = $(ZSTD_LIBS)
 noinst_PROGRAMS += fuzz-perf-report
 fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h perf-plugin/session.c perf-plugin/session.h \
-	perf-plugin/attribute.c perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
+	perf-plugin/unwind.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/names.c
 fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1

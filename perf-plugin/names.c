@@ -3,7 +3,8 @@
  * type the demangler puts before a template function's name is dropped.
  *   double ns::f<double, std::map<int, int> >(std::vector<double> const&, int)
  *   -> ns::f<...>(...)
- * A name without < or ( (C, or an already short name) is returned as is. */
+ * A name without < or ( (C, or an already short name) is returned as is.
+ * A clone's suffix (" [clone .part.0]", " (.part.0)") stays. */
 #include "report.h"
 
 #include <string.h>
@@ -54,6 +55,17 @@ const char *pl_short_name(const char *name, char *buf, size_t len)
 		}
 		if (depth)
 			continue;
+		if (c == ' ' && ((p[1] == '(' && p[2] == '.') || !strncmp(p + 1, "[clone ", 7))) {
+			/* a clone's suffix after the name, " (.part.0)" or " [clone
+			 * .part.0]": kept whole (no parameter list, and its space is
+			 * not the one after a return type) */
+			size_t l = strlen(p);
+			if (l > len - o - 1)
+				l = len - o - 1;
+			memcpy(buf + o, p, l);
+			o += l;
+			break;
+		}
 		if (c == ' ' && !space_is_part_of_name(start, p) && p[1] && p[1] != '[' &&
 		    strncmp(p + 1, "const", 5) && strncmp(p + 1, "&", 1)) {
 			/* a return type before the name: start over after it */

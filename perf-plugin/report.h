@@ -3,7 +3,8 @@
  * The calling-context tree (CCT): every sample's call chain, outermost frame
  * first, where each frame is expanded into its static scope chain from
  * libloopscope (proc > inline/alien > loop > stmt; for a caller frame the
- * stmt is the call site's line).  attribute.c builds it; view-*.c print it.
+ * stmt is the call site's line).  cct.c holds it, attribute.c fills it
+ * (find-dso.c finds the binaries behind the frames); view-*.c print it.
  */
 #ifndef PL_REPORT_H
 #define PL_REPORT_H
@@ -125,7 +126,7 @@ typedef struct pl_report {
 	int width;               /* the terminal's columns; 0: lines are not cut */
 } pl_report;
 
-/* attribute.c */
+/* attribute.c (the DSO lookups behind these are find-dso.c's) */
 /* Size the tree and the counts for the events of the file (once). */
 void pl_report_begin(pl_report *rep);
 struct pl_attrib *pl_attrib_new(pl_report *rep);

@@ -188,3 +188,8 @@ tests_unit_json_LDADD = libloopscope-json.la
 # Issue 10: loopscope's option parser, --help, --usage and -V everywhere.
 TESTS += tests/cli-options.sh
 EXTRA_DIST += tests/cli-options.sh
+# perf loops' shortened C++ names (perf-plugin/names.c), on known answers.
+check_PROGRAMS += tests/unit-names
+TESTS += tests/unit-names
+tests_unit_names_SOURCES = tests/unit-names.c perf-plugin/names.c
+tests_unit_names_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/perf-plugin

@@ -1,0 +1,87 @@
+/* attribute.h - what the three stages of `perf loops report`'s attribution
+ * share, private to perf-plugin: find-dso.c (the file and structure behind
+ * each binary of the recording), attribute.c (a sample's frames to nodes of
+ * the calling-context tree) and the state they both keep per report.  The
+ * tree itself (cct.c) and the views know only report.h.
+ */
+#ifndef PL_ATTRIBUTE_H
+#define PL_ATTRIBUTE_H
+
+#include "report.h"
+
+#include <limits.h>
+
+struct sym {
+	uint64_t addr, size;
+	const char *name; /* interned, or in the kallsyms buffer */
+};
+
+struct symtab {
+	struct sym *v;
+	size_t n;
+};
+
+struct dso_attr {
+	int tried;
+	char *path;          /* the file the structure comes from */
+	ls_module *mod;
+	ls_file *file;       /* the ELF of PATH: PT_LOAD, and symbols when there is no structure */
+	int64_t kernel_delta; /* vmlinux: runtime - link address */
+	int use_kallsyms;
+	/* a module: its code sections where the kernel's module loader puts
+	 * them (offsets from the map's start) and where they are in the .ko */
+	struct kmod_sec {
+		uint64_t off, size, link;
+	} *ksecs;
+	size_t nksecs;
+};
+
+struct pl_attrib {
+	pl_report *rep;
+	ls_options lsopt;
+	struct dso_attr *dattr; /* by dso index */
+	size_t ndattr;
+	struct symtab kallsyms;
+	char *kallsyms_buf;
+	int kallsyms_tried;
+	char home_debug[PATH_MAX];
+	char osrelease[256];
+	/* frame cache: (parent, map, address) -> node */
+	struct fslot {
+		const pl_map *map;
+		uint64_t addr;
+		uint32_t parent, node;
+	} *fc;
+	size_t nfc, fc_used;
+	/* caller chains -> node: (process, its maps' generation, the callers'
+	 * addresses); a sample then costs one probe here and one for its leaf */
+	struct cslot {
+		uint64_t hash;
+		const pl_proc *proc;
+		unsigned gen, kgen;
+		uint32_t off, n, node, used;
+	} *cc;
+	size_t ncc, cc_used;
+	uint64_t *pool;
+	size_t npool, cap_pool;
+	/* binaries named in the file's build-id table are opened on a second
+	 * thread while the first pass reads the records (NULL: none, or the
+	 * thread was abandoned) */
+	struct prefetch *pf;
+	uint64_t deep_chains;  /* samples whose call chain was cut at PL_MAX_FRAMES */
+};
+
+/* find-dso.c */
+/* The DSO side of a new pl_attrib (libloopscope's options, perf's build-id
+ * cache, the kernel's release, the second thread), and its end. */
+void pl_dsos_begin(struct pl_attrib *a);
+void pl_dsos_end(struct pl_attrib *a);
+/* Find the file behind DSO and open its structure, once. */
+struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso);
+/* A runtime address in MAP -> the link-time address in its file. */
+int pl_to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uint64_t *out);
+/* /proc/kallsyms into a->kallsyms, once; and the symbol at or before ADDR. */
+void pl_load_kallsyms(struct pl_attrib *a);
+const struct sym *pl_symtab_find(const struct symtab *t, uint64_t addr);
+
+#endif

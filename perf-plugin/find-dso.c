@@ -1,0 +1,683 @@
+/* find-dso.c - the file and the structure behind each binary of a recording.
+ *
+ * A binary (pl_dso) is found by build-id or by path: the path itself (under
+ * --symfs) when its build-id matches, perf's build-id cache, the kernel's
+ * debug image (vmlinux) or -k, a module's debug .ko at the module loader's
+ * layout; else /proc/kallsyms or the ELF symbol table names its frames.
+ * Each binary's ELF (ls_file: PT_LOAD, symbols) and structure (ls_module)
+ * are opened once; the binaries the build-id table names are opened on a
+ * second thread while the first pass reads the records.  A frame's address
+ * goes to a link-time address here (pl_to_link); attribute.c does the rest.
+ */
+#include "attribute.h"
+
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- symbols: /proc/kallsyms (an ELF's own come from ls_file_symbol_at) ---------- */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+const struct sym *pl_symtab_find(const struct symtab *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	return &t->v[lo - 1];
+}
+
+/* ---- per binary ------------------------------------------------------------- */
+
+struct warn_count {
+	int verbose;
+	unsigned n;
+	char first[512]; /* the first warning: the reason, shown without -v */
+};
+
+/* libloopscope's warnings about parts of a binary it could not analyze
+ * are counted; -v prints them all.  They come from the analysis threads,
+ * several at once (loopscope.h): the count is atomic (the first one alone
+ * keeps its text), and stdio locks the stream. */
+static void ls_warn_sink(void *ctx, const char *message)
+{
+	struct warn_count *w = ctx;
+	if (__atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED) == 0)
+		snprintf(w->first, sizeof w->first, "%s", message);
+	if (w->verbose)
+		fprintf(stderr, "perf-loops: %s\n", message);
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path);
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, int quiet, const char *path);
+
+/* Does F carry build-id ID (or is ID unknown)? */
+static int same_build_id(const ls_file *f, const uint8_t *id, size_t size)
+{
+	const uint8_t *bits;
+	size_t n = ls_file_build_id(f, &bits);
+	return !size || (n == size && !memcmp(bits, id, n));
+}
+
+/* Does PATH carry build-id ID (or is ID unknown)? */
+static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
+{
+	ls_file *f = ls_file_open(path, NULL);
+	int ok = f && same_build_id(f, id, size);
+	ls_file_close(f);
+	return ok;
+}
+
+/* ---- opening binaries on a second thread ------------------------------------
+ *
+ * The state is shared with the thread and owned by whoever is last: the
+ * main thread waits for a binary at most PERF_LOOPS_PREFETCH_TIMEOUT
+ * seconds (default 60); past that it abandons the thread (which frees the
+ * state when it ends) and opens what it needs itself, so a binary whose
+ * analysis hangs can never hang the report. */
+
+struct prefetch_item {
+	char *path;
+	uint8_t id[20];
+	uint8_t id_size;
+	ls_module *mod;
+};
+
+struct prefetch {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	ls_options lsopt;
+	int verbose, quiet;
+	struct prefetch_item *items;
+	size_t n, done;  /* items[0..done) are finished */
+	int finished;    /* the thread has nothing more to do */
+	int stop;        /* the main thread wants no more items */
+	int abandoned;   /* the main thread is gone: the thread frees all */
+	double timeout;
+};
+
+static void prefetch_free(struct prefetch *pf)
+{
+	for (size_t i = 0; i < pf->n; i++) {
+		if (pf->items[i].mod)
+			ls_module_close(pf->items[i].mod);
+		free(pf->items[i].path);
+	}
+	free(pf->items);
+	pthread_mutex_destroy(&pf->lock);
+	pthread_cond_destroy(&pf->cond);
+	free(pf);
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *pf = arg;
+	for (size_t i = 0; i < pf->n; i++) {
+		pthread_mutex_lock(&pf->lock);
+		int stop = pf->stop;
+		pthread_mutex_unlock(&pf->lock);
+		if (stop)
+			break;
+		struct prefetch_item *p = &pf->items[i];
+		ls_module *m = NULL;
+		if (file_has_build_id(p->path, p->id, p->id_size))
+			m = open_module_with(&pf->lsopt, pf->verbose, pf->quiet, p->path);
+		pthread_mutex_lock(&pf->lock);
+		p->mod = m;
+		pf->done = i + 1;
+		pthread_cond_broadcast(&pf->cond);
+		pthread_mutex_unlock(&pf->lock);
+	}
+	pthread_mutex_lock(&pf->lock);
+	pf->finished = 1;
+	pthread_cond_broadcast(&pf->cond);
+	int abandoned = pf->abandoned;
+	pthread_mutex_unlock(&pf->lock);
+	if (abandoned)
+		prefetch_free(pf);
+	return NULL;
+}
+
+static void prefetch_start(struct pl_attrib *a)
+{
+	pd_reader *r = a->rep->r;
+	struct prefetch *pf = pl_xcalloc(1, sizeof *pf);
+	for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
+		const pd_build_id *b = pd_build_id_at(r, i);
+		if (b->cpumode != PD_MISC_USER || b->filename[0] != '/')
+			continue;
+		pf->items = pl_xrealloc(pf->items, (pf->n + 1) * sizeof *pf->items);
+		struct prefetch_item *p = &pf->items[pf->n++];
+		p->path = pl_xstrdup(b->filename);
+		memcpy(p->id, b->id, sizeof p->id);
+		p->id_size = b->size;
+		p->mod = NULL;
+	}
+	pf->lsopt = a->lsopt;
+	pf->verbose = a->rep->opt->verbose;
+	pf->quiet = a->rep->opt->quiet;
+	const char *t = getenv("PERF_LOOPS_PREFETCH_TIMEOUT");
+	char *end;
+	pf->timeout = t && *t ? strtod(t, &end) : 60;
+	if (!(pf->timeout >= 0))
+		pf->timeout = 60;
+	pthread_mutex_init(&pf->lock, NULL);
+	pthread_cond_init(&pf->cond, NULL);
+	if (pf->n && pthread_create(&pf->thread, NULL, prefetch_main, pf) == 0) {
+		a->pf = pf;
+		return;
+	}
+	prefetch_free(pf);
+}
+
+/* Wait until item I is done (all of them: I = N) or the thread is, at
+ * most the timeout.  Returns 0 if it is; -1 (thread abandoned) if not. */
+static int prefetch_wait(struct pl_attrib *a, size_t i)
+{
+	struct prefetch *pf = a->pf;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	double whole = (double)(time_t)pf->timeout;
+	deadline.tv_sec += (time_t)whole;
+	deadline.tv_nsec += (long)((pf->timeout - whole) * 1e9);
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&pf->lock);
+	while (pf->done < i && !pf->finished && rc == 0)
+		rc = pthread_cond_timedwait(&pf->cond, &pf->lock, &deadline);
+	if (pf->done >= i || pf->finished) {
+		pthread_mutex_unlock(&pf->lock);
+		return 0;
+	}
+	pf->stop = pf->abandoned = 1;
+	pthread_mutex_unlock(&pf->lock);
+	pthread_detach(pf->thread);
+	a->pf = NULL;
+	fprintf(stderr, "perf-loops: the binaries of the build-id table take more than %g s to open on the "
+		"helper thread; opening them as needed instead\n", pf->timeout);
+	return -1;
+}
+
+static void prefetch_end(struct pl_attrib *a)
+{
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = 1;
+	pthread_mutex_unlock(&pf->lock);
+	if (prefetch_wait(a, pf->n) < 0)
+		return;
+	pthread_join(pf->thread, NULL);
+	prefetch_free(pf);
+	a->pf = NULL;
+}
+
+/* The module the second thread opened for PATH, if any (taken once). */
+static ls_module *prefetched(struct pl_attrib *a, const char *path)
+{
+	struct prefetch *pf = a->pf;
+	if (!pf)
+		return NULL;
+	for (size_t i = 0; i < pf->n; i++) {
+		if (strcmp(pf->items[i].path, path))
+			continue;
+		if (prefetch_wait(a, i + 1) < 0)
+			return NULL;
+		pthread_mutex_lock(&pf->lock);
+		ls_module *m = pf->items[i].mod;
+		pf->items[i].mod = NULL;
+		pthread_mutex_unlock(&pf->lock);
+		if (m)
+			return m;
+	}
+	return NULL;
+}
+
+/* The DSO side of pl_attrib_new. */
+void pl_dsos_begin(struct pl_attrib *a)
+{
+	pl_report *rep = a->rep;
+	ls_options_init(&a->lsopt);
+	a->lsopt.warn = ls_warn_sink;
+	a->lsopt.progress = 0;
+	const char *bd = getenv("PERF_BUILDID_DIR");
+	const char *home = getenv("HOME");
+	if (!home) {
+		struct passwd *pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : "/";
+	}
+	if (bd && *bd)
+		snprintf(a->home_debug, sizeof a->home_debug, "%s", bd);
+	else
+		snprintf(a->home_debug, sizeof a->home_debug, "%s/.debug", home);
+	const char *rel = pd_osrelease(rep->r);
+	struct utsname u;
+	if (rel)
+		snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
+	else if (uname(&u) == 0)
+		snprintf(a->osrelease, sizeof a->osrelease, "%s", u.release);
+	prefetch_start(a);
+}
+
+void pl_dsos_end(struct pl_attrib *a)
+{
+	prefetch_end(a);
+	for (size_t i = 0; i < a->ndattr; i++) {
+		struct dso_attr *d = &a->dattr[i];
+		if (d->mod)
+			ls_module_close(d->mod);
+		free(d->path);
+		ls_file_close(d->file);
+		free(d->ksecs);
+	}
+	free(a->dattr);
+	free(a->kallsyms.v);
+	free(a->kallsyms_buf);
+}
+
+
+static void hex_id(const pl_dso *d, char *buf)
+{
+	for (int i = 0; i < d->build_id_size; i++)
+		sprintf(buf + 2 * i, "%02x", d->build_id[i]);
+	buf[2 * d->build_id_size] = 0;
+}
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Open PATH's ELF (for the address conversion and for the fallback
+ * names).  Returns 1 if PATH's build-id matches D's (or D has none), 0 if
+ * not (then D keeps the file it had, when WANT_MATCH), -1 if it is not a
+ * readable ELF. */
+static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path, int want_match)
+{
+	ls_file *f = ls_file_open(path, NULL);
+	if (!f)
+		return -1;
+	int match = same_build_id(f, dso->build_id, dso->build_id_size);
+	if (want_match && !match) {
+		ls_file_close(f);
+		return 0;
+	}
+	ls_file_close(d->file);
+	d->file = f;
+	return match;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* /proc/kallsyms: "ADDR TYPE NAME [MODULE]", about 150k lines.  Read in one
+ * go and parsed by hand; the names stay in the buffer (sscanf and a copy
+ * per name were most of the time of a small report). */
+void pl_load_kallsyms(struct pl_attrib *a)
+{
+	if (a->kallsyms_tried)
+		return;
+	a->kallsyms_tried = 1;
+	/* perf record keeps a copy of kallsyms in its build-id cache: it is
+	 * the recorded kernel's, and a plain file reads many times faster than
+	 * /proc/kallsyms (which the kernel formats line by line) */
+	int fd = -1;
+	const char *why;
+	pd_reader *r = a->rep->r;
+	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
+		const pd_build_id *b = pd_build_id_at(r, i);
+		if (strcmp(b->filename, "[kernel.kallsyms]"))
+			continue;
+		char hex[41], p[PATH_MAX + 128];
+		for (int k = 0; k < b->size; k++)
+			sprintf(hex + 2 * k, "%02x", b->id[k]);
+		hex[2 * b->size] = 0;
+		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
+		fd = pd_open_regular(p, &why);
+		if (fd < 0) {
+			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
+			fd = pd_open_regular(p, &why);
+		}
+	}
+	if (fd < 0) {
+		struct utsname u;
+		/* /proc/kallsyms describes the running kernel, which must be the recorded one */
+		if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
+			return;
+		fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return;
+	size_t cap = 8 << 20, len = 0;
+	char *buf = pl_xmalloc(cap);
+	for (;;) {
+		if (len + 65536 > cap) {
+			cap *= 2;
+			buf = pl_xrealloc(buf, cap);
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = 0;
+	a->kallsyms_buf = buf;
+	size_t vcap = 0;
+	int sorted = 1;
+	for (char *p = buf, *end = buf + len; p < end;) {
+		char *nl = memchr(p, '\n', end - p);
+		if (!nl)
+			nl = end;
+		*nl = 0;
+		uint64_t addr = 0;
+		int h;
+		char *q = p;
+		while ((h = hexval(*q)) >= 0)
+			addr = addr << 4 | h, q++;
+		if (*q == ' ' && q[1] && q[2] == ' ' && addr) {
+			char type = q[1];
+			char *name = q + 3, *sp = strchr(name, '\t');
+			if (sp)
+				*sp = 0; /* drop the [module] column */
+			if (type == 't' || type == 'T' || type == 'w' || type == 'W') {
+				if (a->kallsyms.n == vcap) {
+					vcap = vcap ? vcap * 2 : 65536;
+					a->kallsyms.v = pl_xrealloc(a->kallsyms.v, vcap * sizeof *a->kallsyms.v);
+				}
+				struct sym *s = &a->kallsyms.v[a->kallsyms.n++];
+				s->addr = addr;
+				s->size = 0;
+				s->name = name;
+				if (a->kallsyms.n > 1 && s[-1].addr > addr)
+					sorted = 0;
+			}
+		}
+		p = nl + 1;
+	}
+	if (!sorted)
+		qsort(a->kallsyms.v, a->kallsyms.n, sizeof *a->kallsyms.v, sym_cmp);
+}
+
+/* One line per binary: the first warning (it names the binary and the
+ * reason, e.g. no DWARF), and how many more -v would show. */
+static void print_first_warning(const char *path, const struct warn_count *w)
+{
+	const char *msg = w->first;
+	size_t l = strlen(path);
+	if (!strncmp(msg, path, l) && !strncmp(msg + l, ": ", 2))
+		msg += l + 2;
+	if (w->n == 1)
+		fprintf(stderr, "perf-loops: warning: %s: %s\n", path, msg);
+	else
+		fprintf(stderr, "perf-loops: warning: %s: %s (and %u more warnings: -v shows them)\n", path, msg,
+			w->n - 1);
+}
+
+static ls_module *open_module_with(const ls_options *lsopt, int verbose, int quiet, const char *path)
+{
+	ls_error err;
+	struct warn_count w = { verbose, 0, "" };
+	ls_options opt = *lsopt;
+	opt.warn_ctx = &w;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	if (!m)
+		fprintf(stderr, "perf-loops: %s\n", err.message);
+	else if (w.n && !w.verbose && !quiet)
+		print_first_warning(path, &w);
+	return m;
+}
+
+/* The debug .ko of module DSO ([ext4] or /lib/modules/R/kernel/fs/ext4/ext4.ko.xz):
+ * under --modules or /usr/lib/debug/lib/modules/RELEASE, by name, '-' and
+ * '_' alike; NULL if none. */
+static char *find_ko(const char *dir, const char *want, int depth)
+{
+	DIR *dp = depth < 8 ? opendir(dir) : NULL;
+	if (!dp)
+		return NULL;
+	char *found = NULL;
+	struct dirent *e;
+	while (!found && (e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		size_t n = strlen(e->d_name);
+		if (n > 3 && !strcmp(e->d_name + n - 3, ".ko")) {
+			char base[256];
+			snprintf(base, sizeof base, "%.*s", (int)(n - 3), e->d_name);
+			for (char *c = base; *c; c++)
+				if (*c == '-')
+					*c = '_';
+			if (!strcmp(base, want))
+				found = pl_xstrdup(p);
+		} else if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
+			found = find_ko(p, want, depth + 1);
+		}
+	}
+	closedir(dp);
+	return found;
+}
+
+/* The module loader's layout of a .ko's code (kernel/module: the core's
+ * SHF_EXECINSTR sections, .init ones aside, one after another in section
+ * order, each at its alignment): perf records the module's base, and an
+ * address in .text.unlikely is found from there. */
+static void module_layout(struct dso_attr *d)
+{
+	uint64_t off = 0;
+	for (size_t i = 0; d->file && i < ls_file_nsections(d->file); i++) {
+		const ls_section *sec = ls_file_section(d->file, i);
+		const unsigned code = LS_SECTION_ALLOC | LS_SECTION_EXEC;
+		uint64_t link, size;
+		if ((sec->flags & code) != code || !strncmp(sec->name, ".init", 5))
+			continue;
+		off = (off + sec->align - 1) & ~(sec->align - 1);
+		if (ls_module_section(d->mod, sec->name, &link, &size) == 0) {
+			d->ksecs = pl_xrealloc(d->ksecs, (d->nksecs + 1) * sizeof *d->ksecs);
+			d->ksecs[d->nksecs++] = (struct kmod_sec){ off, sec->size, link };
+		}
+		off += sec->size;
+	}
+}
+
+static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
+{
+	char want[256], dir[PATH_MAX];
+	snprintf(want, sizeof want, "%s", dso->short_name[0] == '[' ? dso->short_name + 1 : dso->short_name);
+	want[strcspn(want, "]")] = 0;
+	char *p = NULL;
+	if (a->rep->opt->modules)
+		p = find_ko(a->rep->opt->modules, want, 0);
+	if (!p) {
+		snprintf(dir, sizeof dir, "/usr/lib/debug/lib/modules/%s", a->osrelease);
+		p = find_ko(dir, want, 0);
+	}
+	if (!p && dso->build_id_size) {
+		char hex[41];
+		hex_id(dso, hex);
+		snprintf(dir, sizeof dir, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+		if (file_exists(dir))
+			p = pl_xstrdup(dir);
+	}
+	if (!p)
+		return;
+	if (load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p))) {
+		d->path = p;
+		module_layout(d);
+		return;
+	}
+	free(p);
+}
+
+static ls_module *open_module(struct pl_attrib *a, const char *path)
+{
+	return open_module_with(&a->lsopt, a->rep->opt->verbose, a->rep->opt->quiet, path);
+}
+
+/* Find the file behind DSO and open its structure, once. */
+struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
+{
+	if (dso->index >= a->ndattr) {
+		size_t n = dso->index + 16;
+		a->dattr = pl_xrealloc(a->dattr, n * sizeof *a->dattr);
+		memset(a->dattr + a->ndattr, 0, (n - a->ndattr) * sizeof *a->dattr);
+		a->ndattr = n;
+	}
+	struct dso_attr *d = &a->dattr[dso->index];
+	if (d->tried)
+		return d;
+	d->tried = 1;
+	char hex[41], p[PATH_MAX + 64];
+	hex_id(dso, hex);
+	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
+		/* in pipe mode the release comes as a record, after we started */
+		const char *rel = pd_osrelease(a->rep->r);
+		if (rel && *rel)
+			snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
+		if (dso->kind == PL_DSO_KMODULE) {
+			open_kmodule(a, dso, d);
+			if (d->nksecs)
+				return d;
+		}
+		if (dso->kind == PL_DSO_KERNEL && a->rep->opt->vmlinux) {
+			/* -k: the user's choice, even when its build-id differs */
+			const char *k = a->rep->opt->vmlinux;
+			int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
+			if (r == 0 && load_elf(a, dso, d, k, 0) >= 0)
+				if (!a->rep->opt->quiet)
+					fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
+			if (r >= 0 && (d->mod = open_module(a, k)))
+				d->path = pl_xstrdup(k);
+			else
+				fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image\n", k);
+		}
+		if (dso->kind == PL_DSO_KERNEL) {
+			const char *cands[] = {
+				"/usr/lib/debug/boot/vmlinux-%s",
+				"/usr/lib/debug/lib/modules/%s/vmlinux",
+				"/boot/vmlinux-%s",
+				"/lib/modules/%s/build/vmlinux",
+			};
+			for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !d->mod; i++) {
+				snprintf(p, sizeof p, cands[i], a->osrelease);
+				if (!file_exists(p) || load_elf(a, dso, d, p, 1) != 1)
+					continue;
+				d->mod = open_module(a, p);
+				if (d->mod)
+					d->path = pl_xstrdup(p);
+			}
+			if (!d->mod && dso->build_id_size) {
+				snprintf(p, sizeof p, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+				if (file_exists(p) && load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p)))
+					d->path = pl_xstrdup(p);
+			}
+			if (d->mod) {
+				uint64_t text, size;
+				if (ls_module_symbol(d->mod, "_text", &text, &size) < 0)
+					text = 0;
+				/* the link address of _text; the map holds its runtime one */
+				d->kernel_delta = (int64_t)text;
+				return d;
+			}
+		}
+		pl_load_kallsyms(a);
+		d->use_kallsyms = a->kallsyms.n > 0;
+		return d;
+	}
+	if (dso->kind == PL_DSO_ANON)
+		return d;
+	/* user space: the path (under --symfs) if its build-id matches, else
+	 * perf's build-id cache */
+	const char *found = NULL, *upath = dso->name;
+	char symfs_path[PATH_MAX];
+	if (a->rep->opt->symfs) {
+		snprintf(symfs_path, sizeof symfs_path, "%s/%s", a->rep->opt->symfs, dso->name);
+		upath = symfs_path;
+	}
+	if (dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 1) == 1)
+		found = upath;
+	if (!found && dso->build_id_size) {
+		const char *leaf[] = { "elf", "vdso" };
+		for (int i = 0; i < 2 && !found; i++) {
+			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/%s", a->home_debug, hex, hex + 2, leaf[i]);
+			if (file_exists(p) && load_elf(a, dso, d, p, 1) == 1)
+				found = p;
+		}
+	}
+	if (!found && dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 0) >= 0) {
+		if (!a->rep->opt->quiet)
+			fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", upath);
+		found = upath;
+	}
+	if (!found) {
+		if (dso->kind == PL_DSO_USER && !a->rep->opt->quiet)
+			fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
+				dso->name, dso->build_id_size ? hex : "unknown");
+		return d;
+	}
+	d->path = pl_xstrdup(found);
+	d->mod = prefetched(a, found);
+	if (!d->mod)
+		d->mod = open_module(a, found);
+	return d;
+}
+
+/* A runtime address in MAP -> the link-time address in its file. */
+int pl_to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uint64_t *out)
+{
+	return d->file ? ls_file_offset_to_addr(d->file, addr - m->start + m->pgoff, out) : -1;
+}
+
+pl_session *pl_attrib_session(struct pl_attrib *a)
+{
+	return a->rep->s;
+}
+
+const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
+{
+	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE || dso->kind == PL_DSO_ANON)
+		return NULL;
+	struct dso_attr *d = pl_dso_attr(a, dso);
+	return d->file && !ls_file_is_relocatable(d->file) ? d->path : NULL;
+}
+
+int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
+{
+	struct dso_attr *d = pl_dso_attr(a, m->dso);
+	return pl_to_link(d, m, addr, link);
+}
