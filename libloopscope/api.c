@@ -2,6 +2,7 @@
  * the cache, index for lookups), the module getters, and close. */
 #include "internal.h"
 #include "cfg.h"
+#include "source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,7 @@ static int build_indexes(ls_module *m, double *t0, ls_error *err)
 	if (m->dwarf && ls_inline_build(m, err) < 0)
 		return -1;
 	stage_done("inline tree", t0);
-	if (ls_procs_build(m, err) < 0)
-		return -1;
+	ls_procs_build(m);
 	stage_done("procedures", t0);
 	if (m->dwarf && ls_linemap_build(m, err) < 0)
 		return -1;
@@ -51,25 +51,13 @@ static int build_indexes(ls_module *m, double *t0, ls_error *err)
 	return 0;
 }
 
-ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
+/* The pipeline on an open handle: the ELF file, then the structure from
+ * the cache or from the analysis, then the lookup index. */
+static int open_module(ls_module *m, const char *path, ls_error *err)
 {
-	if (!path || !*path) {
-		ls_set_error(err, LS_ERR_USAGE, "no file name given");
-		return NULL;
-	}
-	ls_module *m = ls_xcalloc(1, sizeof *m);
-	m->fd = -1;
-	if (opt)
-		m->opt = *opt;
-	else
-		ls_options_init(&m->opt);
-	if (err) {
-		err->code = LS_OK;
-		err->message[0] = 0;
-	}
 	double t0 = stage_clock();
 	if (ls_elf_open(m, path, err) < 0)
-		goto fail;
+		return -1;
 	stage_done("elf", &t0);
 	if (!m->dwarf)
 		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
@@ -81,23 +69,56 @@ ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err
 	} else {
 		stage_done("cache miss", &t0);
 		if (build_indexes(m, &t0, err) < 0)
-			goto fail;
+			return -1;
 		if (ls_analyze(m, err) < 0)
-			goto fail;
+			return -1;
 		stage_done("analysis", &t0);
 		if (m->opt.use_cache)
 			ls_cache_store(m);
 		stage_done("cache store", &t0);
 	}
 	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
-		goto fail;
+		return -1;
 	stage_done("lookup index", &t0);
+	return 0;
+}
+
+ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
+{
+	if (!path || !*path) {
+		ls_set_error(err, LS_ERR_USAGE, "no file name given");
+		return NULL;
+	}
+	if (err) {
+		err->code = LS_OK;
+		err->message[0] = 0;
+	}
+	ls_module *m = calloc(1, sizeof *m);
+	if (!m) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		return NULL;
+	}
+	m->fd = -1;
+	if (opt)
+		m->opt = *opt;
+	else
+		ls_options_init(&m->opt);
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		ls_module_close(m);
+		return NULL;
+	}
+	int rc = open_module(m, path, err);
+	ls_oom_pop(&g);
+	if (rc < 0) {
+		if (err && err->code == LS_OK)
+			ls_set_error(err, LS_ERR_NOT_ELF, "%s: cannot be analyzed", path);
+		ls_module_close(m);
+		return NULL;
+	}
 	return m;
-fail:
-	if (err && err->code == LS_OK)
-		ls_set_error(err, LS_ERR_NOT_ELF, "%s: cannot be analyzed", path);
-	ls_module_close(m);
-	return NULL;
 }
 
 void ls_module_close(ls_module *m)
@@ -105,6 +126,7 @@ void ls_module_close(ls_module *m)
 	if (!m)
 		return;
 	ls_lookup_index_free(&m->lookup);
+	ls_source_cache_free(m->sources); /* set only during the analysis */
 	ls_symindex_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
@@ -131,7 +153,7 @@ int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
 int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
 const ls_scope *ls_module_root(const ls_module *m) { return m->root; }
 
-int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
+static int write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
 {
 	switch (fmt) {
 	case LS_FORMAT_TEXT: return ls_write_text(m, out, err);
@@ -140,4 +162,17 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 	}
 	ls_set_error(err, LS_ERR_USAGE, "unknown output format");
 	return -1;
+}
+
+int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
+{
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* what was written stays written */
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
+		return -1;
+	}
+	int rc = write_structure(m, fmt, out, err);
+	ls_oom_pop(&g);
+	return rc;
 }

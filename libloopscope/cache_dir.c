@@ -373,7 +373,15 @@ static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, con
 	int rc = open_dir(opt, dir, sizeof dir, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	if (op(opt, dir, fn, ctx) < 0) {
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* the listing leaks */
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", dir);
+		return -1;
+	}
+	rc = op(opt, dir, fn, ctx);
+	ls_oom_pop(&g);
+	if (rc < 0) {
 		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
 		return -1;
 	}

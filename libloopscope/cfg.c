@@ -103,6 +103,7 @@ struct ls_cfg_module {
 	uint64_t *data_bounds;
 	size_t ndata_bounds;
 	atomic_bool facts_ready;
+	bool failed;           /* ran out of memory building the facts (under lock) */
 	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
 	/* Per proc: the instructions the summary pass decoded, kept so that the
 	 * real CFG build does not decode them again (decoding is most of the
@@ -2207,17 +2208,37 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 	free(queued);
 }
 
+/* Under C's lock.  Out of memory: unlock, and make the other threads
+ * fail too rather than build the facts again. */
+static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool want_facts)
+{
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		c->failed = true;
+		pthread_mutex_unlock(&c->lock);
+		ls_oom_raise();
+	}
+	if (c->failed) {
+		ls_oom_pop(&g);
+		pthread_mutex_unlock(&c->lock);
+		ls_oom_raise();
+	}
+	load_sections(m, c);
+	if (want_facts && !atomic_load_explicit(&c->facts_ready, memory_order_relaxed)) {
+		compute_facts(m, c);
+		atomic_store_explicit(&c->facts_ready, true, memory_order_release);
+	}
+	ls_oom_pop(&g);
+}
+
 static const struct ls_cfg_module *ready_cache(const ls_module *m, bool want_facts)
 {
 	struct ls_cfg_module *c = module_cache(m);
 	if (want_facts && atomic_load_explicit(&c->facts_ready, memory_order_acquire))
 		return c;
 	pthread_mutex_lock(&c->lock);
-	load_sections(m, c);
-	if (want_facts && !atomic_load_explicit(&c->facts_ready, memory_order_relaxed)) {
-		compute_facts(m, c);
-		atomic_store_explicit(&c->facts_ready, true, memory_order_release);
-	}
+	fill_cache(m, c, want_facts);
 	pthread_mutex_unlock(&c->lock);
 	return c;
 }

@@ -132,7 +132,7 @@ ls_file *ls_file_open(const char *path, ls_error *err)
 	const char *why;
 	f->fd = ls_open_regular(path, NULL, &why);
 	if (f->fd < 0) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", path, why);
+		ls_set_error(err, errno == ENOENT ? LS_ERR_NOT_FOUND : LS_ERR_IO, "%s: %s", path, why);
 		free(f);
 		return NULL;
 	}

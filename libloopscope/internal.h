@@ -49,6 +49,11 @@ void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ls_warn(const ls_options *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A part of the debug information that cannot be read and is skipped: a
+ * warning, and the first one is also ERR's LS_ERR_DWARF (the open still
+ * succeeds: loopscope.h, "Errors"). */
+void ls_warn_dwarf(const ls_options *opt, ls_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* A message for -v only (opt->verbose): why the cache missed, and such. */
 void ls_note(const ls_options *opt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -61,15 +66,49 @@ struct ls_arena {
 	struct ls_arena_chunk *chunks;
 	char *cur, *end;
 };
-void *ls_arena_alloc(struct ls_arena *a, size_t size); /* zeroed, 8-aligned; aborts on OOM */
+void *ls_arena_alloc(struct ls_arena *a, size_t size); /* zeroed, 8-aligned; ls_oom_raise on OOM */
 char *ls_arena_strdup(struct ls_arena *a, const char *s);
 void ls_arena_free(struct ls_arena *a);
 
 /* Growable array helper: ensures room for one more element. */
 void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem);
-void *ls_xmalloc(size_t n);  /* abort with a message on OOM */
+void *ls_xmalloc(size_t n);  /* never NULL: ls_oom_raise on OOM */
 void *ls_xcalloc(size_t n, size_t m);
 char *ls_xstrdup(const char *s);
+
+/* Out of memory is an error, not an abort: the library runs inside GDB's
+ * process.  The stages allocate with the helpers above, which never return
+ * NULL; on failure they call ls_oom_raise(), which longjmps to the calling
+ * thread's innermost guard.  Every public entry point that allocates runs
+ * its work under a guard and turns the jump into LS_ERR_NOMEM:
+ *
+ *     struct ls_oom_guard g;
+ *     ls_oom_push(&g);
+ *     if (setjmp(g.env)) {          // the guard is already popped here
+ *             ...free what the handle holds, set LS_ERR_NOMEM...
+ *     }
+ *     ...work...
+ *     ls_oom_pop(&g);
+ *
+ * Threads: ls_run_workers guards each worker and raises again on the
+ * calling thread once all have joined; code that holds a lock while it
+ * allocates guards the region to unlock before raising again.  What the
+ * interrupted stage had in local variables leaks (the handle's own data is
+ * freed): out of memory is rare, and a leak is better than an abort.
+ * Without a guard (the unit tests calling a stage directly) it prints a
+ * message and aborts, as before. */
+#include <setjmp.h>
+struct ls_oom_guard {
+	jmp_buf env;
+	struct ls_oom_guard *outer;
+};
+void ls_oom_push(struct ls_oom_guard *g);
+void ls_oom_pop(struct ls_oom_guard *g);
+_Noreturn void ls_oom_raise(void);
+/* For the tests: the Nth allocation through the helpers above from now
+ * (1 = the next one) fails as if malloc had; 0 turns it off.  Returns how
+ * many were left of the previous countdown (nonzero: it never fired). */
+unsigned long ls_oom_fail_at(unsigned long n);
 
 /* ---- strings (strtab.c) -------------------------------------------------- */
 
@@ -121,7 +160,7 @@ struct ls_extern {
 /* Applies the relocations of an ET_REL file's executable sections to private
  * copies of their bytes (m->text[].data), giving undefined symbols addresses
  * of their own (m->ext).  Nothing to do for other files. */
-int ls_relocate_text(ls_module *m, ls_error *err);
+void ls_relocate_text(ls_module *m); /* cannot fail: bad relocations are skipped */
 /* The undefined symbol relocate.c placed at ADDR, or NULL. */
 const char *ls_extern_name(const ls_module *m, uint64_t addr);
 void ls_relocate_free(ls_module *m);
@@ -151,7 +190,7 @@ struct ls_procs {
 	size_t nindex;
 };
 
-int ls_procs_build(ls_module *m, ls_error *err);
+void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
 /* Whether a function named NAME never returns (known names; in kernel code,
  * objtool's list too). */
 bool ls_noreturn_name(const ls_module *m, const char *name);

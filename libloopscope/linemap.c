@@ -204,7 +204,6 @@ static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *r
 
 int ls_linemap_build(ls_module *m, ls_error *err)
 {
-	(void)err;
 	struct ls_linemap *lm = &m->lines;
 	memset(lm, 0, sizeof *lm);
 	if (!m->dwarf)
@@ -241,7 +240,7 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 			 * whose program cannot be read is worth a warning. */
 			if (dwarf_hasattr(&cudie, DW_AT_stmt_list)) {
 				const char *cuname = dwarf_diename(&cudie);
-				ls_warn(&m->opt, "%s: unreadable line table of %s (%s); its lines are unknown",
+				ls_warn_dwarf(&m->opt, err, "%s: unreadable line table of %s (%s); its lines are unknown",
 					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
 					dwarf_errmsg(-1));
 			}
@@ -313,7 +312,7 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		}
 	}
 	if (rc < 0)
-		ls_warn(&m->opt, "%s: corrupt .debug_info (%s); line tables after it are skipped",
+		ls_warn_dwarf(&m->opt, err, "%s: corrupt .debug_info (%s); line tables after it are skipped",
 			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
 	free(names);
 

@@ -675,9 +675,8 @@ static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
 	}
 }
 
-int ls_procs_build(ls_module *m, ls_error *err)
+void ls_procs_build(ls_module *m)
 {
-	(void)err;
 	struct ls_procs *P = &m->procs;
 	memset(P, 0, sizeof *P);
 	struct builder b = { .m = m };
@@ -735,7 +734,6 @@ int ls_procs_build(ls_module *m, ls_error *err)
 		fill_gaps_as_kallsyms(m, P);
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
-	return 0;
 }
 
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
@@ -835,7 +833,12 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 	}
 	size_t wlen = strlen(name);
 	struct proc_view *views, found = { 0 };
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return -1; /* out of memory: none found */
 	size_t nviews = proc_views(m, &views);
+	ls_oom_pop(&g);
 	const struct proc_view *best = NULL;
 	/* Exact names first, then "without parameters". */
 	for (int pass = 0; pass < 2 && !best; pass++)

@@ -180,3 +180,10 @@ TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
 TESTS += tests/perf-pprof.py
 EXTRA_DIST += tests/perf-pprof.py
+# Issue 10: the public API's status codes (LS_ERR_NOT_FOUND, LS_ERR_DWARF,
+# LS_ERR_NOMEM through every allocation made to fail in turn).
+check_PROGRAMS += tests/unit-errors
+TESTS += tests/unit-errors
+tests_unit_errors_SOURCES = tests/unit-errors.c
+tests_unit_errors_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_errors_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)

@@ -105,10 +105,14 @@ static ls_module *load(const char *path, const char *debug_dir, ls_error *err, i
 	m->opt.debug_file_path = debug_dir;
 	m->opt.warn = quiet_warn;
 	m->opt.warn_ctx = warnings;
-	if (ls_elf_open(m, path, err) < 0 ||
-	    (m->dwarf && ls_inline_build(m, err) < 0) ||
-	    ls_procs_build(m, err) < 0 ||
-	    (m->dwarf && ls_linemap_build(m, err) < 0)) {
+	int rc = ls_elf_open(m, path, err);
+	if (rc == 0 && m->dwarf)
+		rc = ls_inline_build(m, err);
+	if (rc == 0)
+		ls_procs_build(m);
+	if (rc == 0 && m->dwarf)
+		rc = ls_linemap_build(m, err);
+	if (rc < 0) {
 		ls_inline_free(&m->inl);
 		ls_procs_free(&m->procs);
 		ls_linemap_free(&m->lines);
@@ -469,7 +473,7 @@ static void check_bad_input(const char *good_bin)
 	expect_error(tmp("empty"), LS_ERR_NOT_ELF, ": empty file", "empty file");
 	write_file(tmp("text"), "hello, world\n", 13);
 	expect_error(tmp("text"), LS_ERR_NOT_ELF, ": not an ELF file", "a text file");
-	expect_error(tmp("no-such-file"), LS_ERR_IO, "No such file", "a missing file");
+	expect_error(tmp("no-such-file"), LS_ERR_NOT_FOUND, "No such file", "a missing file");
 	expect_error(tmpdir, LS_ERR_IO, "directory", "a directory");
 
 	size_t n;
