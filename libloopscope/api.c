@@ -80,6 +80,7 @@ static int open_module(ls_module *m, const char *path, ls_error *err)
 	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
 		return -1;
 	stage_done("lookup index", &t0);
+	ls_debug_check_module(m);
 	return 0;
 }
 

@@ -339,6 +339,25 @@ struct ls_lookup_index {
 int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err);
 void ls_lookup_index_free(struct ls_lookup_index *ix);
 
+/* ---- invariants (check.c) --------------------------------------------------- */
+
+/* What ls_check_module checks: the indexes the analysis reads, and the
+ * scope tree it makes. */
+enum ls_check {
+	LS_CHECK_INLINE_SEGMENTS, /* sorted, non-overlapping, none lexical */
+	LS_CHECK_INLINE_NODES,    /* subprograms are roots, inlined depth = parent + 1 */
+	LS_CHECK_PROCS,           /* address index and entries sorted, unique */
+	LS_CHECK_LINES,           /* rows sorted, in text, gaps single, table closed */
+	LS_CHECK_TREE,            /* module > file > proc > ...; links, ranges, loops */
+	LS_NCHECKS
+};
+/* NULL if invariant WHICH holds in M, else where it breaks (a thread's
+ * static buffer).  ABSOLUTE_FILES: line rows must name absolute files. */
+const char *ls_check_module(const ls_module *m, enum ls_check which, bool absolute_files);
+/* configure --enable-debug-checks: every check, at the end of each
+ * ls_module_open, aborting with the broken one; otherwise nothing. */
+void ls_debug_check_module(const ls_module *m);
+
 /* ---- the module ------------------------------------------------------------ */
 
 struct ls_module {

@@ -18,7 +18,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/loop_forest.c \
 	libloopscope/structure.c libloopscope/loop_line.c libloopscope/source.c \
 	libloopscope/normalize.c libloopscope/analyze.c \
-	libloopscope/scope.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
+	libloopscope/scope.c libloopscope/check.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
 	libloopscope/output_text.c libloopscope/output_json.c libloopscope/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden
 libloopscope_internal_la_LIBADD = $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread

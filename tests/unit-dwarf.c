@@ -142,61 +142,21 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The index invariants every module must satisfy. */
+/* The index invariants every module must satisfy (libloopscope/check.c). */
 static void check_invariants_abs(const ls_module *m, const char *what, bool absolute)
 {
-	bool good = true;
-	for (size_t i = 0; i < m->inl.nsegs; i++) {
-		const struct ls_inl_seg *s = &m->inl.segs[i];
-		if (s->lo >= s->hi || (i && s->lo < m->inl.segs[i - 1].hi) || !s->node ||
-		    s->node->kind == LS_INL_LEXICAL)
-			good = false;
-	}
-	ok(good, "%s: inline segments sorted, non-overlapping, none lexical (%zu)", what, m->inl.nsegs);
-
-	good = true;
-	for (size_t i = 0; i < m->inl.nnodes; i++) {
-		const struct ls_inl_node *n = m->inl.nodes[i];
-		if (n->kind == LS_INL_SUBPROGRAM && (n->parent || n->depth))
-			good = false;
-		if (n->kind == LS_INL_INLINED && (!n->parent || n->parent->kind == LS_INL_LEXICAL ||
-						  n->depth != n->parent->depth + 1 || !n->name))
-			good = false;
-	}
-	ok(good, "%s: inline nodes: subprograms are roots, inlined depth = parent + 1", what);
-
-	good = true;
-	for (size_t i = 0; i < m->procs.nindex; i++) {
-		const struct ls_proc_range *r = &m->procs.index[i];
-		if (r->lo >= r->hi || (i && r->lo < m->procs.index[i - 1].hi) || r->proc >= m->procs.nprocs)
-			good = false;
-	}
-	for (size_t i = 1; i < m->procs.nprocs; i++)
-		if (m->procs.procs[i].entry <= m->procs.procs[i - 1].entry)
-			good = false;
-	for (size_t i = 0; i < m->procs.nprocs; i++) {
-		const struct ls_proc *p = &m->procs.procs[i];
-		if (ls_procs_at_entry(&m->procs, p->entry) != p || !p->name || !p->nranges)
-			good = false;
-	}
-	ok(good, "%s: procedure index sorted and non-overlapping, entries unique (%zu procs)", what,
-	   m->procs.nprocs);
-
-	good = true;
-	const struct ls_line_row *rows = m->lines.rows;
-	for (size_t i = 0; i < m->lines.nrows; i++) {
-		if (i && rows[i].addr <= rows[i - 1].addr)
-			good = false;
-		if (i && !rows[i].file && !rows[i - 1].file)
-			good = false;
-		if (rows[i].file && (!ls_text_find(m, rows[i].addr) || (absolute && rows[i].file[0] != '/')))
-			good = false;
-		if (rows[i].file && ls_linemap_find(&m->lines, rows[i].addr) != &rows[i])
-			good = false;
-	}
-	ok(good && (!m->lines.nrows || !rows[m->lines.nrows - 1].file),
-	   "%s: line rows sorted, in text,%s gaps single, table closed (%zu rows)", what,
-	   absolute ? " absolute files," : "", m->lines.nrows);
+	const char *why = ls_check_module(m, LS_CHECK_INLINE_SEGMENTS, absolute);
+	ok(!why, "%s: inline segments sorted, non-overlapping, none lexical (%zu)%s%s", what, m->inl.nsegs,
+	   why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_INLINE_NODES, absolute);
+	ok(!why, "%s: inline nodes: subprograms are roots, inlined depth = parent + 1%s%s", what,
+	   why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_PROCS, absolute);
+	ok(!why, "%s: procedure index sorted and non-overlapping, entries unique (%zu procs)%s%s", what,
+	   m->procs.nprocs, why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_LINES, absolute);
+	ok(!why, "%s: line rows sorted, in text,%s gaps single, table closed (%zu rows)%s%s", what,
+	   absolute ? " absolute files," : "", m->lines.nrows, why ? ": " : "", why ? why : "");
 }
 
 static void check_invariants(const ls_module *m, const char *what)

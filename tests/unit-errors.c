@@ -1,5 +1,6 @@
 /* unit-errors.c - the status codes of the public API, each from the input
- * that must produce it, on a fixture compiled now with gcc (loops.c -O2):
+ * that must produce it, on a fixture compiled now with gcc (loops.c -O2),
+ * and the scope tree's invariant checker (check.c) on its real tree.
  *
  *   LS_ERR_NOT_FOUND  a file that does not exist (ls_module_open and
  *                     ls_file_open), a function the module does not have;
@@ -105,6 +106,22 @@ static void check_not_found(const char *bin)
 	   "ls_module_resolve of a function it lacks: LS_ERR_NOT_FOUND (%d: %s)", err.code, err.message);
 	n = ls_module_resolve(m, "nest3", 0, 0, &addr, 1, &err);
 	ok(n == 1, "ls_module_resolve nest3: found (%d)", n);
+
+	/* The scope tree's invariants (what --enable-debug-checks runs after
+	 * every open) hold, and the checker sees a broken tree. */
+	const char *why = ls_check_module(m, LS_CHECK_TREE, false);
+	ok(!why, "loops -O2: the scope tree's invariants hold%s%s", why ? ": " : "", why ? why : "");
+	struct ls_scope *proc = m->root->first_child->first_child;
+	ls_scope_kind kind = proc->kind;
+	proc->kind = LS_SCOPE_STMT;
+	why = ls_check_module(m, LS_CHECK_TREE, false);
+	ok(why && strstr(why, "stmt under file"), "a statement directly under a file: caught (%s)", why ? why : "not");
+	proc->kind = kind;
+	ls_range r0 = proc->ranges[0];
+	proc->ranges[0].hi = proc->ranges[0].lo;
+	why = ls_check_module(m, LS_CHECK_TREE, false);
+	ok(why && strstr(why, "range 0"), "an empty range: caught (%s)", why ? why : "not");
+	proc->ranges[0] = r0;
 	ls_module_close(m);
 }
 
