@@ -9,13 +9,13 @@ lib_LTLIBRARIES += libloopscope.la
 noinst_LTLIBRARIES += libloopscope-internal.la
 include_HEADERS += libloopscope/loopscope.h
 libloopscope_internal_la_SOURCES = \
-	libloopscope/internal.h libloopscope/decode.h libloopscope/cfg.h libloopscope/loop_forest.h \
+	libloopscope/internal.h libloopscope/decode.h libloopscope/cfg.h libloopscope/cfg_private.h libloopscope/loop_forest.h \
 	libloopscope/source.h libloopscope/structure.h \
 	libloopscope/error.c libloopscope/file.c libloopscope/arena.c libloopscope/strtab.c \
 	libloopscope/demangle.c libloopscope/progress.c libloopscope/workers.c \
 	libloopscope/module.c libloopscope/elf_file.c libloopscope/relocate.c libloopscope/symbols.c \
 	libloopscope/procs.c libloopscope/linemap.c libloopscope/inline_tree.c \
-	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/loop_forest.c \
+	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/eh_frame.c libloopscope/jump_tables.c libloopscope/noreturn.c libloopscope/loop_forest.c \
 	libloopscope/structure.c libloopscope/loop_line.c libloopscope/source.c \
 	libloopscope/normalize.c libloopscope/analyze.c \
 	libloopscope/scope.c libloopscope/check.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
