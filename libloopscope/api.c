@@ -1,33 +1,13 @@
-/* api.c - the module's life cycle: open (load, index, analyze or load from
- * the cache, index for lookups), the module getters, and close. */
+/* api.c - the module's life cycle: open (the stages in pipeline.c, under
+ * an out-of-memory guard), the module getters, and close. */
 #include "internal.h"
 #include "cfg.h"
 #include "source.h"
+#include "pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
- * benchmarks in bench/ use to tell where the time goes. */
-static double stage_clock(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void stage_done(const char *stage, double *t0)
-{
-	static int enabled = -1; /* read-only after the first call's race, which is benign */
-	if (enabled < 0)
-		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
-	double t = stage_clock();
-	if (enabled)
-		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
-	*t0 = t;
-}
 
 void ls_options_init(ls_options *opt)
 {
@@ -35,53 +15,6 @@ void ls_options_init(ls_options *opt)
 	opt->use_cache = 1;
 	opt->progress = 1;
 	opt->want_loops = 1;
-}
-
-/* The stages that read DWARF and symbols, for the analysis. */
-static int build_indexes(ls_module *m, double *t0, ls_error *err)
-{
-	if (m->dwarf && ls_inline_build(m, err) < 0)
-		return -1;
-	stage_done("inline tree", t0);
-	ls_procs_build(m);
-	stage_done("procedures", t0);
-	if (m->dwarf && ls_linemap_build(m, err) < 0)
-		return -1;
-	stage_done("line map", t0);
-	return 0;
-}
-
-/* The pipeline on an open handle: the ELF file, then the structure from
- * the cache or from the analysis, then the lookup index. */
-static int open_module(ls_module *m, const char *path, ls_error *err)
-{
-	double t0 = stage_clock();
-	if (ls_elf_open(m, path, err) < 0)
-		return -1;
-	stage_done("elf", &t0);
-	if (!m->dwarf)
-		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
-		        "frames or lines", m->path);
-	/* A cached structure needs none of the DWARF indexes: lookups use the
-	 * tree, symbol lookups fall back to it (procs.c). */
-	if (m->opt.use_cache && ls_cache_load(m)) {
-		stage_done("cache load", &t0);
-	} else {
-		stage_done("cache miss", &t0);
-		if (build_indexes(m, &t0, err) < 0)
-			return -1;
-		if (ls_analyze(m, err) < 0)
-			return -1;
-		stage_done("analysis", &t0);
-		if (m->opt.use_cache)
-			ls_cache_store(m);
-		stage_done("cache store", &t0);
-	}
-	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
-		return -1;
-	stage_done("lookup index", &t0);
-	ls_debug_check_module(m);
-	return 0;
 }
 
 ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
@@ -111,7 +44,7 @@ ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err
 		ls_module_close(m);
 		return NULL;
 	}
-	int rc = open_module(m, path, err);
+	int rc = ls_pipeline_open(m, path, err);
 	ls_oom_pop(&g);
 	if (rc < 0) {
 		if (err && err->code == LS_OK)

@@ -96,7 +96,7 @@ struct loaded {
 	int warnings;
 };
 
-/* Runs the stages in the order api.c runs them. */
+/* Runs the stages the analysis reads, in the pipeline's order (pipeline.c). */
 static ls_module *load(const char *path, const char *debug_dir, ls_error *err, int *warnings)
 {
 	ls_module *m = ls_xcalloc(1, sizeof *m);
@@ -105,14 +105,7 @@ static ls_module *load(const char *path, const char *debug_dir, ls_error *err, i
 	m->opt.debug_file_path = debug_dir;
 	m->opt.warn = quiet_warn;
 	m->opt.warn_ctx = warnings;
-	int rc = ls_elf_open(m, path, err);
-	if (rc == 0 && m->dwarf)
-		rc = ls_inline_build(m, err);
-	if (rc == 0)
-		ls_procs_build(m);
-	if (rc == 0 && m->dwarf)
-		rc = ls_linemap_build(m, err);
-	if (rc < 0) {
+	if (ls_elf_open(m, path, err) < 0 || ls_pipeline_indexes(m, err) < 0) {
 		ls_inline_free(&m->inl);
 		ls_procs_free(&m->procs);
 		ls_linemap_free(&m->lines);
