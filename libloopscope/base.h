@@ -15,7 +15,9 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
@@ -84,6 +86,37 @@ _Noreturn void ls_oom_raise(void);
  * (1 = the next one) fails as if malloc had; 0 turns it off.  Returns how
  * many were left of the previous countdown (nonzero: it never fired). */
 unsigned long ls_oom_fail_at(unsigned long n);
+
+/* ---- binary search ------------------------------------------------------- */
+
+/* The index of the first of the N elements at BASE (STRIDE bytes apart,
+ * sorted by the uint64_t at OFFSET in each) whose key is at least KEY, or
+ * with ABOVE above KEY; N if none.  What the stages' lookups share: "the
+ * entry at ADDR" (LS_FIRST_AT_LEAST on the entries), "the range holding
+ * ADDR" (LS_FIRST_ABOVE on the ranges' ends, then its start <= ADDR), "the
+ * last row at or below ADDR" (LS_FIRST_ABOVE, minus one).  Inline, so that
+ * each caller's search is as fast as its own loop was. */
+static inline size_t ls_bsearch_u64(const void *base, size_t n, size_t stride, size_t offset, uint64_t key,
+                                    bool above)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+		memcpy(&k, (const char *)base + mid * stride + offset, sizeof k);
+		if (above ? k <= key : k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+#define LS_FIRST_AT_LEAST(array, n, field, key) LS_BSEARCH_(array, n, field, key, false)
+#define LS_FIRST_ABOVE(array, n, field, key) LS_BSEARCH_(array, n, field, key, true)
+/* (the key must be a 64-bit field: a compile error otherwise) */
+#define LS_BSEARCH_(array, n, field, key, above)                                                   \
+	((void)sizeof(char[sizeof((array)->field) == sizeof(uint64_t) ? 1 : -1]),                  \
+	 ls_bsearch_u64((array), (n), sizeof *(array), offsetof(__typeof__(*(array)), field), (key), (above)))
 
 /* ---- strings (strtab.c) -------------------------------------------------- */
 

@@ -223,14 +223,7 @@ void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh)
 /* The landing pad for a call at ADDR, or 0. */
 uint64_t ls_eh_landing_pad(const struct ls_cfg_module *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nsites;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->sites[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(c->sites, c->nsites, lo, addr);
 	/* Sites of one function do not overlap; look at the last few
 	 * starting at or before ADDR in case of duplicates. */
 	for (size_t i = lo; i-- > 0 && lo - i <= 4;)

@@ -696,18 +696,8 @@ int ls_inline_build(ls_module *m, ls_error *err)
 
 const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nsegs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_inl_seg *s = &ix->segs[mid];
-		if (addr < s->lo)
-			hi = mid;
-		else if (addr >= s->hi)
-			lo = mid + 1;
-		else
-			return s->node;
-	}
-	return NULL;
+	size_t i = LS_FIRST_ABOVE(ix->segs, ix->nsegs, hi, addr);
+	return i < ix->nsegs && ix->segs[i].lo <= addr ? ix->segs[i].node : NULL;
 }
 
 void ls_inline_free(struct ls_inline_index *ix)

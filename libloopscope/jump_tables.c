@@ -556,14 +556,7 @@ static uint64_t index_limit(const struct builder *b, const struct index_step *ch
 /* The dynamic relocation at ADDR, or NULL. */
 static const struct dyn_reloc *reloc_at(const struct ls_cfg_module *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nrelocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->relocs[mid].offset < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(c->relocs, c->nrelocs, offset, addr);
 	return lo < c->nrelocs && c->relocs[lo].offset == addr ? &c->relocs[lo] : NULL;
 }
 

@@ -400,14 +400,7 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr)
 {
 	/* The last row at or below ADDR. */
-	size_t lo = 0, hi = lm->nrows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (lm->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(lm->rows, lm->nrows, addr, addr);
 	if (lo == 0)
 		return NULL;
 	const struct ls_line_row *r = &lm->rows[lo - 1];
@@ -416,14 +409,7 @@ const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t 
 
 size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first)
 {
-	size_t lo = 0, hi = lm->nhidden;
-	while (lo < hi) { /* the first hidden row at or above ADDR */
-		size_t mid = lo + (hi - lo) / 2;
-		if (lm->hidden[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(lm->hidden, lm->nhidden, addr, addr);
 	size_t n = 0;
 	while (lo + n < lm->nhidden && lm->hidden[lo + n].addr == addr)
 		n++;

@@ -8,7 +8,7 @@
  *               path, debug_path, build_id, bias
  *   2. cache (cache.c)
  *        reads  m's identity (build-id, file size and time, options)
- *        makes  m->root, when a stored tree matches: then 3-5 are skipped
+ *        makes  m->root, when a stored tree matches: then 3-6 are skipped
  *   3. inline tree (inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code

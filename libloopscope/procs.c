@@ -166,15 +166,7 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 /* The first symbol with address >= ADDR. */
 static size_t sym_lower_bound(const struct sym *syms, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LS_FIRST_AT_LEAST(syms, n, addr, addr);
 }
 
 /* A procedure being built; its ranges live in a shared array until the
@@ -291,15 +283,7 @@ static int cmp_range(const void *a, const void *b)
 /* The first range with hi > ADDR. */
 static size_t cover_find(const struct cover *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->r[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LS_FIRST_ABOVE(c->r, c->n, hi, addr);
 }
 
 static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
@@ -738,30 +722,13 @@ void ls_procs_build(ls_module *m)
 
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nindex;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_proc_range *r = &p->index[mid];
-		if (addr < r->lo)
-			hi = mid;
-		else if (addr >= r->hi)
-			lo = mid + 1;
-		else
-			return &p->procs[r->proc];
-	}
-	return NULL;
+	size_t i = LS_FIRST_ABOVE(p->index, p->nindex, hi, addr);
+	return i < p->nindex && p->index[i].lo <= addr ? &p->procs[p->index[i].proc] : NULL;
 }
 
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nprocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->procs[mid].entry < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(p->procs, p->nprocs, entry, addr);
 	return lo < p->nprocs && p->procs[lo].entry == addr ? &p->procs[lo] : NULL;
 }
 

@@ -194,14 +194,7 @@ void ls_relocate_text(ls_module *m)
 
 const char *ls_extern_name(const ls_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->next;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->ext[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(m->ext, m->next, addr, addr);
 	return lo < m->next && m->ext[lo].addr == addr ? m->ext[lo].name : NULL;
 }
 
