@@ -7,6 +7,7 @@
  * so the workers share nothing mutable but the next-procedure counter. */
 #include "structure.h"
 #include "source.h"
+#include "pipeline.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,29 +25,6 @@ struct worker {
 	struct ls_arena *arena;
 };
 
-static struct ls_scope *analyze_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,
-                                     struct ls_arena *arena)
-{
-	struct ls_cfg cfg = { 0 };
-	struct ls_loop_forest lf = { 0 };
-	bool have_cfg = false, have_loops = false;
-	if (dec && m->opt.want_loops) {
-		struct ls_cfg_env env = { .m = m, .dec = dec };
-		have_cfg = ls_cfg_build(&env, proc, &cfg) == 0 && cfg.nblocks > 0;
-		if (have_cfg)
-			have_loops = ls_loop_forest_build(&cfg, &lf) == 0;
-	}
-	struct ls_scope *s = ls_structure_build_proc(m, proc, have_cfg ? &cfg : NULL,
-	                                             have_loops ? &lf : NULL, arena);
-	if (s && have_cfg)
-		s->unresolved_jumps = cfg.unresolved_jumps;
-	if (have_loops)
-		ls_loop_forest_free(&lf);
-	if (have_cfg)
-		ls_cfg_free(&cfg);
-	return s;
-}
-
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -57,7 +35,7 @@ static void *worker_main(void *arg)
 		size_t i = atomic_fetch_add(&an->next, 1);
 		if (i >= m->procs.nprocs)
 			break;
-		an->results[i] = analyze_proc(m, &m->procs.procs[i], dec, w->arena);
+		an->results[i] = ls_pipeline_proc(m, &m->procs.procs[i], dec, w->arena);
 		ls_progress_add(&an->progress, 1);
 	}
 	if (dec)

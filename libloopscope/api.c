@@ -1,32 +1,13 @@
-/* api.c - the module's life cycle: open (load, index, analyze or load from
- * the cache, index for lookups), the module getters, and close. */
+/* api.c - the module's life cycle: open (the stages in pipeline.c, under
+ * an out-of-memory guard), the module getters, and close. */
 #include "internal.h"
 #include "cfg.h"
+#include "source.h"
+#include "pipeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
- * benchmarks in bench/ use to tell where the time goes. */
-static double stage_clock(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void stage_done(const char *stage, double *t0)
-{
-	static int enabled = -1; /* read-only after the first call's race, which is benign */
-	if (enabled < 0)
-		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
-	double t = stage_clock();
-	if (enabled)
-		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
-	*t0 = t;
-}
 
 void ls_options_init(ls_options *opt)
 {
@@ -36,68 +17,42 @@ void ls_options_init(ls_options *opt)
 	opt->want_loops = 1;
 }
 
-/* The stages that read DWARF and symbols, for the analysis. */
-static int build_indexes(ls_module *m, double *t0, ls_error *err)
-{
-	if (m->dwarf && ls_inline_build(m, err) < 0)
-		return -1;
-	stage_done("inline tree", t0);
-	if (ls_procs_build(m, err) < 0)
-		return -1;
-	stage_done("procedures", t0);
-	if (m->dwarf && ls_linemap_build(m, err) < 0)
-		return -1;
-	stage_done("line map", t0);
-	return 0;
-}
-
 ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
 {
 	if (!path || !*path) {
 		ls_set_error(err, LS_ERR_USAGE, "no file name given");
 		return NULL;
 	}
-	ls_module *m = ls_xcalloc(1, sizeof *m);
+	if (err) {
+		err->code = LS_OK;
+		err->message[0] = 0;
+	}
+	ls_module *m = calloc(1, sizeof *m);
+	if (!m) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		return NULL;
+	}
 	m->fd = -1;
 	if (opt)
 		m->opt = *opt;
 	else
 		ls_options_init(&m->opt);
-	if (err) {
-		err->code = LS_OK;
-		err->message[0] = 0;
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		ls_module_close(m);
+		return NULL;
 	}
-	double t0 = stage_clock();
-	if (ls_elf_open(m, path, err) < 0)
-		goto fail;
-	stage_done("elf", &t0);
-	if (!m->dwarf)
-		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
-		        "frames or lines", m->path);
-	/* A cached structure needs none of the DWARF indexes: lookups use the
-	 * tree, symbol lookups fall back to it (procs.c). */
-	if (m->opt.use_cache && ls_cache_load(m)) {
-		stage_done("cache load", &t0);
-	} else {
-		stage_done("cache miss", &t0);
-		if (build_indexes(m, &t0, err) < 0)
-			goto fail;
-		if (ls_analyze(m, err) < 0)
-			goto fail;
-		stage_done("analysis", &t0);
-		if (m->opt.use_cache)
-			ls_cache_store(m);
-		stage_done("cache store", &t0);
+	int rc = ls_pipeline_open(m, path, err);
+	ls_oom_pop(&g);
+	if (rc < 0) {
+		if (err && err->code == LS_OK)
+			ls_set_error(err, LS_ERR_NOT_ELF, "%s: cannot be analyzed", path);
+		ls_module_close(m);
+		return NULL;
 	}
-	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
-		goto fail;
-	stage_done("lookup index", &t0);
 	return m;
-fail:
-	if (err && err->code == LS_OK)
-		ls_set_error(err, LS_ERR_NOT_ELF, "%s: cannot be analyzed", path);
-	ls_module_close(m);
-	return NULL;
 }
 
 void ls_module_close(ls_module *m)
@@ -105,6 +60,7 @@ void ls_module_close(ls_module *m)
 	if (!m)
 		return;
 	ls_lookup_index_free(&m->lookup);
+	ls_source_cache_free(m->sources); /* set only during the analysis */
 	ls_symindex_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
@@ -131,7 +87,7 @@ int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
 int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
 const ls_scope *ls_module_root(const ls_module *m) { return m->root; }
 
-int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
+static int write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
 {
 	switch (fmt) {
 	case LS_FORMAT_TEXT: return ls_write_text(m, out, err);
@@ -140,4 +96,17 @@ int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *e
 	}
 	ls_set_error(err, LS_ERR_USAGE, "unknown output format");
 	return -1;
+}
+
+int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
+{
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* what was written stays written */
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
+		return -1;
+	}
+	int rc = write_structure(m, fmt, out, err);
+	ls_oom_pop(&g);
+	return rc;
 }

@@ -1,7 +1,9 @@
 /* arena.c - bump allocation for data that lives as long as its module,
- * and the abort-on-OOM allocation helpers every stage uses. */
+ * the allocation helpers every stage uses, and what they do when memory
+ * runs out: jump to the calling thread's guard (internal.h). */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,25 +15,63 @@ struct ls_arena_chunk {
 
 #define LS_ARENA_CHUNK (256 * 1024)
 
-static void out_of_memory(size_t n)
+/* The innermost guard of this thread: where ls_oom_raise jumps. */
+static _Thread_local struct ls_oom_guard *oom_top;
+
+/* ls_oom_fail_at's countdown: 0 is off, else the allocation that fails. */
+static atomic_ulong oom_countdown;
+
+void ls_oom_push(struct ls_oom_guard *g)
 {
-	fprintf(stderr, "loopscope: out of memory (allocating %zu bytes)\n", n);
-	abort();
+	g->outer = oom_top;
+	oom_top = g;
+}
+
+void ls_oom_pop(struct ls_oom_guard *g)
+{
+	oom_top = g->outer;
+}
+
+_Noreturn void ls_oom_raise(void)
+{
+	struct ls_oom_guard *g = oom_top;
+	if (!g) {
+		fprintf(stderr, "loopscope: out of memory\n");
+		abort();
+	}
+	oom_top = g->outer;
+	longjmp(g->env, 1);
+}
+
+unsigned long ls_oom_fail_at(unsigned long n)
+{
+	return atomic_exchange(&oom_countdown, n);
+}
+
+/* Whether this allocation is the one ls_oom_fail_at chose. */
+static bool injected_failure(void)
+{
+	unsigned long n = atomic_load_explicit(&oom_countdown, memory_order_relaxed);
+	while (n) {
+		if (atomic_compare_exchange_weak(&oom_countdown, &n, n - 1))
+			return n == 1;
+	}
+	return false;
 }
 
 void *ls_xmalloc(size_t n)
 {
-	void *p = malloc(n ? n : 1);
+	void *p = injected_failure() ? NULL : malloc(n ? n : 1);
 	if (!p)
-		out_of_memory(n);
+		ls_oom_raise();
 	return p;
 }
 
 void *ls_xcalloc(size_t n, size_t m)
 {
-	void *p = calloc(n ? n : 1, m ? m : 1);
+	void *p = injected_failure() ? NULL : calloc(n ? n : 1, m ? m : 1);
 	if (!p)
-		out_of_memory(n * m);
+		ls_oom_raise();
 	return p;
 }
 
@@ -48,9 +88,10 @@ void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem)
 	size_t n = *cap ? *cap : 8;
 	while (n < need)
 		n *= 2;
-	void *p = realloc(ptr, n * elem);
+	/* On failure PTR stays its owner's, who frees it. */
+	void *p = injected_failure() ? NULL : realloc(ptr, n * elem);
 	if (!p)
-		out_of_memory(n * elem);
+		ls_oom_raise();
 	*cap = n;
 	return p;
 }

@@ -847,6 +847,163 @@ static void write_entry(ls_module *m, const struct cache_key *k, const char *buf
 	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
 }
 
+/* What the scope tree holds, counted pre-order: the sizes of the records. */
+struct tree_counts {
+	uint64_t nscopes, nranges, nloops, naddrs, nedges;
+};
+
+static struct tree_counts count_tree(const struct ls_scope *root)
+{
+	struct tree_counts n = { 0 };
+	for (const struct ls_scope *s = root; s;) {
+		n.nscopes++;
+		n.nranges += s->nranges;
+		if (s->kind == LS_SCOPE_LOOP && s->loop) {
+			n.nloops++;
+			n.naddrs += s->loop->nentries;
+			n.nedges += s->loop->nbackedges + s->loop->nexits;
+		}
+		if (s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != root && !s->next_sibling)
+			s = s->parent;
+		s = s == root ? NULL : s->next_sibling;
+	}
+	return n;
+}
+
+/* The header of M's entry, its records laid out after it; returns where
+ * the string table starts (the size of everything before it). */
+static size_t layout_header(const ls_module *m, const struct cache_key *k, const struct tree_counts *n,
+                            struct str_table *strs, struct cache_header *h)
+{
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, CACHE_MAGIC, 8);
+	h->version = LS_CACHE_FORMAT_VERSION;
+	h->byte_order = CACHE_BYTE_ORDER;
+	h->flags = k->flags;
+	h->header_size = sizeof *h;
+	h->src_size = m->file_stat.st_size;
+	h->src_mtime_sec = m->file_stat.st_mtim.tv_sec;
+	h->src_mtime_nsec = m->file_stat.st_mtim.tv_nsec;
+	h->src_ino = m->file_stat.st_ino;
+	h->src_hash = k->src_hash;
+	producer_id(h->producer);
+	h->path_str = strt_add(strs, m->path);
+	h->build_id_str = strt_add(strs, m->build_id);
+	h->nscopes = n->nscopes;
+	h->nranges = n->nranges;
+	h->nloops = n->nloops;
+	h->naddrs = n->naddrs;
+	h->nedges = n->nedges;
+	size_t off = sizeof *h;
+	h->scopes_off = off;
+	off += align8(n->nscopes * sizeof(struct cache_scope));
+	h->ranges_off = off;
+	off += n->nranges * sizeof(ls_range);
+	h->loops_off = off;
+	off += n->nloops * sizeof(struct cache_loop);
+	h->addrs_off = off;
+	off += n->naddrs * sizeof(uint64_t);
+	h->edges_off = off;
+	off += n->nedges * sizeof(ls_edge);
+	h->strtab_off = off;
+	return off;
+}
+
+/* Where fill_records writes next, in each array of BUF. */
+struct record_cursor {
+	struct cache_scope *cs;
+	ls_range *ranges;
+	struct cache_loop *cl;
+	uint64_t *addrs;
+	ls_edge *edges;
+	uint64_t si, ri, li, ai, ei;
+};
+
+/* Loop L's record and its entries, back edges and exits; returns its index. */
+static uint32_t fill_loop(struct record_cursor *c, const struct ls_loop_info *l)
+{
+	struct cache_loop *r = &c->cl[c->li];
+	r->header = l->header;
+	r->depth = l->depth;
+	r->irreducible = l->irreducible ? 1 : 0;
+	r->first_entry = c->ai;
+	r->nentries = l->nentries;
+	if (l->nentries)
+		memcpy(&c->addrs[c->ai], l->entries, l->nentries * sizeof *c->addrs);
+	c->ai += l->nentries;
+	r->first_backedge = c->ei;
+	r->nbackedges = l->nbackedges;
+	if (l->nbackedges)
+		memcpy(&c->edges[c->ei], l->backedges, l->nbackedges * sizeof *c->edges);
+	c->ei += l->nbackedges;
+	r->first_exit = c->ei;
+	r->nexits = l->nexits;
+	if (l->nexits)
+		memcpy(&c->edges[c->ei], l->exits, l->nexits * sizeof *c->edges);
+	c->ei += l->nexits;
+	return (uint32_t)c->li++;
+}
+
+/* Scope S's record, with PARENT's index. */
+static void fill_scope(struct record_cursor *c, const struct ls_scope *s, uint32_t parent, struct str_table *strs)
+{
+	struct cache_scope *r = &c->cs[c->si];
+	r->kind = s->kind;
+	r->parent = parent;
+	r->name = strt_add(strs, s->name);
+	r->linkage_name = strt_add(strs, s->linkage_name);
+	r->file = strt_add(strs, s->file);
+	r->call_file = strt_add(strs, s->call_file);
+	r->line = s->line;
+	r->call_line = s->call_line;
+	r->call_column = s->call_column;
+	r->unresolved_jumps = s->unresolved_jumps;
+	r->first_range = c->ri;
+	r->nranges = s->nranges;
+	if (s->nranges)
+		memcpy(&c->ranges[c->ri], s->ranges, s->nranges * sizeof *c->ranges);
+	c->ri += s->nranges;
+	r->loop = s->kind == LS_SCOPE_LOOP && s->loop ? fill_loop(c, s->loop) : CACHE_NONE;
+}
+
+/* Fill the records of the tree below ROOT into BUF, laid out by H.  A
+ * scope's parent index is found by keeping the index of every ancestor on
+ * a stack while walking. */
+static void fill_records(const struct ls_scope *root, char *buf, const struct cache_header *h,
+                         struct str_table *strs)
+{
+	struct record_cursor c = {
+		.cs = (struct cache_scope *)(buf + h->scopes_off),
+		.ranges = (ls_range *)(buf + h->ranges_off),
+		.cl = (struct cache_loop *)(buf + h->loops_off),
+		.addrs = (uint64_t *)(buf + h->addrs_off),
+		.edges = (ls_edge *)(buf + h->edges_off),
+	};
+	uint32_t *stack = NULL;
+	size_t stack_cap = 0, depth = 0;
+	for (const struct ls_scope *s = root; s;) {
+		fill_scope(&c, s, depth ? stack[depth - 1] : CACHE_NONE, strs);
+		if (s->first_child) {
+			stack = ls_grow(stack, &stack_cap, depth + 1, sizeof *stack);
+			stack[depth++] = (uint32_t)c.si;
+			c.si++;
+			s = s->first_child;
+			continue;
+		}
+		c.si++;
+		while (s != root && !s->next_sibling) {
+			s = s->parent;
+			depth--;
+		}
+		s = s == root ? NULL : s->next_sibling;
+	}
+	free(stack);
+}
+
 void ls_cache_store(ls_module *m)
 {
 	if (!m->opt.use_cache || !m->root || m->from_cache)
@@ -859,137 +1016,25 @@ void ls_cache_store(ls_module *m)
 	if (!cache_key(m, k))
 		goto out;
 
-	/* Count everything, pre-order. */
-	uint64_t nscopes = 0, nranges = 0, nloops = 0, naddrs = 0, nedges = 0;
-	const struct ls_scope *root = m->root;
-	for (const struct ls_scope *s = root; s;) {
-		nscopes++;
-		nranges += s->nranges;
-		if (s->kind == LS_SCOPE_LOOP && s->loop) {
-			nloops++;
-			naddrs += s->loop->nentries;
-			nedges += s->loop->nbackedges + s->loop->nexits;
-		}
-		if (s->first_child) {
-			s = s->first_child;
-			continue;
-		}
-		while (s != root && !s->next_sibling)
-			s = s->parent;
-		s = s == root ? NULL : s->next_sibling;
-	}
-	if (nscopes >= CACHE_NONE || nloops >= CACHE_NONE) {
+	/* 1. Count everything. */
+	struct tree_counts n = count_tree(m->root);
+	if (n.nscopes >= CACHE_NONE || n.nloops >= CACHE_NONE) {
 		ls_warn(&m->opt, "%s: scope tree too large to cache", m->path);
 		goto out;
 	}
 
+	/* 2. Lay out the header and the records. */
 	struct cache_header h;
-	memset(&h, 0, sizeof h);
-	memcpy(h.magic, CACHE_MAGIC, 8);
-	h.version = LS_CACHE_FORMAT_VERSION;
-	h.byte_order = CACHE_BYTE_ORDER;
-	h.flags = k->flags;
-	h.header_size = sizeof h;
-	h.src_size = m->file_stat.st_size;
-	h.src_mtime_sec = m->file_stat.st_mtim.tv_sec;
-	h.src_mtime_nsec = m->file_stat.st_mtim.tv_nsec;
-	h.src_ino = m->file_stat.st_ino;
-	h.src_hash = k->src_hash;
-	producer_id(h.producer);
-	h.path_str = strt_add(&strs, m->path);
-	h.build_id_str = strt_add(&strs, m->build_id);
-	h.nscopes = nscopes;
-	h.nranges = nranges;
-	h.nloops = nloops;
-	h.naddrs = naddrs;
-	h.nedges = nedges;
-	size_t off = sizeof h;
-	h.scopes_off = off;
-	off += align8(nscopes * sizeof(struct cache_scope));
-	h.ranges_off = off;
-	off += nranges * sizeof(ls_range);
-	h.loops_off = off;
-	off += nloops * sizeof(struct cache_loop);
-	h.addrs_off = off;
-	off += naddrs * sizeof(uint64_t);
-	h.edges_off = off;
-	off += nedges * sizeof(ls_edge);
-	h.strtab_off = off;
-	size_t fixed = off;
-
+	size_t fixed = layout_header(m, k, &n, &strs, &h);
 	buf = malloc(fixed);
 	if (!buf) {
 		ls_warn(&m->opt, "%s: out of memory writing the cache", m->path);
 		goto out;
 	}
 	memset(buf, 0, fixed);
-	struct cache_scope *cs = (struct cache_scope *)(buf + h.scopes_off);
-	ls_range *ranges = (ls_range *)(buf + h.ranges_off);
-	struct cache_loop *cl = (struct cache_loop *)(buf + h.loops_off);
-	uint64_t *addrs = (uint64_t *)(buf + h.addrs_off);
-	ls_edge *edges = (ls_edge *)(buf + h.edges_off);
 
-	/* Fill the records.  A scope's parent index is found by keeping the
-	 * index of every ancestor on a stack while walking. */
-	uint32_t *stack = NULL;
-	size_t stack_cap = 0, depth = 0;
-	uint64_t si = 0, ri = 0, li = 0, ai = 0, ei = 0;
-	for (const struct ls_scope *s = root; s;) {
-		struct cache_scope *r = &cs[si];
-		r->kind = s->kind;
-		r->parent = depth ? stack[depth - 1] : CACHE_NONE;
-		r->name = strt_add(&strs, s->name);
-		r->linkage_name = strt_add(&strs, s->linkage_name);
-		r->file = strt_add(&strs, s->file);
-		r->call_file = strt_add(&strs, s->call_file);
-		r->line = s->line;
-		r->call_line = s->call_line;
-		r->call_column = s->call_column;
-		r->unresolved_jumps = s->unresolved_jumps;
-		r->first_range = ri;
-		r->nranges = s->nranges;
-		if (s->nranges)
-			memcpy(&ranges[ri], s->ranges, s->nranges * sizeof *ranges);
-		ri += s->nranges;
-		r->loop = CACHE_NONE;
-		if (s->kind == LS_SCOPE_LOOP && s->loop) {
-			const struct ls_loop_info *l = s->loop;
-			struct cache_loop *c = &cl[li];
-			r->loop = (uint32_t)li++;
-			c->header = l->header;
-			c->depth = l->depth;
-			c->irreducible = l->irreducible ? 1 : 0;
-			c->first_entry = ai;
-			c->nentries = l->nentries;
-			if (l->nentries)
-				memcpy(&addrs[ai], l->entries, l->nentries * sizeof *addrs);
-			ai += l->nentries;
-			c->first_backedge = ei;
-			c->nbackedges = l->nbackedges;
-			if (l->nbackedges)
-				memcpy(&edges[ei], l->backedges, l->nbackedges * sizeof *edges);
-			ei += l->nbackedges;
-			c->first_exit = ei;
-			c->nexits = l->nexits;
-			if (l->nexits)
-				memcpy(&edges[ei], l->exits, l->nexits * sizeof *edges);
-			ei += l->nexits;
-		}
-		if (s->first_child) {
-			stack = ls_grow(stack, &stack_cap, depth + 1, sizeof *stack);
-			stack[depth++] = (uint32_t)si;
-			si++;
-			s = s->first_child;
-			continue;
-		}
-		si++;
-		while (s != root && !s->next_sibling) {
-			s = s->parent;
-			depth--;
-		}
-		s = s == root ? NULL : s->next_sibling;
-	}
-	free(stack);
+	/* 3. Fill the records, collecting the strings. */
+	fill_records(m->root, buf, &h, &strs);
 	if (strs.overflow) {
 		ls_warn(&m->opt, "%s: string table too large to cache", m->path);
 		goto out;
@@ -999,7 +1044,7 @@ void ls_cache_store(ls_module *m)
 	h.strtab_size = strs.len;
 	h.file_size = fixed + strs.len;
 
-	/* The checksum runs over the whole file as it will lie on disk. */
+	/* 4. The checksum runs over the whole file as it will lie on disk. */
 	{
 		char *whole = realloc(buf, h.file_size);
 		if (!whole) {

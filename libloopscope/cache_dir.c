@@ -139,29 +139,56 @@ static void listing_free(struct listing *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* The entries of DIR (regular files only); temporaries too if TEMPS. */
-static int list_dir(const char *dir, bool temps, struct listing *l)
+/* Calls VISIT on every regular file of DIR that is an entry or a
+ * temporary (kind_of), with its path, stat and kind; a nonzero return
+ * stops the walk.  -1 if DIR cannot be opened. */
+static int walk_dir(const char *dir, int (*visit)(void *ctx, const char *path, const char *name, long pid,
+                                                  enum entry_kind k, const struct stat *st),
+                    void *ctx)
 {
-	memset(l, 0, sizeof *l);
 	DIR *d = opendir(dir);
 	if (!d)
 		return -1;
 	for (struct dirent *e; (e = readdir(d));) {
-		long pid;
+		long pid = 0;
 		enum entry_kind k = kind_of(e->d_name, &pid);
-		if (k == ENTRY_OTHER || (k == ENTRY_TEMP && !temps))
-			continue;
 		char path[PATH_MAX];
 		struct stat st;
-		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+		if (k == ENTRY_OTHER || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
 		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		l->v = ls_grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
-		l->v[l->n++] = (struct entry){ ls_xstrdup(path), (uint64_t)st.st_size, st.st_mtim };
-		l->total += (uint64_t)st.st_size;
+		if (visit(ctx, path, e->d_name, pid, k, &st))
+			break;
 	}
 	closedir(d);
 	return 0;
+}
+
+struct list_walk {
+	struct listing *l;
+	bool temps;
+};
+
+static int add_entry(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
+                     const struct stat *st)
+{
+	(void)name, (void)pid;
+	struct list_walk *w = ctx;
+	struct listing *l = w->l;
+	if (k == ENTRY_TEMP && !w->temps)
+		return 0;
+	l->v = ls_grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	char *copy = ls_xstrdup(path); /* before n grows: out of memory leaves L whole */
+	l->v[l->n++] = (struct entry){ copy, (uint64_t)st->st_size, st->st_mtim };
+	l->total += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* The entries of DIR (regular files only); temporaries too if TEMPS. */
+static int list_dir(const char *dir, bool temps, struct listing *l)
+{
+	memset(l, 0, sizeof *l);
+	return walk_dir(dir, add_entry, &(struct list_walk){ l, temps });
 }
 
 static int cmp_used(const void *a, const void *b)
@@ -181,33 +208,47 @@ static bool temp_is_stale(const char *name, long pid, const struct stat *st)
 	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
+struct stale_walk {
+	ls_cache_fn fn;
+	void *ctx;
+};
+
+static int remove_if_stale(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
+                           const struct stat *st)
+{
+	struct stale_walk *w = ctx;
+	if (k != ENTRY_TEMP || !temp_is_stale(name, pid, st))
+		return 0;
+	if (unlink(path) == 0 && w->fn) {
+		ls_cache_info info = { .file = path, .size = (uint64_t)st->st_size, .last_used = st->st_mtim.tv_sec,
+				       .problem = "a temporary left by a store that did not finish" };
+		w->fn(w->ctx, &info);
+	}
+	return 0;
+}
+
 /* Calls FN (if any) on every stale temporary removed from DIR. */
 static void remove_stale(const char *dir, ls_cache_fn fn, void *ctx)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));) {
-		long pid = 0;
-		char path[PATH_MAX];
-		struct stat st;
-		if (kind_of(e->d_name, &pid) != ENTRY_TEMP ||
-		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
-		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || !temp_is_stale(e->d_name, pid, &st))
-			continue;
-		if (unlink(path) == 0 && fn) {
-			ls_cache_info info = { .file = path, .size = (uint64_t)st.st_size,
-					       .last_used = st.st_mtim.tv_sec,
-					       .problem = "a temporary left by a store that did not finish" };
-			fn(ctx, &info);
-		}
-	}
-	closedir(d);
+	walk_dir(dir, remove_if_stale, &(struct stale_walk){ fn, ctx });
 }
 
 void ls_cache_remove_stale(const char *dir)
 {
 	remove_stale(dir, NULL, NULL);
+}
+
+/* What FN is told of entry E; META (may be NULL) what its header says. */
+static ls_cache_info entry_info(const struct entry *e, const struct ls_cache_meta *meta)
+{
+	ls_cache_info info = { .file = e->path, .size = e->size, .last_used = e->used.tv_sec };
+	if (meta) {
+		info.binary = meta->binary[0] ? meta->binary : NULL;
+		info.build_id = meta->build_id[0] ? meta->build_id : NULL;
+		info.loops = meta->loops;
+		info.problem = meta->problem;
+	}
+	return info;
 }
 
 /* Evicts least recently used entries of DIR (not KEEP) until at most
@@ -226,9 +267,8 @@ static void evict(const char *dir, uint64_t bound, const char *keep, ls_cache_fn
 				continue;
 			l.total -= l.v[i].size;
 			if (fn) {
-				ls_cache_info info = { .file = l.v[i].path, .size = l.v[i].size,
-						       .last_used = l.v[i].used.tv_sec,
-						       .problem = "least recently used, beyond the size bound" };
+				ls_cache_info info = entry_info(&l.v[i], NULL);
+				info.problem = "least recently used, beyond the size bound";
 				fn(ctx, &info);
 			}
 		}
@@ -268,25 +308,17 @@ static int open_dir(const ls_options *opt, char *dir, size_t size, ls_error *err
 	return 0;
 }
 
-int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+static int list_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
 {
-	char dir[PATH_MAX];
-	int rc = open_dir(opt, dir, sizeof dir, err);
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
+	(void)opt;
 	struct listing l;
-	if (list_dir(dir, false, &l) < 0) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
+	if (list_dir(dir, false, &l) < 0)
 		return -1;
-	}
 	qsort(l.v, l.n, sizeof *l.v, cmp_used);
 	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
 	for (size_t i = l.n; i-- > 0;) { /* most recently used first */
 		ls_cache_read_meta(l.v[i].path, false, meta);
-		ls_cache_info info = { .file = l.v[i].path, .size = l.v[i].size, .last_used = l.v[i].used.tv_sec,
-				       .binary = meta->binary[0] ? meta->binary : NULL,
-				       .build_id = meta->build_id[0] ? meta->build_id : NULL,
-				       .loops = meta->loops, .problem = meta->problem };
+		ls_cache_info info = entry_info(&l.v[i], meta);
 		fn(ctx, &info);
 	}
 	free(meta);
@@ -294,29 +326,20 @@ int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *er
 	return 0;
 }
 
-int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+static int prune_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
 {
-	char dir[PATH_MAX];
-	int rc = open_dir(opt, dir, sizeof dir, err);
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
 	remove_stale(dir, fn, ctx);
 	/* Entries that can only miss: unreadable, another format or build of
 	 * loopscope, corrupt, or whose binary is gone or changed. */
 	struct listing l;
-	if (list_dir(dir, false, &l) < 0) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
+	if (list_dir(dir, false, &l) < 0)
 		return -1;
-	}
 	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
 	for (size_t i = 0; i < l.n; i++) {
 		ls_cache_read_meta(l.v[i].path, true, meta);
 		if (!meta->problem || unlink(l.v[i].path) < 0)
 			continue;
-		ls_cache_info info = { .file = l.v[i].path, .size = l.v[i].size, .last_used = l.v[i].used.tv_sec,
-				       .binary = meta->binary[0] ? meta->binary : NULL,
-				       .build_id = meta->build_id[0] ? meta->build_id : NULL,
-				       .loops = meta->loops, .problem = meta->problem };
+		ls_cache_info info = entry_info(&l.v[i], meta);
 		fn(ctx, &info);
 	}
 	free(meta);
@@ -325,23 +348,57 @@ int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *e
 	return 0;
 }
 
-int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+static int clear_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+{
+	(void)opt;
+	struct listing l;
+	if (list_dir(dir, true, &l) < 0)
+		return -1;
+	for (size_t i = 0; i < l.n; i++) {
+		if (unlink(l.v[i].path) < 0)
+			continue;
+		ls_cache_info info = entry_info(&l.v[i], NULL);
+		fn(ctx, &info);
+	}
+	listing_free(&l);
+	return 0;
+}
+
+/* What ls_cache_list, ls_cache_prune and ls_cache_clear share: find the
+ * directory (none yet: nothing to do), then OP on it. */
+static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, const char *, ls_cache_fn, void *),
+                        ls_cache_fn fn, void *ctx, ls_error *err)
 {
 	char dir[PATH_MAX];
 	int rc = open_dir(opt, dir, sizeof dir, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	struct listing l;
-	if (list_dir(dir, true, &l) < 0) {
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* the listing leaks */
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", dir);
+		return -1;
+	}
+	rc = op(opt, dir, fn, ctx);
+	ls_oom_pop(&g);
+	if (rc < 0) {
 		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < l.n; i++) {
-		if (unlink(l.v[i].path) < 0)
-			continue;
-		ls_cache_info info = { .file = l.v[i].path, .size = l.v[i].size, .last_used = l.v[i].used.tv_sec };
-		fn(ctx, &info);
-	}
-	listing_free(&l);
 	return 0;
+}
+
+int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, list_entries, fn, ctx, err);
+}
+
+int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, prune_entries, fn, ctx, err);
+}
+
+int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, clear_entries, fn, ctx, err);
 }

@@ -369,6 +369,52 @@ static bool is_vector_move(const char *m)
 	return false;
 }
 
+/* classify() of the jumps: jmp, and the conditional ones whose condition
+ * the jump-table bounds read. */
+static void classify_jump(const struct ls_decoder *d, struct ls_insn *insn, const char *m)
+{
+	if (is_mn(m, "jmp")) {
+		insn->opcode = LS_MN_JMP;
+		insn->kind = d->indirect || !d->have_target ? LS_INSN_IJUMP : LS_INSN_JUMP;
+		return;
+	}
+	insn->kind = d->have_target ? LS_INSN_CJUMP : LS_INSN_IJUMP;
+	/* "ja,pt": branch hints follow a comma. */
+	char c[8];
+	size_t k = 0;
+	while (m[k] && m[k] != ',' && k < sizeof c - 1) {
+		c[k] = m[k];
+		k++;
+	}
+	c[k] = 0;
+	if (strcmp(c, "ja") == 0 || strcmp(c, "jnbe") == 0)
+		insn->opcode = LS_MN_JA;
+	else if (strcmp(c, "jae") == 0 || strcmp(c, "jnb") == 0 || strcmp(c, "jnc") == 0)
+		insn->opcode = LS_MN_JAE;
+	else if (strcmp(c, "jb") == 0 || strcmp(c, "jc") == 0 || strcmp(c, "jnae") == 0)
+		insn->opcode = LS_MN_JB;
+	else if (strcmp(c, "jbe") == 0 || strcmp(c, "jna") == 0)
+		insn->opcode = LS_MN_JBE;
+}
+
+/* classify() of the moves the jump-table reader follows. */
+static void classify_move(struct ls_insn *insn, const char *m)
+{
+	if (is_mn(m, "mov"))
+		insn->opcode = LS_MN_MOV;
+	else if (strcmp(m, "movslq") == 0 || strcmp(m, "movsxd") == 0 || strcmp(m, "movsxdq") == 0)
+		insn->opcode = LS_MN_MOVSXD;
+	else if (strncmp(m, "movz", 4) == 0) {
+		insn->opcode = LS_MN_MOVZX;
+		/* movzbl/movzwl: the source's width (a byte index bounds
+		 * a jump table to 256 entries). */
+		if (insn->nops >= 1 && insn->op[0].size == 0)
+			insn->op[0].size = m[4] == 'b' ? 1 : m[4] == 'w' ? 2 : 0;
+	} else if (is_vector_move(m)) {
+		insn->opcode = LS_MN_VMOV;
+	}
+}
+
 static void classify(struct ls_decoder *d, struct ls_insn *insn)
 {
 	const char *m = d->mnemonic;
@@ -376,28 +422,7 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	insn->opcode = LS_MN_OTHER;
 	switch (m[0]) {
 	case 'j':
-		if (is_mn(m, "jmp")) {
-			insn->opcode = LS_MN_JMP;
-			insn->kind = d->indirect || !d->have_target ? LS_INSN_IJUMP : LS_INSN_JUMP;
-		} else {
-			insn->kind = d->have_target ? LS_INSN_CJUMP : LS_INSN_IJUMP;
-			/* "ja,pt": branch hints follow a comma. */
-			char c[8];
-			size_t k = 0;
-			while (m[k] && m[k] != ',' && k < sizeof c - 1) {
-				c[k] = m[k];
-				k++;
-			}
-			c[k] = 0;
-			if (strcmp(c, "ja") == 0 || strcmp(c, "jnbe") == 0)
-				insn->opcode = LS_MN_JA;
-			else if (strcmp(c, "jae") == 0 || strcmp(c, "jnb") == 0 || strcmp(c, "jnc") == 0)
-				insn->opcode = LS_MN_JAE;
-			else if (strcmp(c, "jb") == 0 || strcmp(c, "jc") == 0 || strcmp(c, "jnae") == 0)
-				insn->opcode = LS_MN_JB;
-			else if (strcmp(c, "jbe") == 0 || strcmp(c, "jna") == 0)
-				insn->opcode = LS_MN_JBE;
-		}
+		classify_jump(d, insn, m);
 		return;
 	case 'c':
 		if (strcmp(m, "cltq") == 0) {
@@ -462,19 +487,7 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			insn->opcode = LS_MN_NOP;
 		return;
 	case 'm':
-		if (is_mn(m, "mov"))
-			insn->opcode = LS_MN_MOV;
-		else if (strcmp(m, "movslq") == 0 || strcmp(m, "movsxd") == 0 || strcmp(m, "movsxdq") == 0)
-			insn->opcode = LS_MN_MOVSXD;
-		else if (strncmp(m, "movz", 4) == 0) {
-			insn->opcode = LS_MN_MOVZX;
-			/* movzbl/movzwl: the source's width (a byte index bounds
-			 * a jump table to 256 entries). */
-			if (insn->nops >= 1 && insn->op[0].size == 0)
-				insn->op[0].size = m[4] == 'b' ? 1 : m[4] == 'w' ? 2 : 0;
-		} else if (is_vector_move(m)) {
-			insn->opcode = LS_MN_VMOV;
-		}
+		classify_move(insn, m);
 		return;
 	case 'v':
 		if (m[1] == 'm' && is_vector_move(m + 1))

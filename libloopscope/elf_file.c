@@ -132,7 +132,7 @@ ls_file *ls_file_open(const char *path, ls_error *err)
 	const char *why;
 	f->fd = ls_open_regular(path, NULL, &why);
 	if (f->fd < 0) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", path, why);
+		ls_set_error(err, errno == ENOENT ? LS_ERR_NOT_FOUND : LS_ERR_IO, "%s: %s", path, why);
 		free(f);
 		return NULL;
 	}
@@ -300,14 +300,7 @@ int ls_file_symbol_at(const ls_file *f, uint64_t addr, ls_symbol *out)
 	const struct ls_file_syms *t = file_symbols(f);
 	if (!t)
 		return -1;
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(t->v, t->n, addr, addr);
 	if (!lo)
 		return -1;
 	const ls_symbol *s = &t->v[lo - 1];

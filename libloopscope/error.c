@@ -28,6 +28,18 @@ void ls_warn(const ls_options *opt, const char *fmt, ...)
 		fprintf(stderr, "loopscope: warning: %s\n", msg);
 }
 
+void ls_warn_dwarf(const ls_options *opt, ls_error *err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ls_warn(opt, "%s", msg);
+	if (err && err->code == LS_OK)
+		ls_set_error(err, LS_ERR_DWARF, "%s", msg);
+}
+
 void ls_note(const ls_options *opt, const char *fmt, ...)
 {
 	if (!opt || !opt->verbose)

@@ -595,7 +595,6 @@ static void drop_duplicates(struct walker *w)
 
 int ls_inline_build(ls_module *m, ls_error *err)
 {
-	(void)err;
 	struct ls_inline_index *ix = &m->inl;
 	memset(ix, 0, sizeof *ix);
 	if (!m->dwarf)
@@ -634,7 +633,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			/* A compile unit header whose DIE cannot be read: its
 			 * abbreviations are corrupt. */
 			if (nbad++ < MAX_CU_WARNINGS)
-				ls_warn(&m->opt, "%s: corrupt DWARF: unreadable compilation unit at offset 0x%llx (%s); skipped",
+				ls_warn_dwarf(&m->opt, err, "%s: corrupt DWARF: unreadable compilation unit at offset 0x%llx (%s); skipped",
 					m->debug_path ? m->debug_path : m->path,
 					(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
 			continue;
@@ -660,7 +659,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			 * (freed with the module) but nothing points to them. */
 			const char *cuname = dwarf_diename(&cudie);
 			if (nbad++ < MAX_CU_WARNINGS)
-				ls_warn(&m->opt, "%s: corrupt DWARF in compilation unit %s at offset 0x%llx (%s); skipped",
+				ls_warn_dwarf(&m->opt, err, "%s: corrupt DWARF in compilation unit %s at offset 0x%llx (%s); skipped",
 					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
 					(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
 			ix->nnodes = mark_nodes;
@@ -669,7 +668,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		}
 	}
 	if (rc < 0) {
-		ls_warn(&m->opt, "%s: corrupt .debug_info after %zu compilation units (%s); %s",
+		ls_warn_dwarf(&m->opt, err, "%s: corrupt .debug_info after %zu compilation units (%s); %s",
 			m->debug_path ? m->debug_path : m->path, ncus, dwarf_errmsg(-1),
 			ncus ? "the rest is skipped" : "continuing without DWARF");
 	}
@@ -679,7 +678,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	if (ncus && nbad == ncus && ix->nnodes == 0) {
 		/* Nothing readable at all: behave as without DWARF, so that the
 		 * line map is not attempted on the same broken data. */
-		ls_warn(&m->opt, "%s: no readable DWARF; continuing without it",
+		ls_warn_dwarf(&m->opt, err, "%s: no readable DWARF; continuing without it",
 			m->debug_path ? m->debug_path : m->path);
 		m->dwarf = NULL;
 	} else if (rc < 0 && ncus == 0) {
@@ -697,18 +696,8 @@ int ls_inline_build(ls_module *m, ls_error *err)
 
 const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nsegs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_inl_seg *s = &ix->segs[mid];
-		if (addr < s->lo)
-			hi = mid;
-		else if (addr >= s->hi)
-			lo = mid + 1;
-		else
-			return s->node;
-	}
-	return NULL;
+	size_t i = LS_FIRST_ABOVE(ix->segs, ix->nsegs, hi, addr);
+	return i < ix->nsegs && ix->segs[i].lo <= addr ? ix->segs[i].node : NULL;
 }
 
 void ls_inline_free(struct ls_inline_index *ix)

@@ -202,25 +202,95 @@ static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *r
 	return out;
 }
 
-int ls_linemap_build(ls_module *m, ls_error *err)
+/* The rows of every CU as read, before sorting. */
+struct raw_rows {
+	struct raw_row *v;
+	size_t n, cap;
+	struct run *runs;               /* each CU's rows */
+	size_t nruns, cap_runs;
+	const char **names;             /* per file index of the current CU */
+	size_t cap_names;
+	uint64_t order;
+};
+
+/* Row L's file, made absolute against COMP_DIR, from the per-CU cache. */
+static const char *row_file(ls_module *m, struct raw_rows *rr, Dwarf_Line *l, const char *comp_dir)
 {
-	(void)err;
-	struct ls_linemap *lm = &m->lines;
-	memset(lm, 0, sizeof *lm);
-	if (!m->dwarf)
-		return 0;
+	Dwarf_Files *files;
+	size_t idx;
+	const char *file = NULL;
+	if (dwarf_line_file(l, &files, &idx) == 0) {
+		if (idx >= rr->cap_names) {
+			size_t old = rr->cap_names;
+			rr->names = ls_grow(rr->names, &rr->cap_names, idx + 1, sizeof *rr->names);
+			memset(rr->names + old, 0, (rr->cap_names - old) * sizeof *rr->names);
+		}
+		if (!rr->names[idx])
+			rr->names[idx] = ls_source_path(&m->strings, comp_dir, dwarf_filesrc(files, idx, NULL, NULL));
+		file = rr->names[idx];
+	}
+	return file ? file : ls_intern(&m->strings, "??");
+}
+
+/* Appends the rows of one CU's line table (NLINES LINES) to RR, one run
+ * per sequence. */
+static void read_cu_rows(ls_module *m, struct raw_rows *rr, Dwarf_Lines *lines, size_t nlines,
+                         const char *comp_dir, uint64_t shift)
+{
+	if (rr->cap_names)
+		memset(rr->names, 0, rr->cap_names * sizeof *rr->names);
+	const struct ls_text *text = NULL;
+	size_t run_start = rr->n;
+	for (size_t i = 0; i < nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr da;
+		if (!l || dwarf_lineaddr(l, &da) != 0)
+			continue;
+		uint64_t addr = da - shift;
+		bool end = false;
+		dwarf_lineendsequence(l, &end);
+		/* The section of this row: an end of sequence may sit
+		 * just past the end of its section. */
+		if (!text || addr < text->addr || addr - text->addr > text->size ||
+		    (!end && addr - text->addr == text->size))
+			text = ls_text_find(m, end && addr ? addr - 1 : addr);
+		if (!text)
+			continue;
+		rr->v = ls_grow(rr->v, &rr->cap, rr->n + 1, sizeof *rr->v);
+		struct raw_row *r = &rr->v[rr->n++];
+		*r = (struct raw_row){ .addr = addr, .order = rr->order++ };
+		if (end)
+			continue;
+		int line = 0, col = 0;
+		bool stmt = false;
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		dwarf_linebeginstatement(l, &stmt);
+		r->file = row_file(m, rr, l, comp_dir);
+		r->line = line > 0 ? (uint32_t)line : 0;
+		r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
+		r->flags = stmt ? LS_LINE_IS_STMT : 0;
+		if (rr->n - 1 > run_start && !r[-1].file && r[-1].addr == addr)
+			r->flags |= RAW_AFTER_END;
+	}
+	/* One run per sequence: a sequence is contiguous code, while
+	 * a CU's rows span its hot and cold sections, which other
+	 * CUs' rows interleave. */
+	for (size_t k = run_start; k < rr->n; k++) {
+		if (k + 1 < rr->n && rr->v[k].file)
+			continue;
+		rr->runs = ls_grow(rr->runs, &rr->cap_runs, rr->nruns + 1, sizeof *rr->runs);
+		rr->runs[rr->nruns++] = (struct run){ run_start, k + 1 - run_start };
+		run_start = k + 1;
+	}
+}
+
+/* 1. The rows of every CU's line table, in table order. */
+static void read_rows(ls_module *m, struct raw_rows *rr, ls_error *err)
+{
 	Dwarf_Addr dbias = 0;
 	dwfl_module_getdwarf(m->dwmod, &dbias);
 	uint64_t shift = m->bias - dbias;
-
-	struct raw_row *raw = NULL;
-	size_t nraw = 0, cap = 0;
-	struct run *runs = NULL;        /* each CU's rows */
-	size_t nruns = 0, cap_runs = 0;
-	const char **names = NULL;      /* per file index of the current CU */
-	size_t cap_names = 0;
-	uint64_t order = 0;
-
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
 	uint8_t unit_type;
@@ -241,95 +311,33 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 			 * whose program cannot be read is worth a warning. */
 			if (dwarf_hasattr(&cudie, DW_AT_stmt_list)) {
 				const char *cuname = dwarf_diename(&cudie);
-				ls_warn(&m->opt, "%s: unreadable line table of %s (%s); its lines are unknown",
+				ls_warn_dwarf(&m->opt, err, "%s: unreadable line table of %s (%s); its lines are unknown",
 					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
 					dwarf_errmsg(-1));
 			}
 			continue;
 		}
 		Dwarf_Attribute a;
-		const char *comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a));
-		if (cap_names)
-			memset(names, 0, cap_names * sizeof *names);
-		const struct ls_text *text = NULL;
-		size_t run_start = nraw;
-		for (size_t i = 0; i < nlines; i++) {
-			Dwarf_Line *l = dwarf_onesrcline(lines, i);
-			Dwarf_Addr da;
-			if (!l || dwarf_lineaddr(l, &da) != 0)
-				continue;
-			uint64_t addr = da - shift;
-			bool end = false;
-			dwarf_lineendsequence(l, &end);
-			/* The section of this row: an end of sequence may sit
-			 * just past the end of its section. */
-			if (!text || addr < text->addr || addr - text->addr > text->size ||
-			    (!end && addr - text->addr == text->size))
-				text = ls_text_find(m, end && addr ? addr - 1 : addr);
-			if (!text)
-				continue;
-			raw = ls_grow(raw, &cap, nraw + 1, sizeof *raw);
-			struct raw_row *r = &raw[nraw++];
-			*r = (struct raw_row){ .addr = addr, .order = order++ };
-			if (end)
-				continue;
-			Dwarf_Files *files;
-			size_t idx;
-			const char *file = NULL;
-			if (dwarf_line_file(l, &files, &idx) == 0) {
-				if (idx >= cap_names) {
-					size_t old = cap_names;
-					names = ls_grow(names, &cap_names, idx + 1, sizeof *names);
-					memset(names + old, 0, (cap_names - old) * sizeof *names);
-				}
-				if (!names[idx])
-					names[idx] = ls_source_path(&m->strings, comp_dir,
-								    dwarf_filesrc(files, idx, NULL, NULL));
-				file = names[idx];
-			}
-			if (!file)
-				file = ls_intern(&m->strings, "??");
-			int line = 0, col = 0;
-			bool stmt = false;
-			dwarf_lineno(l, &line);
-			dwarf_linecol(l, &col);
-			dwarf_linebeginstatement(l, &stmt);
-			r->file = file;
-			r->line = line > 0 ? (uint32_t)line : 0;
-			r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
-			r->flags = stmt ? LS_LINE_IS_STMT : 0;
-			if (nraw - 1 > run_start && !r[-1].file && r[-1].addr == addr)
-				r->flags |= RAW_AFTER_END;
-		}
-		/* One run per sequence: a sequence is contiguous code, while
-		 * a CU's rows span its hot and cold sections, which other
-		 * CUs' rows interleave. */
-		for (size_t k = run_start; k < nraw; k++) {
-			if (k + 1 < nraw && raw[k].file)
-				continue;
-			runs = ls_grow(runs, &cap_runs, nruns + 1, sizeof *runs);
-			runs[nruns++] = (struct run){ run_start, k + 1 - run_start };
-			run_start = k + 1;
-		}
+		read_cu_rows(m, rr, lines, nlines, dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a)), shift);
 	}
 	if (rc < 0)
-		ls_warn(&m->opt, "%s: corrupt .debug_info (%s); line tables after it are skipped",
+		ls_warn_dwarf(&m->opt, err, "%s: corrupt .debug_info (%s); line tables after it are skipped",
 			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
-	free(names);
+}
 
-	raw = sort_rows(raw, nraw, runs, nruns);
-	free(runs);
-
-	/* Keep the last row of each address; end rows only where no row
-	 * starts; no two gaps in a row; a gap at the end of every section a
-	 * row would otherwise run past. */
+/* 3. Keep the last row of each address; end rows only where no row
+ * starts; no two gaps in a row; a gap at the end of every section a
+ * row would otherwise run past.  The statements a row at their address
+ * hides go to LM->hidden. */
+static void keep_rows(const ls_module *m, struct ls_linemap *lm, const struct raw_row *raw, size_t nraw)
+{
 	size_t cap_rows = 0, cap_hidden = 0;
 	const struct ls_text *text = NULL;
 	for (size_t i = 0; i < nraw; i++) {
 		size_t j = i;
 		while (j + 1 < nraw && raw[j + 1].addr == raw[i].addr)
 			j++;
-		struct raw_row *r = &raw[j];     /* the last one, a real row if any */
+		const struct raw_row *r = &raw[j]; /* the last one, a real row if any */
 		for (size_t k = i; k < j; k++) {
 			const struct raw_row *h = &raw[k];
 			/* Only a statement above the code at this address can
@@ -365,6 +373,21 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
 		lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
 	}
+}
+
+int ls_linemap_build(ls_module *m, ls_error *err)
+{
+	struct ls_linemap *lm = &m->lines;
+	memset(lm, 0, sizeof *lm);
+	if (!m->dwarf)
+		return 0;
+	struct raw_rows rr = { 0 };
+	read_rows(m, &rr, err);
+	free(rr.names);
+	/* 2. Sorted by address, the sequences kept whole. */
+	struct raw_row *raw = sort_rows(rr.v, rr.n, rr.runs, rr.nruns);
+	free(rr.runs);
+	keep_rows(m, lm, raw, rr.n);
 	free(raw);
 	if (lm->nhidden) { /* the kernel has half a million: no slack */
 		struct ls_line_row *h = realloc(lm->hidden, lm->nhidden * sizeof *h);
@@ -377,14 +400,7 @@ int ls_linemap_build(ls_module *m, ls_error *err)
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr)
 {
 	/* The last row at or below ADDR. */
-	size_t lo = 0, hi = lm->nrows;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (lm->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(lm->rows, lm->nrows, addr, addr);
 	if (lo == 0)
 		return NULL;
 	const struct ls_line_row *r = &lm->rows[lo - 1];
@@ -393,14 +409,7 @@ const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t 
 
 size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first)
 {
-	size_t lo = 0, hi = lm->nhidden;
-	while (lo < hi) { /* the first hidden row at or above ADDR */
-		size_t mid = lo + (hi - lo) / 2;
-		if (lm->hidden[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(lm->hidden, lm->nhidden, addr, addr);
 	size_t n = 0;
 	while (lo + n < lm->nhidden && lm->hidden[lo + n].addr == addr)
 		n++;

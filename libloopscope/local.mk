@@ -9,16 +9,19 @@ lib_LTLIBRARIES += libloopscope.la
 noinst_LTLIBRARIES += libloopscope-internal.la
 include_HEADERS += libloopscope/loopscope.h
 libloopscope_internal_la_SOURCES = \
-	libloopscope/internal.h libloopscope/decode.h libloopscope/cfg.h libloopscope/loop_forest.h \
+	libloopscope/internal.h libloopscope/decode.h libloopscope/cfg.h libloopscope/cfg_private.h libloopscope/loop_forest.h \
 	libloopscope/source.h libloopscope/structure.h \
+	libloopscope/base.h libloopscope/module.h libloopscope/relocate.h libloopscope/procs.h libloopscope/symbols.h \
+	libloopscope/linemap.h libloopscope/inline_tree.h libloopscope/scope.h libloopscope/lookup.h libloopscope/check.h \
+	libloopscope/analyze.h libloopscope/cache.h libloopscope/output.h libloopscope/pipeline.h \
 	libloopscope/error.c libloopscope/file.c libloopscope/arena.c libloopscope/strtab.c \
 	libloopscope/demangle.c libloopscope/progress.c libloopscope/workers.c \
 	libloopscope/module.c libloopscope/elf_file.c libloopscope/relocate.c libloopscope/symbols.c \
 	libloopscope/procs.c libloopscope/linemap.c libloopscope/inline_tree.c \
-	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/loop_forest.c \
+	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/eh_frame.c libloopscope/jump_tables.c libloopscope/noreturn.c libloopscope/loop_forest.c \
 	libloopscope/structure.c libloopscope/loop_line.c libloopscope/source.c \
-	libloopscope/normalize.c libloopscope/analyze.c \
-	libloopscope/scope.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
+	libloopscope/normalize.c libloopscope/pipeline.c libloopscope/analyze.c \
+	libloopscope/scope.c libloopscope/check.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
 	libloopscope/output_text.c libloopscope/output_json.c libloopscope/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden
 libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread

@@ -68,14 +68,7 @@ const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr)
 const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
 {
 	const struct ls_stmt_seg *v = m->lookup.segs;
-	size_t lo = 0, hi = m->lookup.nsegs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(v, m->lookup.nsegs, hi, addr);
 	if (lo < m->lookup.nsegs && v[lo].lo <= addr && addr < v[lo].hi)
 		return v[lo].stmt;
 	return NULL;
@@ -94,14 +87,7 @@ static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, 
 		return s;
 	*after_end = true;
 	const struct ls_stmt_seg *v = m->lookup.segs;
-	size_t lo = 0, hi = m->lookup.nsegs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid].hi < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(v, m->lookup.nsegs, hi, addr);
 	return lo < m->lookup.nsegs && v[lo].hi == addr ? v[lo].stmt : NULL;
 }
 

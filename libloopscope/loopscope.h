@@ -31,7 +31,14 @@
  *
  * Errors: a function that fails returns NULL or -1 with ERR->code saying
  * why (LS_ERR_IO, LS_ERR_NOT_ELF, ...) and ERR->message naming the file.
- * (Running out of memory inside the analysis still aborts the process.)
+ * Running out of memory is an error like the others (LS_ERR_NOMEM), never
+ * an abort: the library may run inside a debugger's process.  A function
+ * without an ls_error answers "none" then (NULL, 0 or -1).
+ * ls_module_open that succeeds leaves ERR->code LS_OK, or LS_ERR_DWARF
+ * when part of the debug information could not be read and the analysis
+ * went on without it (ERR->message: the first such problem; every one also
+ * went to the warning sink).  A structure read from the cache reads no
+ * DWARF, and says LS_OK.
  *
  * Warnings (a part that could not be analyzed) go to ls_options.warn.  The
  * analysis runs on several threads, and the sink is called from any of them,
@@ -71,9 +78,9 @@ typedef enum ls_status {
 	LS_ERR_IO,          /* cannot open or read the file */
 	LS_ERR_NOT_ELF,     /* not an ELF file, or a truncated/corrupt one */
 	LS_ERR_UNSUPPORTED, /* an ELF we cannot analyze (machine, class) */
-	LS_ERR_DWARF,       /* corrupt debug information */
-	LS_ERR_NOMEM,
-	LS_ERR_NOT_FOUND,   /* symbol or address not found */
+	LS_ERR_DWARF,       /* corrupt debug information (see "Errors" above) */
+	LS_ERR_NOMEM,       /* out of memory */
+	LS_ERR_NOT_FOUND,   /* no such file, symbol or address */
 	LS_ERR_USAGE,       /* bad argument */
 	LS_ERR_INTERRUPTED, /* options.progress_fn asked to stop */
 } ls_status;

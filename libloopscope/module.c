@@ -421,7 +421,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 	m->fd = -1;
 	char *abs = realpath(path, NULL);
 	if (!abs) {
-		ls_set_error(err, LS_ERR_IO, "%s: %s", path, strerror(errno));
+		ls_set_error(err, errno == ENOENT ? LS_ERR_NOT_FOUND : LS_ERR_IO, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	m->path = abs;
@@ -506,7 +506,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 		const char *mainfile = NULL, *debugfile = NULL;
 		dwfl_module_info(m->dwmod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 		if (debugfile || has_section(m->elf, ".debug_info") || has_section(m->elf, ".zdebug_info"))
-			ls_warn(&m->opt, "%s: cannot read debug information (%s); continuing without it",
+			ls_warn_dwarf(&m->opt, err, "%s: cannot read debug information (%s); continuing without it",
 				debugfile ? debugfile : m->path, dwfl_errmsg(e));
 	} else if (dbias != bias) {
 		/* A debug file prelinked or laid out differently from the code:
@@ -529,7 +529,8 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 		m->bias = relocatable_base(m);
 	if (collect_text(m, err) < 0)
 		return -1;
-	return ls_relocate_text(m, err);
+	ls_relocate_text(m);
+	return 0;
 }
 
 void ls_elf_close(ls_module *m)

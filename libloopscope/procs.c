@@ -166,15 +166,7 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 /* The first symbol with address >= ADDR. */
 static size_t sym_lower_bound(const struct sym *syms, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LS_FIRST_AT_LEAST(syms, n, addr, addr);
 }
 
 /* A procedure being built; its ranges live in a shared array until the
@@ -291,15 +283,7 @@ static int cmp_range(const void *a, const void *b)
 /* The first range with hi > ADDR. */
 static size_t cover_find(const struct cover *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->r[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LS_FIRST_ABOVE(c->r, c->n, hi, addr);
 }
 
 static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
@@ -675,9 +659,8 @@ static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
 	}
 }
 
-int ls_procs_build(ls_module *m, ls_error *err)
+void ls_procs_build(ls_module *m)
 {
-	(void)err;
 	struct ls_procs *P = &m->procs;
 	memset(P, 0, sizeof *P);
 	struct builder b = { .m = m };
@@ -735,35 +718,17 @@ int ls_procs_build(ls_module *m, ls_error *err)
 		fill_gaps_as_kallsyms(m, P);
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
-	return 0;
 }
 
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nindex;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_proc_range *r = &p->index[mid];
-		if (addr < r->lo)
-			hi = mid;
-		else if (addr >= r->hi)
-			lo = mid + 1;
-		else
-			return &p->procs[r->proc];
-	}
-	return NULL;
+	size_t i = LS_FIRST_ABOVE(p->index, p->nindex, hi, addr);
+	return i < p->nindex && p->index[i].lo <= addr ? &p->procs[p->index[i].proc] : NULL;
 }
 
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nprocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->procs[mid].entry < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(p->procs, p->nprocs, entry, addr);
 	return lo < p->nprocs && p->procs[lo].entry == addr ? &p->procs[lo] : NULL;
 }
 
@@ -835,7 +800,12 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 	}
 	size_t wlen = strlen(name);
 	struct proc_view *views, found = { 0 };
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return -1; /* out of memory: none found */
 	size_t nviews = proc_views(m, &views);
+	ls_oom_pop(&g);
 	const struct proc_view *best = NULL;
 	/* Exact names first, then "without parameters". */
 	for (int pass = 0; pass < 2 && !best; pass++)

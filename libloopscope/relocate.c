@@ -119,9 +119,12 @@ static void apply_rela(ls_module *m, Elf_Scn *rscn, const GElf_Shdr *rsh, const 
 		return;
 	uint8_t *buf = ls_xmalloc(t->size + 8);
 	memcpy(buf, t->data, t->size);
-	m->reloc_bufs = realloc(m->reloc_bufs, (m->nreloc_bufs + 1) * sizeof *m->reloc_bufs);
-	if (!m->reloc_bufs)
-		abort();
+	__typeof__(m->reloc_bufs) bufs = realloc(m->reloc_bufs, (m->nreloc_bufs + 1) * sizeof *m->reloc_bufs);
+	if (!bufs) {
+		free(buf);
+		ls_oom_raise();
+	}
+	m->reloc_bufs = bufs;
 	m->reloc_bufs[m->nreloc_bufs++] = buf;
 	t->data = buf;
 
@@ -173,14 +176,13 @@ static void apply_rela(ls_module *m, Elf_Scn *rscn, const GElf_Shdr *rsh, const 
 	}
 }
 
-int ls_relocate_text(ls_module *m, ls_error *err)
+void ls_relocate_text(ls_module *m)
 {
-	(void)err;
 	if (!m->relocatable || m->ehdr.e_machine != EM_X86_64)
-		return 0;
+		return;
 	struct symtab st;
 	if (!find_symtab(m, &st))
-		return 0;
+		return;
 	uint64_t *ext_value = assign_externals(m, &st);
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
 		GElf_Shdr sh;
@@ -188,19 +190,11 @@ int ls_relocate_text(ls_module *m, ls_error *err)
 			apply_rela(m, scn, &sh, &st, ext_value);
 	}
 	free(ext_value);
-	return 0;
 }
 
 const char *ls_extern_name(const ls_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->next;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->ext[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_AT_LEAST(m->ext, m->next, addr, addr);
 	return lo < m->next && m->ext[lo].addr == addr ? m->ext[lo].name : NULL;
 }
 

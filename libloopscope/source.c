@@ -597,11 +597,18 @@ const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *pat
 	if (!c || !path || (path[0] != '/' && !c->ndirs))
 		return NULL;
 	pthread_mutex_lock(&c->lock);
+	struct ls_oom_guard g; /* out of memory under the lock: unlock first */
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		pthread_mutex_unlock(&c->lock);
+		ls_oom_raise();
+	}
 	if ((c->count + 1) * 2 > c->nslots) {
 		struct source_slot *old = c->slots;
 		size_t nold = c->nslots;
+		struct source_slot *fresh = ls_xcalloc(nold ? nold * 2 : 64, sizeof *c->slots);
 		c->nslots = nold ? nold * 2 : 64;
-		c->slots = ls_xcalloc(c->nslots, sizeof *c->slots);
+		c->slots = fresh;
 		for (size_t i = 0; i < nold; i++)
 			if (old[i].path)
 				c->slots[path_slot(c, old[i].path)] = old[i];
@@ -614,6 +621,7 @@ const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *pat
 		c->count++;
 	}
 	const struct ls_source *src = c->slots[j].src;
+	ls_oom_pop(&g);
 	pthread_mutex_unlock(&c->lock);
 	return src;
 }

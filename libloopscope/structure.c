@@ -214,14 +214,7 @@ static int cmp_place(const void *a, const void *b)
 /* The first inline-segment edge above ADDR, or UINT64_MAX. */
 static uint64_t next_inline_boundary(const struct ls_inline_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nsegs;
-	while (lo < hi) { /* first segment ending above addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->segs[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(ix->segs, ix->nsegs, hi, addr); /* first segment ending above addr */
 	if (lo == ix->nsegs)
 		return UINT64_MAX;
 	return ix->segs[lo].lo > addr ? ix->segs[lo].lo : ix->segs[lo].hi;
@@ -282,14 +275,7 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 
 int ls_place_index(const struct place *pl, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pl[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LS_FIRST_ABOVE(pl, n, end, addr);
 	return lo < n && pl[lo].addr <= addr ? (int)lo : -1;
 }
 

@@ -175,6 +175,8 @@ static void free_index(struct ls_symindex *ix)
 	free(ix);
 }
 
+static const struct ls_symindex no_index;
+
 /* Built by the first lookup; two threads racing both build it and the
  * loser frees its copy (the symbol table is read-only, both are equal). */
 static const struct ls_symindex *symindex(const ls_module *cm)
@@ -183,7 +185,15 @@ static const struct ls_symindex *symindex(const ls_module *cm)
 	struct ls_symindex *ix = __atomic_load_n(&m->symindex, __ATOMIC_ACQUIRE);
 	if (ix)
 		return ix;
+	/* Out of memory: an empty index this time (the lookups answer "none",
+	 * ls_module_resolve says why; the half-built index leaks), and a later
+	 * lookup tries again. */
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return &no_index;
 	struct ls_symindex *fresh = build_index(m), *expected = NULL;
+	ls_oom_pop(&g);
 	if (__atomic_compare_exchange_n(&m->symindex, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return fresh;
 	free_index(fresh);
@@ -272,6 +282,10 @@ int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64
 	size_t n = ls_module_functions_named(m, name, cand, sizeof cand / sizeof *cand);
 	if (n > sizeof cand / sizeof *cand)
 		n = sizeof cand / sizeof *cand;
+	if (n == 0 && m && symindex(m) == &no_index) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
+		return -1;
+	}
 	if (n == 0) {
 		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no function %s", m ? m->path : "?", name ? name : "");
 		return -1;

@@ -65,7 +65,7 @@ check_eq "$("$INFO" "$TMP/loops" symbol 0)" "-" "loops: no function at address 0
 
 # errors are values naming the file
 "$INFO" "$TMP/nope" build-id >/dev/null 2>"$TMP/err"; st=$?
-check_eq "$st $(cat "$TMP/err")" "1 file-info: $TMP/nope: No such file or directory (code 1)" "a missing file: LS_ERR_IO"
+check_eq "$st $(cat "$TMP/err")" "1 file-info: $TMP/nope: No such file or directory (code 6)" "a missing file: LS_ERR_NOT_FOUND"
 echo "not ELF" >"$TMP/text"
 "$INFO" "$TMP/text" build-id >/dev/null 2>"$TMP/err"; st=$?
 check_eq "$st $(cat "$TMP/err")" "1 file-info: $TMP/text: not an ELF file (code 2)" "a text file: LS_ERR_NOT_ELF"

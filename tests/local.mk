@@ -193,3 +193,10 @@ check_PROGRAMS += tests/unit-names
 TESTS += tests/unit-names
 tests_unit_names_SOURCES = tests/unit-names.c perf-plugin/names.c
 tests_unit_names_CPPFLAGS = $(AM_CPPFLAGS) -I$(srcdir)/perf-plugin
+# Issue 10: the public API's status codes (LS_ERR_NOT_FOUND, LS_ERR_DWARF,
+# LS_ERR_NOMEM through every allocation made to fail in turn).
+check_PROGRAMS += tests/unit-errors
+TESTS += tests/unit-errors
+tests_unit_errors_SOURCES = tests/unit-errors.c
+tests_unit_errors_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_errors_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)

@@ -96,7 +96,7 @@ struct loaded {
 	int warnings;
 };
 
-/* Runs the stages in the order api.c runs them. */
+/* Runs the stages the analysis reads, in the pipeline's order (pipeline.c). */
 static ls_module *load(const char *path, const char *debug_dir, ls_error *err, int *warnings)
 {
 	ls_module *m = ls_xcalloc(1, sizeof *m);
@@ -105,10 +105,7 @@ static ls_module *load(const char *path, const char *debug_dir, ls_error *err, i
 	m->opt.debug_file_path = debug_dir;
 	m->opt.warn = quiet_warn;
 	m->opt.warn_ctx = warnings;
-	if (ls_elf_open(m, path, err) < 0 ||
-	    (m->dwarf && ls_inline_build(m, err) < 0) ||
-	    ls_procs_build(m, err) < 0 ||
-	    (m->dwarf && ls_linemap_build(m, err) < 0)) {
+	if (ls_elf_open(m, path, err) < 0 || ls_pipeline_indexes(m, err) < 0) {
 		ls_inline_free(&m->inl);
 		ls_procs_free(&m->procs);
 		ls_linemap_free(&m->lines);
@@ -138,61 +135,21 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The index invariants every module must satisfy. */
+/* The index invariants every module must satisfy (libloopscope/check.c). */
 static void check_invariants_abs(const ls_module *m, const char *what, bool absolute)
 {
-	bool good = true;
-	for (size_t i = 0; i < m->inl.nsegs; i++) {
-		const struct ls_inl_seg *s = &m->inl.segs[i];
-		if (s->lo >= s->hi || (i && s->lo < m->inl.segs[i - 1].hi) || !s->node ||
-		    s->node->kind == LS_INL_LEXICAL)
-			good = false;
-	}
-	ok(good, "%s: inline segments sorted, non-overlapping, none lexical (%zu)", what, m->inl.nsegs);
-
-	good = true;
-	for (size_t i = 0; i < m->inl.nnodes; i++) {
-		const struct ls_inl_node *n = m->inl.nodes[i];
-		if (n->kind == LS_INL_SUBPROGRAM && (n->parent || n->depth))
-			good = false;
-		if (n->kind == LS_INL_INLINED && (!n->parent || n->parent->kind == LS_INL_LEXICAL ||
-						  n->depth != n->parent->depth + 1 || !n->name))
-			good = false;
-	}
-	ok(good, "%s: inline nodes: subprograms are roots, inlined depth = parent + 1", what);
-
-	good = true;
-	for (size_t i = 0; i < m->procs.nindex; i++) {
-		const struct ls_proc_range *r = &m->procs.index[i];
-		if (r->lo >= r->hi || (i && r->lo < m->procs.index[i - 1].hi) || r->proc >= m->procs.nprocs)
-			good = false;
-	}
-	for (size_t i = 1; i < m->procs.nprocs; i++)
-		if (m->procs.procs[i].entry <= m->procs.procs[i - 1].entry)
-			good = false;
-	for (size_t i = 0; i < m->procs.nprocs; i++) {
-		const struct ls_proc *p = &m->procs.procs[i];
-		if (ls_procs_at_entry(&m->procs, p->entry) != p || !p->name || !p->nranges)
-			good = false;
-	}
-	ok(good, "%s: procedure index sorted and non-overlapping, entries unique (%zu procs)", what,
-	   m->procs.nprocs);
-
-	good = true;
-	const struct ls_line_row *rows = m->lines.rows;
-	for (size_t i = 0; i < m->lines.nrows; i++) {
-		if (i && rows[i].addr <= rows[i - 1].addr)
-			good = false;
-		if (i && !rows[i].file && !rows[i - 1].file)
-			good = false;
-		if (rows[i].file && (!ls_text_find(m, rows[i].addr) || (absolute && rows[i].file[0] != '/')))
-			good = false;
-		if (rows[i].file && ls_linemap_find(&m->lines, rows[i].addr) != &rows[i])
-			good = false;
-	}
-	ok(good && (!m->lines.nrows || !rows[m->lines.nrows - 1].file),
-	   "%s: line rows sorted, in text,%s gaps single, table closed (%zu rows)", what,
-	   absolute ? " absolute files," : "", m->lines.nrows);
+	const char *why = ls_check_module(m, LS_CHECK_INLINE_SEGMENTS, absolute);
+	ok(!why, "%s: inline segments sorted, non-overlapping, none lexical (%zu)%s%s", what, m->inl.nsegs,
+	   why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_INLINE_NODES, absolute);
+	ok(!why, "%s: inline nodes: subprograms are roots, inlined depth = parent + 1%s%s", what,
+	   why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_PROCS, absolute);
+	ok(!why, "%s: procedure index sorted and non-overlapping, entries unique (%zu procs)%s%s", what,
+	   m->procs.nprocs, why ? ": " : "", why ? why : "");
+	why = ls_check_module(m, LS_CHECK_LINES, absolute);
+	ok(!why, "%s: line rows sorted, in text,%s gaps single, table closed (%zu rows)%s%s", what,
+	   absolute ? " absolute files," : "", m->lines.nrows, why ? ": " : "", why ? why : "");
 }
 
 static void check_invariants(const ls_module *m, const char *what)
@@ -469,7 +426,7 @@ static void check_bad_input(const char *good_bin)
 	expect_error(tmp("empty"), LS_ERR_NOT_ELF, ": empty file", "empty file");
 	write_file(tmp("text"), "hello, world\n", 13);
 	expect_error(tmp("text"), LS_ERR_NOT_ELF, ": not an ELF file", "a text file");
-	expect_error(tmp("no-such-file"), LS_ERR_IO, "No such file", "a missing file");
+	expect_error(tmp("no-such-file"), LS_ERR_NOT_FOUND, "No such file", "a missing file");
 	expect_error(tmpdir, LS_ERR_IO, "directory", "a directory");
 
 	size_t n;

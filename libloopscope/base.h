@@ -1,0 +1,174 @@
+/* base.h - what every stage of libloopscope uses: errors and
+ * warnings (error.c), memory and running out of it (arena.c), interned
+ * strings (strtab.c), demangling (demangle.c), opening input files
+ * (file.c), worker threads (workers.c) and the progress meter
+ * (progress.c). */
+#ifndef LOOPSCOPE_BASE_H
+#define LOOPSCOPE_BASE_H
+
+/* libdwfl first: loopscope.h declares (and so exports) the libdwfl
+ * helpers only when it has seen libdwfl.h. */
+#include <elfutils/libdwfl.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include "loopscope.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+
+/* ---- errors and warnings (error.c) ------------------------------------- */
+
+void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ls_warn(const ls_options *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A part of the debug information that cannot be read and is skipped: a
+ * warning, and the first one is also ERR's LS_ERR_DWARF (the open still
+ * succeeds: loopscope.h, "Errors"). */
+void ls_warn_dwarf(const ls_options *opt, ls_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A message for -v only (opt->verbose): why the cache missed, and such. */
+void ls_note(const ls_options *opt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- memory (arena.c) ---------------------------------------------------- */
+
+/* A bump allocator: the scope tree and the strings it points to live as long
+ * as the module, and are freed at once.  Not thread-safe: one per thread. */
+struct ls_arena {
+	struct ls_arena_chunk *chunks;
+	char *cur, *end;
+};
+void *ls_arena_alloc(struct ls_arena *a, size_t size); /* zeroed, 8-aligned; ls_oom_raise on OOM */
+char *ls_arena_strdup(struct ls_arena *a, const char *s);
+void ls_arena_free(struct ls_arena *a);
+
+/* Growable array helper: ensures room for one more element. */
+void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+void *ls_xmalloc(size_t n);  /* never NULL: ls_oom_raise on OOM */
+void *ls_xcalloc(size_t n, size_t m);
+char *ls_xstrdup(const char *s);
+
+/* Out of memory is an error, not an abort: the library runs inside GDB's
+ * process.  The stages allocate with the helpers above, which never return
+ * NULL; on failure they call ls_oom_raise(), which longjmps to the calling
+ * thread's innermost guard.  Every public entry point that allocates runs
+ * its work under a guard and turns the jump into LS_ERR_NOMEM:
+ *
+ *     struct ls_oom_guard g;
+ *     ls_oom_push(&g);
+ *     if (setjmp(g.env)) {          // the guard is already popped here
+ *             ...free what the handle holds, set LS_ERR_NOMEM...
+ *     }
+ *     ...work...
+ *     ls_oom_pop(&g);
+ *
+ * Threads: ls_run_workers guards each worker and raises again on the
+ * calling thread once all have joined; code that holds a lock while it
+ * allocates guards the region to unlock before raising again.  What the
+ * interrupted stage had in local variables leaks (the handle's own data is
+ * freed): out of memory is rare, and a leak is better than an abort.
+ * Without a guard (the unit tests calling a stage directly) it prints a
+ * message and aborts, as before. */
+#include <setjmp.h>
+struct ls_oom_guard {
+	jmp_buf env;
+	struct ls_oom_guard *outer;
+};
+void ls_oom_push(struct ls_oom_guard *g);
+void ls_oom_pop(struct ls_oom_guard *g);
+_Noreturn void ls_oom_raise(void);
+/* For the tests: the Nth allocation through the helpers above from now
+ * (1 = the next one) fails as if malloc had; 0 turns it off.  Returns how
+ * many were left of the previous countdown (nonzero: it never fired). */
+unsigned long ls_oom_fail_at(unsigned long n);
+
+/* ---- binary search ------------------------------------------------------- */
+
+/* The index of the first of the N elements at BASE (STRIDE bytes apart,
+ * sorted by the uint64_t at OFFSET in each) whose key is at least KEY, or
+ * with ABOVE above KEY; N if none.  What the stages' lookups share: "the
+ * entry at ADDR" (LS_FIRST_AT_LEAST on the entries), "the range holding
+ * ADDR" (LS_FIRST_ABOVE on the ranges' ends, then its start <= ADDR), "the
+ * last row at or below ADDR" (LS_FIRST_ABOVE, minus one).  Inline, so that
+ * each caller's search is as fast as its own loop was. */
+static inline size_t ls_bsearch_u64(const void *base, size_t n, size_t stride, size_t offset, uint64_t key,
+                                    bool above)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+		memcpy(&k, (const char *)base + mid * stride + offset, sizeof k);
+		if (above ? k <= key : k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+#define LS_FIRST_AT_LEAST(array, n, field, key) LS_BSEARCH_(array, n, field, key, false)
+#define LS_FIRST_ABOVE(array, n, field, key) LS_BSEARCH_(array, n, field, key, true)
+/* (the key must be a 64-bit field: a compile error otherwise) */
+#define LS_BSEARCH_(array, n, field, key, above)                                                   \
+	((void)sizeof(char[sizeof((array)->field) == sizeof(uint64_t) ? 1 : -1]),                  \
+	 ls_bsearch_u64((array), (n), sizeof *(array), offsetof(__typeof__(*(array)), field), (key), (above)))
+
+/* ---- strings (strtab.c) -------------------------------------------------- */
+
+/* Interned strings: one copy of every file name and procedure name, so that
+ * scopes can compare names by pointer. */
+struct ls_strtab {
+	struct ls_arena arena;
+	const char **slots;
+	size_t nslots, count;
+};
+const char *ls_intern(struct ls_strtab *t, const char *s);
+/* NAME without its "@VERSION" or "@@VERSION" suffix, interned. */
+const char *ls_intern_unversioned(struct ls_strtab *t, const char *name);
+void ls_strtab_free(struct ls_strtab *t);
+
+/* The demangled form of a linkage name, or NULL if NAME is not mangled.
+ * Free with free(). */
+char *ls_demangle(const char *name);
+
+/* ---- opening input files (file.c) ----------------------------------------- */
+
+#include <sys/stat.h>
+/* Opens PATH read-only if it is a regular file, never blocking on a FIFO
+ * or touching a device: -1 with *WHY ("a FIFO", strerror) otherwise.
+ * ST (may be NULL) gets the file's fstat. */
+int ls_open_regular(const char *path, struct stat *st, const char **why);
+/* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
+bool ls_path_is_special(const char *path, const char **what);
+const char *ls_file_type_name(mode_t mode);
+
+/* workers.c: FN on NWORKERS threads (the caller is worker 0), worker T
+ * getting ARGS + T * ARG_SIZE; returns when all are done. */
+#define LS_MAX_WORKERS 64
+/* How many workers: opt->jobs or the cores, at most one per
+ * MIN_ITEMS_PER_WORKER items (0: one per item), at least one. */
+int ls_worker_count(const ls_options *opt, size_t nitems, size_t min_items_per_worker);
+void ls_run_workers(int nworkers, void *(*fn)(void *), void *args, size_t arg_size);
+
+/* progress.c: a one-line progress meter on stderr, only when it is a tty. */
+struct ls_progress {
+	bool on;
+	const char *what;
+	size_t total, done;
+	double last;
+	pthread_mutex_t lock;
+	int (*fn)(void *ctx, size_t done, size_t total); /* ls_options.progress_fn */
+	void *ctx;
+	int stop; /* fn asked to stop; read with ls_progress_stopped */
+};
+void ls_progress_start(struct ls_progress *p, bool wanted, const char *what, size_t total);
+void ls_progress_add(struct ls_progress *p, size_t n);
+void ls_progress_end(struct ls_progress *p);
+bool ls_progress_stopped(struct ls_progress *p);
+
+#endif

@@ -1,0 +1,148 @@
+/* pipeline.c - the order of libloopscope's stages, in one place.
+ *
+ * ls_module_open (api.c) runs ls_pipeline_open on a fresh handle:
+ *
+ *   1. ELF file (module.c, relocate.c)
+ *        reads  the file, its separate debug file (build-id, debuglink, debuginfod)
+ *        makes  m->elf, dwfl, dwarf (NULL without), text (code bytes, relocated in a .o/.ko),
+ *               path, debug_path, build_id, bias
+ *   2. cache (cache.c)
+ *        reads  m's identity (build-id, file size and time, options)
+ *        makes  m->root, when a stored tree matches: then 3-6 are skipped
+ *   3. inline tree (inline_tree.c)
+ *        reads  m->dwarf (.debug_info, once)
+ *        makes  m->inl: inlined calls by address; the subprograms with code
+ *   4. procedures (procs.c)
+ *        reads  m->inl's subprograms, the symbol table, the PLT
+ *        makes  m->procs: procedures by address, ranges clamped
+ *   5. line map (linemap.c)
+ *        reads  m->dwarf (.debug_line)
+ *        makes  m->lines: sorted rows, the statements hidden under loop headers
+ *   6. analysis (analyze.c: ls_pipeline_proc below on every procedure, N threads)
+ *        reads  m->procs, m->lines, m->inl, m->text; source files (loop lines)
+ *        makes  m->root: module > file > proc > inline/alien > loop > stmt
+ *      and the cache stores it (cache.c, when on)
+ *   7. lookup index (lookup.c)
+ *        reads  m->root
+ *        makes  m->lookup: address -> statement
+ *
+ * and, with --enable-debug-checks, checks every invariant (check.c).
+ *
+ * ls_pipeline_proc, on one procedure P:
+ *
+ *   a. CFG (cfg.c; eh_frame.c, jump_tables.c, noreturn.c)
+ *        reads  P's ranges in m->text, m->procs (tail calls), the module's noreturn facts
+ *        makes  the CFG: instructions, blocks, edges (freed after d)
+ *   b. loop forest (loop_forest.c)
+ *        reads  the CFG
+ *        makes  the loop nesting forest, irreducible loops too (freed after d)
+ *   c. (no CFG: P's code as one run, no loops)
+ *   d. structure (structure.c, loop_line.c, normalize.c)
+ *        reads  the CFG, the loops, m->lines, m->inl
+ *        makes  P's scope, in this thread's arena
+ */
+#include "internal.h"
+#include "cfg.h"
+#include "loop_forest.h"
+#include "pipeline.h"
+#include "structure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
+ * benchmarks in bench/ use to tell where the time goes. */
+static double stage_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void stage_done(const char *stage, double *t0)
+{
+	static int enabled = -1; /* read-only after the first call's race, which is benign */
+	if (enabled < 0)
+		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
+	double t = stage_clock();
+	if (enabled)
+		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
+	*t0 = t;
+}
+
+/* 3-5: the stages that read DWARF and symbols, for the analysis. */
+static int build_indexes(ls_module *m, double *t0, ls_error *err)
+{
+	if (m->dwarf && ls_inline_build(m, err) < 0)
+		return -1;
+	stage_done("inline tree", t0);
+	ls_procs_build(m);
+	stage_done("procedures", t0);
+	if (m->dwarf && ls_linemap_build(m, err) < 0)
+		return -1;
+	stage_done("line map", t0);
+	return 0;
+}
+
+int ls_pipeline_indexes(ls_module *m, ls_error *err)
+{
+	double t0 = stage_clock();
+	return build_indexes(m, &t0, err);
+}
+
+/* The pipeline on an open handle: the ELF file, then the structure from
+ * the cache or from the analysis, then the lookup index. */
+int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
+{
+	double t0 = stage_clock();
+	if (ls_elf_open(m, path, err) < 0)
+		return -1;
+	stage_done("elf", &t0);
+	if (!m->dwarf)
+		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
+		        "frames or lines", m->path);
+	/* A cached structure needs none of the DWARF indexes: lookups use the
+	 * tree, symbol lookups fall back to it (procs.c). */
+	if (m->opt.use_cache && ls_cache_load(m)) {
+		stage_done("cache load", &t0);
+	} else {
+		stage_done("cache miss", &t0);
+		if (build_indexes(m, &t0, err) < 0)
+			return -1;
+		if (ls_analyze(m, err) < 0)
+			return -1;
+		stage_done("analysis", &t0);
+		if (m->opt.use_cache)
+			ls_cache_store(m);
+		stage_done("cache store", &t0);
+	}
+	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
+		return -1;
+	stage_done("lookup index", &t0);
+	ls_debug_check_module(m);
+	return 0;
+}
+
+struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,
+                                  struct ls_arena *arena)
+{
+	struct ls_cfg cfg = { 0 };
+	struct ls_loop_forest lf = { 0 };
+	bool have_cfg = false, have_loops = false;
+	if (dec && m->opt.want_loops) {
+		struct ls_cfg_env env = { .m = m, .dec = dec };
+		have_cfg = ls_cfg_build(&env, proc, &cfg) == 0 && cfg.nblocks > 0;
+		if (have_cfg)
+			have_loops = ls_loop_forest_build(&cfg, &lf) == 0;
+	}
+	struct ls_scope *s = ls_structure_build_proc(m, proc, have_cfg ? &cfg : NULL,
+	                                             have_loops ? &lf : NULL, arena);
+	if (s && have_cfg)
+		s->unresolved_jumps = cfg.unresolved_jumps;
+	if (have_loops)
+		ls_loop_forest_free(&lf);
+	if (have_cfg)
+		ls_cfg_free(&cfg);
+	return s;
+}

@@ -1,0 +1,21 @@
+/* pipeline.h - the order of libloopscope's stages (pipeline.c). */
+#ifndef LOOPSCOPE_PIPELINE_H
+#define LOOPSCOPE_PIPELINE_H
+
+#include "module.h"
+
+struct ls_decoder;
+
+/* Every stage of ls_module_open on M (fresh, options set) for PATH: the
+ * ELF file, the structure from the cache or from the analysis, the lookup
+ * index.  -1 with ERR set (or not: api.c says "cannot be analyzed"). */
+int ls_pipeline_open(ls_module *m, const char *path, ls_error *err);
+/* The DWARF and symbol stages the analysis reads: inline tree, procedures,
+ * line map (the unit tests run them alone). */
+int ls_pipeline_indexes(ls_module *m, ls_error *err);
+/* The per-procedure stages on PROC, with this thread's decoder DEC (NULL:
+ * no CFG, no loops) and arena: its proc scope, or NULL. */
+struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,
+                                  struct ls_arena *arena);
+
+#endif
