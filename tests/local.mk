@@ -180,3 +180,6 @@ TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
 TESTS += tests/perf-pprof.py
 EXTRA_DIST += tests/perf-pprof.py
+# perf loops annotate and the terminal browser (issue 12)
+TESTS += tests/perf-annotate.sh
+EXTRA_DIST += tests/perf-annotate.sh tests/fixtures/perf/annotate_check.py
