@@ -183,3 +183,5 @@ EXTRA_DIST += tests/perf-pprof.py
 # perf loops annotate and the terminal browser (issue 12)
 TESTS += tests/perf-annotate.sh
 EXTRA_DIST += tests/perf-annotate.sh tests/fixtures/perf/annotate_check.py
+TESTS += tests/perf-browser.sh
+EXTRA_DIST += tests/perf-browser.sh
