@@ -48,12 +48,7 @@ static void print_reader_warnings(const pl_report *rep)
 static int print_views(pl_report *rep)
 {
 	const pl_report_options *o = rep->opt;
-	rep->shown = pl_xcalloc(rep->nev ? rep->nev : 1, sizeof *rep->shown);
-	for (size_t e = 0; e < rep->nev; e++)
-		if (rep->ev_samples[e])
-			rep->shown[rep->nshown++] = e;
 	if (o->format == PL_FMT_JSON || o->format == PL_FMT_PPROF) {
-		rep->primary = rep->nshown ? rep->shown[0] : 0;
 		return o->format == PL_FMT_JSON ? pl_view_json(rep) : pl_view_pprof(rep);
 	}
 	if (!rep->nshown) {
@@ -90,7 +85,17 @@ static FILE *open_output(const pl_report_options *o)
 	return f;
 }
 
-static int run_report(pl_report_options *o)
+/* The events with samples, in file order: what the views show. */
+static void find_shown_events(pl_report *rep)
+{
+	rep->shown = pl_xcalloc(rep->nev ? rep->nev : 1, sizeof *rep->shown);
+	for (size_t e = 0; e < rep->nev; e++)
+		if (rep->ev_samples[e])
+			rep->shown[rep->nshown++] = e;
+	rep->primary = rep->nshown ? rep->shown[0] : 0;
+}
+
+int pl_report_open(pl_report_options *o, pl_report *rep)
 {
 	if (!o->input) {
 		/* as perf report: a pipe on stdin is the input */
@@ -98,10 +103,6 @@ static int run_report(pl_report_options *o)
 		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
 	}
 	char err[1024];
-	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
-		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
-		return 2;
-	}
 	pd_reader *r = pd_open(o->input, err, sizeof err);
 	if (!r) {
 		fprintf(stderr, "perf-loops: %s\n", err);
@@ -112,21 +113,65 @@ static int run_report(pl_report_options *o)
 		pd_close(r);
 		return 1;
 	}
-	pl_report rep = { .opt = o, .r = r, .out = out };
-	read_samples(&rep);
-	print_reader_warnings(&rep);
-	rep.color = pl_color_wanted(o, out);
-	rep.width = pl_terminal_width(out);
-	if (out == stdout && o->format != PL_FMT_PPROF)
-		pl_pager_start(o);
-	int rc = print_views(&rep);
+	*rep = (pl_report){ .opt = o, .r = r, .out = out };
+	read_samples(rep);
+	print_reader_warnings(rep);
+	find_shown_events(rep);
+	rep->color = pl_color_wanted(o, out);
+	rep->width = pl_terminal_width(out);
+	return 0;
+}
+
+/* Flush or close the output, free the report: 0, or 1 on a write error. */
+static int close_report(pl_report *rep)
+{
+	int rc = 0;
+	FILE *out = rep->out;
 	if ((out == stdout ? fflush(out) : fclose(out)) != 0 && errno != EPIPE) {
 		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
 		rc = 1;
 	}
-	pl_report_free(&rep);
+	pd_reader *r = rep->r;
+	pl_report_free(rep);
 	pd_close(r);
 	return rc;
+}
+
+void pl_report_close(pl_report *rep)
+{
+	close_report(rep);
+}
+
+/* The browser: with --tui, or by default when stdout is a terminal and a
+ * plain tree report is asked for (as perf report opens its TUI). */
+static int wants_browser(const pl_report_options *o)
+{
+	if (o->ui == PL_UI_TUI)
+		return 1;
+	return o->ui == PL_UI_AUTO && o->format == PL_FMT_TREE && !o->nsort && !o->output &&
+	       isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+}
+
+static int run_report(pl_report_options *o)
+{
+	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
+		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
+		return 2;
+	}
+	pl_report rep;
+	int rc = pl_report_open(o, &rep);
+	if (rc)
+		return rc;
+	rc = -1;
+	if (wants_browser(o))
+		rc = pl_browser(&rep); /* -1: no browser here, print */
+	if (rc < 0) {
+		if (rep.out == stdout && o->format != PL_FMT_PPROF)
+			pl_pager_start(o);
+		rc = print_views(&rep);
+	}
+	int wrc = close_report(&rep);
+	return rc ? rc : wrc;
 }
 
 int cmd_report(int argc, char **argv)

@@ -13,7 +13,7 @@
 enum {
 	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
 	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
-	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_NA,
+	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA,
 };
 
 struct optdef {
@@ -61,6 +61,7 @@ static const struct optdef optdefs[] = {
 	{ "verbose", 0, 'v', NULL },
 	{ "help", 0, 'h', NULL },
 	{ "list-opts", 0, O_LISTOPTS, NULL },
+	{ "asm", 0, O_ASM, NULL },        /* annotate: interleave the disassembly */
 	/* perf report's options that have no meaning for loops and scopes */
 	{ "branch-stack", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
 	{ "branch-history", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
@@ -75,8 +76,8 @@ static const struct optdef optdefs[] = {
 	{ "cpu", 1, O_NA, "samples are not filtered by CPU" },
 	{ "socket-filter", 1, O_NA, "samples are not filtered by socket" },
 	{ "threads", 0, O_NA, "per-thread histograms are not made; --tid and --comm filter" },
-	{ "disassembler-style", 1, O_NA, "there is no annotate view in perf loops report" },
-	{ "objdump", 1, O_NA, "there is no annotate view in perf loops report" },
+	{ "disassembler-style", 1, O_NA, "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
+	{ "objdump", 1, O_NA, "perf loops annotate --asm disassembles with libopcodes, not objdump" },
 	{ "exclude-other", 0, O_NA, "there is no parent filter (-p) in perf loops report" },
 	{ "parent", 1, O_NA, "there is no parent filter in perf loops report" },
 	{ "ignore-callees", 1, O_NA, "callees are never folded into their callers here" },
@@ -91,7 +92,7 @@ static const struct { char c; const char *why; } short_na[] = {
 	{ 'D', "use perf report -D or perf script for raw records" },
 	{ 'T', "per-thread histograms are not made; --tid and --comm filter" },
 	{ 'C', "samples are not filtered by CPU" },
-	{ 'M', "there is no annotate view in perf loops report" },
+	{ 'M', "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
 	{ 'x', "there is no parent filter (-p) in perf loops report" },
 	{ 'p', "there is no parent filter in perf loops report" },
 	{ 0, NULL },
@@ -111,6 +112,14 @@ static const char report_usage[] =
 	"    -k, --vmlinux FILE      --modules DIR: the kernel's and its modules' debug files\n"
 	"        --no-pager  --stdio-color=always|never|auto  --full-names\n"
 	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
+	"    -h, --help              this;  man perf-loops for more\n";
+
+static const char annotate_usage[] =
+	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
+	"    SYMBOL                  the procedure (its name, short C++ name or linkage name);\n"
+	"                            default: the one with the most samples of its own\n"
+	"        --asm               the disassembly, with loop heads, back edges and exits marked\n"
+	"    -e, --event LIST        --comm, --pid, --tid, -d, --time, --symfs...: as perf loops report\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
 /* "a,b,c" -> a list (perf's comma-separated filters) */
@@ -358,12 +367,17 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case O_SYMFS: o->symfs = arg; return 0;
 	case 'k': o->vmlinux = arg; return 0;
 	case O_MODULES: o->modules = arg; return 0;
-	case O_STDIO: return 0;
-	case O_TUI:
+	case O_STDIO: o->ui = PL_UI_STDIO; return 0;
+	case O_TUI: o->ui = PL_UI_TUI; return 0;
 	case O_GTK:
 		if (!o->quiet)
-			fprintf(stderr, "perf-loops: --%s: the interactive browser is not there yet; printing the --stdio report\n",
-				c == O_TUI ? "tui" : "gtk");
+			fprintf(stderr, "perf-loops: --gtk: there is no GTK browser; printing the --stdio report\n");
+		o->ui = PL_UI_STDIO;
+		return 0;
+	case O_ASM:
+		if (!o->annotate)
+			return usage_error("%s: only perf loops annotate takes it", "--asm");
+		o->asm_view = 1;
 		return 0;
 	case O_NOPAGER: o->no_pager = 1; return 0;
 	case O_COLOR:
@@ -411,19 +425,20 @@ static void make_getopt_tables(struct option *lo, char *shortopts)
 	}
 }
 
-int pl_report_options_parse(int argc, char **argv, pl_report_options *o)
+/* ANNOTATE: `perf loops annotate`, which takes --asm and a SYMBOL argument. */
+static int parse_options(int argc, char **argv, pl_report_options *o, int annotate)
 {
 	struct option lo[sizeof optdefs / sizeof *optdefs];
 	char shortopts[128] = ":";
 	make_getopt_tables(lo, shortopts);
-	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1 };
+	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1, .annotate = annotate };
 	int c, idx, rc = 0;
 	optind = 1;
 	opterr = 0;
 	while (!rc && (c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
 		const char *opt = argv[optind - 1];
 		if (c == 'h') {
-			fputs(report_usage, stdout);
+			fputs(annotate ? annotate_usage : report_usage, stdout);
 			rc = -2;
 		} else if (c == O_LISTOPTS) {
 			for (const struct optdef *d = optdefs; d->name; d++)
@@ -451,8 +466,11 @@ int pl_report_options_parse(int argc, char **argv, pl_report_options *o)
 			rc = apply_option(o, c, optarg);
 		}
 	}
+	if (!rc && annotate && optind < argc)
+		o->annotate_symbol = argv[optind++];
 	if (!rc && optind < argc)
-		rc = usage_error("unexpected argument '%s' (perf loops report -h)", argv[optind]);
+		rc = usage_error(annotate ? "unexpected argument '%s' (perf loops annotate -h)"
+					  : "unexpected argument '%s' (perf loops report -h)", argv[optind]);
 	if (!rc && !o->fields)
 		o->fields = (o->children ? PL_COL_CHILDREN : 0) | PL_COL_SELF | PL_COL_SAMPLES;
 	if (!rc && o->show_samples)
@@ -462,4 +480,14 @@ int pl_report_options_parse(int argc, char **argv, pl_report_options *o)
 	if (!rc && !o->children)
 		o->fields &= ~PL_COL_CHILDREN;
 	return rc == -2 ? 0 : rc ? rc : -1;
+}
+
+int pl_report_options_parse(int argc, char **argv, pl_report_options *o)
+{
+	return parse_options(argc, argv, o, 0);
+}
+
+int pl_annotate_options_parse(int argc, char **argv, pl_report_options *o)
+{
+	return parse_options(argc, argv, o, 1);
 }

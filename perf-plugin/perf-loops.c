@@ -10,6 +10,7 @@ static const char usage[] =
 	"usage: perf loops record [perf record options] -- COMMAND\n"
 	"       perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
 	"                         [perf report options: -s, -g, -G, -S, -F, -n, --tid, --time, ...]\n"
+	"       perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
 	"       perf loops --version\n"
 	"\n"
 	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n"
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "annotate"))
+		return cmd_annotate(argc - 1, argv + 1);
 	fprintf(stderr, "perf-loops: unknown command '%s'\n%s", argv[1], usage);
 	return 2;
 }

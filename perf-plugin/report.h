@@ -101,10 +101,17 @@ typedef struct pl_report_options {
 	int no_pager;
 	int color;            /* --stdio-color: 1 always, 0 never, -1 on a terminal */
 	int full_names;
+	int ui;               /* PL_UI_*: --stdio, --tui, or the default (the browser on a terminal) */
+	int annotate;         /* perf loops annotate: */
+	int asm_view;         /* --asm */
+	const char *annotate_symbol; /* SYMBOL, or NULL: the hottest */
 } pl_report_options;
+
+enum { PL_UI_AUTO, PL_UI_STDIO, PL_UI_TUI };
 
 /* options.c: -1 to go on, else the exit status (0 after -h). */
 int pl_report_options_parse(int argc, char **argv, pl_report_options *o);
+int pl_annotate_options_parse(int argc, char **argv, pl_report_options *o);
 void pl_report_options_free(pl_report_options *o);
 
 typedef struct pl_report {
@@ -205,8 +212,64 @@ int pl_color_wanted(const pl_report_options *o, FILE *out);
 /* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
 int pl_terminal_width(FILE *out);
 
+/* cmd-report.c: open the input and build the tree (the events shown set);
+ * 0, or an exit status with the message printed.  pl_report_close frees it. */
+int pl_report_open(pl_report_options *o, pl_report *rep);
+void pl_report_close(pl_report *rep);
+
+/* annotate.c: a procedure's source (and its inlined code's) line by line,
+ * with the costs of the report's statements and its loops as brackets;
+ * annotate-asm.c adds the disassembly.  Rows for view-annotate.c (--stdio)
+ * and browser.c. */
+enum { PL_ANN_FILE, PL_ANN_SRC, PL_ANN_GAP, PL_ANN_LOOP, PL_ANN_ASM, PL_ANN_NOTE };
+typedef struct pl_ann_row {
+	uint8_t kind;          /* PL_ANN_* */
+	uint8_t has_cost;      /* the cost columns are printed */
+	unsigned line;         /* SRC: its number */
+	uint64_t addr;         /* ASM */
+	char *margin;          /* the loop brackets, as wide as pl_ann.margin_width */
+	char *text;
+	uint64_t *samples, *period; /* per shown event (pl_report.shown order) */
+} pl_ann_row;
+typedef struct pl_ann {
+	uint32_t proc;         /* its node in pl_flat_tree */
+	const char *name;      /* the procedure's (demangled) name */
+	char *binary;
+	pl_ann_row *rows;
+	size_t n, cap;
+	int margin_width;
+	int with_asm;          /* rows in address order, SRC rows name their file:line */
+	uint64_t *samples, *period; /* the procedure's own cost, per shown event */
+} pl_ann;
+/* The flat-tree node of the procedure SYMBOL names (NULL: the one with the
+ * most samples of its own, of the primary event), or 0 with ERR set. */
+uint32_t pl_annotate_find(pl_report *rep, const char *symbol, char *err, size_t errlen);
+/* Build the rows of procedure PROC (a pl_flat_tree node); WITH_ASM: the
+ * instructions in address order under their lines.  0, or -1 with ERR. */
+int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, char *err, size_t errlen);
+void pl_ann_free(pl_ann *ann);
+pl_ann_row *pl_ann_add(pl_ann *ann, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* annotate-asm.c: the instructions of [LO, HI) of the x86-64 binary FILE
+ * (link-time addresses), as objdump prints them; how many, 0 with ERR. */
+typedef struct pl_insn_text {
+	uint64_t addr;
+	unsigned len;
+	char *text;
+} pl_insn_text;
+size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text **out, char *err, size_t errlen);
+/* view-annotate.c: the rows as text on rep->out (--stdio) */
+void pl_print_annotation(pl_report *rep, const pl_ann *ann);
+/* One cost cell: "  12.34%    123" of samples S and period P of base B. */
+void pl_ann_cell(char *buf, size_t len, uint64_t s, uint64_t p, uint64_t base);
+
+/* browser.c: the interactive browser (ncurses); -1 if there is none
+ * (not built with ncurses, or no terminal): print --stdio instead. */
+int pl_browser(pl_report *rep);
+int pl_browser_annotate(pl_report *rep, uint32_t proc);
+
 /* cmd-*.c */
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 
 #endif

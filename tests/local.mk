@@ -200,3 +200,8 @@ TESTS += tests/unit-errors
 tests_unit_errors_SOURCES = tests/unit-errors.c
 tests_unit_errors_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_errors_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+# perf loops annotate and the terminal browser (issue 12)
+TESTS += tests/perf-annotate.sh
+EXTRA_DIST += tests/perf-annotate.sh tests/fixtures/perf/annotate_check.py
+TESTS += tests/perf-browser.sh
+EXTRA_DIST += tests/perf-browser.sh

@@ -1,0 +1,63 @@
+/* view-annotate.c - `perf loops annotate --stdio`: the rows of annotate.c
+ * as text, under a header naming the procedure, its binary and events.
+ *
+ *   Percent  Samples  Line Loops: Source     (a Percent/Samples pair per event)
+ *
+ * Percentages are of all the samples of the event, as in perf loops
+ * report, so that a line's figure is the one --stdio -s srcline gives. */
+#include "report.h"
+
+#include <string.h>
+
+void pl_ann_cell(char *buf, size_t len, uint64_t s, uint64_t p, uint64_t base)
+{
+	snprintf(buf, len, "%8.2f%% %8llu", base ? 100.0 * (double)p / (double)base : 0.0, (unsigned long long)s);
+}
+
+static void print_cells(pl_report *rep, const pl_ann_row *r)
+{
+	for (size_t i = 0; i < rep->nshown; i++) {
+		char cell[64];
+		if (r->has_cost)
+			pl_ann_cell(cell, sizeof cell, r->samples[i], r->period[i], rep->ev_period[rep->shown[i]]);
+		else
+			snprintf(cell, sizeof cell, "%18s", "");
+		fputs(cell, rep->out);
+	}
+}
+
+void pl_print_annotation(pl_report *rep, const pl_ann *ann)
+{
+	FILE *out = rep->out;
+	char shortened[1024];
+	const char *name = rep->opt->full_names ? ann->name : pl_short_name(ann->name, shortened, sizeof shortened);
+	fprintf(out, "# perf loops annotate: %s  (%s)\n", name, ann->binary);
+	for (size_t i = 0; i < rep->nshown; i++) {
+		size_t e = rep->shown[i];
+		uint64_t all = rep->ev_period[e];
+		fprintf(out, "# event '%s': %llu samples, the procedure's own %.2f%% (%llu)\n", pd_attr_at(rep->r, e)->name,
+			(unsigned long long)rep->ev_samples[e], all ? 100.0 * (double)ann->period[i] / (double)all : 0.0,
+			(unsigned long long)ann->samples[i]);
+	}
+	fprintf(out, "# Percent (of all samples of the event) and Samples per event; loops: Total in the columns"
+		     " (with nested loops and callees), own in the text\n#\n");
+	for (size_t i = 0; i < rep->nshown; i++)
+		fprintf(out, "%s%17s", i ? " " : "#", pd_attr_at(rep->r, rep->shown[i])->name);
+	fputc('\n', out);
+	for (size_t i = 0; i < ann->n; i++) {
+		const pl_ann_row *r = &ann->rows[i];
+		if (r->kind == PL_ANN_FILE) {
+			fprintf(out, "\n## %s\n", r->text);
+			continue;
+		}
+		print_cells(rep, r);
+		/* "  LINE MARGIN: text": the margin (loop brackets) ends at the colon */
+		const char *margin = r->margin ? r->margin : "";
+		if (r->kind == PL_ANN_LOOP)
+			fprintf(out, "        %s-- %s\n", margin, r->text);
+		else if (r->kind == PL_ANN_SRC)
+			fprintf(out, "  %5u %s: %s\n", r->line, margin, r->text);
+		else
+			fprintf(out, "        %s: %s\n", margin, r->text);
+	}
+}
