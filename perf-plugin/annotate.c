@@ -383,11 +383,10 @@ static void free_sources(struct source *s, size_t n)
 
 /* ---- the margin: loop brackets ------------------------------------------------- */
 
-static const struct walk *sort_walk; /* qsort's context (annotate runs on one thread) */
-
-static int cmp_loop_place(const void *a, const void *b)
+static int cmp_loop_place(const void *a, const void *b, void *walk)
 {
-	const struct loop *x = &sort_walk->loops[*(const size_t *)a], *y = &sort_walk->loops[*(const size_t *)b];
+	const struct walk *w = walk;
+	const struct loop *x = &w->loops[*(const size_t *)a], *y = &w->loops[*(const size_t *)b];
 	int f = strcmp(x->file ? x->file : "", y->file ? y->file : "");
 	if (f)
 		return f;
@@ -406,8 +405,7 @@ static int assign_columns(struct walk *w, size_t *order)
 	int width = 0;
 	for (size_t i = 0; i < w->nloops; i++)
 		order[i] = i;
-	sort_walk = w;
-	qsort(order, w->nloops, sizeof *order, cmp_loop_place);
+	qsort_r(order, w->nloops, sizeof *order, cmp_loop_place, w);
 	for (size_t i = 0; i < w->nloops; i++) {
 		struct loop *L = &w->loops[order[i]];
 		L->col = -1;

@@ -442,7 +442,7 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 			rc = -2;
 		} else if (c == O_LISTOPTS) {
 			for (const struct optdef *d = optdefs; d->name; d++)
-				if (d->code != O_LISTOPTS)
+				if (d->code != O_LISTOPTS && (annotate || d->code != O_ASM))
 					printf("--%s ", d->name);
 			putchar('\n');
 			rc = -2;
