@@ -243,6 +243,14 @@ void ls_jw_null(ls_jw *w)
 	PUT_LIT(w, "null");
 }
 
+void ls_jw_line(ls_jw *w, unsigned line)
+{
+	if (line)
+		ls_jw_uint(w, line);
+	else
+		ls_jw_null(w);
+}
+
 void ls_jw_newline(ls_jw *w)
 {
 	putc_(w, '\n');

@@ -59,6 +59,9 @@ void ls_jw_uint(ls_jw *w, uint64_t v);
 void ls_jw_hex(ls_jw *w, uint64_t v);               /* the string "0x1f": lower case, no leading zeros */
 void ls_jw_bool(ls_jw *w, bool v);
 void ls_jw_null(ls_jw *w);
+/* A source line number; null for line 0, the compiler's "no line", which is
+ * never shown as a line. */
+void ls_jw_line(ls_jw *w, unsigned line);
 
 /* A newline between top-level documents (one a line), or at the end. */
 void ls_jw_newline(ls_jw *w);

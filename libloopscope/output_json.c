@@ -14,17 +14,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-/* A line number; null for line 0, the compiler's "no line", which is
- * never shown as a line. */
-static void jw_line(ls_jw *w, const char *key, unsigned line)
-{
-	ls_jw_key(w, key);
-	if (line)
-		ls_jw_uint(w, line);
-	else
-		ls_jw_null(w);
-}
-
 void ls_json_string(FILE *out, const char *s)
 {
 	ls_jw w;
@@ -78,7 +67,8 @@ static void jw_scope_fields(ls_jw *w, const struct ls_scope *s, bool full)
 		ls_jw_string(w, s->name);
 		ls_jw_key(w, "call_file");
 		ls_jw_string(w, s->call_file);
-		jw_line(w, "call_line", s->call_line);
+		ls_jw_key(w, "call_line");
+		ls_jw_line(w, s->call_line);
 		if (full && s->call_column) {
 			/* Tells apart two calls on one line (f(g(x))). */
 			ls_jw_key(w, "call_column");
@@ -91,7 +81,8 @@ static void jw_scope_fields(ls_jw *w, const struct ls_scope *s, bool full)
 	if (s->kind != LS_SCOPE_MODULE && s->kind != LS_SCOPE_FILE) {
 		ls_jw_key(w, "file");
 		ls_jw_string(w, s->file);
-		jw_line(w, "line", s->line);
+		ls_jw_key(w, "line");
+		ls_jw_line(w, s->line);
 	}
 
 	if (s->kind == LS_SCOPE_LOOP) {

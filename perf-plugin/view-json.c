@@ -18,16 +18,6 @@ static void costs(ls_jw *w, pl_report *rep, uint32_t n, int k, const char *key)
 	ls_jw_array_end(w);
 }
 
-/* "KEY":LINE, with null for line 0 (no line: never shown as a line). */
-static void jline(ls_jw *w, const char *key, unsigned line)
-{
-	ls_jw_key(w, key);
-	if (line)
-		ls_jw_uint(w, line);
-	else
-		ls_jw_null(w);
-}
-
 static const char *const kind_names[] = { "root", "proc", "inline", "alien", "loop", "stmt" };
 
 /* Whether child N of the tree is shown: it has samples of a shown event, and
@@ -61,12 +51,14 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 	if (x->kind != PL_ROOT) {
 		ls_jw_key(w, "file");
 		ls_jw_string(w, pl_node_file(rep, n));
-		jline(w, "line", pl_node_line(rep, n));
+		ls_jw_key(w, "line");
+		ls_jw_line(w, pl_node_line(rep, n));
 	}
 	if (x->kind == PL_INLINE) {
 		ls_jw_key(w, "call_file");
 		ls_jw_string(w, ls_scope_call_file(x->scope));
-		jline(w, "call_line", ls_scope_call_line(x->scope));
+		ls_jw_key(w, "call_line");
+		ls_jw_line(w, ls_scope_call_line(x->scope));
 	}
 	if (x->kind == PL_PROC) {
 		ls_jw_key(w, "dso");
