@@ -194,6 +194,9 @@ const pd_build_id *pd_build_id_at(const pd_reader *r, size_t i);
 const char *pd_cmdline(const pd_reader *r);   /* NULL if absent */
 const char *pd_osrelease(const pd_reader *r); /* NULL if absent */
 int pd_is_pipe(const pd_reader *r);
+/* Data from several files (perf record --threads): each file is in time
+ * order by itself, and FINISHED_ROUND says nothing across them. */
+int pd_is_multipart(const pd_reader *r);
 const char *pd_name(const pd_reader *r);
 
 /* Bytes of the data that could not be read (truncation, a corrupt record). */

@@ -2,10 +2,9 @@
  *
  * perf writes each CPU's ring buffer in rounds, so records of one file are
  * only roughly in time order: an MMAP on one CPU may be written after a
- * sample of another CPU that needs it.  perf sorts within rounds; we read
- * the whole file first (it is mapped, so that is cheap), then sort the
- * records that matter by time (stable, so records without a time keep their
- * file order) and replay them.  Maps are immutable once made, so the
+ * sample of another CPU that needs it.  Like perf, we replay the records
+ * that matter in time order, a round at a time (see "ordered events"
+ * below).  Maps are immutable once made, so the
  * attribution layer may cache results per map.
  */
 #include "session.h"
@@ -591,50 +590,137 @@ static void on_fork(pl_session *s, const pd_event *ev)
 	}
 }
 
-/* Stable merge sort by time: records without a time keep file order. */
-static void sort_entries(struct entry *v, size_t n)
+/* ---- replay in time order: perf's ordered events ----
+ *
+ * perf record writes a FINISHED_ROUND record after each pass over the
+ * per-CPU ring buffers, and every record written after one is no older
+ * than the newest record written before the previous one.  So at each
+ * FINISHED_ROUND the window of pending records can be sorted and those up
+ * to that time replayed (perf report does the same): the window holds
+ * about two rounds, the sort runs in cache over a few already sorted runs
+ * (one per CPU), and the records are parsed again while their pages are
+ * still warm.  Data without rounds (perf record --threads directories,
+ * whose files are each in order only by themselves, and old files) is
+ * replayed once, all sorted, at the end. */
+
+struct window {
+	struct entry *v, *tmp;
+	size_t n, cap;
+	size_t *runs; /* starts of the ascending runs, for the merge */
+	size_t cap_runs;
+};
+
+static void window_push(struct window *w, uint64_t time, const uint8_t *raw)
 {
-	size_t i;
-	for (i = 1; i < n; i++)
-		if (v[i].time < v[i - 1].time)
-			break;
-	if (i >= n)
-		return;
-	struct entry *tmp = pl_xmalloc(n * sizeof *tmp);
-	struct entry *a = v, *b = tmp;
-	for (size_t width = 1; width < n; width *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * width) {
-			size_t mid = lo + width < n ? lo + width : n;
-			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-			size_t x = lo, y = mid, k = lo;
-			if (mid >= hi || a[mid - 1].time <= a[mid].time) {
-				memcpy(b + lo, a + lo, (hi - lo) * sizeof *a);
-				continue;
-			}
-			while (x < mid && y < hi)
-				b[k++] = a[y].time < a[x].time ? a[y++] : a[x++];
-			while (x < mid)
-				b[k++] = a[x++];
-			while (y < hi)
-				b[k++] = a[y++];
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 4096;
+		w->v = pl_xrealloc(w->v, w->cap * sizeof *w->v);
+		free(w->tmp);
+		w->tmp = NULL; /* regrown on the next sort */
+	}
+	w->v[w->n].time = time;
+	w->v[w->n].raw = raw;
+	w->n++;
+}
+
+/* Stable natural merge sort of the window by time: records without a time
+ * keep file order.  The window is a few ascending runs, so this takes a
+ * pass or two, not log n. */
+static void window_sort(struct window *w)
+{
+	size_t n = w->n, nruns = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && w->v[i].time >= w->v[i - 1].time)
+			continue;
+		if (nruns + 2 > w->cap_runs) {
+			w->cap_runs = w->cap_runs ? w->cap_runs * 2 : 64;
+			w->runs = pl_xrealloc(w->runs, w->cap_runs * sizeof *w->runs);
 		}
+		w->runs[nruns++] = i;
+	}
+	if (nruns <= 1)
+		return;
+	if (!w->tmp)
+		w->tmp = pl_xmalloc(w->cap * sizeof *w->tmp);
+	w->runs[nruns] = n;
+	struct entry *a = w->v, *b = w->tmp;
+	while (nruns > 1) {
+		size_t k = 0;
+		for (size_t r = 0; r < nruns; r += 2) {
+			size_t lo = w->runs[r], mid = w->runs[r + 1];
+			size_t hi = r + 2 <= nruns ? w->runs[r + 2] : n;
+			w->runs[k++] = lo;
+			if (r + 1 >= nruns) { /* an odd run out: copied as it is */
+				memcpy(b + lo, a + lo, (n - lo) * sizeof *a);
+				break;
+			}
+			size_t x = lo, y = mid, o = lo;
+			while (x < mid && y < hi)
+				b[o++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			memcpy(b + o, a + x, (mid - x) * sizeof *a);
+			o += mid - x;
+			memcpy(b + o, a + y, (hi - y) * sizeof *a);
+		}
+		nruns = k;
+		w->runs[nruns] = n;
 		struct entry *t = a;
 		a = b;
 		b = t;
 	}
-	if (a != v)
-		memcpy(v, a, n * sizeof *v);
-	free(tmp);
+	if (a != w->v) { /* the sorted copy becomes the window */
+		w->tmp = w->v;
+		w->v = a;
+	}
+}
+
+static uint64_t replay(pl_session *s, const uint8_t *raw, pl_sample_fn on_sample, void *ctx)
+{
+	pd_event ev;
+	if (pd_parse(s->r, raw, &ev) < 0) {
+		s->bad_records++;
+		return 0;
+	}
+	switch (ev.type) {
+	case PD_RECORD_SAMPLE:
+		on_sample(ctx, s, &ev, thread_get(s, ev.sample.pid, ev.sample.tid));
+		return 1;
+	case PD_RECORD_MMAP:
+	case PD_RECORD_MMAP2:
+		on_mmap(s, &ev);
+		break;
+	case PD_RECORD_COMM:
+		on_comm(s, &ev);
+		break;
+	case PD_RECORD_FORK:
+		on_fork(s, &ev);
+		break;
+	}
+	return 0;
+}
+
+/* Sort the window and replay its records up to time LIMIT (all of them if
+ * ALL); the rest stay for the next flush. */
+static uint64_t window_flush(pl_session *s, struct window *w, uint64_t limit, int all,
+			     pl_sample_fn on_sample, void *ctx)
+{
+	window_sort(w);
+	size_t i = 0;
+	uint64_t samples = 0;
+	for (; i < w->n && (all || w->v[i].time <= limit); i++)
+		samples += replay(s, w->v[i].raw, on_sample, ctx);
+	memmove(w->v, w->v + i, (w->n - i) * sizeof *w->v);
+	w->n -= i;
+	return samples;
 }
 
 uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 {
-	/* records are at least 40 bytes in practice: room for all of them up
-	 * front (pages never touched cost nothing) saves copying while growing */
-	size_t n = 0, cap = pd_data_bytes(s->r) / 40 + 1024;
-	struct entry *ents = pl_xmalloc(cap * sizeof *ents);
+	struct window w = { 0 };
 	pd_event ev;
-	uint64_t last_time = 0;
+	uint64_t last_time = 0, samples = 0;
+	/* the newest time read so far, and as of the last FINISHED_ROUND */
+	uint64_t newest = 0, flush_limit = 0;
+	int rounds = !pd_is_multipart(s->r);
 	pd_set_lazy(s->r, 1);
 	while (pd_next(s->r, &ev)) {
 		switch (ev.type) {
@@ -645,6 +731,12 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 		case PD_RECORD_FORK:
 		case PD_RECORD_EXIT:
 			break;
+		case PD_RECORD_FINISHED_ROUND:
+			if (rounds) {
+				samples += window_flush(s, &w, flush_limit, 0, on_sample, ctx);
+				flush_limit = newest;
+			}
+			continue;
 		case PD_RECORD_LOST:
 		case PD_RECORD_LOST_SAMPLES:
 			s->lost_samples += ev.lost;
@@ -655,46 +747,19 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 		default:
 			continue;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			ents = pl_xrealloc(ents, cap * sizeof *ents);
-		}
 		/* synthesized records carry time 0 (or none): they describe the
 		 * state before recording began, so they keep their place */
 		uint64_t t = ev.has_time ? ev.sample.time : last_time;
 		if (ev.has_time && t)
 			last_time = t;
-		ents[n].time = t;
-		ents[n].raw = pd_keep(s->r, ev.raw); /* inflated records do not last */
-		n++;
+		if (t > newest)
+			newest = t;
+		window_push(&w, t, pd_keep(s->r, ev.raw)); /* inflated records do not last */
 	}
 	pd_set_lazy(s->r, 0);
-	sort_entries(ents, n);
-	uint64_t samples = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (pd_parse(s->r, ents[i].raw, &ev) < 0) {
-			s->bad_records++;
-			continue;
-		}
-		switch (ev.type) {
-		case PD_RECORD_SAMPLE: {
-			pl_thread *t = thread_get(s, ev.sample.pid, ev.sample.tid);
-			samples++;
-			on_sample(ctx, s, &ev, t);
-			break;
-		}
-		case PD_RECORD_MMAP:
-		case PD_RECORD_MMAP2:
-			on_mmap(s, &ev);
-			break;
-		case PD_RECORD_COMM:
-			on_comm(s, &ev);
-			break;
-		case PD_RECORD_FORK:
-			on_fork(s, &ev);
-			break;
-		}
-	}
-	free(ents);
+	samples += window_flush(s, &w, 0, 1, on_sample, ctx);
+	free(w.v);
+	free(w.tmp);
+	free(w.runs);
 	return samples;
 }
