@@ -90,16 +90,26 @@ static int file_has_build_id(const char *path, const uint8_t *id, size_t size)
 
 /* ---- opening binaries on a second thread ------------------------------------
  *
+ * The helper thread opens the binaries of the build-id table one after
+ * another while the main thread reads samples.  The main thread never idles
+ * behind it: a binary it needs that the helper has not started yet it opens
+ * itself (the helper skips it), and it waits only for the one the helper
+ * is opening.  On two cores both then open binaries, in the order the
+ * samples need them.
+ *
  * The state is shared with the thread and owned by whoever is last: the
  * main thread waits for a binary at most PERF_LOOPS_PREFETCH_TIMEOUT
  * seconds (default 60); past that it abandons the thread (which frees the
  * state when it ends) and opens what it needs itself, so a binary whose
  * analysis hangs can never hang the report. */
 
+enum prefetch_state { PF_PENDING, PF_OPENING, PF_DONE };
+
 struct prefetch_item {
 	char *path;
 	uint8_t id[20];
 	uint8_t id_size;
+	enum prefetch_state state; /* under the lock */
 	ls_module *mod;
 };
 
@@ -110,7 +120,7 @@ struct prefetch {
 	ls_options lsopt;
 	int verbose, quiet;
 	struct prefetch_item *items;
-	size_t n, done;  /* items[0..done) are finished */
+	size_t n;
 	int finished;    /* the thread has nothing more to do */
 	int stop;        /* the main thread wants no more items */
 	int abandoned;   /* the main thread is gone: the thread frees all */
@@ -134,18 +144,22 @@ static void *prefetch_main(void *arg)
 {
 	struct prefetch *pf = arg;
 	for (size_t i = 0; i < pf->n; i++) {
+		struct prefetch_item *p = &pf->items[i];
 		pthread_mutex_lock(&pf->lock);
-		int stop = pf->stop;
+		int stop = pf->stop, mine = p->state == PF_PENDING;
+		if (mine)
+			p->state = PF_OPENING;
 		pthread_mutex_unlock(&pf->lock);
 		if (stop)
 			break;
-		struct prefetch_item *p = &pf->items[i];
+		if (!mine)
+			continue; /* the main thread took it */
 		ls_module *m = NULL;
 		if (file_has_build_id(p->path, p->id, p->id_size))
 			m = open_module_with(&pf->lsopt, pf->verbose, pf->quiet, p->path);
 		pthread_mutex_lock(&pf->lock);
 		p->mod = m;
-		pf->done = i + 1;
+		p->state = PF_DONE;
 		pthread_cond_broadcast(&pf->cond);
 		pthread_mutex_unlock(&pf->lock);
 	}
@@ -172,6 +186,7 @@ static void prefetch_start(struct pl_attrib *a)
 		p->path = pl_xstrdup(b->filename);
 		memcpy(p->id, b->id, sizeof p->id);
 		p->id_size = b->size;
+		p->state = PF_PENDING;
 		p->mod = NULL;
 	}
 	pf->lsopt = a->lsopt;
@@ -191,9 +206,10 @@ static void prefetch_start(struct pl_attrib *a)
 	prefetch_free(pf);
 }
 
-/* Wait until item I is done (all of them: I = N) or the thread is, at
- * most the timeout.  Returns 0 if it is; -1 (thread abandoned) if not. */
-static int prefetch_wait(struct pl_attrib *a, size_t i)
+/* Wait, at most the timeout, until item I is done (all of them: I = N)
+ * or the thread is; called with the lock held, and returns with it
+ * released.  0 if it is; -1 (thread abandoned) if not. */
+static int prefetch_wait_locked(struct pl_attrib *a, size_t i)
 {
 	struct prefetch *pf = a->pf;
 	struct timespec deadline;
@@ -206,13 +222,14 @@ static int prefetch_wait(struct pl_attrib *a, size_t i)
 		deadline.tv_nsec -= 1000000000L;
 	}
 	int rc = 0;
-	pthread_mutex_lock(&pf->lock);
-	while (pf->done < i && !pf->finished && rc == 0)
+#define PF_WAITED_FOR(pf, i) ((pf)->finished || ((i) < (pf)->n && (pf)->items[i].state == PF_DONE))
+	while (!PF_WAITED_FOR(pf, i) && rc == 0)
 		rc = pthread_cond_timedwait(&pf->cond, &pf->lock, &deadline);
-	if (pf->done >= i || pf->finished) {
+	if (PF_WAITED_FOR(pf, i)) {
 		pthread_mutex_unlock(&pf->lock);
 		return 0;
 	}
+#undef PF_WAITED_FOR
 	pf->stop = pf->abandoned = 1;
 	pthread_mutex_unlock(&pf->lock);
 	pthread_detach(pf->thread);
@@ -229,15 +246,16 @@ static void prefetch_end(struct pl_attrib *a)
 		return;
 	pthread_mutex_lock(&pf->lock);
 	pf->stop = 1;
-	pthread_mutex_unlock(&pf->lock);
-	if (prefetch_wait(a, pf->n) < 0)
+	if (prefetch_wait_locked(a, pf->n) < 0)
 		return;
 	pthread_join(pf->thread, NULL);
 	prefetch_free(pf);
 	a->pf = NULL;
 }
 
-/* The module the second thread opened for PATH, if any (taken once). */
+/* The module the helper thread opened for PATH, if any (taken once).  NULL
+ * as well when the helper has not started on it: it is then the caller's
+ * to open, and the helper will skip it. */
 static ls_module *prefetched(struct pl_attrib *a, const char *path)
 {
 	struct prefetch *pf = a->pf;
@@ -246,7 +264,13 @@ static ls_module *prefetched(struct pl_attrib *a, const char *path)
 	for (size_t i = 0; i < pf->n; i++) {
 		if (strcmp(pf->items[i].path, path))
 			continue;
-		if (prefetch_wait(a, i + 1) < 0)
+		pthread_mutex_lock(&pf->lock);
+		if (pf->items[i].state == PF_PENDING) {
+			pf->items[i].state = PF_DONE; /* taken by the main thread */
+			pthread_mutex_unlock(&pf->lock);
+			return NULL;
+		}
+		if (prefetch_wait_locked(a, i) < 0)
 			return NULL;
 		pthread_mutex_lock(&pf->lock);
 		ls_module *m = pf->items[i].mod;
