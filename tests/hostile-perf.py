@@ -174,6 +174,23 @@ def cmd_mmaps(out, n):
     write_file(out, [(attr(), None, 8)], b"".join(data), extra=ids)
 
 
+def cmd_rounds(out):
+    """Records written out of time order across FINISHED_ROUND records, as
+    perf record writes them: a mapping arrives a round after a sample that
+    needs it, and is then replaced.  Replayed in time order (perf's
+    ordered events): samples at t=200 and 150 fall in early.so, the one at
+    t=400 in late.so."""
+    pid, base, ident = 4242, 0x10000000, 1000
+    user = 2  # PERF_RECORD_MISC_USER
+    rnd = lambda: record(68, b"")
+    data = [sample(ident, base + 0x10, pid, 200, [(1 << 64) - 512, base + 0x10], misc=user), rnd(),
+            mmap(pid, base, 0x1000, 0, "/nonexistent/early.so", 100, ident),
+            mmap(pid, base, 0x1000, 0, "/nonexistent/late.so", 300, ident),
+            sample(ident, base + 0x20, pid, 400, [(1 << 64) - 512, base + 0x20], misc=user), rnd(),
+            sample(ident, base + 0x30, pid, 150, [(1 << 64) - 512, base + 0x30], misc=user), rnd()]
+    write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", ident))
+
+
 def cmd_deep(out, depth=600):
     chain = [CONTEXT_KERNEL] + [0xffffffff81000000 + 16 * i for i in range(depth)]
     data = sample(1000, chain[1], 0, 1, chain)
@@ -182,7 +199,7 @@ def cmd_deep(out, depth=600):
 
 def main(argv):
     cmds = {"ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
-            "deep": cmd_deep}
+            "deep": cmd_deep, "rounds": cmd_rounds}
     if len(argv) < 3 or argv[1] not in cmds:
         sys.stderr.write(__doc__)
         return 2

@@ -136,8 +136,8 @@ EXTRA_DIST += tests/corpus/bench.lua
 # Issue 14: hostile files (cache tampering, non-regular files, amplification).
 TESTS += tests/core-cache.sh
 EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
-TESTS += tests/perf-hostile.sh
-EXTRA_DIST += tests/perf-hostile.sh tests/hostile-perf.py
+TESTS += tests/perf-hostile.sh tests/perf-order.sh
+EXTRA_DIST += tests/perf-hostile.sh tests/perf-order.sh tests/hostile-perf.py
 TESTS += tests/gdb-hostile.sh
 EXTRA_DIST += tests/gdb-hostile.sh
 TESTS += tests/core-hostile.sh
