@@ -82,7 +82,9 @@ void ls_module_close(ls_module *m)
 const char *ls_module_path(const ls_module *m) { return m->path; }
 const char *ls_module_debug_path(const ls_module *m) { return m->debug_path; }
 const char *ls_module_build_id(const ls_module *m) { return m->build_id; }
-int ls_module_has_dwarf(const ls_module *m) { return m->dwarf != NULL; }
+/* From the cache, DWARF is found but not read: the entry was made with it
+ * (ls_elf_load_dwarf clears dwarf_found when it cannot read it). */
+int ls_module_has_dwarf(const ls_module *m) { return m->dwarf != NULL || (m->dwarf_found && m->from_cache); }
 int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
 int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
 const ls_scope *ls_module_root(const ls_module *m) { return m->root; }

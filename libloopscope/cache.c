@@ -291,7 +291,7 @@ static bool cache_key(const ls_module *m, struct cache_key *k)
 	memset(k, 0, sizeof *k);
 	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir))
 		return false;
-	k->flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf ? CACHE_HAS_DWARF : 0);
+	k->flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf_found ? CACHE_HAS_DWARF : 0);
 	const char *variant = m->opt.want_loops ? "" : "-noloops";
 	int n;
 	if (m->build_id && is_hex_id(m->build_id)) {
@@ -636,7 +636,7 @@ int ls_cache_forge(void *file, size_t size, ls_module *m)
 	h.header_size = sizeof h;
 	h.file_size = size;
 	producer_id(h.producer);
-	h.flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf ? CACHE_HAS_DWARF : 0);
+	h.flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf_found ? CACHE_HAS_DWARF : 0);
 	h.src_hash = 0;
 	m->file_stat.st_size = (off_t)h.src_size;
 	m->file_stat.st_ino = (ino_t)h.src_ino;

@@ -19,6 +19,8 @@
  */
 #include "internal.h"
 
+#include <elfutils/libdwelf.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -236,12 +238,18 @@ static char *hex_string(const unsigned char *bits, int len)
  * in its .debug/ and under the global directories) with a plain open(): a
  * FIFO planted at one of those names would block the run for ever.  Every
  * candidate it may try is looked at first; if one of them is a FIFO, device
- * or socket, the search is not made and a warning says why. */
+ * or socket, the search is not made and a warning says why.
+ *
+ * When no candidate exists at all and no debuginfod server is configured,
+ * the search is not made either: libdwfl would find nothing, then load
+ * libdebuginfod (with libcurl and its TLS stack: 60-70 ms) only to learn
+ * that there is no server to ask. */
 
 struct candidates {
 	const ls_module *m;
 	char special[PATH_MAX];      /* the first special file found, or "" */
 	const char *what;
+	bool any_file;               /* some candidate is a regular file */
 };
 
 static void check_candidate(struct candidates *c, const char *fmt, ...)
@@ -255,11 +263,15 @@ static void check_candidate(struct candidates *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	int n = vsnprintf(p, sizeof p, fmt, ap);
 	va_end(ap);
-	const char *what;
-	if (n > 0 && (size_t)n < sizeof p && ls_path_is_special(p, &what)) {
-		memcpy(c->special, p, (size_t)n + 1);
-		c->what = what;
+	struct stat st;
+	if (n <= 0 || (size_t)n >= sizeof p || stat(p, &st) < 0 || S_ISDIR(st.st_mode))
+		return;
+	if (S_ISREG(st.st_mode)) {
+		c->any_file = true;
+		return;
 	}
+	memcpy(c->special, p, (size_t)n + 1);
+	c->what = ls_file_type_name(st.st_mode);
 }
 
 /* Every name libdwfl's standard search may open for MOD (a superset). */
@@ -320,7 +332,11 @@ int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 		free(c);
 		return -1;
 	}
+	const char *servers = getenv("DEBUGINFOD_URLS");
+	bool searchable = c->any_file || (servers && *servers);
 	free(c);
+	if (!searchable)
+		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
 }
@@ -416,6 +432,90 @@ static uint64_t relocatable_base(const ls_module *m)
 	return start;
 }
 
+/* Whether there is DWARF to read, without reading it: the file's own
+ * .debug_info, else the separate debug file that libdwfl would choose.
+ * The search is libdwfl's own (through ls_dwfl_find_debuginfo), made on a
+ * second, throwaway Dwfl: finding the file is cheap, the inflating of its
+ * sections in dwfl_module_getdwarf is not, and the search leaves state in
+ * the module it searched for (its debug ELF, without the address sync that
+ * getdwarf would compute: the bias came out wrong when the module's own
+ * search was made by hand).  Sets m->dwarf_found and m->debug_path. */
+static void find_dwarf(ls_module *m)
+{
+	if (has_section(m->elf, ".debug_info") || has_section(m->elf, ".zdebug_info")) {
+		m->dwarf_found = true;
+		m->debug_path = ls_xstrdup(m->path);
+		return;
+	}
+	struct stat st;
+	const char *why;
+	int fd = ls_open_regular(m->path, &st, &why);
+	if (fd < 0)
+		return;
+	if (st.st_ino != m->file_stat.st_ino || st.st_dev != m->file_stat.st_dev) {
+		close(fd); /* replaced since: leave the search to the real load */
+		m->dwarf_found = true;
+		return;
+	}
+	Dwfl *probe = dwfl_begin(&m->dwfl_callbacks);
+	Dwfl_Module *pm = probe ? dwfl_report_offline(probe, m->path, m->path, fd) : NULL;
+	if (!pm) {
+		if (!probe)
+			close(fd);
+		dwfl_end(probe);
+		m->dwarf_found = true; /* the real load will say what is wrong */
+		return;
+	}
+	dwfl_report_end(probe, NULL, NULL);
+	void **userdata;
+	Dwarf_Addr base = 0;
+	const char *modname = dwfl_module_info(pm, &userdata, &base, NULL, NULL, NULL, NULL, NULL);
+	*userdata = m;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(pm, &bias);
+	GElf_Word crc = 0;
+	const char *link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	char *found = NULL;
+	int dfd = ls_dwfl_find_debuginfo(pm, userdata, modname, base, m->path, link, crc, &found);
+	if (dfd >= 0) {
+		close(dfd);
+		m->dwarf_found = true;
+		char *d = found ? realpath(found, NULL) : NULL;
+		m->debug_path = d ? d : ls_xstrdup(found ? found : m->path);
+	}
+	free(found);
+	dwfl_end(probe);
+}
+
+void ls_elf_load_dwarf(ls_module *m, ls_error *err)
+{
+	if (m->dwarf_tried || !m->dwarf_found)
+		return;
+	m->dwarf_tried = true;
+	Dwarf_Addr bias = 0, dbias = 0;
+	dwfl_module_getelf(m->dwmod, &bias); /* libdwfl's bias, before relocatable_base */
+	m->dwarf = dwfl_module_getdwarf(m->dwmod, &dbias);
+	if (!m->dwarf) {
+		int e = dwfl_errno();
+		/* The debug info is there (find_dwarf saw it) but unreadable:
+		 * worth a warning.  No debug info at all is normal (stripped
+		 * code) and has no warning: the stages fall back to symbols. */
+		ls_warn_dwarf(&m->opt, err, "%s: cannot read debug information (%s); continuing without it",
+			      m->debug_path ? m->debug_path : m->path, dwfl_errmsg(e));
+	} else if (dbias != bias) {
+		/* A debug file prelinked or laid out differently from the code:
+		 * our stages use DWARF addresses as link-time addresses. */
+		ls_warn(&m->opt, "%s: debug information is at a different bias than the code (0x%llx vs 0x%llx); ignoring it",
+			m->path, (unsigned long long)dbias, (unsigned long long)bias);
+		m->dwarf = NULL;
+	}
+	if (!m->dwarf) {
+		m->dwarf_found = false; /* stored so in the cache: a later run tries again */
+		free(m->debug_path);
+		m->debug_path = NULL;
+	}
+}
+
 int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 {
 	m->fd = -1;
@@ -496,35 +596,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 	if (len > 0)
 		m->build_id = hex_string(bits, len);
 
-	Dwarf_Addr dbias = 0;
-	m->dwarf = dwfl_module_getdwarf(m->dwmod, &dbias);
-	if (!m->dwarf) {
-		int e = dwfl_errno();
-		/* No debug info at all is normal (stripped code): the stages fall
-		 * back to symbols.  Debug info that is there but unreadable is
-		 * worth a warning. */
-		const char *mainfile = NULL, *debugfile = NULL;
-		dwfl_module_info(m->dwmod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-		if (debugfile || has_section(m->elf, ".debug_info") || has_section(m->elf, ".zdebug_info"))
-			ls_warn_dwarf(&m->opt, err, "%s: cannot read debug information (%s); continuing without it",
-				debugfile ? debugfile : m->path, dwfl_errmsg(e));
-	} else if (dbias != bias) {
-		/* A debug file prelinked or laid out differently from the code:
-		 * our stages use DWARF addresses as link-time addresses. */
-		ls_warn(&m->opt, "%s: debug information is at a different bias than the code (0x%llx vs 0x%llx); ignoring it",
-			m->path, (unsigned long long)dbias, (unsigned long long)bias);
-		m->dwarf = NULL;
-	}
-	if (m->dwarf) {
-		const char *mainfile = NULL, *debugfile = NULL;
-		dwfl_module_info(m->dwmod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-		if (debugfile) {
-			char *d = realpath(debugfile, NULL);
-			m->debug_path = d ? d : ls_xstrdup(debugfile);
-		} else {
-			m->debug_path = ls_xstrdup(m->path);
-		}
-	}
+	find_dwarf(m);
 	if (m->relocatable)
 		m->bias = relocatable_base(m);
 	if (collect_text(m, err) < 0)

@@ -37,7 +37,10 @@ struct ls_module {
 	Dwfl *dwfl;
 	Dwfl_Module *dwmod;
 	Elf *elf;                  /* the main file (code) */
-	Dwarf *dwarf;              /* NULL without debug info */
+	Dwarf *dwarf;              /* NULL without debug info, or until ls_elf_load_dwarf */
+	bool dwarf_found;          /* module.c: debug info is there (in the file or a debug file);
+	                            * false again if ls_elf_load_dwarf cannot read it */
+	bool dwarf_tried;          /* ls_elf_load_dwarf ran */
 	Dwarf_Addr bias;           /* dwfl address = link-time address + bias */
 	struct stat file_stat;     /* module.c: fstat of the file analyzed, when opened */
 	Dwfl_Callbacks dwfl_callbacks; /* module.c: libdwfl keeps a pointer to it */
@@ -81,6 +84,11 @@ struct ls_module {
 
 /* module.c: open and index the ELF; fills path..text. */
 int ls_elf_open(ls_module *m, const char *path, ls_error *err);
+/* Read the DWARF that ls_elf_open found (m->dwarf_found): only an analysis
+ * needs it, not a structure from the cache, and libdw inflates every
+ * compressed debug section as it opens them (80 ms for libc's).  Sets
+ * m->dwarf, or warns and goes on without it.  Idempotent. */
+void ls_elf_load_dwarf(ls_module *m, ls_error *err);
 void ls_elf_close(ls_module *m);
 /* The section holding ADDR, or NULL. */
 const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr);

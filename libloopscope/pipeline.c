@@ -74,6 +74,8 @@ static void stage_done(const char *stage, double *t0)
 /* 3-5: the stages that read DWARF and symbols, for the analysis. */
 static int build_indexes(ls_module *m, double *t0, ls_error *err)
 {
+	ls_elf_load_dwarf(m, err);
+	stage_done("dwarf", t0);
 	if (m->dwarf && ls_inline_build(m, err) < 0)
 		return -1;
 	stage_done("inline tree", t0);
@@ -99,11 +101,12 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 	if (ls_elf_open(m, path, err) < 0)
 		return -1;
 	stage_done("elf", &t0);
-	if (!m->dwarf)
+	if (!m->dwarf_found)
 		ls_warn(&m->opt, "%s: no DWARF debug information: procedures from symbols only, no inline "
 		        "frames or lines", m->path);
-	/* A cached structure needs none of the DWARF indexes: lookups use the
-	 * tree, symbol lookups fall back to it (procs.c). */
+	/* A cached structure needs none of the DWARF indexes (lookups use the
+	 * tree, symbol lookups fall back to it: procs.c), nor the DWARF itself,
+	 * which is read only on a miss (build_indexes). */
 	if (m->opt.use_cache && ls_cache_load(m)) {
 		stage_done("cache load", &t0);
 	} else {

@@ -49,6 +49,13 @@ run_a "first run (stores)"
 [ -f "$entry" ]; ok $? "the entry is stored as DIR/<build-id>.lsc"
 run_a "second run (a hit)"
 if grep -q "cache miss" "$TMP/err"; then fail "second run is a hit"; diag "$(cat "$TMP/err")"; else pass "second run is a hit"; fi
+# A hit reads no DWARF (libdw inflates compressed debug sections as it
+# opens them); the stages' timing lines (LOOPSCOPE_TIMING) show which ran.
+LOOPSCOPE_TIMING=1 "$LOOPSCOPE" struct "$TMP/a" 2>&1 >/dev/null | grep -o 'timing: [a-z ]*[a-z]' >"$TMP/stages"
+grep -q "cache load" "$TMP/stages" && ! grep -q "timing: dwarf" "$TMP/stages"
+ok $? "a hit does not read the DWARF (stages: $(tr '\n' ',' <"$TMP/stages"))"
+LOOPSCOPE_TIMING=1 "$LOOPSCOPE" struct --no-cache "$TMP/a" 2>&1 >/dev/null | grep -q "timing: dwarf"
+ok $? "an analysis does"
 perm_dir=$(stat -c %a "$CDIR")
 perm_file=$(stat -c %a "$entry")
 check_eq "$perm_dir $perm_file" "700 600" "the directory is 0700 and the entry 0600"
@@ -157,4 +164,19 @@ grep -q '^1 file removed' "$TMP/clear" && [ -z "$(ls -A "$CDIR")" ]
 ok $? "cache --clear removes every entry"
 "$LOOPSCOPE" cache >/dev/null 2>&1
 check_eq "$?" 2 "cache without an action is a usage error"
+
+# A separate debug file installed after the entry was made (the debug
+# package, later): the entry made without DWARF is a miss, though a hit
+# reads no DWARF; the run then has the lines the debug file gives.
+cp "$TMP/a" "$TMP/c"
+objcopy --only-keep-debug "$TMP/c" "$TMP/c.debug" && strip -g "$TMP/c" &&
+	objcopy --add-gnu-debuglink="$TMP/c.debug" "$TMP/c" && mv "$TMP/c.debug" "$TMP/c.debug.later"
+ok $? "a stripped copy whose debug file is not there yet"
+"$LOOPSCOPE" struct --format=json "$TMP/c" >"$TMP/c-nodebug.json" 2>/dev/null
+mv "$TMP/c.debug.later" "$TMP/c.debug"
+"$LOOPSCOPE" struct --no-cache --format=json "$TMP/c" >"$TMP/c-ref.json" 2>/dev/null
+"$LOOPSCOPE" struct -v --format=json "$TMP/c" >"$TMP/c.json" 2>"$TMP/err"
+cmp -s "$TMP/c.json" "$TMP/c-ref.json" && ! cmp -s "$TMP/c.json" "$TMP/c-nodebug.json" &&
+	grep -q "cache miss: .*made without debug information, which is there now" "$TMP/err"
+ok $? "the debug file installed later: a miss that says why, output identical to --no-cache"
 done_testing
