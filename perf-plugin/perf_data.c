@@ -731,7 +731,11 @@ pd_reader *pd_open(const char *path, char *err, size_t errlen)
 	r->name = strdup(is_stdin ? "<stdin>" : path);
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* Every page is read, once: mapping them all in one call costs less
+		 * than a fault per 64 KiB (a tenth of a 5M-sample report).  Not
+		 * for a huge file, which would be read whole before anything. */
+		int populate = st.st_size <= ((off_t)1 << 30) ? MAP_POPULATE : 0;
+		void *m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | populate, fd, 0);
 		if (m != MAP_FAILED) {
 			madvise(m, st.st_size, MADV_SEQUENTIAL);
 			r->base = m;
@@ -1229,6 +1233,8 @@ const uint8_t *pd_keep(pd_reader *r, const uint8_t *raw)
 	return copy;
 }
 
+#define PD_PREFETCH_AHEAD 8192
+
 int pd_next(pd_reader *r, pd_event *ev)
 {
 	for (;;) {
@@ -1267,6 +1273,11 @@ int pd_next(pd_reader *r, pd_event *ev)
 			}
 			size_t left = r->end - r->pos;
 			p = r->base + r->pos;
+			/* the file is read once, front to back: ask for the lines a
+			 * few pages ahead, which the hardware prefetcher (stopping at
+			 * page boundaries) does not fetch by itself */
+			if (left > PD_PREFETCH_AHEAD)
+				__builtin_prefetch(p + PD_PREFETCH_AHEAD);
 			if (left < 8 || rd16(p + 6) > left || rd16(p + 6) < 8) {
 				if (left < 8 || rd16(p + 6) > left)
 					warnf(r, "truncated: the last record is cut short; %zu bytes lost", left);
