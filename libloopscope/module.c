@@ -250,6 +250,7 @@ struct candidates {
 	char special[PATH_MAX];      /* the first special file found, or "" */
 	const char *what;
 	bool any_file;               /* some candidate is a regular file */
+	char by_build_id[PATH_MAX];  /* the first DIR/.build-id/xx/yyyy.debug that is one, or "" */
 };
 
 static void check_candidate(struct candidates *c, const char *fmt, ...)
@@ -268,6 +269,8 @@ static void check_candidate(struct candidates *c, const char *fmt, ...)
 		return;
 	if (S_ISREG(st.st_mode)) {
 		c->any_file = true;
+		if (!c->by_build_id[0] && strstr(p, "/.build-id/"))
+			memcpy(c->by_build_id, p, (size_t)n + 1);
 		return;
 	}
 	memcpy(c->special, p, (size_t)n + 1);
@@ -432,19 +435,37 @@ static uint64_t relocatable_base(const ls_module *m)
 	return start;
 }
 
-/* Whether there is DWARF to read, without reading it: the file's own
- * .debug_info, else the separate debug file that libdwfl would choose.
- * The search is libdwfl's own (through ls_dwfl_find_debuginfo), made on a
- * second, throwaway Dwfl: finding the file is cheap, the inflating of its
- * sections in dwfl_module_getdwarf is not, and the search leaves state in
- * the module it searched for (its debug ELF, without the address sync that
- * getdwarf would compute: the bias came out wrong when the module's own
- * search was made by hand).  Sets m->dwarf_found and m->debug_path. */
+/* Whether there is DWARF to read, without reading it (finding the file is
+ * cheap, the inflating of its sections in dwfl_module_getdwarf is not):
+ * the file's own .debug_info; else a debug file named by build-id, as
+ * libdwfl looks for first; else, when some other candidate exists, the
+ * rest of libdwfl's own search (debuglink, CRC checked), made on a second,
+ * throwaway Dwfl.  Never libdwfl's search on the module itself, nor its
+ * build-id step on any module: both leave a debug ELF in the module without
+ * the state getdwarf sets with it (the bias came out wrong, and freeing the
+ * module closed descriptor 0).  Sets m->dwarf_found and m->debug_path. */
 static void find_dwarf(ls_module *m)
 {
 	if (has_section(m->elf, ".debug_info") || has_section(m->elf, ".zdebug_info")) {
 		m->dwarf_found = true;
 		m->debug_path = ls_xstrdup(m->path);
+		return;
+	}
+	GElf_Word crc = 0;
+	const char *link = dwelf_elf_gnu_debuglink(m->elf, &crc);
+	struct candidates *c = ls_xcalloc(1, sizeof *c);
+	c->m = m;
+	check_candidates(c, m->dwmod, m->path, link);
+	bool special = c->special[0], any = c->any_file;
+	if (c->by_build_id[0]) {
+		m->dwarf_found = true;
+		char *d = realpath(c->by_build_id, NULL);
+		m->debug_path = d ? d : ls_xstrdup(c->by_build_id);
+	}
+	free(c);
+	if (m->dwarf_found || !any) {
+		/* a special file among the candidates: the real load says so */
+		m->dwarf_found |= special;
 		return;
 	}
 	struct stat st;
@@ -467,16 +488,13 @@ static void find_dwarf(ls_module *m)
 		return;
 	}
 	dwfl_report_end(probe, NULL, NULL);
-	void **userdata;
 	Dwarf_Addr base = 0;
-	const char *modname = dwfl_module_info(pm, &userdata, &base, NULL, NULL, NULL, NULL, NULL);
-	*userdata = m;
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(pm, &bias);
-	GElf_Word crc = 0;
-	const char *link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+	const char *modname = dwfl_module_info(pm, NULL, &base, NULL, NULL, NULL, NULL, NULL);
+	/* no build-id file exists (checked above), so the build-id step of
+	 * the standard search finds nothing and leaves the module as it was */
 	char *found = NULL;
-	int dfd = ls_dwfl_find_debuginfo(pm, userdata, modname, base, m->path, link, crc, &found);
+	void *no_userdata = NULL;
+	int dfd = dwfl_standard_find_debuginfo(pm, &no_userdata, modname, base, m->path, link, crc, &found);
 	if (dfd >= 0) {
 		close(dfd);
 		m->dwarf_found = true;
