@@ -62,7 +62,8 @@ static double stage_clock(void)
 
 static void stage_done(const char *stage, double *t0)
 {
-	static int enabled = -1; /* read-only after the first call's race, which is benign */
+	/* atomic: perf-loops opens modules on two threads at once */
+	static _Atomic int enabled = -1;
 	if (enabled < 0)
 		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
 	double t = stage_clock();

@@ -811,6 +811,8 @@ int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint6
 	for (int pass = 0; pass < 2 && !best; pass++)
 		for (size_t i = 0; i < nviews && !best; i++) {
 			const struct proc_view *p = &views[i];
+			if (!p->name)
+				continue; /* a nameless scope (a cache entry's) */
 			if (pass == 0 ? (strcmp(p->name, name) == 0 ||
 					 (p->linkage_name && strcmp(p->linkage_name, name) == 0))
 				      : name_matches(p->name, name, wlen))

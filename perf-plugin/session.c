@@ -708,8 +708,10 @@ static uint64_t window_flush(pl_session *s, struct window *w, uint64_t limit, in
 	uint64_t samples = 0;
 	for (; i < w->n && (all || w->v[i].time <= limit); i++)
 		samples += replay(s, w->v[i].raw, on_sample, ctx);
-	memmove(w->v, w->v + i, (w->n - i) * sizeof *w->v);
-	w->n -= i;
+	if (i) {
+		memmove(w->v, w->v + i, (w->n - i) * sizeof *w->v);
+		w->n -= i;
+	}
 	return samples;
 }
 

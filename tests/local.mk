@@ -142,7 +142,9 @@ TESTS += tests/gdb-hostile.sh
 EXTRA_DIST += tests/gdb-hostile.sh
 TESTS += tests/core-hostile.sh
 EXTRA_DIST += tests/core-hostile.sh tests/fixtures/eh_sleb.s
-EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc
+EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
+	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
+	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1
 TESTS += tests/core-threads.sh
 EXTRA_DIST += tests/core-threads.sh tests/fixtures/perf/nolibc_work.c
 EXTRA_DIST += bench/growth.sh bench/irreducible-nest.py
