@@ -206,6 +206,13 @@ static void prefetch_start(struct pl_attrib *a)
 	prefetch_free(pf);
 }
 
+/* Item I is done (I = N: all of them), or the thread has nothing more to
+ * do.  Under the lock. */
+static int waited_for(const struct prefetch *pf, size_t i)
+{
+	return pf->finished || (i < pf->n && pf->items[i].state == PF_DONE);
+}
+
 /* Wait, at most the timeout, until item I is done (all of them: I = N)
  * or the thread is; called with the lock held, and returns with it
  * released.  0 if it is; -1 (thread abandoned) if not. */
@@ -222,14 +229,12 @@ static int prefetch_wait_locked(struct pl_attrib *a, size_t i)
 		deadline.tv_nsec -= 1000000000L;
 	}
 	int rc = 0;
-#define PF_WAITED_FOR(pf, i) ((pf)->finished || ((i) < (pf)->n && (pf)->items[i].state == PF_DONE))
-	while (!PF_WAITED_FOR(pf, i) && rc == 0)
+	while (!waited_for(pf, i) && rc == 0)
 		rc = pthread_cond_timedwait(&pf->cond, &pf->lock, &deadline);
-	if (PF_WAITED_FOR(pf, i)) {
+	if (waited_for(pf, i)) {
 		pthread_mutex_unlock(&pf->lock);
 		return 0;
 	}
-#undef PF_WAITED_FOR
 	pf->stop = pf->abandoned = 1;
 	pthread_mutex_unlock(&pf->lock);
 	pthread_detach(pf->thread);

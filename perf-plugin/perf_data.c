@@ -1345,7 +1345,6 @@ int pd_next(pd_reader *r, pd_event *ev)
 
 void pd_set_lazy(pd_reader *r, int lazy) { r->lazy = lazy; }
 int pd_is_multipart(const pd_reader *r) { return r->nparts > 0; }
-uint64_t pd_data_bytes(const pd_reader *r) { return r->end > r->pos ? r->end - r->pos : 0; }
 size_t pd_nattrs(const pd_reader *r) { return r->nattrs; }
 const pd_attr *pd_attr_at(const pd_reader *r, size_t i) { return i < r->nattrs ? &r->attrs[i] : NULL; }
 size_t pd_nbuild_ids(const pd_reader *r) { return r->nbuild_ids; }

@@ -185,8 +185,6 @@ void pd_set_lazy(pd_reader *r, int lazy);
  * time order by the session).  0, or -1 if it does not parse. */
 int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev);
 
-/* Bytes of records left to read (compressed ones count as they are stored). */
-uint64_t pd_data_bytes(const pd_reader *r);
 size_t pd_nattrs(const pd_reader *r);
 const pd_attr *pd_attr_at(const pd_reader *r, size_t i);
 size_t pd_nbuild_ids(const pd_reader *r);
