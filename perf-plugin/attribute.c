@@ -280,7 +280,7 @@ static int sample_selected(pl_report *rep, pl_session *s, const pd_event *ev, pl
 		return 0;
 	if (opt->ntids && !in_ids(opt->tids, opt->ntids, smp->tid))
 		return 0;
-	if (opt->has_time && ev->has_time && (smp->time < opt->time_start || smp->time > opt->time_stop))
+	if (ev->has_time && !pl_time_selected(opt, smp->time))
 		return 0;
 	if (opt->ndsos) {
 		/* perf's --dsos: the binary of the sampled address */

@@ -51,8 +51,11 @@ static inline size_t cost_hash(uint32_t node, size_t ev)
 const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
 {
 	static const uint64_t zero[PL_NCOST];
-	if (!t->nodes[node].costs)
+	uint32_t head = t->nodes[node].costs;
+	if (!head)
 		return zero;
+	if (t->costs[head].ev == ev) /* see pl_cost_at */
+		return t->costs[head].c;
 	for (size_t h = cost_hash(node, ev) & (t->ncslots - 1);; h = (h + 1) & (t->ncslots - 1)) {
 		uint32_t c = t->cslots[h];
 		if (!c)
@@ -64,6 +67,11 @@ const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev)
 
 uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev)
 {
+	/* The head of the node's chain is its newest entry: with one event
+	 * (most recordings) it is the one asked for, without a hash probe. */
+	uint32_t head = t->nodes[node].costs;
+	if (head && t->costs[head].ev == ev)
+		return t->costs[head].c;
 	size_t h = cost_hash(node, ev) & (t->ncslots - 1);
 	for (;; h = (h + 1) & (t->ncslots - 1)) {
 		uint32_t c = t->cslots[h];
@@ -156,17 +164,13 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind)
 	return c;
 }
 
-void pl_tree_finish(pl_tree *t)
+/* Samples were counted at their leaf only.  Children have higher indices
+ * than their parents: one backward pass gives every node its total (its
+ * own samples and its children's totals).  Only the (node, event) entries
+ * that exist are visited; pl_cost_at may move the entries, so they are
+ * named by index. */
+static void sum_totals(pl_tree *t)
 {
-	ev_index_free(t->evx);
-	t->evx = NULL;
-	/* Samples were counted at their leaf only.  Children have higher
-	 * indices than their parents: one backward pass gives every node its
-	 * total (its own samples and its children's totals), and turns self
-	 * into the exclusive cost of the scope in its frame (a loop's self is
-	 * what its statements cost, not its callees).  Only the (node, event)
-	 * entries that exist are visited; pl_cost_at may move the entries, so
-	 * they are named by index. */
 	for (size_t n = t->n; n-- > 0;) {
 		uint32_t parent = t->nodes[n].parent;
 		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
@@ -180,7 +184,13 @@ void pl_tree_finish(pl_tree *t)
 			p[PL_TOTAL_PERIOD] += total_period;
 		}
 	}
-	/* a second pass: the totals above needed each node's own samples */
+}
+
+/* Self becomes the exclusive cost of each scope in its frame: a loop's
+ * self is what its statements cost, not its callees (a procedure node
+ * starts a frame, so nothing is carried across it). */
+static void frame_selfs(pl_tree *t)
+{
 	for (size_t n = t->n; n-- > 1;) {
 		const pl_node *x = &t->nodes[n];
 		if (x->kind == PL_PROC || !x->parent)
@@ -195,6 +205,110 @@ void pl_tree_finish(pl_tree *t)
 			p[PL_SELF_PERIOD] += self_period;
 		}
 	}
+}
+
+void pl_tree_finish(pl_tree *t)
+{
+	ev_index_free(t->evx);
+	t->evx = NULL;
+	sum_totals(t);
+	frame_selfs(t);
+}
+
+/* ---- -g callee: the tree turned over ------------------------------------------
+ *
+ * perf report's callee order lists where the samples landed first, then who
+ * called it.  Here the frames of each calling context are put in the other
+ * order, innermost first, and each frame keeps its own scopes top-down
+ * (procedure, inlined calls, loops, statement), so the first level is the
+ * procedures by their own cost, each followed by its callers.  A sample
+ * counts in the total of every node of its (turned) path; its self stays
+ * where it landed, in the first frame. */
+
+/* Appends the nodes of SRC from its root down to N to PATH (root side first). */
+static size_t path_to(const pl_tree *src, uint32_t n, uint32_t **path, size_t *cap)
+{
+	size_t len = 0;
+	for (uint32_t m = n; m; m = src->nodes[m].parent)
+		len++;
+	if (len > *cap) {
+		*cap = len * 2;
+		*path = pl_xrealloc(*path, *cap * sizeof **path);
+	}
+	size_t i = len;
+	for (uint32_t m = n; m; m = src->nodes[m].parent)
+		(*path)[--i] = m;
+	return len;
+}
+
+/* The node of DST under PARENT standing for node M of SRC. */
+static uint32_t copy_node(pl_tree *dst, uint32_t parent, const pl_tree *src, uint32_t m)
+{
+	const pl_node *x = &src->nodes[m];
+	uint32_t c = pl_tree_child(dst, parent, x->key, x->kind);
+	pl_node *y = &dst->nodes[c];
+	y->scope = x->scope;
+	y->name = x->name;
+	y->dso = x->dso;
+	return c;
+}
+
+void pl_tree_invert(pl_tree *t)
+{
+	pl_tree inv;
+	pl_tree_init(&inv, t->nev);
+	uint32_t *path = NULL, *turned = NULL;
+	size_t cap = 0, cap_turned = 0;
+	for (uint32_t n = 1; n < t->n; n++) {
+		if (!t->nodes[n].costs)
+			continue;
+		size_t len = path_to(t, n, &path, &cap);
+		if (len > cap_turned) {
+			cap_turned = cap;
+			turned = pl_xrealloc(turned, cap_turned * sizeof *turned);
+		}
+		/* the frames of the path (each starts at a procedure node),
+		 * innermost first, each in its own top-down order */
+		size_t k = 0, leaf = 0, end = len;
+		while (end > 0) {
+			size_t start = end - 1;
+			while (start > 0 && t->nodes[path[start]].kind != PL_PROC)
+				start--;
+			uint32_t parent = k ? turned[k - 1] : 0;
+			for (size_t i = start; i < end; i++)
+				parent = turned[k++] = copy_node(&inv, parent, t, path[i]);
+			if (end == len)
+				leaf = k - 1;
+			end = start;
+		}
+		for (uint32_t ci = t->nodes[n].costs; ci; ci = t->costs[ci].next) {
+			const uint64_t *c = t->costs[ci].c;
+			if (!c[PL_SELF] && !c[PL_SELF_PERIOD])
+				continue;
+			size_t ev = t->costs[ci].ev;
+			for (size_t i = 0; i < k; i++) {
+				uint64_t *d = pl_cost_at(&inv, turned[i], ev);
+				d[PL_TOTAL] += c[PL_SELF];
+				d[PL_TOTAL_PERIOD] += c[PL_SELF_PERIOD];
+			}
+			uint64_t *d = pl_cost_at(&inv, turned[leaf], ev);
+			d[PL_SELF] += c[PL_SELF];
+			d[PL_SELF_PERIOD] += c[PL_SELF_PERIOD];
+		}
+	}
+	/* the root holds every sample */
+	for (uint32_t ci = 1; ci < inv.ncosts; ci++) {
+		if (inv.nodes[inv.costs[ci].node].parent || !inv.costs[ci].node)
+			continue;
+		uint64_t *r = pl_cost_at(&inv, 0, inv.costs[ci].ev);
+		r[PL_TOTAL] += inv.costs[ci].c[PL_TOTAL];
+		r[PL_TOTAL_PERIOD] += inv.costs[ci].c[PL_TOTAL_PERIOD];
+	}
+	frame_selfs(&inv);
+	free(path);
+	free(turned);
+	pl_tree_free(t);
+	*t = inv;
 }
 
 /* ---- names for the views ------------------------------------------------------------ */

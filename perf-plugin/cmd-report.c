@@ -19,7 +19,11 @@ static void read_samples(pl_report *rep)
 	rep->attrib = pl_attrib_new(rep);
 	pl_session_run(rep->s, pl_attrib_sample, rep);
 	pl_report_begin(rep);
-	pl_tree_finish(&rep->tree);
+	const pl_report_options *o = rep->opt;
+	if (o->callee && !o->chains && !o->nsort && !o->annotate)
+		pl_tree_invert(&rep->tree);
+	else
+		pl_tree_finish(&rep->tree);
 }
 
 /* What the reader could not read, once per file, unless -q. */
@@ -65,7 +69,7 @@ static int print_views(pl_report *rep)
 			continue;
 		}
 		switch (o->format) {
-		case PL_FMT_TREE: rc = pl_view_tree(rep); break;
+		case PL_FMT_TREE: rc = o->chains ? pl_view_chains(rep) : pl_view_tree(rep); break;
 		case PL_FMT_FLAT: rc = pl_view_flat(rep); break;
 		case PL_FMT_LOOPS: rc = pl_view_loops(rep); break;
 		case PL_FMT_FOLDED: rc = pl_view_folded(rep); break;
@@ -95,6 +99,25 @@ static void find_shown_events(pl_report *rep)
 	rep->primary = rep->nshown ? rep->shown[0] : 0;
 }
 
+/* --time in percentages: ranges of the recording's span, from the first
+ * and last sample times perf record writes in the header (as perf does). */
+static int resolve_time_percent(pl_report_options *o, const pd_reader *r)
+{
+	uint64_t first, last;
+	if (pd_sample_time_range(r, &first, &last)) {
+		fprintf(stderr, "perf-loops: %s: --time in percentages needs the recording's first and last sample "
+			"times, which this file does not have (give START,STOP in seconds)\n", pd_name(r));
+		return 1;
+	}
+	double span = (double)(last - first);
+	for (size_t i = 0; i < o->ntime_ranges; i++) {
+		struct pl_time_range *t = &o->time_ranges[i];
+		t->start = first + (uint64_t)(span * t->pstart);
+		t->stop = t->pstop >= 1.0 ? last : first + (uint64_t)(span * t->pstop);
+	}
+	return 0;
+}
+
 int pl_report_open(pl_report_options *o, pl_report *rep)
 {
 	if (!o->input) {
@@ -106,6 +129,10 @@ int pl_report_open(pl_report_options *o, pl_report *rep)
 	pd_reader *r = pd_open(o->input, err, sizeof err);
 	if (!r) {
 		fprintf(stderr, "perf-loops: %s\n", err);
+		return 1;
+	}
+	if (o->time_percent && resolve_time_percent(o, r)) {
+		pd_close(r);
 		return 1;
 	}
 	FILE *out = open_output(o);
@@ -143,9 +170,12 @@ void pl_report_close(pl_report *rep)
 }
 
 /* The browser: with --tui, or by default when stdout is a terminal and a
- * plain tree report is asked for (as perf report opens its TUI). */
+ * plain tree report is asked for (as perf report opens its TUI).  Its views
+ * are top-down trees: -g callee and -g flat are printed (and paged). */
 static int wants_browser(const pl_report_options *o)
 {
+	if (o->callee || o->chains)
+		return 0;
 	if (o->ui == PL_UI_TUI)
 		return 1;
 	return o->ui == PL_UI_AUTO && o->format == PL_FMT_TREE && !o->nsort && !o->output &&

@@ -8,7 +8,7 @@ perf_loops_SOURCES = \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
 	perf-plugin/unwind.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
-	perf-plugin/view-folded.c perf-plugin/view-json.c \
+	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
 	perf-plugin/browser.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS) $(NCURSES_CFLAGS)

@@ -101,8 +101,8 @@ static const struct { char c; const char *why; } short_na[] = {
 static const char report_usage[] =
 	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
 	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop\n"
-	"    -g, --call-graph TYPE   graph|fractal|folded|none[,THRESHOLD][,caller]\n"
-	"    -G, --inverted          caller-based call graph (the tree)\n"
+	"    -g, --call-graph TYPE   graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee]\n"
+	"    -G, --inverted          caller-based call graph (the default)\n"
 	"        --children, --no-children\n"
 	"    -S, --symbols LIST      only these procedures;  --symbol-filter STR: names containing STR\n"
 	"    -F, --fields LIST       overhead_children,overhead,sample,period (and --sort keys)\n"
@@ -148,6 +148,7 @@ void pl_report_options_free(pl_report_options *o)
 	free_list(o->symbols, o->nsymbols);
 	free(o->pids);
 	free(o->tids);
+	free(o->time_ranges);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -260,58 +261,142 @@ static int parse_call_graph(pl_report_options *o, const char *arg)
 				o->cg_threshold = v; /* a second number is perf's print limit: not needed */
 		} else if (!strcmp(t, "graph")) {
 			o->fractal = 0;
+			o->chains = 0;
 		} else if (!strcmp(t, "fractal")) {
 			o->fractal = 1;
+			o->chains = 0;
 		} else if (!strcmp(t, "folded")) {
 			o->format = PL_FMT_FOLDED;
 		} else if (!strcmp(t, "none")) {
 			o->format = PL_FMT_FLAT;
-		} else if (!strcmp(t, "caller") || !strcmp(t, "function") || !strcmp(t, "percent")) {
-			/* the tree is caller-based, keyed by function */
-		} else if (!strcmp(t, "flat")) {
-			rc = usage_error("-g %s: perf's flat call chains are not printed; -g folded gives one line per chain", t);
+		} else if (!strcmp(t, "caller")) {
+			o->callee = 0;
 		} else if (!strcmp(t, "callee")) {
-			rc = usage_error("-g %s: the tree is caller-based (top-down); a callee-based tree is not there yet", t);
+			o->callee = 1;
+		} else if (!strcmp(t, "function") || !strcmp(t, "percent")) {
+			/* the tree is keyed by function (and scopes), in percentages */
+		} else if (!strcmp(t, "flat")) {
+			o->chains = 1;
+			o->fractal = 0;
 		} else if (!strcmp(t, "address")) {
 			rc = usage_error("-g %s: the tree is keyed by scopes (procedures, loops, lines), not addresses", t);
 		} else {
-			rc = usage_error("-g: '%s' is not known (graph, fractal, folded, none, a threshold, caller)", t);
+			rc = usage_error("-g: '%s' is not known (graph, flat, fractal, folded, none, a threshold, caller, callee)", t);
 		}
 	}
 	free_list(l, n);
 	return rc;
 }
 
-/* perf's --time START,STOP in seconds (either may be empty) */
+static const char *const format_names[] = { "tree", "flat", "loops", "folded", "json", "pprof" };
+
+static void add_time_range(pl_report_options *o, struct pl_time_range r)
+{
+	o->time_ranges = pl_xrealloc(o->time_ranges, (o->ntime_ranges + 1) * sizeof *o->time_ranges);
+	o->time_ranges[o->ntime_ranges++] = r;
+}
+
+/* A time in seconds ("1234.567890"), or empty: DEFAULT. */
+static int parse_seconds(const char *s, const char *end, uint64_t dflt, uint64_t *ns)
+{
+	if (s == end) {
+		*ns = dflt;
+		return 0;
+	}
+	char buf[64], *e;
+	if ((size_t)(end - s) >= sizeof buf)
+		return -1;
+	memcpy(buf, s, end - s);
+	buf[end - s] = 0;
+	double v = strtod(buf, &e);
+	if (e == buf || *e || v < 0 || v > 1.8e10)
+		return -1;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}
+
+/* A percentage "P%" in [0, 100], as a fraction. */
+static int parse_percent(const char *s, const char *end, double *frac)
+{
+	char buf[32], *e;
+	if (end - s < 2 || end[-1] != '%' || (size_t)(end - s) >= sizeof buf)
+		return -1;
+	memcpy(buf, s, end - s - 1);
+	buf[end - s - 1] = 0;
+	double v = strtod(buf, &e);
+	if (e == buf || *e || v < 0 || v > 100)
+		return -1;
+	*frac = v / 100.0;
+	return 0;
+}
+
+/* perf's --time: "START,STOP" in seconds (either may be empty), several
+ * separated by spaces; or percentages of the recording, comma-separated:
+ * "10%/2" (the second 10% slice) or "0%-10%". */
 static int parse_time(pl_report_options *o, const char *arg)
 {
-	const char *comma = strchr(arg, ',');
-	if (!comma || strchr(comma + 1, ',') || strchr(arg, '%'))
-		return usage_error("--time '%s': START,STOP in seconds (percent ranges are not taken)", arg);
-	char *end;
-	o->time_start = 0;
-	o->time_stop = UINT64_MAX;
-	if (comma > arg) {
-		double s = strtod(arg, &end);
-		if (end != comma || s < 0)
-			return usage_error("--time '%s': bad START", arg);
-		o->time_start = (uint64_t)(s * 1e9 + 0.5);
+	free(o->time_ranges);
+	o->time_ranges = NULL;
+	o->ntime_ranges = 0;
+	o->time_percent = strchr(arg, '%') != NULL;
+	const char *p = arg;
+	while (*p) {
+		const char *sep = o->time_percent ? ",": " ";
+		size_t len = strcspn(p, sep);
+		const char *end = p + len;
+		struct pl_time_range r = { 0, UINT64_MAX, 0, 1 };
+		if (len == 0) {
+			p++;
+			continue;
+		}
+		if (o->time_percent) {
+			const char *slash = memchr(p, '/', len), *dash = memchr(p, '-', len);
+			double width;
+			char *e;
+			if (slash) {
+				long k = strtol(slash + 1, &e, 10);
+				if (parse_percent(p, slash, &width) || e != end || k < 1 || width <= 0 || width * k > 1.0 + 1e-9)
+					return usage_error("--time '%s': a slice is P%%/N (the Nth P%% of the recording)", arg);
+				r.pstart = width * (k - 1);
+				r.pstop = width * k;
+			} else if (dash) {
+				if (parse_percent(p, dash, &r.pstart) || parse_percent(dash + 1, end, &r.pstop) ||
+				    r.pstart > r.pstop)
+					return usage_error("--time '%s': a range is A%%-B%% (A <= B)", arg);
+			} else {
+				return usage_error("--time '%s': percentages are P%%/N or A%%-B%%, comma-separated", arg);
+			}
+		} else {
+			const char *comma = memchr(p, ',', len);
+			if (!comma || memchr(comma + 1, ',', end - comma - 1) ||
+			    parse_seconds(p, comma, 0, &r.start) || parse_seconds(comma + 1, end, UINT64_MAX, &r.stop) ||
+			    r.start > r.stop)
+				return usage_error("--time '%s': START,STOP in seconds (either may be empty), "
+						   "several separated by spaces", arg);
+		}
+		add_time_range(o, r);
+		p = *end ? end + 1 : end;
 	}
-	if (comma[1]) {
-		double s = strtod(comma + 1, &end);
-		if (*end || s < 0)
-			return usage_error("--time '%s': bad STOP", arg);
-		o->time_stop = (uint64_t)(s * 1e9 + 0.5);
-	}
-	o->has_time = 1;
+	if (!o->ntime_ranges)
+		return usage_error("--time '%s': no range", arg);
+	return 0;
+}
+
+/* Is TIME (ns) in one of --time's ranges (or is there no --time)? */
+int pl_time_selected(const pl_report_options *o, uint64_t time)
+{
+	if (!o->ntime_ranges)
+		return 1;
+	for (size_t i = 0; i < o->ntime_ranges; i++)
+		if (time >= o->time_ranges[i].start && time <= o->time_ranges[i].stop)
+			return 1;
 	return 0;
 }
 
 static int parse_format(pl_report_options *o, const char *arg)
 {
-	static const char *const names[] = { "tree", "flat", "loops", "folded", "json", "pprof" };
 	for (int i = 0; i < 6; i++)
-		if (!strcmp(arg, names[i])) {
+		if (!strcmp(arg, format_names[i])) {
 			o->format = (pl_format)i;
 			return 0;
 		}
@@ -337,7 +422,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case O_FORMAT: return parse_format(o, arg);
 	case 's': return parse_sort(o, arg);
 	case 'g': return parse_call_graph(o, arg);
-	case 'G': return 0; /* caller-based: the tree already is */
+	case 'G': o->callee = 0; return 0; /* perf's alias for -g caller */
 	case O_CHILDREN: o->children = 1; return 0;
 	case O_NOCHILDREN: o->children = 0; return 0;
 	case 'S': split_list(arg, &o->symbols, &o->nsymbols); return 0;
@@ -479,6 +564,11 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 		o->fields |= PL_COL_PERIOD;
 	if (!rc && !o->children)
 		o->fields &= ~PL_COL_CHILDREN;
+	/* the flat, loops, folded and pprof views fold or write the contexts
+	 * top-down; the tree and its json are what -g callee turns over */
+	if (!rc && o->callee && !annotate && !o->nsort && o->format != PL_FMT_TREE && o->format != PL_FMT_JSON)
+		rc = usage_error("-g callee: the callee-ordered tree is shown by --format=tree and json, not by %s",
+				 format_names[o->format]);
 	return rc == -2 ? 0 : rc ? rc : -1;
 }
 

@@ -37,6 +37,7 @@ enum {
 	FEAT_OSRELEASE = 4,
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
+	FEAT_SAMPLE_TIME = 21, /* the first and last sample times (perf record) */
 	FEAT_BITS = 256,
 };
 
@@ -97,6 +98,7 @@ struct pd_reader {
 	pd_build_id *build_ids;
 	size_t nbuild_ids, cap_build_ids;
 	char *cmdline, *osrelease, *hostname;
+	uint64_t first_sample_time, last_sample_time; /* FEAT_SAMPLE_TIME, else 0 */
 	char **desc_names; /* EVENT_DESC names, by attr index */
 	size_t ndesc_names;
 	uint64_t lost;
@@ -431,6 +433,14 @@ static void parse_feature(pd_reader *r, int feat, const uint8_t *p, size_t size)
 		free(r->hostname);
 		r->hostname = take_string(&c);
 		break;
+	case FEAT_SAMPLE_TIME: {
+		uint64_t first = take64(&c), last = take64(&c);
+		if (!c.bad && first <= last) {
+			r->first_sample_time = first;
+			r->last_sample_time = last;
+		}
+		break;
+	}
 	case FEAT_CMDLINE: {
 		uint32_t nr = take32(&c);
 		size_t len = 0;
@@ -1351,6 +1361,12 @@ size_t pd_nbuild_ids(const pd_reader *r) { return r->nbuild_ids; }
 const pd_build_id *pd_build_id_at(const pd_reader *r, size_t i) { return i < r->nbuild_ids ? &r->build_ids[i] : NULL; }
 const char *pd_cmdline(const pd_reader *r) { return r->cmdline; }
 const char *pd_osrelease(const pd_reader *r) { return r->osrelease; }
+int pd_sample_time_range(const pd_reader *r, uint64_t *first, uint64_t *last)
+{
+	*first = r->first_sample_time;
+	*last = r->last_sample_time;
+	return r->last_sample_time ? 0 : -1;
+}
 int pd_is_pipe(const pd_reader *r) { return r->pipe; }
 const char *pd_name(const pd_reader *r) { return r->name; }
 uint64_t pd_bytes_lost(const pd_reader *r) { return r->lost; }

@@ -191,6 +191,9 @@ size_t pd_nbuild_ids(const pd_reader *r);
 const pd_build_id *pd_build_id_at(const pd_reader *r, size_t i);
 const char *pd_cmdline(const pd_reader *r);   /* NULL if absent */
 const char *pd_osrelease(const pd_reader *r); /* NULL if absent */
+/* The first and last sample times perf record wrote in the header: 0, or
+ * -1 when the file has none (pipe data, an older perf). */
+int pd_sample_time_range(const pd_reader *r, uint64_t *first, uint64_t *last);
 int pd_is_pipe(const pd_reader *r);
 /* Data from several files (perf record --threads): each file is in time
  * order by itself, and FINISHED_ROUND says nothing across them. */

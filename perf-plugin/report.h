@@ -57,6 +57,9 @@ uint32_t pl_tree_child(pl_tree *t, uint32_t parent, uintptr_t key, int kind);
 /* Turn the per-node sample counts into the exclusive cost of each scope in
  * its frame: a loop's self is what its statements cost, not its callees. */
 void pl_tree_finish(pl_tree *t);
+/* -g callee: T (per-leaf sample counts, before pl_tree_finish) becomes the
+ * callee-ordered tree, finished: frames innermost first, each top-down. */
+void pl_tree_invert(pl_tree *t);
 /* The PL_NCOST costs of NODE for event EV: read-only (zeros if it has none);
  * pl_cost_at makes the entry, and its pointer lasts until the next call. */
 const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);
@@ -87,6 +90,8 @@ typedef struct pl_report_options {
 	unsigned fields;      /* PL_COL_*: the percentage and count columns */
 	int show_samples, show_period;
 	int fractal;          /* -g fractal: percentages of the parent */
+	int callee;           /* -g callee: frames innermost first (pl_tree_invert) */
+	int chains;           /* -g flat: each calling context as a list of frames */
 	double cg_threshold;  /* -g graph,T: tree lines under T% hidden */
 	char **symbols;       /* -S */
 	size_t nsymbols;
@@ -96,8 +101,12 @@ typedef struct pl_report_options {
 	int max_stack;        /* 0: the whole chain */
 	int no_demangle;
 	const char *symfs;
-	int has_time;         /* --time: sample times in [time_start, time_stop] ns */
-	uint64_t time_start, time_stop;
+	/* --time: samples whose time (ns) is in one of these ranges; percent
+	 * ranges (fractions of the recording) are made absolute by
+	 * pl_report_open, from the file's first and last sample times */
+	struct pl_time_range { uint64_t start, stop; double pstart, pstop; } *time_ranges;
+	size_t ntime_ranges;
+	int time_percent;
 	int no_pager;
 	int color;            /* --stdio-color: 1 always, 0 never, -1 on a terminal */
 	int full_names;
@@ -113,6 +122,8 @@ enum { PL_UI_AUTO, PL_UI_STDIO, PL_UI_TUI };
 int pl_report_options_parse(int argc, char **argv, pl_report_options *o);
 int pl_annotate_options_parse(int argc, char **argv, pl_report_options *o);
 void pl_report_options_free(pl_report_options *o);
+/* Is TIME (ns) in one of --time's ranges (or is there no --time)? */
+int pl_time_selected(const pl_report_options *o, uint64_t time);
 
 typedef struct pl_report {
 	const pl_report_options *opt;
@@ -175,6 +186,8 @@ size_t pl_event_nodes(const pl_tree *t, size_t ev, const uint32_t **out);
 
 /* The views. */
 int pl_view_tree(pl_report *rep);
+/* view-chains.c: -g flat, every calling context with samples of its own */
+int pl_view_chains(pl_report *rep);
 int pl_view_flat(pl_report *rep);
 /* view-tree.c: rep->tree as an indented tree with perf's percentage columns,
  * under a header naming the view (WHAT) and its last column (COLUMN). */

@@ -228,11 +228,18 @@ void pl_print_indented_tree(pl_report *rep, const char *what, const char *column
 
 int pl_view_tree(pl_report *rep)
 {
-	pl_print_indented_tree(rep, rep->opt->fields & PL_COL_CHILDREN
-				    ? "calling-context tree: procedures, [I] inlined calls, loops, statements;"
-				      " Children: with callees, Self: own statements (callees excluded)"
-				    : "calling-context tree: procedures, [I] inlined calls, loops, statements;"
-				      " Overhead: own statements (callees excluded)",
-			       "Context");
+	int children = (rep->opt->fields & PL_COL_CHILDREN) != 0;
+	const char *what;
+	if (rep->opt->callee)
+		what = children ? "callee-ordered calling-context tree (-g callee): where the samples landed, then its "
+				  "callers; Children: the samples of each path, Self: own statements of the first frame"
+				: "callee-ordered calling-context tree (-g callee): where the samples landed, then its "
+				  "callers; Overhead: own statements of the first frame";
+	else
+		what = children ? "calling-context tree: procedures, [I] inlined calls, loops, statements;"
+				  " Children: with callees, Self: own statements (callees excluded)"
+				: "calling-context tree: procedures, [I] inlined calls, loops, statements;"
+				  " Overhead: own statements (callees excluded)";
+	pl_print_indented_tree(rep, what, "Context");
 	return 0;
 }

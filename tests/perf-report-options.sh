@@ -3,8 +3,9 @@
 # accepts, on a real recording (perf record -e cpu-clock --call-graph=fp of
 # a fixture compiled now): the figures are checked against perf report's
 # own on the same file (-s sym/dso/srcline, -n, --show-total-period, --tid,
-# --time against perf script), or against what the option must do to the
-# default report (-G, -g graph/fractal/folded/none and a threshold, -S,
+# --time against perf script and perf report --time), or against what the
+# option must do to the default report (-G, -g graph/flat/fractal/folded/none,
+# caller/callee and a threshold, -S,
 # --max-stack, -F, -o...).  Options that do not apply exit 2 with one line.
 . "$top_srcdir/tests/lib.sh"
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
@@ -100,6 +101,84 @@ sys.exit(0 if abs(got - want) < 0.02 else 1)
 EOF
 ok $? "-g fractal: the big loop's percentage is of its parent (the outer loop)"
 
+# -g callee: the tree turned over, innermost frame first.  Its first level
+# is where the samples landed: each procedure's Children there is its own
+# share (perf report -s sym); below run come its callers (fp unwinding of
+# this leaf shows __libc_start_call_main, main's frame being unlinked).
+R -g callee --format=json >"$TMP/callee.json" 2>/dev/null
+R --format=json >"$TMP/caller.json" 2>/dev/null
+python3 - "$TMP/callee.json" "$TMP/caller.json" "$BIG" <<'EOF'
+import json, sys
+callee, caller, big = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+def walk(n):
+    yield n
+    for c in n.get("children", []):
+        yield from walk(c)
+def run_callers(n):
+    # the first procedure nodes below N: the frames that called it
+    for c in n.get("children", []):
+        if c["kind"] == "proc":
+            yield c
+        else:
+            yield from run_callers(c)
+# the caller tree's own samples of each procedure (its Self: own statements)
+own = {}
+for n in walk(caller["tree"]):
+    if n["kind"] == "proc":
+        own[n["name"]] = own.get(n["name"], 0) + n["self"][0]
+own = {k: v for k, v in own.items() if v}
+tops = {c["name"]: c for c in callee["tree"]["children"]}
+print("# top level:", {k: v["total"][0] for k, v in tops.items()}, "want", own)
+assert {k: v["total"][0] for k, v in tops.items()} == own
+assert sum(c["total"][0] for c in tops.values()) == callee["tree"]["total"][0] == caller["tree"]["total"][0]
+run = tops["run"]
+# under run: its loops, then its caller's frame (a procedure node below run)
+loops = [n for n in walk(run) if n["kind"] == "loop" and n["line"] == big]
+callers = [n for n in walk(run) if n["kind"] == "proc" and n is not run]
+assert loops and callers, (loops, callers)
+assert 0.99 * run["total"][0] <= sum(c["total"][0] for c in run_callers(run)) <= run["total"][0]
+# the big loop's samples are the same in both trees
+cl = [n for n in walk(caller["tree"]) if n["kind"] == "loop" and n["line"] == big]
+assert sum(n["total"][0] for n in loops) == sum(n["total"][0] for n in cl)
+EOF
+ok $? "-g callee: the first level is each procedure's own samples, then its callers"
+R -g callee >"$TMP/callee" 2>/dev/null
+grep -q "^# perf loops: callee-ordered calling-context tree" "$TMP/callee"
+ok $? "-g callee --stdio: the header says the tree is callee-ordered"
+check_eq "$(pct "run  [split]" "$TMP/callee")" "$(pct '[.] run' "$TMP/psym")" "-g callee --stdio: run's Children is its share in perf report -s sym"
+R -g callee --format=loops >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "callee" "$TMP/err"
+ok $? "-g callee --format=loops: exit 2, one line: $(cat "$TMP/err")"
+# -g flat: every calling context whole, largest first; the hottest is the
+# big loop's line, with the share perf report -s srcline gives it
+R -g flat >"$TMP/flat" 2>/dev/null
+first=$(python3 - "$TMP/flat" "$BIG" <<'EOF'
+import re, sys
+blocks, cur = [], None
+for l in open(sys.argv[1]):
+    if l.startswith("#"):
+        continue
+    m = re.match(r"^\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s*$", l)
+    if m:
+        cur = [float(m.group(1)), []]
+        blocks.append(cur)
+    elif l.strip() and cur:
+        cur[1].append(l.strip())
+print("# first context:", blocks[0], file=sys.stderr)
+frames = blocks[0][1]
+ok = ([b[0] for b in blocks] == sorted((b[0] for b in blocks), reverse=True) and
+      frames[-1] == "split_loops.c:%s" % sys.argv[2] and frames[-2] == "loop at split_loops.c:%s" % sys.argv[2] and
+      "run  [split]" in frames and frames.index("run  [split]") > 0)
+print("%.2f" % blocks[0][0] if ok else "bad")
+EOF
+)
+check_eq "$first" "$(pct "split_loops.c:$BIG" "$TMP/psrc")" \
+	"-g flat: the hottest context runs from run's caller through run and the big loop to its line, with its -s srcline share"
+R -g flat,callee >"$TMP/flatc" 2>/dev/null
+sed -n '/^ *[0-9.]*% *[0-9.]*% *[0-9]* *$/{n;p;q}' "$TMP/flatc" | grep -q "^ *split_loops.c:$BIG$"
+ok $? "-g flat,callee: each context innermost first (the big loop's line first)"
+
 # --children/--no-children, -F
 R --no-children >"$TMP/nc" 2>/dev/null
 grep -q "^#  Overhead   Samples  Context$" "$TMP/nc"
@@ -153,6 +232,15 @@ mid=$(awk -v n="$n" 'NR == int(n / 2) { a = $1 } NR == int(n / 2) + 1 { printf "
 R --format=json --time=",$mid" >"$TMP/time.json" 2>/dev/null
 want=$(awk -v m="$mid" '$1 <= m' "$TMP/times" | wc -l)
 check_eq "$(python3 "$FIXTURES/perf/tree.py" "$TMP/time.json" samples)" "$want" "--time=,$mid: the samples until then (perf script)"
+for t in "10%/2" "0%-50%" "10%/1,10%/10" "$(head -n 1 "$TMP/times"),$mid $(tail -n 1 "$TMP/times"),"; do
+	want=$(perf report -i "$TMP/rec.data" --stdio --time "$t" --no-children -n -s comm 2>/dev/null | awk '/^ +[0-9.]+%/ { s += $2 } END { print s + 0 }')
+	R --format=json --time="$t" >"$TMP/time.json" 2>/dev/null
+	check_eq "$(python3 "$FIXTURES/perf/tree.py" "$TMP/time.json" samples)" "$want" "--time '$t': the samples perf report --time takes"
+done
+R --time=5%/21 >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--time '5%/21'" "$TMP/err"
+ok $? "--time=5%/21 (past the end): exit 2, names it"
 R --percent-limit=50 >"$TMP/pl" 2>/dev/null
 ! grep -q "loop at split_loops.c:$SMALL$" "$TMP/pl" && grep -q "loop at split_loops.c:$BIG$" "$TMP/pl"
 ok $? "--percent-limit=50: lines under 50% hidden"
@@ -271,7 +359,7 @@ rc=$?
 ok $? "a directory that is not perf record --threads output: exit 1, says so"
 
 # options of perf report that do not apply: one line naming them, exit 2
-for o in --branch-stack -b --mem-mode -T --threads "--itrace=i" --header-only -D "-g callee" "-g flat" --frobnicate; do
+for o in --branch-stack -b --mem-mode -T --threads "--itrace=i" --header-only -D "-g address" --frobnicate; do
 	R $o >/dev/null 2>"$TMP/err"
 	rc=$?
 	name=${o%%=*}; name=${name#-g }
