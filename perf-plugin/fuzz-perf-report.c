@@ -3,7 +3,8 @@
  * fuzz-perf-data does not reach - finding the binaries the file names
  * (build-id table, paths, perf's build-id cache, the prefetch thread),
  * their ELF loading and analysis, kallsyms, --call-graph dwarf unwinding
- * through libdwfl, the calling-context tree and every view.
+ * through libdwfl, the calling-context tree (turned over for -g callee on
+ * odd-sized inputs) and every view.
  *
  * Seeds: recordings of the fixtures made by scripts/fuzz-ci (file and pipe
  * mode, compressed, fp/dwarf/lbr call graphs), whose binaries exist where
@@ -39,13 +40,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FILE *devnull = fopen("/dev/null", "w");
-	pl_report_options o = { .format = PL_FMT_TREE, .children = 1, .quiet = 1 };
+	/* one input in two takes -g callee: the tree turned over */
+	pl_report_options o = { .format = PL_FMT_TREE, .children = 1, .quiet = 1, .callee = (int)(size & 1) };
 	pl_report rep = { .opt = &o, .r = r, .out = devnull ? devnull : stdout };
 	rep.s = pl_session_new(r);
 	rep.attrib = pl_attrib_new(&rep);
 	pl_session_run(rep.s, pl_attrib_sample, &rep);
 	pl_report_begin(&rep);
-	pl_tree_finish(&rep.tree);
+	if (o.callee)
+		pl_tree_invert(&rep.tree);
+	else
+		pl_tree_finish(&rep.tree);
 	rep.shown = pl_xcalloc(rep.nev ? rep.nev : 1, sizeof *rep.shown);
 	for (size_t e = 0; e < rep.nev; e++)
 		if (rep.ev_samples[e])
@@ -53,9 +58,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < rep.nshown && i < 4; i++) {
 		rep.primary = rep.shown[i];
 		pl_view_tree(&rep);
-		pl_view_flat(&rep);
-		pl_view_loops(&rep);
-		pl_view_folded(&rep);
+		pl_view_chains(&rep);
+		if (!o.callee) { /* they read the tree top-down (options.c) */
+			pl_view_flat(&rep);
+			pl_view_loops(&rep);
+			pl_view_folded(&rep);
+		}
 		if (i == 0)
 			pl_view_json(&rep);
 	}

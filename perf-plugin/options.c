@@ -382,17 +382,6 @@ static int parse_time(pl_report_options *o, const char *arg)
 	return 0;
 }
 
-/* Is TIME (ns) in one of --time's ranges (or is there no --time)? */
-int pl_time_selected(const pl_report_options *o, uint64_t time)
-{
-	if (!o->ntime_ranges)
-		return 1;
-	for (size_t i = 0; i < o->ntime_ranges; i++)
-		if (time >= o->time_ranges[i].start && time <= o->time_ranges[i].stop)
-			return 1;
-	return 0;
-}
-
 static int parse_format(pl_report_options *o, const char *arg)
 {
 	for (int i = 0; i < 6; i++)

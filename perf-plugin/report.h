@@ -123,7 +123,15 @@ int pl_report_options_parse(int argc, char **argv, pl_report_options *o);
 int pl_annotate_options_parse(int argc, char **argv, pl_report_options *o);
 void pl_report_options_free(pl_report_options *o);
 /* Is TIME (ns) in one of --time's ranges (or is there no --time)? */
-int pl_time_selected(const pl_report_options *o, uint64_t time);
+static inline int pl_time_selected(const pl_report_options *o, uint64_t time)
+{
+	if (!o->ntime_ranges)
+		return 1;
+	for (size_t i = 0; i < o->ntime_ranges; i++)
+		if (time >= o->time_ranges[i].start && time <= o->time_ranges[i].stop)
+			return 1;
+	return 0;
+}
 
 typedef struct pl_report {
 	const pl_report_options *opt;
