@@ -126,7 +126,42 @@ struct pprof {
 	uint64_t nfunctions;
 	uint32_t *loc_of; /* CCT node -> location id (0: not made yet) */
 	uint64_t nlocations;
+	uint8_t *mapped;  /* pl_dso.index -> its Mapping written */
+	size_t nmapped;
 };
+
+/* The id of DSO's Mapping (its index + 1), written out when first seen: the
+ * binary's path and build-id, so that viewers name the binary of a frame.
+ * Locations carry no addresses (the tree holds scopes), so the mapping has
+ * no address range; it says the functions, files, lines and inline frames
+ * are all there, which keeps pprof from trying to symbolize it again. */
+static uint64_t mapping_id(struct pprof *pp, const pl_dso *dso)
+{
+	if (!dso)
+		return 0;
+	if (dso->index >= pp->nmapped) {
+		size_t n = (dso->index + 1) * 2;
+		pp->mapped = pl_xrealloc(pp->mapped, n);
+		memset(pp->mapped + pp->nmapped, 0, n - pp->nmapped);
+		pp->nmapped = n;
+	}
+	uint64_t id = (uint64_t)dso->index + 1;
+	if (pp->mapped[dso->index])
+		return id;
+	pp->mapped[dso->index] = 1;
+	char hex[41] = "";
+	for (size_t i = 0; i < dso->build_id_size && i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
+	buf *m = &pp->sub;
+	m->n = 0;
+	field_int(m, 1, id);
+	field_int(m, 5, (uint64_t)str_index(&pp->strs, dso->name ? dso->name : dso->short_name));
+	field_int(m, 6, (uint64_t)str_index(&pp->strs, hex));
+	for (unsigned f = 7; f <= 10; f++) /* has_functions, filenames, line_numbers, inline_frames */
+		field_int(m, f, 1);
+	field_msg(&pp->out, 3, m);
+	return id;
+}
 
 /* The id of the function (NAME, FILE), written out when first seen. */
 static uint64_t function_id(struct pprof *pp, const char *name, const char *file, unsigned line)
@@ -170,8 +205,14 @@ static uint64_t location_id(struct pprof *pp, uint32_t d)
 	const pl_tree *t = &rep->tree;
 	uint64_t id = ++pp->nlocations;
 	pp->loc_of[d] = (uint32_t)id;
+	/* the Mapping is written first: it goes to pp->out, the Location after */
+	uint32_t proc = d;
+	while (proc && t->nodes[proc].kind != PL_PROC)
+		proc = t->nodes[proc].parent;
+	uint64_t mapping = mapping_id(pp, proc ? t->nodes[proc].dso : NULL);
 	pp->msg.n = 0;
 	field_int(&pp->msg, 1, id);
+	field_int(&pp->msg, 2, mapping);
 	unsigned line = t->nodes[d].kind == PL_STMT ? pl_node_line(rep, d) : 0;
 	for (uint32_t n = d; n; n = t->nodes[n].parent) {
 		const pl_node *x = &t->nodes[n];
@@ -306,5 +347,6 @@ int pl_view_pprof(pl_report *rep)
 	free(pp.msg.p);
 	free(pp.sub.p);
 	free(pp.loc_of);
+	free(pp.mapped);
 	return rc;
 }

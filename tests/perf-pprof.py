@@ -174,6 +174,15 @@ C.run([PERF_LOOPS, "report", "-i", data, "--format=pprof", "-o", pb])
 raw = pprof("-raw", pb).replace("[dflt]", "")
 tap.ok("cpu-clock_samples/count cpu-clock/nanoseconds task-clock_samples/count task-clock/nanoseconds" in raw,
        "two events: sample types samples/count and period per event")
+# Mappings: each binary by its path and build-id (perf buildid-list's), with
+# functions, files, lines and inline frames said to be there
+ids = dict(reversed(l.split(None, 1)) for l in C.run(["perf", "buildid-list", "-i", data]).stdout.splitlines()
+           if len(l.split(None, 1)) == 2)
+binary = os.path.join(tmp, "split-gcc")
+maps = raw[raw.find("Mappings"):]
+want = ids.get(binary, "?")
+tap.ok(re.search(r"^\d+: 0x0/0x0/0x0 %s %s \[FN\]\[FL\]\[LN\]\[IN\]$" % (re.escape(binary), want), maps, re.M)
+       is not None, "pprof -raw: the binary's Mapping, with its build-id %s and [FN][FL][LN][IN]" % want)
 r = C.run([PERF_LOOPS, "report", "-i", data, "--format=pprof"])
 tap.ok(r.returncode == 2 and "-o FILE" in r.stderr, "--format=pprof without -o: exit 2, says -o FILE")
 tap.done()
