@@ -4,6 +4,25 @@
 dist_man1_MANS = man/loopscope.1 man/perf-loops.1
 bashcompletiondir = $(datadir)/bash-completion/completions
 dist_bashcompletion_DATA = man/completion/loopscope man/completion/perf-loops
+# perf's own completion never offers `loops` (it lists perf's built-in
+# commands): man/completion/perf wraps it.  It is installed only where no
+# other file named perf is (installing into perf's own directory, as with
+# --prefix=/usr, would replace perf's), and removed only if it is ours.
+EXTRA_DIST += man/completion/perf
+install-data-local: install-perf-completion
+uninstall-local: uninstall-perf-completion
+.PHONY: install-perf-completion uninstall-perf-completion
+install-perf-completion:
+	@f="$(DESTDIR)$(bashcompletiondir)/perf"; \
+	if [ -e "$$f" ] && ! grep -q "with .perf loops. in it (loopscope)" "$$f"; then \
+		echo "not installing $$f: another perf completion is there (perf <TAB> will not offer loops)"; \
+	else \
+		$(MKDIR_P) "$(DESTDIR)$(bashcompletiondir)" && \
+		$(INSTALL_DATA) "$(srcdir)/man/completion/perf" "$$f"; \
+	fi
+uninstall-perf-completion:
+	@f="$(DESTDIR)$(bashcompletiondir)/perf"; \
+	if [ -e "$$f" ] && grep -q "with .perf loops. in it (loopscope)" "$$f"; then rm -f "$$f"; fi
 
 # The distribution (make dist, make distcheck): files no other rule lists.
 EXTRA_DIST += examples/small.cpp bench/perf-report.sh \

@@ -4,7 +4,7 @@
 # commands run at once (RUNPATH, no LD_LIBRARY_PATH): loopscope, perf loops
 # with PREFIX/bin on PATH, `perf loops --help` (perf opens man perf-loops, as
 # it opens perf-report(1) for perf report --help), man loopscope, and the
-# bash completion.  Slow (a full build): LOOPSCOPE_SKIP_INSTALL_TEST=1 skips it.
+# bash completion (perf <TAB> offering loops).  Slow (a full build): LOOPSCOPE_SKIP_INSTALL_TEST=1 skips it.
 . "$top_srcdir/tests/lib.sh"
 [ -z "${LOOPSCOPE_SKIP_INSTALL_TEST:-}" ] || skip_all "LOOPSCOPE_SKIP_INSTALL_TEST is set"
 [ -f "$top_builddir/Makefile" ] || skip_all "no configured build tree"
@@ -69,7 +69,37 @@ if command -v bash >/dev/null 2>&1 && [ -f "$comp/perf-loops" ]; then
 else
 	fail "bash completion installed in PREFIX/share/bash-completion/completions"
 fi
+# perf <TAB> offers loops: bash-completion's own loader, as an interactive
+# shell runs it, finds PREFIX's perf file first (XDG_DATA_DIRS), which loads
+# perf's and adds loops; `perf loops report --sym<TAB>` asks perf-loops
+if [ -f /usr/share/bash-completion/bash_completion ] && [ -f /usr/share/bash-completion/completions/perf ]; then
+	complete_words() { # complete_words WORD...: what TAB offers after them
+		PATH="$PREFIX/bin:$PATH" XDG_DATA_DIRS="$PREFIX/share:/usr/share" HOME="$TMP" bash -c '
+			. /usr/share/bash-completion/bash_completion
+			COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+			__load_completion perf || exit 1
+			f=$(complete -p perf | sed -n "s/.*-F \([^ ]*\) perf$/\1/p")
+			"$f" perf "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+			printf "%s\n" "${COMPREPLY[@]}"' sh "$@" 2>&1
+	}
+	out=$(complete_words perf lo)
+	echo "$out" | grep -qx "loops *" && echo "$out" | grep -qx "lock *"
+	ok $? "perf lo<TAB> offers loops beside perf's own lock (got: $(echo $out))"
+	out=$(complete_words perf "")
+	echo "$out" | grep -qx "loops *" && echo "$out" | grep -qx "report *"
+	ok $? "perf <TAB>: perf's commands and loops"
+	out=$(complete_words perf loops report --sym)
+	echo "$out" | grep -q -- "--symbol-filter" && echo "$out" | grep -q -- "--symbols" && ! echo "$out" | grep -q -- "--symfs-not"
+	ok $? "perf loops report --sym<TAB> offers perf-loops' options (got: $(echo $out))"
+	out=$(complete_words perf report --sym)
+	echo "$out" | grep -q -- "--symbols"
+	ok $? "perf report --sym<TAB>: perf's own completion still answers (got: $(echo $out))"
+else
+	skip "bash-completion or perf's completion not installed"; skip "bash-completion not installed"
+	skip "bash-completion not installed"; skip "bash-completion not installed"
+fi
 make -s -C "$TMP/src" uninstall >/dev/null 2>&1
-[ ! -e "$PREFIX/bin/perf-loops" ] && [ ! -e "$PREFIX/share/man/man1/perf-loops.1" ]
+[ ! -e "$PREFIX/bin/perf-loops" ] && [ ! -e "$PREFIX/share/man/man1/perf-loops.1" ] &&
+	[ ! -e "$PREFIX/share/bash-completion/completions/perf" ]
 ok $? "make uninstall removes what was installed"
 done_testing
