@@ -215,6 +215,20 @@ void pl_tree_finish(pl_tree *t)
 	frame_selfs(t);
 }
 
+uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k)
+{
+	/* self is per scope in its frame (pl_tree_finish): take back what the
+	 * scopes inside it hold; procedures below are other frames */
+	if (!n)
+		return 0;
+	uint64_t own = pl_cost(t, n, ev)[k];
+	if (t->nodes[n].kind != PL_STMT)
+		for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
+			if (t->nodes[c].kind != PL_PROC)
+				own -= pl_cost(t, c, ev)[k];
+	return own;
+}
+
 /* ---- -g callee: the tree turned over ------------------------------------------
  *
  * perf report's callee order lists where the samples landed first, then who

@@ -64,6 +64,8 @@ void pl_tree_invert(pl_tree *t);
  * pl_cost_at makes the entry, and its pointer lasts until the next call. */
 const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);
 uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev);
+/* The samples counted at node N itself (not at the scopes in it), COST k. */
+uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
 
 typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
 
@@ -223,8 +225,6 @@ void pl_fit_width(const pl_report *rep, int used, char *label, size_t len);
 int pl_proc_selected(const pl_report *rep, uint32_t n);
 /* view-sort.c: -s KEYS, the histogram of sampled places */
 int pl_view_sort(pl_report *rep);
-/* The samples counted at node N itself (not at the scopes in it), COST k. */
-uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
 /* names.c: NAME with C++ template arguments and parameters elided, in BUF. */
 const char *pl_short_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
