@@ -505,7 +505,10 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 	struct option lo[sizeof optdefs / sizeof *optdefs];
 	char shortopts[128] = ":";
 	make_getopt_tables(lo, shortopts);
-	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1, .annotate = annotate };
+	/* -g graph,0.5,caller: perf report's default, so that the tree hides
+	 * the same sub-0.5% lines perf report's call graph hides */
+	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1, .annotate = annotate,
+				  .cg_threshold = 0.5 };
 	int c, idx, rc = 0;
 	optind = 1;
 	opterr = 0;

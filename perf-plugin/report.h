@@ -94,7 +94,7 @@ typedef struct pl_report_options {
 	int fractal;          /* -g fractal: percentages of the parent */
 	int callee;           /* -g callee: frames innermost first (pl_tree_invert) */
 	int chains;           /* -g flat: each calling context as a list of frames */
-	double cg_threshold;  /* -g graph,T: tree lines under T% hidden */
+	double cg_threshold;  /* -g graph,T: tree lines under T% hidden (default 0.5, perf's) */
 	char **symbols;       /* -S */
 	size_t nsymbols;
 	const char *symbol_filter;
