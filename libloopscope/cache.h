@@ -8,8 +8,9 @@
 /* 5: issue 14's checked header (checksum, file identity, producer) with
  * issue 8a's scope record (unresolved_jumps), and issue 8b's loops placed
  * by voting instructions, new loop lines, line-0 code in [no line]
- * statements: a tree cached by an older loopscope must not be read back. */
-#define LS_CACHE_FORMAT_VERSION 5
+ * statements: a tree cached by an older loopscope must not be read back.
+ * 6: the lookup index is stored too (its order of the statement ranges). */
+#define LS_CACHE_FORMAT_VERSION 6
 
 /* cache.c: one entry per module; every mismatch is a miss (a -v note). */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */

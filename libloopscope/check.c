@@ -155,6 +155,35 @@ static const char *check_tree(const struct ls_scope *root)
 	}
 }
 
+/* The lookup index is what lookup.c makes from the tree: a cache entry
+ * stores it apart from the tree, and the two must not drift apart. */
+static const char *check_lookup(const ls_module *m)
+{
+	static __thread char why[160];
+	if (!m->root)
+		return NULL;
+	struct ls_lookup_index fresh = { 0 };
+	ls_error err;
+	if (ls_lookup_index_build(&fresh, m->root, &err) < 0)
+		return "the lookup index cannot be made from the tree";
+	const char *r = NULL;
+	if (fresh.nsegs != m->lookup.nsegs) {
+		snprintf(why, sizeof why, "lookup index: %zu segments, the tree makes %zu", m->lookup.nsegs, fresh.nsegs);
+		r = why;
+	}
+	for (size_t i = 0; !r && i < fresh.nsegs; i++) {
+		const struct ls_stmt_seg *a = &m->lookup.segs[i], *b = &fresh.segs[i];
+		if (a->lo != b->lo || a->hi != b->hi || a->stmt != b->stmt) {
+			snprintf(why, sizeof why, "lookup index: segment %zu is [%#llx,%#llx), the tree makes [%#llx,%#llx)",
+				 i, (unsigned long long)a->lo, (unsigned long long)a->hi, (unsigned long long)b->lo,
+				 (unsigned long long)b->hi);
+			r = why;
+		}
+	}
+	ls_lookup_index_free(&fresh);
+	return r;
+}
+
 const char *ls_check_module(const ls_module *m, enum ls_check which, bool absolute_files)
 {
 	switch (which) {
@@ -163,6 +192,7 @@ const char *ls_check_module(const ls_module *m, enum ls_check which, bool absolu
 	case LS_CHECK_PROCS: return check_procs(m);
 	case LS_CHECK_LINES: return check_lines(m, absolute_files);
 	case LS_CHECK_TREE: return check_tree(m->root);
+	case LS_CHECK_LOOKUP: return check_lookup(m);
 	case LS_NCHECKS: break;
 	}
 	return NULL;

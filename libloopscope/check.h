@@ -15,6 +15,7 @@ enum ls_check {
 	LS_CHECK_PROCS,           /* address index and entries sorted, unique */
 	LS_CHECK_LINES,           /* rows sorted, in text, gaps single, table closed */
 	LS_CHECK_TREE,            /* module > file > proc > ...; links, ranges, loops */
+	LS_CHECK_LOOKUP,          /* the lookup index is the tree's (also when read from the cache) */
 	LS_NCHECKS
 };
 /* NULL if invariant WHICH holds in M, else where it breaks (a thread's

@@ -31,7 +31,7 @@ static int cmp_seg(const void *a, const void *b)
 
 int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err)
 {
-	ix->nsegs = 0;
+	ls_lookup_index_free(ix); /* an index read from the cache, if any */
 	ix->segs = ls_xmalloc((count_segs(root) + 1) * sizeof *ix->segs);
 	collect_segs(ix, root);
 	qsort(ix->segs, ix->nsegs, sizeof *ix->segs, cmp_seg);

@@ -8,7 +8,7 @@
  *               path, debug_path, build_id, bias
  *   2. cache (cache.c)
  *        reads  m's identity (build-id, file size and time, options)
- *        makes  m->root, when a stored tree matches: then 3-6 are skipped
+ *        makes  m->root and m->lookup, when a stored tree matches: then 3-7 are skipped
  *   3. inline tree (inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code
@@ -21,10 +21,10 @@
  *   6. analysis (analyze.c: ls_pipeline_proc below on every procedure, N threads)
  *        reads  m->procs, m->lines, m->inl, m->text; source files (loop lines)
  *        makes  m->root: module > file > proc > inline/alien > loop > stmt
- *      and the cache stores it (cache.c, when on)
  *   7. lookup index (lookup.c)
  *        reads  m->root
  *        makes  m->lookup: address -> statement
+ *      and the cache stores both (cache.c, when on)
  *
  * and, with --enable-debug-checks, checks every invariant (check.c).
  *
@@ -95,7 +95,8 @@ int ls_pipeline_indexes(ls_module *m, ls_error *err)
 }
 
 /* The pipeline on an open handle: the ELF file, then the structure from
- * the cache or from the analysis, then the lookup index. */
+ * the cache (with its lookup index) or from the analysis, then the lookup
+ * index. */
 int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 {
 	double t0 = stage_clock();
@@ -117,13 +118,14 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 		if (ls_analyze(m, err) < 0)
 			return -1;
 		stage_done("analysis", &t0);
+		/* before the store, which writes the index with the tree */
+		if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
+			return -1;
+		stage_done("lookup index", &t0);
 		if (m->opt.use_cache)
 			ls_cache_store(m);
 		stage_done("cache store", &t0);
 	}
-	if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
-		return -1;
-	stage_done("lookup index", &t0);
 	ls_debug_check_module(m);
 	return 0;
 }

@@ -49,6 +49,13 @@ run_a "first run (stores)"
 [ -f "$entry" ]; ok $? "the entry is stored as DIR/<build-id>.lsc"
 run_a "second run (a hit)"
 if grep -q "cache miss" "$TMP/err"; then fail "second run is a hit"; diag "$(cat "$TMP/err")"; else pass "second run is a hit"; fi
+# The lookup index comes from the entry too (stored with the tree): every
+# instruction's chain from a hit is the one --no-cache gives.
+objdump -d "$TMP/a" | sed -n 's/^ *\([0-9a-f][0-9a-f]*\):	.*/0x\1/p' >"$TMP/addrs"
+"$LOOPSCOPE" lookup --json "$TMP/a" <"$TMP/addrs" >"$TMP/hit.lookup" 2>/dev/null
+"$LOOPSCOPE" lookup --no-cache --json "$TMP/a" <"$TMP/addrs" >"$TMP/ref.lookup" 2>/dev/null
+[ -s "$TMP/ref.lookup" ] && cmp -s "$TMP/hit.lookup" "$TMP/ref.lookup" && grep -q '"kind":"loop"' "$TMP/hit.lookup"
+ok $? "lookups from a hit (the stored index): every instruction's chain as --no-cache ($(wc -l <"$TMP/addrs") addresses)"
 # A hit reads no DWARF (libdw inflates compressed debug sections as it
 # opens them); the stages' timing lines (LOOPSCOPE_TIMING) show which ran.
 LOOPSCOPE_TIMING=1 "$LOOPSCOPE" struct "$TMP/a" 2>&1 >/dev/null | grep -o 'timing: [a-z ]*[a-z]' >"$TMP/stages"

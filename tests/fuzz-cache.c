@@ -41,12 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fwrite(file, 1, size, f);
 			fclose(f);
 			ls_error err;
-			if (ls_cache_load(m) && ls_lookup_index_build(&m->lookup, m->root, &err) == 0) {
+			if (ls_cache_load(m)) {
 				FILE *devnull = fopen("/dev/null", "w");
 				const ls_scope *chain[LS_MAX_CHAIN];
-				for (size_t i = 0; i < m->lookup.nsegs && i < 256; i++) {
-					ls_lookup_chain(m, m->lookup.segs[i].lo, chain, LS_MAX_CHAIN);
-					ls_lookup_chain(m, m->lookup.segs[i].lo, chain, 4);
+				/* through the stored index, then through one the tree makes */
+				for (int pass = 0; pass < 2; pass++) {
+					if (pass == 1 && ls_lookup_index_build(&m->lookup, m->root, &err) < 0)
+						break;
+					for (size_t i = 0; i < m->lookup.nsegs && i < 256; i++) {
+						ls_lookup_chain(m, m->lookup.segs[i].lo, chain, LS_MAX_CHAIN);
+						ls_lookup_chain(m, m->lookup.segs[i].lo, chain, 4);
+						ls_lookup_chain(m, m->lookup.segs[i].hi, chain, LS_MAX_CHAIN);
+					}
 				}
 				if (devnull) {
 					ls_write_structure(m, LS_FORMAT_TEXT, devnull, &err);
