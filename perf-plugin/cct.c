@@ -239,7 +239,8 @@ uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k)
  * counts in the total of every node of its (turned) path; its self stays
  * where it landed, in the first frame. */
 
-/* Appends the nodes of SRC from its root down to N to PATH (root side first). */
+/* Puts the nodes of SRC from its root down to N in *PATH (root side
+ * first), growing it; returns how many. */
 static size_t path_to(const pl_tree *src, uint32_t n, uint32_t **path, size_t *cap)
 {
 	size_t len = 0;
