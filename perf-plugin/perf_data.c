@@ -106,6 +106,8 @@ struct pd_reader {
 	size_t warnings_len;
 	int stopped;
 	int lazy;
+	int frozen;          /* pd_freeze: the tables others read no longer change */
+	int frozen_skipped;  /* records not absorbed because of it */
 	/* perf record --threads: the data.N files of the directory, read
 	 * after the data section of its "data" file (the session sorts) */
 	size_t *part_off, *part_end;
@@ -1097,6 +1099,17 @@ int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev)
 static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 {
 	const uint8_t *body = p + 8, *end = p + size;
+	int changes_tables = type == PD_RECORD_HEADER_ATTR || type == PD_RECORD_ID_INDEX ||
+			     type == PD_RECORD_HEADER_BUILD_ID || type == PD_RECORD_HEADER_FEATURE ||
+			     type == PD_RECORD_EVENT_UPDATE;
+	if (r->frozen && changes_tables) {
+		/* perf writes these in pipe mode only; in a file's data they would
+		 * change the events and build-ids that another thread is reading */
+		if (!r->frozen_skipped++)
+			warnf(r, "records that describe events (type %u) in the data of a file, where perf writes them "
+			      "in the header: ignored", (unsigned)type);
+		return;
+	}
 	switch (type) {
 	case PD_RECORD_HEADER_ATTR: {
 		if (end - body < 64)
@@ -1354,6 +1367,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 }
 
 void pd_set_lazy(pd_reader *r, int lazy) { r->lazy = lazy; }
+void pd_freeze(pd_reader *r, int frozen) { r->frozen = frozen; }
 int pd_is_multipart(const pd_reader *r) { return r->nparts > 0; }
 size_t pd_nattrs(const pd_reader *r) { return r->nattrs; }
 const pd_attr *pd_attr_at(const pd_reader *r, size_t i) { return i < r->nattrs ? &r->attrs[i] : NULL; }

@@ -181,6 +181,11 @@ const uint8_t *pd_keep(pd_reader *r, const uint8_t *raw);
 /* Lazy mode: pd_next parses samples only as far as their time (and
  * ev->sample.time, has_time); pd_parse gives the rest later. */
 void pd_set_lazy(pd_reader *r, int lazy);
+/* While FROZEN, pd_next changes nothing that pd_parse, pd_attr_at or
+ * pd_build_id_at read (records that would, HEADER_ATTR and the like, are
+ * ignored with a warning): one thread may then run pd_next while another
+ * parses the records it handed over (session.c). */
+void pd_freeze(pd_reader *r, int frozen);
 /* Parse a record returned earlier by pd_next again (records are re-read in
  * time order by the session).  0, or -1 if it does not parse. */
 int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev);

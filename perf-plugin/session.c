@@ -4,11 +4,13 @@
  * only roughly in time order: an MMAP on one CPU may be written after a
  * sample of another CPU that needs it.  Like perf, we replay the records
  * that matter in time order, a round at a time (see "ordered events"
- * below).  Maps are immutable once made, so the
- * attribution layer may cache results per map.
+ * below); a file is read on a thread of its own while the caller's thread
+ * replays (see "replaying as the records are read").  Maps are immutable
+ * once made, so the attribution layer may cache results per map.
  */
 #include "session.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -698,33 +700,42 @@ static uint64_t replay(pl_session *s, const uint8_t *raw, pl_sample_fn on_sample
 	return 0;
 }
 
-/* Sort the window and replay its records up to time LIMIT (all of them if
- * ALL); the rest stay for the next flush. */
-static uint64_t window_flush(pl_session *s, struct window *w, uint64_t limit, int all,
-			     pl_sample_fn on_sample, void *ctx)
+/* ---- reading: the records in replay order ------------------------------------
+ *
+ * read_records reads the whole file and hands every record that matters
+ * to EMIT in time order (the window above); what it counts on the way
+ * (lost samples, records that do not parse) it keeps in its own fields,
+ * since it may run on a thread of its own (below). */
+struct reading {
+	pd_reader *r;
+	void (*emit)(struct reading *rd, const uint8_t *raw);
+	uint64_t lost_samples, bad_records;
+};
+
+/* Sort the window and hand over its records up to time LIMIT (all of them
+ * if ALL); the rest stay for the next flush. */
+static void window_flush(struct reading *rd, struct window *w, uint64_t limit, int all)
 {
 	window_sort(w);
 	size_t i = 0;
-	uint64_t samples = 0;
 	for (; i < w->n && (all || w->v[i].time <= limit); i++)
-		samples += replay(s, w->v[i].raw, on_sample, ctx);
+		rd->emit(rd, w->v[i].raw);
 	if (i) {
 		memmove(w->v, w->v + i, (w->n - i) * sizeof *w->v);
 		w->n -= i;
 	}
-	return samples;
 }
 
-uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
+static void read_records(struct reading *rd)
 {
 	struct window w = { 0 };
 	pd_event ev;
-	uint64_t last_time = 0, samples = 0;
+	uint64_t last_time = 0;
 	/* the newest time read so far, and as of the last FINISHED_ROUND */
 	uint64_t newest = 0, flush_limit = 0;
-	int rounds = !pd_is_multipart(s->r);
-	pd_set_lazy(s->r, 1);
-	while (pd_next(s->r, &ev)) {
+	int rounds = !pd_is_multipart(rd->r);
+	pd_set_lazy(rd->r, 1);
+	while (pd_next(rd->r, &ev)) {
 		switch (ev.type) {
 		case PD_RECORD_SAMPLE:
 		case PD_RECORD_MMAP:
@@ -735,16 +746,16 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 			break;
 		case PD_RECORD_FINISHED_ROUND:
 			if (rounds) {
-				samples += window_flush(s, &w, flush_limit, 0, on_sample, ctx);
+				window_flush(rd, &w, flush_limit, 0);
 				flush_limit = newest;
 			}
 			continue;
 		case PD_RECORD_LOST:
 		case PD_RECORD_LOST_SAMPLES:
-			s->lost_samples += ev.lost;
+			rd->lost_samples += ev.lost;
 			continue;
 		case (uint32_t)-1:
-			s->bad_records++;
+			rd->bad_records++;
 			continue;
 		default:
 			continue;
@@ -756,12 +767,184 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 			last_time = t;
 		if (t > newest)
 			newest = t;
-		window_push(&w, t, pd_keep(s->r, ev.raw)); /* inflated records do not last */
+		window_push(&w, t, pd_keep(rd->r, ev.raw)); /* inflated records do not last */
 	}
-	pd_set_lazy(s->r, 0);
-	samples += window_flush(s, &w, 0, 1, on_sample, ctx);
+	pd_set_lazy(rd->r, 0);
+	window_flush(rd, &w, 0, 1);
 	free(w.v);
 	free(w.tmp);
 	free(w.runs);
-	return samples;
+}
+
+/* ---- replaying as the records are read ---------------------------------------
+ *
+ * On a file of millions of samples, reading (pd_next's pass over the data,
+ * the window and its sort) and replaying (parsing each record again, the
+ * processes and maps, the attribution of each sample) cost about the same
+ * order of time.  On two cores they overlap: a thread of its own reads and
+ * hands the records over in blocks of pointers, and the caller's thread
+ * replays them in the same order as a single thread would, so the report is
+ * the same.  The reader is frozen meanwhile (pd_freeze): pd_next then
+ * changes nothing that pd_parse reads.  Pipe input keeps one thread: its
+ * events are described in the stream itself. */
+
+enum { BLOCK_RECORDS = 8192, MAX_BLOCKS = 64 };
+
+struct block {
+	struct block *next;
+	size_t n;
+	const uint8_t *raw[BLOCK_RECORDS];
+};
+
+struct handover {
+	struct reading rd;           /* first: the reader thread's emit finds us from it */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct block *head, *tail;   /* full blocks, oldest first */
+	struct block *spare;         /* replayed blocks, for the reader to fill again */
+	size_t nblocks;              /* full ones waiting */
+	int done;                    /* the reader has handed over everything */
+	struct block *filling;       /* the reader's */
+};
+
+static void hand_over(struct handover *h)
+{
+	struct block *b = h->filling;
+	h->filling = NULL;
+	pthread_mutex_lock(&h->lock);
+	while (h->nblocks >= MAX_BLOCKS) /* the replay is behind: wait, bounding memory */
+		pthread_cond_wait(&h->cond, &h->lock);
+	b->next = NULL;
+	if (h->tail)
+		h->tail->next = b;
+	else
+		h->head = b;
+	h->tail = b;
+	h->nblocks++;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void emit_to_block(struct reading *rd, const uint8_t *raw)
+{
+	struct handover *h = (struct handover *)rd;
+	if (!h->filling) {
+		pthread_mutex_lock(&h->lock);
+		struct block *b = h->spare;
+		if (b)
+			h->spare = b->next;
+		pthread_mutex_unlock(&h->lock);
+		h->filling = b ? b : pl_xmalloc(sizeof *b);
+		h->filling->n = 0;
+	}
+	h->filling->raw[h->filling->n++] = raw;
+	if (h->filling->n == BLOCK_RECORDS)
+		hand_over(h);
+}
+
+static void *reader_main(void *arg)
+{
+	struct handover *h = arg;
+	read_records(&h->rd);
+	if (h->filling)
+		hand_over(h);
+	pthread_mutex_lock(&h->lock);
+	h->done = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void free_blocks(struct block *b)
+{
+	while (b) {
+		struct block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
+/* The records replayed as the reader thread hands them over; -1 if the
+ * thread could not be started (nothing read then). */
+static int64_t run_with_reader(pl_session *s, pl_sample_fn on_sample, void *ctx)
+{
+	struct handover h = { .rd = { .r = s->r, .emit = emit_to_block } };
+	pthread_mutex_init(&h.lock, NULL);
+	pthread_cond_init(&h.cond, NULL);
+	pthread_t thread;
+	pd_freeze(s->r, 1);
+	if (pthread_create(&thread, NULL, reader_main, &h) != 0) {
+		pd_freeze(s->r, 0);
+		pthread_mutex_destroy(&h.lock);
+		pthread_cond_destroy(&h.cond);
+		return -1;
+	}
+	uint64_t samples = 0;
+	for (;;) {
+		pthread_mutex_lock(&h.lock);
+		while (!h.head && !h.done)
+			pthread_cond_wait(&h.cond, &h.lock);
+		struct block *b = h.head;
+		if (b) {
+			h.head = b->next;
+			if (!h.head)
+				h.tail = NULL;
+			h.nblocks--;
+			pthread_cond_broadcast(&h.cond);
+		}
+		pthread_mutex_unlock(&h.lock);
+		if (!b)
+			break;
+		for (size_t i = 0; i < b->n; i++)
+			samples += replay(s, b->raw[i], on_sample, ctx);
+		pthread_mutex_lock(&h.lock);
+		b->next = h.spare;
+		h.spare = b;
+		pthread_mutex_unlock(&h.lock);
+	}
+	pthread_join(thread, NULL);
+	pd_freeze(s->r, 0);
+	free_blocks(h.spare);
+	pthread_mutex_destroy(&h.lock);
+	pthread_cond_destroy(&h.cond);
+	s->lost_samples += h.rd.lost_samples;
+	s->bad_records += h.rd.bad_records;
+	return (int64_t)samples;
+}
+
+/* The single-threaded replay: each record as it is handed over. */
+struct replaying {
+	struct reading rd;
+	pl_session *s;
+	pl_sample_fn on_sample;
+	void *ctx;
+	uint64_t samples;
+};
+
+static void emit_replay(struct reading *rd, const uint8_t *raw)
+{
+	struct replaying *p = (struct replaying *)rd;
+	p->samples += replay(p->s, raw, p->on_sample, p->ctx);
+}
+
+/* PERF_LOOPS_READER_THREAD=0 replays on one thread (to compare, or where
+ * threads are unwelcome). */
+static int want_reader_thread(const pl_session *s)
+{
+	const char *e = getenv("PERF_LOOPS_READER_THREAD");
+	return !pd_is_pipe(s->r) && !(e && !strcmp(e, "0"));
+}
+
+uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
+{
+	if (want_reader_thread(s)) {
+		int64_t n = run_with_reader(s, on_sample, ctx);
+		if (n >= 0)
+			return (uint64_t)n;
+	}
+	struct replaying p = { .rd = { .r = s->r, .emit = emit_replay }, .s = s, .on_sample = on_sample, .ctx = ctx };
+	read_records(&p.rd);
+	s->lost_samples += p.rd.lost_samples;
+	s->bad_records += p.rd.bad_records;
+	return p.samples;
 }

@@ -191,6 +191,20 @@ def cmd_rounds(out):
     write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", ident))
 
 
+def cmd_attrs_in_data(out, n=20000):
+    """A file whose data holds records that perf writes in pipe mode only
+    and that would change the file's events: a HEADER_ATTR naming a second
+    event and an ID_INDEX, half-way through n kernel samples.  With the
+    reader thread (session.c) they are ignored with a warning; the samples
+    are all reported either way."""
+    samples = kernel_samples(1, n)
+    half = (n // 2) * struct.unpack_from("<H", samples, 6)[0]  # the samples are all one size
+    extra_attr = record(64, attr(config=1) + struct.pack("<Q", 2000))
+    id_index = record(69, struct.pack("<QQQQQ", 1, 2000, 1, 0, 0))
+    data = samples[:half] + extra_attr + id_index + samples[half:]
+    write_file(out, [(attr(), None, 8)], data, osrelease(), extra=struct.pack("<Q", 1000))
+
+
 def cmd_deep(out, depth=600):
     chain = [CONTEXT_KERNEL] + [0xffffffff81000000 + 16 * i for i in range(depth)]
     data = sample(1000, chain[1], 0, 1, chain)
@@ -199,7 +213,7 @@ def cmd_deep(out, depth=600):
 
 def main(argv):
     cmds = {"ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
-            "deep": cmd_deep, "rounds": cmd_rounds}
+            "deep": cmd_deep, "rounds": cmd_rounds, "attrs_in_data": cmd_attrs_in_data}
     if len(argv) < 3 or argv[1] not in cmds:
         sys.stderr.write(__doc__)
         return 2

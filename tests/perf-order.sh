@@ -29,4 +29,28 @@ if command -v perf >/dev/null 2>&1; then
 else
 	skip "perf not installed: no oracle"
 fi
+
+# The reader thread (session.c) hands the records over in replay order: the
+# report is the one a single thread makes (PERF_LOOPS_READER_THREAD=0),
+# here and on 50,000 samples (several blocks handed over).
+python3 "$top_srcdir/tests/hostile-perf.py" plain "$TMP/plain.data" 50000
+for f in rounds plain; do
+	"$PERF_LOOPS" report -i "$TMP/$f.data" --format=json >"$TMP/threaded.json" 2>"$TMP/err1"
+	rc=$?
+	PERF_LOOPS_READER_THREAD=0 "$PERF_LOOPS" report -i "$TMP/$f.data" --format=json >"$TMP/single.json" 2>"$TMP/err0"
+	[ $rc -eq 0 ] && [ -s "$TMP/threaded.json" ] && cmp -s "$TMP/threaded.json" "$TMP/single.json" &&
+		cmp -s "$TMP/err1" "$TMP/err0"
+	ok $? "$f: the report with the reader thread is the single thread's (output and warnings)"
+done
+
+# Records that would change the file's events (HEADER_ATTR, ID_INDEX: perf
+# writes them in pipe mode only) in a file's data: with the reader thread
+# they are ignored with a warning, as the other thread reads the events;
+# every sample is reported.
+python3 "$top_srcdir/tests/hostile-perf.py" attrs_in_data "$TMP/attrs.data" 20000
+"$PERF_LOOPS" report -i "$TMP/attrs.data" --format=json >"$TMP/attrs.json" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "records that describe events (type 64) in the data of a file.*ignored" "$TMP/err" &&
+	python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["events"][0]["samples"] != 20000)' "$TMP/attrs.json"
+ok $? "event records in a file's data: ignored with a warning, the 20,000 samples reported (exit $rc: $(head -c 200 "$TMP/err"))"
 done_testing
