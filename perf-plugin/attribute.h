@@ -10,6 +10,7 @@
 #include "report.h"
 
 #include <limits.h>
+#include <pthread.h>
 
 struct sym {
 	uint64_t addr, size;
@@ -44,6 +45,11 @@ struct pl_attrib {
 	struct symtab kallsyms;
 	char *kallsyms_buf;
 	int kallsyms_tried;
+	/* kallsyms read on a thread of its own from the start (find-dso.c) */
+	pthread_t ks_thread;
+	int ks_reading;           /* started, not joined */
+	struct symtab ks_read;
+	char *ks_read_buf;
 	char home_debug[PATH_MAX];
 	char osrelease[256];
 	/* frame cache: (parent, map, address) -> node */
