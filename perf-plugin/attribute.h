@@ -45,11 +45,10 @@ struct pl_attrib {
 	struct symtab kallsyms;
 	char *kallsyms_buf;
 	int kallsyms_tried;
-	/* kallsyms read on a thread of its own from the start (find-dso.c) */
+	/* kallsyms read into the two above on a thread of its own from the
+	 * start (find-dso.c): theirs until joined */
 	pthread_t ks_thread;
 	int ks_reading;           /* started, not joined */
-	struct symtab ks_read;
-	char *ks_read_buf;
 	char home_debug[PATH_MAX];
 	char osrelease[256];
 	/* frame cache: (parent, map, address) -> node */

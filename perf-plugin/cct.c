@@ -239,9 +239,7 @@ uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k)
  * counts in the total of every node of its (turned) path; its self stays
  * where it landed, in the first frame. */
 
-/* Puts the nodes of SRC from its root down to N in *PATH (root side
- * first), growing it; returns how many. */
-static size_t path_to(const pl_tree *src, uint32_t n, uint32_t **path, size_t *cap)
+size_t pl_tree_path(const pl_tree *src, uint32_t n, uint32_t **path, size_t *cap)
 {
 	size_t len = 0;
 	for (uint32_t m = n; m; m = src->nodes[m].parent)
@@ -277,7 +275,7 @@ void pl_tree_invert(pl_tree *t)
 	for (uint32_t n = 1; n < t->n; n++) {
 		if (!t->nodes[n].costs)
 			continue;
-		size_t len = path_to(t, n, &path, &cap);
+		size_t len = pl_tree_path(t, n, &path, &cap);
 		if (len > cap_turned) {
 			cap_turned = cap;
 			turned = pl_xrealloc(turned, cap_turned * sizeof *turned);

@@ -318,11 +318,9 @@ void pl_dsos_begin(struct pl_attrib *a)
 void pl_dsos_end(struct pl_attrib *a)
 {
 	prefetch_end(a);
-	if (a->ks_reading) { /* read, never asked for */
+	if (a->ks_reading) { /* read, never asked for: freed below */
 		pthread_join(a->ks_thread, NULL);
 		a->ks_reading = 0;
-		free(a->ks_read.v);
-		free(a->ks_read_buf);
 	}
 	for (size_t i = 0; i < a->ndattr; i++) {
 		struct dso_attr *d = &a->dattr[i];
@@ -338,12 +336,6 @@ void pl_dsos_end(struct pl_attrib *a)
 }
 
 
-static void hex_id(const pl_dso *d, char *buf)
-{
-	for (int i = 0; i < d->build_id_size; i++)
-		sprintf(buf + 2 * i, "%02x", d->build_id[i]);
-	buf[2 * d->build_id_size] = 0;
-}
 
 static int file_exists(const char *p)
 {
@@ -472,11 +464,12 @@ static void read_kallsyms(const struct pl_attrib *a, struct symtab *t, char **bu
 static void *kallsyms_main(void *arg)
 {
 	struct pl_attrib *a = arg;
-	read_kallsyms(a, &a->ks_read, &a->ks_read_buf);
+	read_kallsyms(a, &a->kallsyms, &a->kallsyms_buf);
 	return NULL;
 }
 
-/* A recording with kernel samples will want kallsyms: it is read from the
+/* A recording with kernel samples may want kallsyms (for kernel frames
+ * without a vmlinux, or outside its maps): it is read from the
  * start on a thread of its own (46 ms here for a 5.4 MB file, most of it
  * copying memory), beside the reading of the records and the binaries. */
 static void kallsyms_start(struct pl_attrib *a)
@@ -489,7 +482,8 @@ static void kallsyms_start(struct pl_attrib *a)
 		}
 }
 
-/* The table read by kallsyms_main, once it is done; or read now. */
+/* The table read by kallsyms_main, once it is done; or read now.  Nothing
+ * reads a->kallsyms before this (pl_symtab_find comes after it). */
 void pl_load_kallsyms(struct pl_attrib *a)
 {
 	if (a->kallsyms_tried)
@@ -498,8 +492,6 @@ void pl_load_kallsyms(struct pl_attrib *a)
 	if (a->ks_reading) {
 		pthread_join(a->ks_thread, NULL);
 		a->ks_reading = 0;
-		a->kallsyms = a->ks_read;
-		a->kallsyms_buf = a->ks_read_buf;
 		return;
 	}
 	read_kallsyms(a, &a->kallsyms, &a->kallsyms_buf);
@@ -602,7 +594,7 @@ static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 	}
 	if (!p && dso->build_id_size) {
 		char hex[41];
-		hex_id(dso, hex);
+		pl_dso_build_id_hex(dso, hex);
 		snprintf(dir, sizeof dir, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 		if (file_exists(dir))
 			p = pl_xstrdup(dir);
@@ -636,7 +628,7 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 		return d;
 	d->tried = 1;
 	char hex[41], p[PATH_MAX + 64];
-	hex_id(dso, hex);
+	pl_dso_build_id_hex(dso, hex);
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
 		/* in pipe mode the release comes as a record, after we started */
 		const char *rel = pd_osrelease(a->rep->r);

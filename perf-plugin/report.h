@@ -60,6 +60,9 @@ void pl_tree_finish(pl_tree *t);
 /* -g callee: T (per-leaf sample counts, before pl_tree_finish) becomes the
  * callee-ordered tree, finished: frames innermost first, each top-down. */
 void pl_tree_invert(pl_tree *t);
+/* Puts the nodes of T from its root down to N in *PATH (root side first,
+ * the root itself left out), growing it (*CAP); returns how many. */
+size_t pl_tree_path(const pl_tree *t, uint32_t n, uint32_t **path, size_t *cap);
 /* The PL_NCOST costs of NODE for event EV: read-only (zeros if it has none);
  * pl_cost_at makes the entry, and its pointer lasts until the next call. */
 const uint64_t *pl_cost(const pl_tree *t, uint32_t node, size_t ev);

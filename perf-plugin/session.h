@@ -32,6 +32,18 @@ typedef struct pl_dso {
 	void *attr;             /* attribute.c's state for this binary */
 } pl_dso;
 
+/* D's build-id in hex into BUF (41 bytes; "" when it has none). */
+static inline void pl_dso_build_id_hex(const pl_dso *d, char *buf)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = d->build_id_size <= 20 ? d->build_id_size : 20;
+	for (size_t i = 0; i < n; i++) {
+		buf[2 * i] = digits[d->build_id[i] >> 4];
+		buf[2 * i + 1] = digits[d->build_id[i] & 15];
+	}
+	buf[2 * n] = 0;
+}
+
 typedef struct pl_map {
 	uint64_t start, end, pgoff;
 	pl_dso *dso;

@@ -39,13 +39,8 @@ static void print_context(pl_report *rep, const struct context *cx, uint64_t all
 	c[PL_TOTAL_PERIOD] = c[PL_SELF_PERIOD] = cx->period;
 	pl_print_columns(rep, c, all);
 	fputc('\n', rep->out);
-	size_t depth = 0;
-	for (uint32_t n = cx->node; n; n = t->nodes[n].parent)
-		depth++;
-	uint32_t *path = pl_xmalloc(depth * sizeof *path);
-	size_t i = depth;
-	for (uint32_t n = cx->node; n; n = t->nodes[n].parent)
-		path[--i] = n;
+	uint32_t *path = NULL;
+	size_t cap = 0, depth = pl_tree_path(t, cx->node, &path, &cap);
 	for (size_t k = 0; k < depth; k++) {
 		uint32_t n = path[rep->opt->callee ? depth - 1 - k : k];
 		char label[1024], dso[300] = "";

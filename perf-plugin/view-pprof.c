@@ -149,9 +149,8 @@ static uint64_t mapping_id(struct pprof *pp, const pl_dso *dso)
 	if (pp->mapped[dso->index])
 		return id;
 	pp->mapped[dso->index] = 1;
-	char hex[41] = "";
-	for (size_t i = 0; i < dso->build_id_size && i < 20; i++)
-		snprintf(hex + 2 * i, 3, "%02x", dso->build_id[i]);
+	char hex[41];
+	pl_dso_build_id_hex(dso, hex);
 	buf *m = &pp->sub;
 	m->n = 0;
 	field_int(m, 1, id);
