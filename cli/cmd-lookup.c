@@ -3,7 +3,7 @@
  * An address is hex (0x401156 or 401156, as addr2line takes them) or
  * SYMBOL+0xOFF[/0xSIZE] as kernel oops lines print them. */
 #include "cli.h"
-#include "json_writer.h"
+#include "support/json_writer.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -5,9 +5,9 @@
  * DWARF, the line map and the procedure table are built beforehand on one
  * thread and are read-only here; each worker has its own decoder and arena,
  * so the workers share nothing mutable but the next-procedure counter. */
-#include "structure.h"
-#include "source.h"
+#include "loops/source.h"
 #include "pipeline.h"
+#include "structure/structure.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

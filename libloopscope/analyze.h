@@ -3,7 +3,7 @@
 #ifndef LOOPSCOPE_ANALYZE_H
 #define LOOPSCOPE_ANALYZE_H
 
-#include "module.h"
+#include "elf/module.h"
 
 /* analyze.c: build m->root from procs, lines, inline tree, CFGs and loops. */
 int ls_analyze(ls_module *m, ls_error *err);

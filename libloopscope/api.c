@@ -1,9 +1,17 @@
 /* api.c - the module's life cycle: open (the stages in pipeline.c, under
  * an out-of-memory guard), the module getters, and close. */
-#include "internal.h"
-#include "cfg.h"
-#include "source.h"
+#include "cfg/cfg.h"
+#include "dwarf/inline_tree.h"
+#include "dwarf/linemap.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+#include "elf/symbols.h"
+#include "loops/source.h"
+#include "output/output.h"
 #include "pipeline.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "support/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

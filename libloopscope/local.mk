@@ -1,4 +1,5 @@
-# libloopscope: one file per stage (see libloopscope/internal.h).
+# libloopscope: one folder per group of stages, one file per stage (see
+# libloopscope/README.md for what each folder owns, reads and makes).
 #
 # The stages are built once, into a convenience library compiled with
 # -fvisibility=hidden (loopscope.h alone declares default visibility), which
@@ -9,33 +10,42 @@ lib_LTLIBRARIES += libloopscope.la
 noinst_LTLIBRARIES += libloopscope-internal.la
 include_HEADERS += libloopscope/loopscope.h
 libloopscope_internal_la_SOURCES = \
-	libloopscope/internal.h libloopscope/decode.h libloopscope/cfg.h libloopscope/cfg_private.h libloopscope/loop_forest.h \
-	libloopscope/source.h libloopscope/structure.h \
-	libloopscope/base.h libloopscope/module.h libloopscope/relocate.h libloopscope/procs.h libloopscope/symbols.h \
-	libloopscope/linemap.h libloopscope/inline_tree.h libloopscope/scope.h libloopscope/lookup.h libloopscope/check.h \
-	libloopscope/analyze.h libloopscope/cache.h libloopscope/output.h libloopscope/pipeline.h \
-	libloopscope/error.c libloopscope/file.c libloopscope/arena.c libloopscope/strtab.c \
-	libloopscope/demangle.c libloopscope/progress.c libloopscope/workers.c \
-	libloopscope/module.c libloopscope/elf_file.c libloopscope/relocate.c libloopscope/symbols.c \
-	libloopscope/procs.c libloopscope/linemap.c libloopscope/inline_tree.c \
-	libloopscope/decode_x86.c libloopscope/cfg.c libloopscope/eh_frame.c libloopscope/jump_tables.c libloopscope/noreturn.c libloopscope/loop_forest.c \
-	libloopscope/structure.c libloopscope/loop_line.c libloopscope/source.c \
-	libloopscope/normalize.c libloopscope/pipeline.c libloopscope/analyze.c \
-	libloopscope/scope.c libloopscope/check.c libloopscope/lookup.c libloopscope/api.c libloopscope/cache.c libloopscope/cache_dir.c \
-	libloopscope/output_text.c libloopscope/output_json.c libloopscope/output_xml.c
+	libloopscope/api.c libloopscope/pipeline.c libloopscope/pipeline.h \
+	libloopscope/analyze.c libloopscope/analyze.h \
+	libloopscope/support/base.h libloopscope/support/error.c libloopscope/support/file.c \
+	libloopscope/support/arena.c libloopscope/support/strtab.c libloopscope/support/demangle.c \
+	libloopscope/support/progress.c libloopscope/support/workers.c \
+	libloopscope/elf/module.c libloopscope/elf/module.h libloopscope/elf/elf_file.c \
+	libloopscope/elf/relocate.c libloopscope/elf/relocate.h \
+	libloopscope/elf/symbols.c libloopscope/elf/symbols.h \
+	libloopscope/dwarf/inline_tree.c libloopscope/dwarf/inline_tree.h \
+	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h \
+	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
+	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c \
+	libloopscope/cfg/cfg.c libloopscope/cfg/cfg.h libloopscope/cfg/cfg_private.h \
+	libloopscope/cfg/eh_frame.c libloopscope/cfg/jump_tables.c libloopscope/cfg/noreturn.c \
+	libloopscope/loops/loop_forest.c libloopscope/loops/loop_forest.h \
+	libloopscope/loops/loop_line.c libloopscope/loops/source.c libloopscope/loops/source.h \
+	libloopscope/structure/structure.c libloopscope/structure/structure.h libloopscope/structure/normalize.c \
+	libloopscope/structure/scope.c libloopscope/structure/scope.h \
+	libloopscope/structure/lookup.c libloopscope/structure/lookup.h \
+	libloopscope/structure/check.c libloopscope/structure/check.h \
+	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_dir.c \
+	libloopscope/output/output.h libloopscope/output/output_text.c \
+	libloopscope/output/output_json.c libloopscope/output/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden
 libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread
 # The one JSON writer: the library's JSON outputs, `loopscope lookup --json`
 # and `perf loops report --format=json` share it.  A convenience library of
 # its own, since the front ends link libloopscope.so, which does not export it.
 noinst_LTLIBRARIES += libloopscope-json.la
-libloopscope_json_la_SOURCES = libloopscope/json_writer.c libloopscope/json_writer.h
+libloopscope_json_la_SOURCES = libloopscope/support/json_writer.c libloopscope/support/json_writer.h
 libloopscope_json_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libloopscope_la_SOURCES =
 libloopscope_la_LIBADD = libloopscope-internal.la
 libloopscope_la_LDFLAGS = -version-info 0:0:0 -Wl,--version-script=$(srcdir)/libloopscope/loopscope.map
 EXTRA_libloopscope_la_DEPENDENCIES = $(srcdir)/libloopscope/loopscope.map
-EXTRA_DIST += libloopscope/loopscope.map
+EXTRA_DIST += libloopscope/loopscope.map libloopscope/README.md
 # pkg-config --cflags --libs loopscope
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = libloopscope/loopscope.pc

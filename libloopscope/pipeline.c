@@ -2,50 +2,59 @@
  *
  * ls_module_open (api.c) runs ls_pipeline_open on a fresh handle:
  *
- *   1. ELF file (module.c, relocate.c)
+ *   1. ELF file (elf/module.c, elf/relocate.c)
  *        reads  the file, its separate debug file (build-id, debuglink, debuginfod)
  *        makes  m->elf, dwfl, dwarf (NULL without), text (code bytes, relocated in a .o/.ko),
  *               path, debug_path, build_id, bias
- *   2. cache (cache.c)
+ *   2. cache (cache/cache.c)
  *        reads  m's identity (build-id, file size and time, options)
  *        makes  m->root and m->lookup, when a stored tree matches: then 3-7 are skipped
- *   3. inline tree (inline_tree.c)
+ *   3. inline tree (dwarf/inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code
- *   4. procedures (procs.c)
+ *   4. procedures (dwarf/procs.c)
  *        reads  m->inl's subprograms, the symbol table, the PLT
  *        makes  m->procs: procedures by address, ranges clamped
- *   5. line map (linemap.c)
+ *   5. line map (dwarf/linemap.c)
  *        reads  m->dwarf (.debug_line)
  *        makes  m->lines: sorted rows, the statements hidden under loop headers
  *   6. analysis (analyze.c: ls_pipeline_proc below on every procedure, N threads)
  *        reads  m->procs, m->lines, m->inl, m->text; source files (loop lines)
  *        makes  m->root: module > file > proc > inline/alien > loop > stmt
- *   7. lookup index (lookup.c)
+ *   7. lookup index (structure/lookup.c)
  *        reads  m->root
  *        makes  m->lookup: address -> statement
- *      and the cache stores both (cache.c, when on)
+ *      and the cache stores both (cache/cache.c, when on)
  *
- * and, with --enable-debug-checks, checks every invariant (check.c).
+ * and, with --enable-debug-checks, checks every invariant (structure/check.c).
  *
  * ls_pipeline_proc, on one procedure P:
  *
- *   a. CFG (cfg.c; eh_frame.c, jump_tables.c, noreturn.c)
+ *   a. CFG (cfg/cfg.c; cfg/eh_frame.c, cfg/jump_tables.c, cfg/noreturn.c)
  *        reads  P's ranges in m->text, m->procs (tail calls), the module's noreturn facts
  *        makes  the CFG: instructions, blocks, edges (freed after d)
- *   b. loop forest (loop_forest.c)
+ *   b. loop forest (loops/loop_forest.c)
  *        reads  the CFG
  *        makes  the loop nesting forest, irreducible loops too (freed after d)
  *   c. (no CFG: P's code as one run, no loops)
- *   d. structure (structure.c, loop_line.c, normalize.c)
+ *   d. structure (structure/structure.c, loops/loop_line.c, structure/normalize.c)
  *        reads  the CFG, the loops, m->lines, m->inl
  *        makes  P's scope, in this thread's arena
  */
-#include "internal.h"
-#include "cfg.h"
-#include "loop_forest.h"
+#include "analyze.h"
+#include "cache/cache.h"
+#include "cfg/cfg.h"
+#include "dwarf/inline_tree.h"
+#include "dwarf/linemap.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+#include "loops/loop_forest.h"
 #include "pipeline.h"
-#include "structure.h"
+#include "structure/check.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "structure/structure.h"
+#include "support/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 #ifndef LOOPSCOPE_PIPELINE_H
 #define LOOPSCOPE_PIPELINE_H
 
-#include "module.h"
+#include "elf/module.h"
 
 struct ls_decoder;
 

@@ -3,7 +3,7 @@
  * then the tree; cost arrays follow the order of "events".  Strings are
  * escaped by json_writer.c as every JSON of loopscope is. */
 #include "report.h"
-#include "json_writer.h"
+#include "support/json_writer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -98,7 +98,7 @@ def part1_clang(tap, tmp, totals):
     for d in ("libloopscope", "cli", "perf-plugin"):
         dd = os.path.join(C.TOP_SRCDIR, d)
         if os.path.isdir(dd):
-            srcs += sorted(os.path.join(dd, f) for f in os.listdir(dd) if f.endswith(".c"))
+            srcs += sorted(os.path.join(r, f) for r, _, fs in os.walk(dd) for f in fs if f.endswith(".c"))
     flags = ["-std=gnu11", "-D_GNU_SOURCE", "-w"] + ["-I" + os.path.join(C.TOP_SRCDIR, d) for d in ("libloopscope", "cli", "perf-plugin")]
     for opt in ("-O2",):
         for path in srcs:

@@ -25,7 +25,7 @@
 # it counts as wrong.
 #
 # This oracle is its own code (a tokenizer and the four tests above, in
-# Python); it shares nothing with libloopscope/source.c.  But loopscope reads the
+# Python); it shares nothing with libloopscope/loops/source.c.  But loopscope reads the
 # same source text to choose its lines, so agreement with sources read says
 # little about a user's binary whose sources are not on disk.  So every
 # build is also analyzed with LOOPSCOPE_NO_SOURCE=1, where only the DWARF

@@ -8,7 +8,12 @@
  * indexed, looked up and written in every format: a tree that passed the
  * checks must be safe to walk.  Seeds: cache files of the fixtures
  * (scripts/fuzz-ci makes them with loopscope). */
-#include "internal.h"
+#include "cache/cache.h"
+#include "elf/module.h"
+#include "elf/symbols.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "support/base.h"
 
 #include <stdio.h>
 #include <stdlib.h>

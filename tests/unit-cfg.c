@@ -1,4 +1,4 @@
-/* unit-cfg.c - CFGs (libloopscope/cfg.c, libloopscope/decode_x86.c) and loop forests of
+/* unit-cfg.c - CFGs (libloopscope/cfg/cfg.c, libloopscope/cfg/decode_x86.c) and loop forests of
  * real code: a fixture (below) compiled at test time with gcc and clang at
  * -O0/-O2 (PIE) and gcc -O2 -no-pie (absolute jump tables).  Checks: every
  * decodable byte of a procedure is in exactly one block, blocks[0] holds
@@ -13,8 +13,8 @@
  * ld and with lld, and not PIE): the exact edges of each, none read past
  * a table's end, an unresolvable one counted and warned about.
  * Prints TAP. */
-#include "cfg.h"
-#include "loop_forest.h"
+#include "cfg/cfg.h"
+#include "loops/loop_forest.h"
 
 #include <stdarg.h>
 #include <stdio.h>

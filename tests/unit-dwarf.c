@@ -6,7 +6,13 @@
  * a shared library, a relocatable object, the index invariants, and bad
  * input (empty, not ELF, truncated, foreign machine, random corruption).
  * Prints TAP. */
-#include "internal.h"
+#include "dwarf/inline_tree.h"
+#include "dwarf/linemap.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+#include "pipeline.h"
+#include "structure/check.h"
+#include "support/base.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -135,7 +141,7 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The index invariants every module must satisfy (libloopscope/check.c). */
+/* The index invariants every module must satisfy (libloopscope/structure/check.c). */
 static void check_invariants_abs(const ls_module *m, const char *what, bool absolute)
 {
 	const char *why = ls_check_module(m, LS_CHECK_INLINE_SEGMENTS, absolute);

@@ -12,7 +12,10 @@
  *                     first allocation past the last one succeeds.
  *
  * Prints TAP. */
-#include "internal.h"
+#include "elf/module.h"
+#include "structure/check.h"
+#include "structure/scope.h"
+#include "support/base.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
-/* unit-json.c - the JSON writer (libloopscope/json_writer.c) on its own:
+/* unit-json.c - the JSON writer (libloopscope/support/json_writer.c) on its own:
  * escaping of quotes, backslashes, control characters and bytes that are not
  * UTF-8, commas and nesting, pretty layout, and a string longer than the
  * writer's buffer.  Each case compares the whole output with the exact text
  * it must be. */
-#include "json_writer.h"
+#include "support/json_writer.h"
 #include "tap.h"
 
 #include <stdlib.h>

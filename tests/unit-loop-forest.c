@@ -1,10 +1,10 @@
-/* unit-loop-forest.c - the loop nesting forest (libloopscope/loop_forest.c) on
+/* unit-loop-forest.c - the loop nesting forest (libloopscope/loops/loop_forest.c) on
  * synthetic CFGs: natural, nested, shared-header, irreducible and self
  * loops, unreachable cycles, natural loops headed by an irreducible loop's
  * entries; random graphs checked against the recursive
  * SCC definition of Havlak's forest; large graphs to show near-linear cost.
  * Prints TAP. */
-#include "loop_forest.h"
+#include "loops/loop_forest.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -15,7 +15,13 @@
  *
  * Prints TAP.
  */
-#include "internal.h"
+#include "cache/cache.h"
+#include "elf/module.h"
+#include "output/output.h"
+#include "structure/check.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "support/base.h"
 
 #include <dirent.h>
 #include <errno.h>

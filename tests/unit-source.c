@@ -1,4 +1,4 @@
-/* unit-source.c - the source reader of the loop-line rules (libloopscope/source.c):
+/* unit-source.c - the source reader of the loop-line rules (libloopscope/loops/source.c):
  * which lines begin a loop statement (for, while, do, a label a goto
  * names) and which line its body ends on, on a C/C++ snippet whose answer
  * is written beside each line (/ * S:kind:end * /); keywords inside
@@ -8,7 +8,7 @@
  *
  * `tests/unit-source FILE` prints FILE's loop statements instead (to see
  * what the rules see in a real source). */
-#include "source.h"
+#include "loops/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,405 @@
+/* cache_dir.c - the cache directory: where it is, who may read it, the
+ * temporaries that killed stores leave behind, and its size bound.
+ *
+ * The directory is made 0700 (and its files are 0600, see cache.c): the
+ * trees name every procedure and file of the binaries analyzed.  A store
+ * first removes temporaries whose writer is gone (its pid, in the name, no
+ * longer runs, or the file is an hour old), and after its rename evicts
+ * the least recently used entries (cache.c refreshes an entry's mtime on
+ * every hit) until the directory holds at most the bound: 1 GiB, or
+ * $LOOPSCOPE_CACHE_SIZE, or opt->cache_max_bytes.
+ *
+ * Also the public side: `loopscope cache --list/--prune/--clear` through
+ * ls_cache_list(), ls_cache_prune() and ls_cache_clear().
+ */
+#include "cache/cache.h"
+#include "support/base.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_BOUND ((uint64_t)1 << 30)
+#define STALE_SECONDS 3600
+
+bool ls_cache_dir_of(const ls_options *opt, char *buf, size_t size)
+{
+	int n;
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (opt && opt->cache_dir && *opt->cache_dir)
+		n = snprintf(buf, size, "%s", opt->cache_dir);
+	else if (xdg && *xdg == '/')
+		n = snprintf(buf, size, "%s/loopscope", xdg);
+	else if (home && *home)
+		n = snprintf(buf, size, "%s/.cache/loopscope", home);
+	else
+		return false;
+	return n > 0 && (size_t)n < size;
+}
+
+int ls_cache_dir_make(const char *dir)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(dir);
+	if (len == 0 || len >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, dir, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -1;
+	/* A directory made by an older loopscope (0755), or by hand: ours
+	 * is private.  One that is not ours is left as it is. */
+	struct stat st;
+	if (stat(buf, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (st.st_uid == geteuid() && (st.st_mode & 077))
+		(void)chmod(buf, 0700);
+	return 0;
+}
+
+uint64_t ls_cache_bound(const ls_options *opt)
+{
+	if (opt && opt->cache_max_bytes)
+		return opt->cache_max_bytes;
+	const char *env = getenv("LOOPSCOPE_CACHE_SIZE");
+	if (env && *env) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(env, &end, 10);
+		int shift = 0;
+		switch (*end) {
+		case 'k': case 'K': shift = 10; end++; break;
+		case 'm': case 'M': shift = 20; end++; break;
+		case 'g': case 'G': shift = 30; end++; break;
+		}
+		if (end != env && !errno && (*end == 0 || !strcmp(end, "iB") || !strcmp(end, "B")) &&
+		    v < (1ull << (63 - shift)))
+			return (uint64_t)v << shift;
+	}
+	return DEFAULT_BOUND;
+}
+
+/* ---- walking the directory ---------------------------------------------------- */
+
+enum entry_kind { ENTRY_OTHER, ENTRY_CACHE, ENTRY_TEMP };
+
+/* "X.lsc" is an entry; "X.lsc.tmp-PID-XXXXXX" a store in progress (or a
+ * dead one).  Anything else is not ours and is never touched. */
+static enum entry_kind kind_of(const char *name, long *pid)
+{
+	size_t n = strlen(name);
+	if (n > 4 && !strcmp(name + n - 4, ".lsc"))
+		return ENTRY_CACHE;
+	const char *t = strstr(name, ".lsc.tmp-");
+	if (t && t != name) {
+		char *end;
+		*pid = strtol(t + 9, &end, 10);
+		if (*end == '-')
+			return ENTRY_TEMP;
+	}
+	return ENTRY_OTHER;
+}
+
+struct entry {
+	char *path;
+	uint64_t size;
+	struct timespec used;
+};
+
+struct listing {
+	struct entry *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static void listing_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* Calls VISIT on every regular file of DIR that is an entry or a
+ * temporary (kind_of), with its path, stat and kind; a nonzero return
+ * stops the walk.  -1 if DIR cannot be opened. */
+static int walk_dir(const char *dir, int (*visit)(void *ctx, const char *path, const char *name, long pid,
+                                                  enum entry_kind k, const struct stat *st),
+                    void *ctx)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));) {
+		long pid = 0;
+		enum entry_kind k = kind_of(e->d_name, &pid);
+		char path[PATH_MAX];
+		struct stat st;
+		if (k == ENTRY_OTHER || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (visit(ctx, path, e->d_name, pid, k, &st))
+			break;
+	}
+	closedir(d);
+	return 0;
+}
+
+struct list_walk {
+	struct listing *l;
+	bool temps;
+};
+
+static int add_entry(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
+                     const struct stat *st)
+{
+	(void)name, (void)pid;
+	struct list_walk *w = ctx;
+	struct listing *l = w->l;
+	if (k == ENTRY_TEMP && !w->temps)
+		return 0;
+	l->v = ls_grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	char *copy = ls_xstrdup(path); /* before n grows: out of memory leaves L whole */
+	l->v[l->n++] = (struct entry){ copy, (uint64_t)st->st_size, st->st_mtim };
+	l->total += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* The entries of DIR (regular files only); temporaries too if TEMPS. */
+static int list_dir(const char *dir, bool temps, struct listing *l)
+{
+	memset(l, 0, sizeof *l);
+	return walk_dir(dir, add_entry, &(struct list_walk){ l, temps });
+}
+
+static int cmp_used(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	if (x->used.tv_nsec != y->used.tv_nsec)
+		return x->used.tv_nsec < y->used.tv_nsec ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static bool temp_is_stale(const char *name, long pid, const struct stat *st)
+{
+	if (time(NULL) - st->st_mtim.tv_sec > STALE_SECONDS)
+		return true;
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+struct stale_walk {
+	ls_cache_fn fn;
+	void *ctx;
+};
+
+static int remove_if_stale(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
+                           const struct stat *st)
+{
+	struct stale_walk *w = ctx;
+	if (k != ENTRY_TEMP || !temp_is_stale(name, pid, st))
+		return 0;
+	if (unlink(path) == 0 && w->fn) {
+		ls_cache_info info = { .file = path, .size = (uint64_t)st->st_size, .last_used = st->st_mtim.tv_sec,
+				       .problem = "a temporary left by a store that did not finish" };
+		w->fn(w->ctx, &info);
+	}
+	return 0;
+}
+
+/* Calls FN (if any) on every stale temporary removed from DIR. */
+static void remove_stale(const char *dir, ls_cache_fn fn, void *ctx)
+{
+	walk_dir(dir, remove_if_stale, &(struct stale_walk){ fn, ctx });
+}
+
+void ls_cache_remove_stale(const char *dir)
+{
+	remove_stale(dir, NULL, NULL);
+}
+
+/* What FN is told of entry E; META (may be NULL) what its header says. */
+static ls_cache_info entry_info(const struct entry *e, const struct ls_cache_meta *meta)
+{
+	ls_cache_info info = { .file = e->path, .size = e->size, .last_used = e->used.tv_sec };
+	if (meta) {
+		info.binary = meta->binary[0] ? meta->binary : NULL;
+		info.build_id = meta->build_id[0] ? meta->build_id : NULL;
+		info.loops = meta->loops;
+		info.problem = meta->problem;
+	}
+	return info;
+}
+
+/* Evicts least recently used entries of DIR (not KEEP) until at most
+ * BOUND bytes remain. */
+static void evict(const char *dir, uint64_t bound, const char *keep, ls_cache_fn fn, void *ctx)
+{
+	struct listing l;
+	if (list_dir(dir, false, &l) < 0)
+		return;
+	if (l.total > bound) {
+		qsort(l.v, l.n, sizeof *l.v, cmp_used);
+		for (size_t i = 0; i < l.n && l.total > bound; i++) {
+			if (keep && !strcmp(l.v[i].path, keep))
+				continue;
+			if (unlink(l.v[i].path) < 0)
+				continue;
+			l.total -= l.v[i].size;
+			if (fn) {
+				ls_cache_info info = entry_info(&l.v[i], NULL);
+				info.problem = "least recently used, beyond the size bound";
+				fn(ctx, &info);
+			}
+		}
+	}
+	listing_free(&l);
+}
+
+void ls_cache_enforce_bound(const ls_options *opt, const char *dir, const char *keep)
+{
+	evict(dir, ls_cache_bound(opt), keep, NULL, NULL);
+}
+
+/* ---- the public side ---------------------------------------------------------- */
+
+int ls_cache_dir(const ls_options *opt, char *buf, size_t size)
+{
+	return ls_cache_dir_of(opt, buf, size) ? 0 : -1;
+}
+
+static int open_dir(const ls_options *opt, char *dir, size_t size, ls_error *err)
+{
+	if (!ls_cache_dir_of(opt, dir, size)) {
+		ls_set_error(err, LS_ERR_USAGE, "no cache directory: set XDG_CACHE_HOME or HOME");
+		return -1;
+	}
+	struct stat st;
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return 1; /* no cache yet: nothing to list or remove */
+		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ls_set_error(err, LS_ERR_IO, "%s: not a directory", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int list_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+{
+	(void)opt;
+	struct listing l;
+	if (list_dir(dir, false, &l) < 0)
+		return -1;
+	qsort(l.v, l.n, sizeof *l.v, cmp_used);
+	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
+	for (size_t i = l.n; i-- > 0;) { /* most recently used first */
+		ls_cache_read_meta(l.v[i].path, false, meta);
+		ls_cache_info info = entry_info(&l.v[i], meta);
+		fn(ctx, &info);
+	}
+	free(meta);
+	listing_free(&l);
+	return 0;
+}
+
+static int prune_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+{
+	remove_stale(dir, fn, ctx);
+	/* Entries that can only miss: unreadable, another format or build of
+	 * loopscope, corrupt, or whose binary is gone or changed. */
+	struct listing l;
+	if (list_dir(dir, false, &l) < 0)
+		return -1;
+	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
+	for (size_t i = 0; i < l.n; i++) {
+		ls_cache_read_meta(l.v[i].path, true, meta);
+		if (!meta->problem || unlink(l.v[i].path) < 0)
+			continue;
+		ls_cache_info info = entry_info(&l.v[i], meta);
+		fn(ctx, &info);
+	}
+	free(meta);
+	listing_free(&l);
+	evict(dir, ls_cache_bound(opt), NULL, fn, ctx);
+	return 0;
+}
+
+static int clear_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+{
+	(void)opt;
+	struct listing l;
+	if (list_dir(dir, true, &l) < 0)
+		return -1;
+	for (size_t i = 0; i < l.n; i++) {
+		if (unlink(l.v[i].path) < 0)
+			continue;
+		ls_cache_info info = entry_info(&l.v[i], NULL);
+		fn(ctx, &info);
+	}
+	listing_free(&l);
+	return 0;
+}
+
+/* What ls_cache_list, ls_cache_prune and ls_cache_clear share: find the
+ * directory (none yet: nothing to do), then OP on it. */
+static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, const char *, ls_cache_fn, void *),
+                        ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	char dir[PATH_MAX];
+	int rc = open_dir(opt, dir, sizeof dir, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* the listing leaks */
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", dir);
+		return -1;
+	}
+	rc = op(opt, dir, fn, ctx);
+	ls_oom_pop(&g);
+	if (rc < 0) {
+		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, list_entries, fn, ctx, err);
+}
+
+int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, prune_entries, fn, ctx, err);
+}
+
+int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+{
+	return on_cache_dir(opt, clear_entries, fn, ctx, err);
+}

@@ -1,0 +1,71 @@
+/* cfg.h - the control-flow graph of one procedure (built by cfg.c). */
+#ifndef LOOPSCOPE_CFG_H
+#define LOOPSCOPE_CFG_H
+
+#include "cfg/decode.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+
+enum ls_edge_kind {
+	LS_EDGE_FALLTHROUGH,   /* into the next block without a branch */
+	LS_EDGE_TAKEN,         /* a conditional branch's target */
+	LS_EDGE_NOT_TAKEN,     /* a conditional branch's fall-through */
+	LS_EDGE_JUMP,          /* an unconditional direct jump */
+	LS_EDGE_SWITCH,        /* a jump-table case */
+	LS_EDGE_CALL_RETURN,   /* from a block ending in a (returning) call to the next */
+	LS_EDGE_EXCEPTION,     /* from a block ending in a call to its landing pad (C++ catch/cleanup) */
+};
+
+struct ls_block {
+	uint64_t start, end;   /* [start, end) */
+	uint32_t first_insn;   /* index into cfg->insns */
+	uint32_t ninsns;
+	uint32_t first_succ;   /* index into cfg->succ */
+	uint32_t nsucc;
+	uint32_t first_pred;   /* index into cfg->pred */
+	uint32_t npred;
+	bool reachable;        /* from the entry (padding and dead code are not) */
+};
+
+struct ls_cfg_edge {
+	uint32_t from, to;     /* block indices */
+	uint8_t kind;          /* enum ls_edge_kind */
+};
+
+struct ls_cfg {
+	struct ls_insn *insns;       /* every decoded instruction of the procedure, by address */
+	size_t ninsns;
+	struct ls_block *blocks;     /* sorted by start; blocks[0] is the entry */
+	size_t nblocks;
+	struct ls_cfg_edge *edges;
+	size_t nedges;
+	uint32_t *succ;              /* edge indices, grouped by from-block */
+	uint32_t *pred;              /* edge indices, grouped by to-block */
+	/* Indirect jumps that look like jump tables (an indexed load) but
+	 * whose targets are unknown: the procedure's loops may be incomplete. */
+	uint32_t unresolved_jumps;
+	uint64_t first_unresolved;   /* the first one's address */
+};
+
+/* What the CFG builder needs to know of the rest of the module. */
+struct ls_cfg_env {
+	const ls_module *m;          /* text bytes, procs (tail calls, noreturn), options (warnings) */
+	struct ls_decoder *dec;      /* this thread's decoder */
+};
+
+/* Decode PROC's ranges and build its CFG.  Problems (undecodable bytes, a
+ * jump table pointing into another function) are warnings through
+ * env->m->opt, not failures; returns -1 only when nothing could be built. */
+int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struct ls_cfg *cfg);
+/* The block containing ADDR, or -1. */
+int32_t ls_cfg_block_of(const struct ls_cfg *cfg, uint64_t addr);
+void ls_cfg_free(struct ls_cfg *cfg);
+
+/* Whether a call to TARGET never returns (known names, DW_AT_noreturn, or
+ * proved by analysis). */
+bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target);
+
+/* Frees what cfg.c cached in M (m->cfg_module): call from ls_module_close. */
+void ls_cfg_module_free(ls_module *m);
+
+#endif

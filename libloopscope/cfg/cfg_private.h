@@ -1,0 +1,164 @@
+/* cfg_private.h - what the four files of the CFG stage share (cfg.c,
+ * eh_frame.c, jump_tables.c, noreturn.c): the per-module cache, built once
+ * under its lock and read-only after, and the builder of one procedure's
+ * CFG.  Not for the other stages: they see cfg.h. */
+#ifndef LOOPSCOPE_CFG_PRIVATE_H
+#define LOOPSCOPE_CFG_PRIVATE_H
+
+#include "cfg/cfg.h"
+
+#include <stdatomic.h>
+
+struct data_sec {
+	uint64_t addr, size;
+	const uint8_t *data;
+};
+
+/* A dynamic relocation of the module (.rela.dyn): what the loader writes
+ * at OFFSET.  A PIE's jump table of absolute addresses has one
+ * R_X86_64_RELATIVE per entry, whose addend is the entry (the file's bytes
+ * may be zero). */
+struct dyn_reloc {
+	uint64_t offset, addend;
+	uint32_t type;
+};
+
+/* A call-site record of a C++ exception table: calls in [lo, hi) land at
+ * LP when something they call throws. */
+struct eh_site {
+	uint64_t lo, hi, lp;
+};
+
+/* A thunk symbol's address and what a branch to it means. */
+enum { THUNK_INDIRECT = 1, THUNK_RETURN = 2 };
+struct thunk {
+	uint64_t addr;
+	uint8_t kind;
+};
+
+struct ls_cfg_module {
+	pthread_mutex_t lock;
+	atomic_bool thunks_ready;
+	struct thunk *thunks;  /* sorted by addr */
+	size_t nthunks;
+	bool sections_ready;
+	struct data_sec *secs;
+	size_t nsecs;
+	struct eh_site *sites; /* sorted by lo */
+	size_t nsites;
+	/* For reading and bounding jump tables: the dynamic relocations
+	 * (sorted by offset), and where data objects start and end (symbols;
+	 * sorted, unique). */
+	struct dyn_reloc *relocs;
+	size_t nrelocs;
+	bool relative_relocs;  /* PIE or DSO: a code pointer in data carries a RELATIVE relocation */
+	uint64_t *data_bounds;
+	size_t ndata_bounds;
+	atomic_bool facts_ready;
+	bool failed;           /* ran out of memory building the facts (under lock) */
+	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
+	/* Per proc: the instructions the summary pass decoded, kept so that the
+	 * real CFG build does not decode them again (decoding is most of the
+	 * cost).  Each slot is taken by the one thread that builds that proc's
+	 * CFG.  Bounded by a memory budget: past it, procs decode twice. */
+	struct decoded {
+		struct ls_insn *insns;
+		size_t n, cap;
+		bool fragments;        /* insns include fragments outside the proc's ranges */
+		size_t bad;            /* undecodable bytes, warned about by the real build */
+		uint64_t first_bad;
+	} *decoded;
+	atomic_size_t decoded_bytes;
+};
+
+/* ls_jt_resolve' backward walk (jump_tables.c). */
+struct flow;
+
+struct builder {
+	const ls_module *m;
+	struct ls_decoder *dec;
+	const struct ls_proc *proc;
+	const struct ls_cfg_module *cache;
+	bool all_calls_return;     /* summary mode: no noreturn facts yet */
+	struct ls_cfg *cfg;
+	size_t cap_insns;
+	ls_range *ranges;          /* proc's ranges sorted by lo, and the fragments it jumps into */
+	size_t nranges, cap_ranges;
+	bool fragments;            /* decode_ranges added fragments */
+	/* Jump-table targets: per indirect jump, a run of insn indices. */
+	uint32_t *jt_start;        /* per insn: first index into jt, or UINT32_MAX */
+	uint32_t *jt_count;
+	uint32_t *jt;
+	size_t njt, cap_jt;
+	bool warned_jt;
+	struct flow *flow;         /* ls_jt_resolve' backward walk */
+	bool quiet;                /* the summary build: the real build warns */
+	struct decoded *reuse;     /* instructions already decoded for this proc, or NULL */
+	size_t bad;                /* undecodable bytes seen */
+	uint64_t first_bad;
+};
+
+static inline bool in_ranges(const struct builder *b, uint64_t addr)
+{
+	for (size_t i = 0; i < b->nranges; i++)
+		if (addr >= b->ranges[i].lo && addr < b->ranges[i].hi)
+			return true;
+	return false;
+}
+
+/* The index of the instruction containing ADDR, or -1. */
+static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
+{
+	size_t lo = 0, hi = cfg->ninsns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ls_insn *in = &cfg->insns[mid];
+		if (addr < in->addr)
+			hi = mid;
+		else if (addr - in->addr >= in->len)
+			lo = mid + 1;
+		else
+			return (int64_t)mid;
+	}
+	return -1;
+}
+
+/* Whether a branch to TARGET leaves the procedure (a tail call). */
+static inline bool is_tail_target(const struct builder *b, uint64_t target)
+{
+	if (!in_ranges(b, target))
+		return true;
+	if (target == b->proc->entry)
+		return false; /* a jump to its own entry: a loop */
+	const struct ls_proc *p = ls_procs_at_entry(&b->m->procs, target);
+	return p && p != b->proc;
+}
+
+/* cfg.c */
+struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm);
+/* Allocated sections, exception tables, jump-table limits.  Caller holds the lock. */
+void ls_cfg_load_sections(const ls_module *m, struct ls_cfg_module *c);
+/* Decodes B's procedure and builds its CFG (into b->cfg); -1 if nothing could be built. */
+int ls_cfg_run_builder(struct builder *b);
+void ls_cfg_builder_done(struct builder *b);
+/* Whether a call to TARGET returns (in the summary build: every call). */
+bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
+
+/* eh_frame.c */
+/* Reads .eh_frame (EH) and the LSDAs its FDEs point to into c->sites. */
+void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh);
+/* The landing pad of a call at ADDR, or 0. */
+uint64_t ls_eh_landing_pad(const struct ls_cfg_module *c, uint64_t addr);
+
+/* jump_tables.c */
+/* The dynamic relocations and data symbols that bound jump tables.  Caller holds the lock. */
+void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c);
+/* Finds the targets of B's indirect jumps (b->jt), marking them leaders. */
+void ls_jt_resolve(struct builder *b, uint8_t *leader);
+
+/* noreturn.c */
+int32_t ls_cfg_proc_index(const ls_module *m, const struct ls_proc *p);
+/* C with the sections loaded and, if WANT_FACTS, the noreturn facts. */
+const struct ls_cfg_module *ls_cfg_ready(const ls_module *m, bool want_facts);
+
+#endif

@@ -1,0 +1,891 @@
+/* jump_tables.c - the targets of an indirect jump, from its jump table
+ * (for the CFG stage, cfg.c).
+ *
+ * Jump tables (gcc's and clang's x86-64 shapes, PIE or not: absolute
+ * 8-byte entries, 4-byte entries relative to the table or to a label,
+ * computed-goto tables) are found by following the jump's register back to
+ * its definitions along the flow, and bounded by their guarding compare or
+ * by the data around them: see below.
+ */
+#include "cfg/cfg_private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_reloc(const void *a, const void *b)
+{
+	const struct dyn_reloc *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What bounds a jump table that has no compare before it: the dynamic
+ * relocations (entries of a PIE's absolute table each carry one; a
+ * relative table's entries carry none), and the data symbols around it
+ * (the next object starts where the table ends).  Caller holds the lock. */
+void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c)
+{
+	size_t cap = 0;
+	bool relr = false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == 19 /* SHT_RELR: addends in the file's bytes */)
+			relr = true;
+		if (sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC) || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			if (!gelf_getrela(d, (int)i, &r))
+				break;
+			c->relocs = ls_grow(c->relocs, &cap, c->nrelocs + 1, sizeof *c->relocs);
+			c->relocs[c->nrelocs++] = (struct dyn_reloc){ r.r_offset, (uint64_t)r.r_addend,
+			                                              (uint32_t)GELF_R_TYPE(r.r_info) };
+			if (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
+				c->relative_relocs = true;
+		}
+	}
+	if (relr)
+		c->relative_relocs = false; /* entries may be RELR-relocated: no boundary there */
+	if (c->nrelocs)
+		qsort(c->relocs, c->nrelocs, sizeof *c->relocs, cmp_reloc);
+
+	cap = 0;
+	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
+	for (int i = 1; i < total; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		if (!dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, &elf, &bias))
+			continue;
+		int type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_OBJECT && type != STT_NOTYPE) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx == SHN_ABS)
+			continue;
+		uint64_t a = addr - m->bias;
+		if (ls_text_find(m, a))
+			continue;
+		c->data_bounds = ls_grow(c->data_bounds, &cap, c->ndata_bounds + 2, sizeof *c->data_bounds);
+		c->data_bounds[c->ndata_bounds++] = a;
+		if (sym.st_size)
+			c->data_bounds[c->ndata_bounds++] = a + sym.st_size;
+	}
+	if (c->ndata_bounds) {
+		qsort(c->data_bounds, c->ndata_bounds, sizeof *c->data_bounds, cmp_u64);
+		size_t u = 1;
+		for (size_t i = 1; i < c->ndata_bounds; i++)
+			if (c->data_bounds[i] != c->data_bounds[u - 1])
+				c->data_bounds[u++] = c->data_bounds[i];
+		c->ndata_bounds = u;
+	}
+}
+
+static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, size_t n)
+{
+	for (size_t i = 0; i < c->nsecs; i++) {
+		const struct data_sec *s = &c->secs[i];
+		if (addr >= s->addr && addr - s->addr < s->size && s->size - (addr - s->addr) >= n) {
+			memcpy(out, s->data + (addr - s->addr), n);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- jump tables ---- */
+
+/* An indirect jump's targets are what its operand may hold.  We find the
+ * instructions that last wrote the register before the jump by walking
+ * back along the procedure's flow (a backward walk over predecessors, not
+ * over addresses: a table's base may be loaded in the preheader, far from
+ * the jump, with other code between), and read them as values:
+ *   a constant      lea T(%rip),%r; mov $T,%r          (a table's or a label's address)
+ *   a table entry   mov T(,%rI,8),%r; mov (%rB,%rI,8),%r; jmp *(%rB,%rI,8)
+ *                   (8 bytes, absolute; %rB a constant)
+ *                   movslq (%rB,%rI,4),%r; mov (%rB,%rI,4),%e + cltq   (4 bytes, signed)
+ *   a sum           add %rA,%rX; lea (%rA,%rX),%rY     (a constant plus a 4-byte entry:
+ *                                                       a table relative to itself or to a label)
+ *   a pointer       a load without an index, a call's result, an argument:
+ *                   not a table (a tail call through a pointer, longjmp)
+ * Several definitions may reach a jump (gcc duplicates a computed goto's
+ * jump into its predecessors): its targets are the union of their tables.
+ *
+ * A table is read up to the guarding compare (`cmp $N,%rI; ja`, on the
+ * index's value) when there is one; otherwise up to what its index can
+ * hold (`and $M`, a zero-extended byte or word), and never past the next
+ * data object: a data symbol's start or end, another address the
+ * procedure refers to, the section's end, or (in a PIE or a DSO) an 8-byte
+ * entry without its RELATIVE relocation.  The relocation's addend is the
+ * entry (the file's bytes may be zero).  An entry that is not an
+ * instruction start of the procedure ends the table; under a compare it
+ * is skipped instead, with a warning when it points into another
+ * procedure.  An entry at the procedure's end is clang's unreachable
+ * default: skipped.  A table whose first entry is another procedure's
+ * entry holds functions (a tail call through it): not a jump table.
+ *
+ * The code a table leads to has no known predecessor until the table is
+ * resolved, so the walk treats code without a predecessor as unreachable
+ * (optimistic), and every jump is resolved again with the new edges until
+ * the answers no longer change.  A jump that still looks like a table
+ * (an indexed load) but has no targets is counted in cfg->unresolved_jumps
+ * and warned about once per procedure. */
+
+/* Who may run just before each instruction, for the backward walk.  Built
+ * for procedures with an indirect jump only. */
+struct flow {
+	uint32_t *in_start;        /* per insn + 1: where its sources start in in_src */
+	uint32_t *in_src;          /* instructions that branch to it: direct branches,
+	                            * jump-table edges found so far, calls to their landing pad */
+	size_t cap_src;
+	uint32_t *stamp;           /* per insn: visited by the current walk */
+	uint32_t gen;
+	int64_t *stack;
+	int64_t entry;             /* the entry instruction, or -1 */
+	bool hit_unknown;          /* a walk met code with no known predecessor */
+	size_t budget;             /* instructions all walks of the procedure may still visit */
+	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
+	size_t nrefs;
+};
+
+/* What a register may hold. */
+enum { VAL_UNKNOWN, VAL_POINTER, VAL_CONST, VAL_ENTRY };
+struct jt_val {
+	uint8_t kind;
+	uint8_t size;              /* VAL_ENTRY: 4 or 8 bytes */
+	bool table_like;           /* VAL_UNKNOWN: an indexed load or sum from a table not known */
+	bool has_base;             /* VAL_ENTRY: plus BASE (a relative table) */
+	int8_t index;              /* VAL_ENTRY: the index register at the load */
+	uint64_t c;                /* VAL_CONST: the value; VAL_ENTRY: the table's address */
+	uint64_t base;
+	int64_t load;              /* VAL_ENTRY: the instruction that loads the entry */
+};
+#define JT_MAX_VALS 8
+struct jt_vals {
+	struct jt_val v[JT_MAX_VALS];
+	int n;
+};
+#define JT_DEPTH 6                 /* definitions followed through copies and sums */
+/* Instructions the walks of one procedure may visit in all, in every
+ * round: linear in its size, so that a procedure with thousands of
+ * indirect jumps costs no more than some passes over it (past that, its
+ * jumps are left unresolved, and said so).  Lua 5.4's luaV_execute at
+ * clang -O3 (7k instructions, 79 copies of the dispatch) takes 1.8M; no
+ * procedure of libc takes 1M. */
+#define JT_WALK_BUDGET(ninsns) (512 * (size_t)(ninsns) + 16000000)
+
+static bool same_val(const struct jt_val *x, const struct jt_val *y)
+{
+	return x->kind == y->kind && x->size == y->size && x->table_like == y->table_like &&
+	       x->has_base == y->has_base && x->index == y->index && x->c == y->c && x->base == y->base &&
+	       x->load == y->load;
+}
+
+static void add_val(struct jt_vals *out, struct jt_val v)
+{
+	for (int i = 0; i < out->n; i++)
+		if (same_val(&out->v[i], &v))
+			return;
+	if (out->n < JT_MAX_VALS)
+		out->v[out->n++] = v;
+	else /* too many to follow: unknown */
+		out->v[JT_MAX_VALS - 1] = (struct jt_val){ .kind = VAL_UNKNOWN, .table_like = true };
+}
+
+static void add_kind(struct jt_vals *out, int kind, bool table_like)
+{
+	add_val(out, (struct jt_val){ .kind = (uint8_t)kind, .table_like = table_like });
+}
+
+bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
+
+/* Whether instruction K runs straight into K + 1 (a call: unless it never
+ * returns; in the summary build, before that is proved, unless it is
+ * known never to return). */
+static bool falls_into(const struct builder *b, int64_t k)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	const struct ls_insn *in = &cfg->insns[k];
+	if ((size_t)k + 1 >= cfg->ninsns || in->addr + in->len != cfg->insns[k + 1].addr)
+		return false;
+	if (in->kind == LS_INSN_CALL) {
+		const struct ls_proc *p = ls_procs_at_entry(&b->m->procs, in->target);
+		return !(p && p->noreturn) && ls_cfg_call_returns(b, in->target);
+	}
+	return in->kind == LS_INSN_OTHER || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_ICALL;
+}
+
+/* The instructions whose last write of REG may reach instruction AT
+ * (before it runs), at most MAX of them.  *AT_ENTRY: a path from the
+ * procedure's entry writes nothing (REG holds an argument); *LIMIT: too
+ * many definitions or too long a walk. */
+static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, int max, bool *at_entry,
+                         bool *limit)
+{
+	struct flow *f = b->flow;
+	const struct ls_cfg *cfg = b->cfg;
+	*at_entry = *limit = false;
+	if (reg < 0 || reg >= 16) {
+		*limit = true;
+		return 0;
+	}
+	uint16_t bit = (uint16_t)(1u << reg);
+	if (++f->gen == 0) {
+		memset(f->stamp, 0, cfg->ninsns * sizeof *f->stamp);
+		f->gen = 1;
+	}
+	int n = 0;
+	size_t sp = 0;
+	f->stack[sp++] = at;
+	while (sp) {
+		int64_t x = f->stack[--sp];
+		if (x == f->entry)
+			*at_entry = true;
+		uint32_t lo = f->in_start[x], hi = f->in_start[x + 1];
+		bool through = x > 0 && falls_into(b, x - 1);
+		if (!through && lo == hi && x != f->entry)
+			f->hit_unknown = true;
+		for (uint32_t k = lo; k < hi + through; k++) {
+			int64_t p = k < hi ? (int64_t)f->in_src[k] : x - 1;
+			if (f->stamp[p] == f->gen)
+				continue;
+			f->stamp[p] = f->gen;
+			if (f->budget == 0) {
+				*limit = true;
+				return n;
+			}
+			f->budget--;
+			if (cfg->insns[p].writes & bit) {
+				if (n < max)
+					defs[n++] = p;
+				else
+					*limit = true;
+			} else {
+				f->stack[sp++] = p; /* each instruction is pushed once: n slots suffice */
+			}
+		}
+	}
+	return n;
+}
+
+static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out);
+
+/* What a load from MEM at instruction AT gives: a table entry when MEM is
+ * indexed and its table's address is known. */
+static void value_of_load(struct builder *b, int64_t at, const struct ls_operand *mem, int size, int depth,
+                          struct jt_vals *out)
+{
+	if (mem->index < 0 && size == 4 && (mem->base < 0 || mem->base == LS_REG_RIP)) {
+		/* A relative table's one entry (gcc, a switch on a constant). */
+		add_val(out, (struct jt_val){ .kind = VAL_ENTRY, .size = 4, .index = -1,
+		                              .c = (uint64_t)mem->disp, .load = at });
+		return;
+	}
+	if (mem->index < 0) {
+		add_kind(out, VAL_POINTER, false); /* a pointer in a struct, a global, a stack slot */
+		return;
+	}
+	if ((size != 4 && size != 8) || (mem->scale != size && mem->scale != 1)) {
+		add_kind(out, VAL_UNKNOWN, true);
+		return;
+	}
+	struct jt_val e = { .kind = VAL_ENTRY, .size = (uint8_t)size, .index = mem->index,
+	                    .load = at };
+	if (mem->base < 0 || mem->base == LS_REG_RIP) {
+		e.c = (uint64_t)mem->disp;
+		add_val(out, e);
+		return;
+	}
+	/* The table's address in the base register (or, at -O0 with the
+	 * index already scaled, in the index register). */
+	for (int pass = 0; pass < 2; pass++) {
+		int treg = pass == 0 ? mem->base : mem->index;
+		if (pass == 1 && mem->scale != 1)
+			break;
+		struct jt_vals t = { .n = 0 };
+		value_of_reg(b, at, treg, depth, &t);
+		bool found = false;
+		for (int i = 0; i < t.n; i++)
+			if (t.v[i].kind == VAL_CONST) {
+				e.c = t.v[i].c + (uint64_t)mem->disp;
+				e.index = pass == 0 ? mem->index : mem->base;
+				add_val(out, e);
+				found = true;
+			}
+		if (found)
+			return;
+	}
+	add_kind(out, VAL_UNKNOWN, true);
+}
+
+/* A + B: a constant plus a 4-byte entry is an entry of a relative table. */
+static void value_of_sum(const struct jt_vals *a, const struct jt_vals *bv, int64_t disp, struct jt_vals *out)
+{
+	for (int i = 0; i < a->n; i++)
+		for (int k = 0; k < bv->n; k++) {
+			const struct jt_val *x = &a->v[i], *y = &bv->v[k];
+			if (x->kind == VAL_ENTRY && y->kind == VAL_CONST) {
+				const struct jt_val *t = x;
+				x = y;
+				y = t;
+			}
+			if (x->kind == VAL_CONST && y->kind == VAL_ENTRY && y->size == 4 && !y->has_base) {
+				struct jt_val e = *y;
+				e.has_base = true;
+				e.base = x->c + (uint64_t)disp;
+				add_val(out, e);
+			} else if (x->kind == VAL_CONST && y->kind == VAL_CONST) {
+				add_val(out, (struct jt_val){ .kind = VAL_CONST, .c = x->c + y->c + (uint64_t)disp });
+			} else {
+				add_kind(out, VAL_UNKNOWN, x->kind == VAL_ENTRY || y->kind == VAL_ENTRY || x->table_like ||
+				                           y->table_like);
+			}
+		}
+}
+
+/* What instruction D leaves in REG (D writes it). */
+static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
+{
+	const struct ls_insn *in = &b->cfg->insns[d];
+	if (in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) {
+		add_kind(out, VAL_POINTER, false); /* a call's result */
+		return;
+	}
+	if (in->opcode == LS_MN_CLTQ && reg == 0) { /* sign-extends a 4-byte entry in %eax */
+		value_of_reg(b, d, 0, depth, out);
+		return;
+	}
+	const struct ls_operand *src = &in->op[0], *dst = in->nops ? &in->op[in->nops - 1] : NULL;
+	if (!dst || dst->kind != LS_OP_REG || dst->reg != reg || in->nops != 2) {
+		add_kind(out, VAL_UNKNOWN, false);
+		return;
+	}
+	switch (in->opcode) {
+	case LS_MN_LEA:
+		if (src->kind != LS_OP_MEM)
+			break;
+		if ((src->base < 0 || src->base == LS_REG_RIP) && src->index < 0) {
+			add_val(out, (struct jt_val){ .kind = VAL_CONST, .c = (uint64_t)src->disp });
+			return;
+		}
+		if (src->base >= 0 && src->base != LS_REG_RIP && src->index >= 0 && src->scale == 1) {
+			struct jt_vals x = { .n = 0 }, y = { .n = 0 };
+			value_of_reg(b, d, src->base, depth, &x);
+			value_of_reg(b, d, src->index, depth, &y);
+			value_of_sum(&x, &y, src->disp, out);
+			return;
+		}
+		break;
+	case LS_MN_MOV:
+	case LS_MN_MOVSXD:
+		if (src->kind == LS_OP_IMM && in->opcode == LS_MN_MOV) {
+			add_val(out, (struct jt_val){ .kind = VAL_CONST, .c = (uint64_t)src->imm });
+			return;
+		}
+		if (src->kind == LS_OP_REG) { /* a copy, or a sign extension of a 4-byte entry */
+			value_of_reg(b, d, src->reg, depth, out);
+			return;
+		}
+		if (src->kind == LS_OP_MEM) {
+			value_of_load(b, d, src, in->opcode == LS_MN_MOVSXD ? 4 : dst->size, depth, out);
+			return;
+		}
+		break;
+	case LS_MN_ADD:
+		if (src->kind == LS_OP_REG) {
+			struct jt_vals x = { .n = 0 }, y = { .n = 0 };
+			value_of_reg(b, d, src->reg, depth, &x);
+			value_of_reg(b, d, reg, depth, &y);
+			value_of_sum(&x, &y, 0, out);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	add_kind(out, VAL_UNKNOWN, false);
+}
+
+/* What REG may hold when instruction AT runs. */
+static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out)
+{
+	if (depth <= 0 || reg < 0 || reg >= 16) {
+		add_kind(out, VAL_UNKNOWN, false);
+		return;
+	}
+	int64_t defs[JT_MAX_VALS];
+	bool at_entry, limit;
+	int n = reaching_defs(b, at, reg, defs, JT_MAX_VALS, &at_entry, &limit);
+	if (limit)
+		add_kind(out, VAL_UNKNOWN, false);
+	if (at_entry)
+		add_kind(out, VAL_POINTER, false); /* an argument */
+	for (int i = 0; i < n; i++)
+		value_of_def(b, defs[i], reg, depth - 1, out);
+}
+
+/* The index's history, from the table load back through copies and
+ * extensions (mov, movzx, movslq, cltq, lea (,%r,s)): at each step, the
+ * register and the one instruction that defined its value there (-2: the
+ * procedure's entry, an argument; -1: several, or not known). */
+struct index_step {
+	int reg;
+	int64_t def;
+};
+#define JT_CHAIN 8
+
+/* The one definition of REG reaching AT (see struct index_step). */
+static int64_t unique_def(struct builder *b, int64_t at, int reg)
+{
+	int64_t d;
+	bool at_entry, limit;
+	int n = reaching_defs(b, at, reg, &d, 1, &at_entry, &limit);
+	if (limit)
+		return -1;
+	return n == 1 && !at_entry ? d : n == 0 && at_entry ? -2 : -1;
+}
+
+static int index_chain(struct builder *b, int64_t load, int reg, struct index_step *chain)
+{
+	int n = 0;
+	int64_t at = load;
+	while (n < JT_CHAIN && reg >= 0 && reg < 16) {
+		int64_t d = unique_def(b, at, reg);
+		chain[n++] = (struct index_step){ reg, d };
+		if (d < 0)
+			break;
+		const struct ls_insn *in = &b->cfg->insns[d];
+		int src = -1;
+		if (in->opcode == LS_MN_CLTQ)
+			src = 0;
+		else if ((in->opcode == LS_MN_MOV || in->opcode == LS_MN_MOVZX || in->opcode == LS_MN_MOVSXD) &&
+		         in->nops == 2 && in->op[0].kind == LS_OP_REG)
+			src = in->op[0].reg;
+		else if (in->opcode == LS_MN_LEA && in->nops == 2 && in->op[0].kind == LS_OP_MEM && in->op[0].base < 0 &&
+		         in->op[0].disp == 0)
+			src = in->op[0].index;
+		if (src < 0)
+			break;
+		reg = src;
+		at = d;
+	}
+	return n;
+}
+
+/* Whether compare C (`cmp $N,%r` or, at -O0, `cmpl $N,slot`) tests the
+ * index's value: %r there was defined by a step of CHAIN, or the slot is
+ * where a step loaded it from. */
+static bool compares_index(struct builder *b, int64_t c, const struct index_step *chain, int n)
+{
+	const struct ls_operand *o = &b->cfg->insns[c].op[1];
+	if (o->kind == LS_OP_REG) {
+		int64_t d = -1;
+		for (int k = 0; k < n; k++)
+			if (chain[k].reg == o->reg && chain[k].def != -1) {
+				if (d == -1)
+					d = unique_def(b, c, o->reg);
+				if (d == chain[k].def)
+					return true;
+			}
+		return false;
+	}
+	for (int k = 0; o->kind == LS_OP_MEM && k < n; k++) {
+		if (chain[k].def < 0)
+			continue;
+		const struct ls_insn *ld = &b->cfg->insns[chain[k].def];
+		const struct ls_operand *m = &ld->op[0];
+		if ((ld->opcode == LS_MN_MOV || ld->opcode == LS_MN_MOVSXD || ld->opcode == LS_MN_MOVZX) &&
+		    m->kind == LS_OP_MEM && m->index < 0 && o->index < 0 && m->base == o->base && m->disp == o->disp)
+			return true;
+	}
+	return false;
+}
+
+/* Entries in the table loaded at AT, from a `cmp $N,%r; ja` (or jae,
+ * jbe, jb; sub for cmp at clang -O0) on the index's value before it: 0
+ * when there is none (address order, at most 48 instructions back). */
+static uint64_t table_bound(struct builder *b, int64_t at, const struct index_step *chain, int n)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	for (int64_t i = at - 1; i > 0 && i >= at - 48; i--) {
+		const struct ls_insn *j = &cfg->insns[i];
+		if (j->kind == LS_INSN_RET || j->kind == LS_INSN_IJUMP || j->kind == LS_INSN_JUMP)
+			break;
+		if (j->kind != LS_INSN_CJUMP)
+			continue;
+		if (j->opcode != LS_MN_JA && j->opcode != LS_MN_JAE && j->opcode != LS_MN_JBE &&
+		    j->opcode != LS_MN_JB)
+			continue;
+		const struct ls_insn *c = &cfg->insns[i - 1];
+		if ((c->opcode != LS_MN_CMP && c->opcode != LS_MN_SUB) || c->nops != 2 ||
+		    c->op[0].kind != LS_OP_IMM || (c->op[1].kind != LS_OP_REG && c->op[1].kind != LS_OP_MEM))
+			continue;
+		int64_t v = c->op[0].imm;
+		if (v < 0 || v > 1 << 16 || !compares_index(b, i - 1, chain, n))
+			continue;
+		return (uint64_t)v + (j->opcode == LS_MN_JA || j->opcode == LS_MN_JBE ? 1 : 0);
+	}
+	return 0;
+}
+
+/* How many values the index can hold, from its history: `and $M` gives
+ * M + 1, a zero-extended byte 256, a word 65536.  0 when unknown. */
+static uint64_t index_limit(const struct builder *b, const struct index_step *chain, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (chain[k].def < 0)
+			break;
+		const struct ls_insn *in = &b->cfg->insns[chain[k].def];
+		if (in->opcode == LS_MN_AND && in->nops == 2 && in->op[0].kind == LS_OP_IMM && in->op[0].imm >= 0)
+			return (uint64_t)in->op[0].imm + 1;
+		if (in->opcode == LS_MN_MOVZX && in->nops == 2)
+			return in->op[0].size == 1 ? 256 : in->op[0].size == 2 ? 65536 : 0;
+	}
+	return 0;
+}
+
+/* The dynamic relocation at ADDR, or NULL. */
+static const struct dyn_reloc *reloc_at(const struct ls_cfg_module *c, uint64_t addr)
+{
+	size_t lo = LS_FIRST_AT_LEAST(c->relocs, c->nrelocs, offset, addr);
+	return lo < c->nrelocs && c->relocs[lo].offset == addr ? &c->relocs[lo] : NULL;
+}
+
+/* Whether a dynamic relocation touches [ADDR, ADDR + N). */
+static bool reloc_within(const struct ls_cfg_module *c, uint64_t addr, uint64_t n)
+{
+	size_t lo = 0, hi = c->nrelocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->relocs[mid].offset + 8 <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nrelocs && c->relocs[lo].offset < addr + n;
+}
+
+/* The first address above TABLE where another data object starts (or the
+ * one holding TABLE ends): a symbol, or an address the procedure refers to. */
+static uint64_t data_limit(const struct builder *b, uint64_t table)
+{
+	uint64_t lim = UINT64_MAX;
+	const uint64_t *v[2] = { b->cache->data_bounds, b->flow->refs };
+	size_t n[2] = { b->cache->ndata_bounds, b->flow->nrefs };
+	for (int k = 0; k < 2; k++) {
+		size_t lo = 0, hi = n[k];
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (v[k][mid] <= table)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < n[k] && v[k][lo] < lim)
+			lim = v[k][lo];
+	}
+	return lim;
+}
+
+/* Entry K of table E, as a code address; false when there is none. */
+static bool read_entry(const struct builder *b, const struct jt_val *e, uint64_t k, uint64_t *target)
+{
+	const struct ls_cfg_module *c = b->cache;
+	uint64_t at = e->c + k * e->size;
+	if (e->size == 8) {
+		uint64_t v;
+		if (!read_bytes(c, at, &v, 8))
+			return false;
+		const struct dyn_reloc *r = c->nrelocs ? reloc_at(c, at) : NULL;
+		if (r && r->type == R_X86_64_RELATIVE)
+			v = r->addend;
+		else if (r || (c->relative_relocs && b->m->ehdr.e_type == ET_DYN))
+			return false; /* a symbol's address, or not a pointer at all */
+		*target = v;
+		return true;
+	}
+	int32_t v;
+	if (!read_bytes(c, at, &v, 4) || (c->nrelocs && reloc_within(c, at, 4)))
+		return false;
+	*target = e->base + (uint64_t)(int64_t)v;
+	return true;
+}
+
+/* Whether ADDR is where one of the procedure's ranges ends. */
+static bool range_end(const struct builder *b, uint64_t addr)
+{
+	for (size_t i = 0; i < b->nranges; i++)
+		if (b->ranges[i].hi == addr)
+			return true;
+	return false;
+}
+
+/* Targets of the table E (instruction indices) appended to *OUT; how many,
+ * or -1 when it is a table of functions (a tail call through it). */
+static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out, size_t *nout, size_t *cap)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	struct index_step chain[JT_CHAIN];
+	int nchain = e->index >= 0 ? index_chain(b, e->load, e->index, chain) : 0;
+	uint64_t count = e->index >= 0 ? table_bound(b, e->load, chain, nchain) : 1;
+	bool sure = count > 0;
+	if (!sure) {
+		uint64_t lim = index_limit(b, chain, nchain);
+		uint64_t end = data_limit(b, e->c);
+		count = lim ? lim : 4096;
+		if (end != UINT64_MAX && (end - e->c) / e->size < count)
+			count = (end - e->c) / e->size;
+	}
+	size_t before = *nout;
+	for (uint64_t k = 0; k < count; k++) {
+		uint64_t target;
+		if (!read_entry(b, e, k, &target))
+			break;
+		if (k == 0 && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
+			return -1;
+		int64_t idx = in_ranges(b, target) ? insn_index(cfg, target) : -1;
+		if (idx >= 0 && cfg->insns[idx].addr == target) {
+			*out = ls_grow(*out, cap, *nout + 1, sizeof **out);
+			(*out)[(*nout)++] = (uint32_t)idx;
+			continue;
+		}
+		if (range_end(b, target))
+			continue; /* an unreachable default: clang puts its label at the procedure's end */
+		if (!sure)
+			break;
+		const struct ls_proc *other = ls_procs_find(&b->m->procs, target);
+		if (other && other != b->proc && !b->warned_jt && !b->quiet) {
+			b->warned_jt = true;
+			ls_warn(&b->m->opt, "%s: %s: jump table at 0x%llx (jump at 0x%llx): entry %llu points into %s (0x%llx)",
+			        b->m->path, b->proc->name ? b->proc->name : "?", (unsigned long long)e->c,
+			        (unsigned long long)cfg->insns[e->load].addr, (unsigned long long)k,
+			        other->name ? other->name : "another procedure", (unsigned long long)target);
+		}
+	}
+	return (long)(*nout - before);
+}
+
+enum { JUMP_NOT_TABLE, JUMP_RESOLVED, JUMP_UNRESOLVED };
+
+/* The targets of the indirect jump J (instruction indices, appended to
+ * *OUT) and what it is. */
+static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *nout, size_t *cap)
+{
+	const struct ls_insn *jmp = &b->cfg->insns[j];
+	const struct ls_operand *op = &jmp->op[0];
+	struct jt_vals v = { .n = 0 };
+	if (jmp->nops != 1)
+		return JUMP_NOT_TABLE;
+	if (op->kind == LS_OP_MEM)
+		value_of_load(b, j, op, 8, JT_DEPTH, &v);
+	else if (op->kind == LS_OP_REG)
+		value_of_reg(b, j, op->reg, JT_DEPTH, &v);
+	bool unresolved = false, resolved = false;
+	for (int i = 0; i < v.n; i++) {
+		const struct jt_val *e = &v.v[i];
+		if (e->kind == VAL_CONST) {
+			/* A label's address (or a function's: a tail call). */
+			int64_t idx = in_ranges(b, e->c) ? insn_index(b->cfg, e->c) : -1;
+			if (idx >= 0 && b->cfg->insns[idx].addr == e->c && !is_tail_target(b, e->c)) {
+				*out = ls_grow(*out, cap, *nout + 1, sizeof **out);
+				(*out)[(*nout)++] = (uint32_t)idx;
+				resolved = true;
+			}
+		} else if (e->kind == VAL_ENTRY) {
+			if ((e->size == 8 && !e->has_base) || (e->size == 4 && e->has_base)) {
+				long n = read_table(b, e, out, nout, cap);
+				resolved |= n > 0;
+				unresolved |= n == 0;
+			} else {
+				unresolved |= e->index >= 0;
+			}
+		} else if (e->kind == VAL_UNKNOWN && e->table_like) {
+			unresolved = true;
+		}
+	}
+	/* Out of walking budget: whatever was found may be partial. */
+	if (b->flow->budget == 0)
+		unresolved = true;
+	return unresolved ? JUMP_UNRESOLVED : resolved ? JUMP_RESOLVED : JUMP_NOT_TABLE;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Per indirect jump: its targets so far (sorted, unique) and what it is. */
+struct jump_result {
+	int64_t insn;
+	uint32_t *targets;
+	size_t n, cap;
+	int status;
+};
+
+/* The flow's sources: direct branches, landing pads, and the jump tables
+ * resolved so far (JR). */
+static void flow_sources(struct builder *b, const struct jump_result *jr, size_t njr)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	struct flow *f = b->flow;
+	size_t n = cfg->ninsns;
+	uint32_t *count = f->in_start; /* counts in [1..n], then prefix sums */
+	memset(count, 0, (n + 1) * sizeof *count);
+	for (int pass = 0; pass < 2; pass++) {
+		size_t total = 0;
+		if (pass == 1) {
+			for (size_t i = 0; i < n; i++)
+				count[i + 1] += count[i];
+			total = count[n];
+			f->in_src = ls_grow(f->in_src, &f->cap_src, total + 1, sizeof *f->in_src);
+		}
+#define SOURCE(to, from)                                         \
+	do {                                                     \
+		if (pass == 0)                                   \
+			count[(to) + 1]++;                       \
+		else                                             \
+			f->in_src[count[(to)]++] = (uint32_t)(from); \
+	} while (0)
+		for (size_t i = 0; i < n; i++) {
+			const struct ls_insn *in = &cfg->insns[i];
+			uint64_t to = 0;
+			if ((in->kind == LS_INSN_JUMP || in->kind == LS_INSN_CJUMP) && !is_tail_target(b, in->target))
+				to = in->target;
+			else if ((in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) && b->cache->nsites)
+				to = ls_eh_landing_pad(b->cache, in->addr);
+			int64_t t = to && in_ranges(b, to) ? insn_index(cfg, to) : -1;
+			if (t >= 0 && cfg->insns[t].addr == to)
+				SOURCE(t, i);
+		}
+		for (size_t r = 0; r < njr; r++)
+			for (size_t k = 0; k < jr[r].n; k++)
+				SOURCE(jr[r].targets[k], jr[r].insn);
+#undef SOURCE
+		if (pass == 1) { /* count[i] now holds the end of i's run: shift back */
+			memmove(count + 1, count, n * sizeof *count);
+			count[0] = 0;
+			(void)total;
+		}
+	}
+}
+
+static void flow_init(struct builder *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	size_t n = cfg->ninsns;
+	struct flow *f = ls_xcalloc(1, sizeof *f);
+	b->flow = f;
+	f->in_start = ls_xmalloc((n + 2) * sizeof *f->in_start);
+	f->stamp = ls_xcalloc(n + 1, sizeof *f->stamp);
+	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
+	f->entry = insn_index(cfg, b->proc->entry);
+	f->budget = JT_WALK_BUDGET(n);
+	size_t cap = 0;
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < cfg->insns[i].nops && k < 3; k++) {
+			const struct ls_operand *o = &cfg->insns[i].op[k];
+			if (o->kind == LS_OP_MEM && o->base == LS_REG_RIP && !ls_text_find(b->m, (uint64_t)o->disp)) {
+				f->refs = ls_grow(f->refs, &cap, f->nrefs + 1, sizeof *f->refs);
+				f->refs[f->nrefs++] = (uint64_t)o->disp;
+			}
+		}
+	if (f->nrefs)
+		qsort(f->refs, f->nrefs, sizeof *f->refs, cmp_u64);
+}
+
+static void flow_free(struct flow *f)
+{
+	if (!f)
+		return;
+	free(f->in_start);
+	free(f->in_src);
+	free(f->stamp);
+	free(f->stack);
+	free(f->refs);
+	free(f);
+}
+
+static void add_jt_target(struct builder *b, uint32_t idx)
+{
+	b->jt = ls_grow(b->jt, &b->cap_jt, b->njt + 1, sizeof *b->jt);
+	b->jt[b->njt++] = idx;
+}
+
+#define JT_MAX_ROUNDS 8
+
+/* Resolve every indirect jump of the procedure: b->jt, jt_start, jt_count,
+ * their targets made leaders, and cfg->unresolved_jumps. */
+void ls_jt_resolve(struct builder *b, uint8_t *leader)
+{
+	struct ls_cfg *cfg = b->cfg;
+	size_t njr = 0;
+	for (size_t i = 0; i < cfg->ninsns; i++)
+		njr += cfg->insns[i].kind == LS_INSN_IJUMP;
+	if (!njr)
+		return;
+	struct jump_result *jr = ls_xcalloc(njr, sizeof *jr), *next = ls_xcalloc(njr, sizeof *next);
+	for (size_t i = 0, r = 0; i < cfg->ninsns; i++)
+		if (cfg->insns[i].kind == LS_INSN_IJUMP)
+			jr[r].insn = next[r].insn = (int64_t)i, r++;
+	flow_init(b);
+	for (int round = 0; round < JT_MAX_ROUNDS; round++) {
+		flow_sources(b, jr, round ? njr : 0);
+		b->flow->hit_unknown = false;
+		bool changed = false;
+		for (size_t r = 0; r < njr; r++) {
+			struct jump_result *x = &next[r];
+			x->n = 0;
+			x->status = jump_targets(b, x->insn, &x->targets, &x->n, &x->cap);
+			if (x->n > 1) { /* sorted and unique: a table repeats its cases */
+				qsort(x->targets, x->n, sizeof *x->targets, cmp_u32);
+				size_t u = 1;
+				for (size_t k = 1; k < x->n; k++)
+					if (x->targets[k] != x->targets[u - 1])
+						x->targets[u++] = x->targets[k];
+				x->n = u;
+			}
+			changed |= x->status != jr[r].status || x->n != jr[r].n ||
+			           (x->n && memcmp(x->targets, jr[r].targets, x->n * sizeof *x->targets) != 0);
+		}
+		struct jump_result *t = jr;
+		jr = next;
+		next = t;
+		/* Done when no walk counted on code it could not reach yet, or
+		 * when the new edges changed nothing. */
+		if (!b->flow->hit_unknown || (round > 0 && !changed))
+			break;
+	}
+	for (size_t r = 0; r < njr; r++) {
+		int64_t i = jr[r].insn;
+		b->jt_start[i] = (uint32_t)b->njt;
+		b->jt_count[i] = (uint32_t)jr[r].n;
+		for (size_t k = 0; k < jr[r].n; k++) {
+			add_jt_target(b, jr[r].targets[k]);
+			leader[jr[r].targets[k]] = 1;
+		}
+		if (jr[r].status == JUMP_UNRESOLVED) {
+			if (!cfg->unresolved_jumps++)
+				cfg->first_unresolved = cfg->insns[i].addr;
+		}
+		free(jr[r].targets);
+		free(next[r].targets);
+	}
+	free(jr);
+	free(next);
+	flow_free(b->flow);
+	b->flow = NULL;
+	if (cfg->unresolved_jumps && !b->quiet)
+		ls_warn(&b->m->opt, "%s: %s: %u indirect jump%s not resolved (first at 0x%llx): its loops may be incomplete",
+		        b->m->path, b->proc->name ? b->proc->name : "?", cfg->unresolved_jumps,
+		        cfg->unresolved_jumps == 1 ? "" : "s", (unsigned long long)cfg->first_unresolved);
+}

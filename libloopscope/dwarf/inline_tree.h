@@ -1,0 +1,56 @@
+/* inline_tree.h - the inline tree stage (inline_tree.c): reads .debug_info
+ * once, makes m->inl (the inlined calls by address, and the subprograms
+ * procs.c builds the procedures from). */
+#ifndef LOOPSCOPE_INLINE_TREE_H
+#define LOOPSCOPE_INLINE_TREE_H
+
+#include "support/base.h"
+
+/* ---- inline tree (inline_tree.c) ------------------------------------------- */
+
+enum ls_inl_kind { LS_INL_SUBPROGRAM, LS_INL_INLINED, LS_INL_LEXICAL };
+
+struct ls_inl_node {
+	enum ls_inl_kind kind;
+	const struct ls_inl_node *parent; /* NULL for a subprogram */
+	unsigned depth;                   /* subprogram 0; counts inlined nodes only */
+	const char *name;                 /* callee, demangled, interned */
+	const char *linkage_name;         /* interned or NULL */
+	const char *decl_file;            /* callee's DW_AT_decl_file, interned */
+	unsigned decl_line;
+	const char *call_file;            /* inlined: DW_AT_call_file, interned */
+	unsigned call_line, call_column;
+	Dwarf_Off die;                    /* offset of the DIE, for identity and debugging */
+};
+
+struct ls_inl_seg {
+	uint64_t lo, hi;                  /* half-open, sorted, non-overlapping */
+	const struct ls_inl_node *node;   /* the deepest node covering [lo, hi) */
+};
+
+/* A subprogram with code as the inline-tree walk found it: procs.c builds
+ * the procedures from these, so that .debug_info is walked only once. */
+struct ls_inl_sub {
+	const struct ls_inl_node *node;   /* its LS_INL_SUBPROGRAM node */
+	ls_range *ranges;                 /* sorted by lo (DW_AT_ranges or low/high_pc) */
+	size_t nranges;
+	uint64_t entry;                   /* DW_AT_entry_pc, else DW_AT_low_pc, else lowest range */
+	bool noreturn;                    /* DW_AT_noreturn */
+};
+
+struct ls_inline_index {
+	struct ls_inl_seg *segs;
+	size_t nsegs;
+	struct ls_inl_node **nodes;       /* all nodes (owned), for freeing and walking */
+	size_t nnodes;
+	struct ls_inl_sub *subs;          /* every subprogram with code, in DIE order */
+	size_t nsubs;
+	struct ls_arena arena;            /* holds the nodes and the subs' ranges */
+};
+
+int ls_inline_build(ls_module *m, ls_error *err);
+/* The deepest node covering ADDR (a subprogram node if none inlined), or NULL. */
+const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint64_t addr);
+void ls_inline_free(struct ls_inline_index *ix);
+
+#endif

@@ -1,0 +1,429 @@
+/* linemap.c - the sanitized line table of the whole module.
+ *
+ * Owns m->lines: one array of rows sorted by address, built from the line
+ * program of every compilation unit (DWARF 2-5, via dwarf_getsrclines).
+ *
+ * Sanitizing (thesis section 4.3, "Lying Liars"): rows whose address is in
+ * no executable section are dropped (discarded COMDAT and --gc-sections code
+ * keeps rows at address 0; some compilers emit data addresses); a sequence's
+ * end is kept as a gap row (file == NULL); where several rows share an
+ * address the last one wins, as addr2line and llvm-symbolizer report it
+ * (the statement rows it hides are kept aside, in lm->hidden: gcc marks a
+ * loop's `for (;;)` or `do` line that way); a row never extends past the
+ * end of its section.  File names are made
+ * absolute and normalized once per CU file-table entry, and interned.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r */
+#endif
+#include "dwarf/linemap.h"
+#include "elf/module.h"
+#include "support/base.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name)
+{
+	if (!name)
+		return NULL;
+	size_t nd = (name[0] != '/' && dir && *dir) ? strlen(dir) : 0;
+	size_t nn = strlen(name);
+	char stackbuf[1024];
+	char *buf = nd + nn + 2 <= sizeof stackbuf ? stackbuf : ls_xmalloc(nd + nn + 2);
+	char *p = buf;
+	if (nd) {
+		memcpy(p, dir, nd);
+		p += nd;
+		*p++ = '/';
+	}
+	memcpy(p, name, nn + 1);
+
+	/* Lexical normalization: "//" and "/./" collapse, "x/.." cancels
+	 * (without looking at the file system: the build tree may be gone,
+	 * and addr2line does the same).  Written to NORM; the input is BUF. */
+	size_t total = (size_t)(p - buf) + nn + 2;
+	char stacknorm[1024];
+	char *norm = total <= sizeof stacknorm ? stacknorm : ls_xmalloc(total);
+	bool absolute = buf[0] == '/';
+	char *out = norm;
+	if (absolute)
+		*out++ = '/';
+	const char *in = buf + absolute;
+	char *floor = out;              /* ".." cannot climb above this */
+	while (*in) {
+		const char *seg = in;
+		while (*in && *in != '/')
+			in++;
+		size_t len = (size_t)(in - seg);
+		if (*in == '/')
+			in++;
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (out > floor) {
+				/* drop the last component written ("name/") */
+				char *q = out - 1;
+				while (q > floor && q[-1] != '/')
+					q--;
+				out = q;
+				continue;
+			}
+			if (!absolute) {
+				/* a relative path's leading ".." stays */
+				memcpy(out, "../", 3);
+				out += 3;
+				floor = out;
+			}
+			continue; /* "/.." is "/" */
+		}
+		memcpy(out, seg, len);
+		out += len;
+		*out++ = '/';
+	}
+	if (out > norm + absolute && out[-1] == '/')
+		out--;
+	if (out == norm) /* "" */
+		*out++ = '.';
+	*out = 0;
+	const char *r = ls_intern(t, norm);
+	if (norm != stacknorm)
+		free(norm);
+	if (buf != stackbuf)
+		free(buf);
+	return r;
+}
+
+/* A row while the table is built: SEQ orders rows of one address. */
+struct raw_row {
+	uint64_t addr;
+	const char *file;    /* NULL: end of sequence */
+	uint32_t line;
+	uint16_t column;
+	uint16_t flags;
+	uint64_t order;      /* position in the CU's table, across CUs */
+};
+/* In raw_row.flags: a row at the very address where its CU's previous
+ * sequence ended.  libdw sorts an end_sequence before a row at the same
+ * address, so a zero-length row just before its own end of sequence looks
+ * like the start of another sequence (glibc's cold parts have them); a
+ * real row from another CU at that address must win over it. */
+#define RAW_AFTER_END 0x8000
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct raw_row *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address an end of sequence comes first, so that the row
+	 * starting the next sequence there wins. */
+	if ((x->file == NULL) != (y->file == NULL))
+		return x->file == NULL ? -1 : 1;
+	if ((x->flags & RAW_AFTER_END) != (y->flags & RAW_AFTER_END))
+		return x->flags & RAW_AFTER_END ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+struct run {
+	size_t start, len;
+};
+
+static int cmp_run(const void *a, const void *b, void *ctx)
+{
+	const struct raw_row *raw = ctx;
+	const struct run *x = a, *y = b;
+	return cmp_raw(&raw[x->start], &raw[y->start]);
+}
+
+/* Sorts the rows by cmp_raw.  libdw hands each CU's rows sorted, and a
+ * sequence is contiguous code, so: sort each run (sequence) if needed,
+ * order the runs by their first row and append them; a run that starts
+ * before the end of what is already out (an overlapping or stray sequence:
+ * glibc has a few) is merged into the tail.  For libc this turns a
+ * 200k-row merge sort into a copy and a dozen small merges; a pathological
+ * table falls back to a full sort. */
+static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *runs, size_t nruns)
+{
+	if (nraw < 2)
+		return raw;
+	for (size_t i = 0; i < nruns; i++) {
+		struct raw_row *r = raw + runs[i].start;
+		for (size_t k = 1; k < runs[i].len; k++)
+			if (cmp_raw(&r[k - 1], &r[k]) > 0) {
+				qsort(r, runs[i].len, sizeof *r, cmp_raw);
+				break;
+			}
+	}
+	if (nruns > 1)
+		qsort_r(runs, nruns, sizeof *runs, cmp_run, raw);
+	struct raw_row *out = ls_xmalloc(nraw * sizeof *out);
+	struct raw_row *tmp = NULL;
+	size_t n = 0, cap_tmp = 0, merged = 0;
+	for (size_t i = 0; i < nruns; i++) {
+		const struct raw_row *r = raw + runs[i].start;
+		size_t len = runs[i].len;
+		if (n == 0 || cmp_raw(&out[n - 1], &r[0]) <= 0) {
+			memcpy(out + n, r, len * sizeof *out);
+			n += len;
+			continue;
+		}
+		/* The first row of OUT after r[0]; merge OUT[p..n) with R. */
+		size_t lo = 0, hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (cmp_raw(&out[mid], &r[0]) <= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t p = lo, tail = n - p;
+		merged += tail + len;
+		if (merged > 4 * nraw + 1024) {
+			/* quadratic territory: sort everything at once */
+			for (size_t j = i; j < nruns; j++) {
+				memcpy(out + n, raw + runs[j].start, runs[j].len * sizeof *out);
+				n += runs[j].len;
+			}
+			qsort(out, n, sizeof *out, cmp_raw);
+			break;
+		}
+		tmp = ls_grow(tmp, &cap_tmp, tail, sizeof *tmp);
+		memcpy(tmp, out + p, tail * sizeof *tmp);
+		size_t a = 0, b = 0, w = p;
+		while (a < tail && b < len)
+			out[w++] = cmp_raw(&tmp[a], &r[b]) <= 0 ? tmp[a++] : r[b++];
+		while (a < tail)
+			out[w++] = tmp[a++];
+		while (b < len)
+			out[w++] = r[b++];
+		n = w;
+	}
+	free(tmp);
+	free(raw);
+	return out;
+}
+
+/* The rows of every CU as read, before sorting. */
+struct raw_rows {
+	struct raw_row *v;
+	size_t n, cap;
+	struct run *runs;               /* each CU's rows */
+	size_t nruns, cap_runs;
+	const char **names;             /* per file index of the current CU */
+	size_t cap_names;
+	uint64_t order;
+};
+
+/* Row L's file, made absolute against COMP_DIR, from the per-CU cache. */
+static const char *row_file(ls_module *m, struct raw_rows *rr, Dwarf_Line *l, const char *comp_dir)
+{
+	Dwarf_Files *files;
+	size_t idx;
+	const char *file = NULL;
+	if (dwarf_line_file(l, &files, &idx) == 0) {
+		if (idx >= rr->cap_names) {
+			size_t old = rr->cap_names;
+			rr->names = ls_grow(rr->names, &rr->cap_names, idx + 1, sizeof *rr->names);
+			memset(rr->names + old, 0, (rr->cap_names - old) * sizeof *rr->names);
+		}
+		if (!rr->names[idx])
+			rr->names[idx] = ls_source_path(&m->strings, comp_dir, dwarf_filesrc(files, idx, NULL, NULL));
+		file = rr->names[idx];
+	}
+	return file ? file : ls_intern(&m->strings, "??");
+}
+
+/* Appends the rows of one CU's line table (NLINES LINES) to RR, one run
+ * per sequence. */
+static void read_cu_rows(ls_module *m, struct raw_rows *rr, Dwarf_Lines *lines, size_t nlines,
+                         const char *comp_dir, uint64_t shift)
+{
+	if (rr->cap_names)
+		memset(rr->names, 0, rr->cap_names * sizeof *rr->names);
+	const struct ls_text *text = NULL;
+	size_t run_start = rr->n;
+	for (size_t i = 0; i < nlines; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr da;
+		if (!l || dwarf_lineaddr(l, &da) != 0)
+			continue;
+		uint64_t addr = da - shift;
+		bool end = false;
+		dwarf_lineendsequence(l, &end);
+		/* The section of this row: an end of sequence may sit
+		 * just past the end of its section. */
+		if (!text || addr < text->addr || addr - text->addr > text->size ||
+		    (!end && addr - text->addr == text->size))
+			text = ls_text_find(m, end && addr ? addr - 1 : addr);
+		if (!text)
+			continue;
+		rr->v = ls_grow(rr->v, &rr->cap, rr->n + 1, sizeof *rr->v);
+		struct raw_row *r = &rr->v[rr->n++];
+		*r = (struct raw_row){ .addr = addr, .order = rr->order++ };
+		if (end)
+			continue;
+		int line = 0, col = 0;
+		bool stmt = false;
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		dwarf_linebeginstatement(l, &stmt);
+		r->file = row_file(m, rr, l, comp_dir);
+		r->line = line > 0 ? (uint32_t)line : 0;
+		r->column = col > 0 && col <= 0xffff ? (uint16_t)col : 0;
+		r->flags = stmt ? LS_LINE_IS_STMT : 0;
+		if (rr->n - 1 > run_start && !r[-1].file && r[-1].addr == addr)
+			r->flags |= RAW_AFTER_END;
+	}
+	/* One run per sequence: a sequence is contiguous code, while
+	 * a CU's rows span its hot and cold sections, which other
+	 * CUs' rows interleave. */
+	for (size_t k = run_start; k < rr->n; k++) {
+		if (k + 1 < rr->n && rr->v[k].file)
+			continue;
+		rr->runs = ls_grow(rr->runs, &rr->cap_runs, rr->nruns + 1, sizeof *rr->runs);
+		rr->runs[rr->nruns++] = (struct run){ run_start, k + 1 - run_start };
+		run_start = k + 1;
+	}
+}
+
+/* 1. The rows of every CU's line table, in table order. */
+static void read_rows(ls_module *m, struct raw_rows *rr, ls_error *err)
+{
+	Dwarf_Addr dbias = 0;
+	dwfl_module_getdwarf(m->dwmod, &dbias);
+	uint64_t shift = m->bias - dbias;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	int rc;
+	while ((rc = dwarf_get_units(m->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		/* A skeleton's line table is its own, whether or not its .dwo
+		 * was found. */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
+			continue;
+		int tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_skeleton_unit)
+			continue;
+		Dwarf_Lines *lines;
+		size_t nlines;
+		if (dwarf_getsrclines(&cudie, &lines, &nlines) != 0) {
+			/* A CU without a line program is normal (no code); one
+			 * whose program cannot be read is worth a warning. */
+			if (dwarf_hasattr(&cudie, DW_AT_stmt_list)) {
+				const char *cuname = dwarf_diename(&cudie);
+				ls_warn_dwarf(&m->opt, err, "%s: unreadable line table of %s (%s); its lines are unknown",
+					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
+					dwarf_errmsg(-1));
+			}
+			continue;
+		}
+		Dwarf_Attribute a;
+		read_cu_rows(m, rr, lines, nlines, dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a)), shift);
+	}
+	if (rc < 0)
+		ls_warn_dwarf(&m->opt, err, "%s: corrupt .debug_info (%s); line tables after it are skipped",
+			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
+}
+
+/* 3. Keep the last row of each address; end rows only where no row
+ * starts; no two gaps in a row; a gap at the end of every section a
+ * row would otherwise run past.  The statements a row at their address
+ * hides go to LM->hidden. */
+static void keep_rows(const ls_module *m, struct ls_linemap *lm, const struct raw_row *raw, size_t nraw)
+{
+	size_t cap_rows = 0, cap_hidden = 0;
+	const struct ls_text *text = NULL;
+	for (size_t i = 0; i < nraw; i++) {
+		size_t j = i;
+		while (j + 1 < nraw && raw[j + 1].addr == raw[i].addr)
+			j++;
+		const struct raw_row *r = &raw[j]; /* the last one, a real row if any */
+		for (size_t k = i; k < j; k++) {
+			const struct raw_row *h = &raw[k];
+			/* Only a statement above the code at this address can
+			 * be a loop's statement (its body follows it). */
+			if (!h->file || !h->line || !(h->flags & LS_LINE_IS_STMT) || !r->file ||
+			    h->file != r->file || h->line >= r->line)
+				continue;
+			lm->hidden = ls_grow(lm->hidden, &cap_hidden, lm->nhidden + 1, sizeof *lm->hidden);
+			lm->hidden[lm->nhidden++] = (struct ls_line_row){
+				.addr = h->addr, .file = h->file, .line = h->line,
+				.column = h->column, .flags = LS_LINE_IS_STMT,
+			};
+		}
+		i = j;
+		struct ls_line_row *prev = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
+		/* Close the previous row at its section's end if it runs on. */
+		if (prev && prev->file && text && r->addr > text->addr + text->size) {
+			lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+			lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
+			prev = &lm->rows[lm->nrows - 1];
+		}
+		if (!r->file && (!prev || !prev->file))
+			continue;
+		if (r->file)
+			text = ls_text_find(m, r->addr);
+		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+		lm->rows[lm->nrows++] = (struct ls_line_row){
+			.addr = r->addr, .file = r->file, .line = r->line,
+			.column = r->column, .flags = r->flags & LS_LINE_IS_STMT,
+		};
+	}
+	if (lm->nrows && lm->rows[lm->nrows - 1].file && text) {
+		lm->rows = ls_grow(lm->rows, &cap_rows, lm->nrows + 1, sizeof *lm->rows);
+		lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = text->addr + text->size };
+	}
+}
+
+int ls_linemap_build(ls_module *m, ls_error *err)
+{
+	struct ls_linemap *lm = &m->lines;
+	memset(lm, 0, sizeof *lm);
+	if (!m->dwarf)
+		return 0;
+	struct raw_rows rr = { 0 };
+	read_rows(m, &rr, err);
+	free(rr.names);
+	/* 2. Sorted by address, the sequences kept whole. */
+	struct raw_row *raw = sort_rows(rr.v, rr.n, rr.runs, rr.nruns);
+	free(rr.runs);
+	keep_rows(m, lm, raw, rr.n);
+	free(raw);
+	if (lm->nhidden) { /* the kernel has half a million: no slack */
+		struct ls_line_row *h = realloc(lm->hidden, lm->nhidden * sizeof *h);
+		if (h)
+			lm->hidden = h;
+	}
+	return 0;
+}
+
+const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr)
+{
+	/* The last row at or below ADDR. */
+	size_t lo = LS_FIRST_ABOVE(lm->rows, lm->nrows, addr, addr);
+	if (lo == 0)
+		return NULL;
+	const struct ls_line_row *r = &lm->rows[lo - 1];
+	return r->file ? r : NULL;
+}
+
+size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first)
+{
+	size_t lo = LS_FIRST_AT_LEAST(lm->hidden, lm->nhidden, addr, addr);
+	size_t n = 0;
+	while (lo + n < lm->nhidden && lm->hidden[lo + n].addr == addr)
+		n++;
+	*first = n ? &lm->hidden[lo] : NULL;
+	return n;
+}
+
+void ls_linemap_free(struct ls_linemap *lm)
+{
+	free(lm->rows);
+	free(lm->hidden);
+	lm->rows = NULL;
+	lm->hidden = NULL;
+	lm->nrows = lm->nhidden = 0;
+}

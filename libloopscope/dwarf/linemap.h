@@ -1,0 +1,41 @@
+/* linemap.h - the line map stage (linemap.c): reads every CU's line table,
+ * makes m->lines. */
+#ifndef LOOPSCOPE_LINEMAP_H
+#define LOOPSCOPE_LINEMAP_H
+
+#include "support/base.h"
+
+/* ---- line map (linemap.c) ------------------------------------------------ */
+
+struct ls_line_row {
+	uint64_t addr;       /* the row covers [addr, next row's addr) */
+	const char *file;    /* absolute, interned; NULL marks the end of a sequence */
+	uint32_t line;
+	uint16_t column;
+	uint16_t flags;      /* LS_LINE_* */
+};
+#define LS_LINE_IS_STMT 1
+
+struct ls_linemap {
+	struct ls_line_row *rows; /* sorted by addr; gaps marked by rows with file == NULL */
+	size_t nrows;
+	/* Statement rows (is_stmt, line > 0) that a later row at the same
+	 * address hides, in the same file and above its line: statements that
+	 * begin there with no code of their own.  gcc puts a `for (;;)`,
+	 * `while (1)` or `do` line at its loop's header this way.  Sorted by
+	 * addr; the loop-line rules read them. */
+	struct ls_line_row *hidden;
+	size_t nhidden;
+};
+
+int ls_linemap_build(ls_module *m, ls_error *err);
+/* NAME made absolute against DIR (when relative) with ./ and ../ resolved,
+ * interned in T: how line tables and DW_AT_call_file/decl_file are shown. */
+const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
+/* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
+const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
+/* The hidden statement rows at exactly ADDR: their count, *FIRST the first. */
+size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first);
+void ls_linemap_free(struct ls_linemap *lm);
+
+#endif

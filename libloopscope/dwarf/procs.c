@@ -1,0 +1,868 @@
+/* procs.c - the procedures of a module and an address index over them.
+ *
+ * Owns m->procs.  Procedures come, in order of trust, from:
+ *
+ *   1. DWARF subprograms with code (m->inl.subs, found by inline_tree.c):
+ *      all their ranges, so gcc's foo.cold part is a second range of foo;
+ *   2. STT_FUNC / STT_GNU_IFUNC symbols (.symtab, else .dynsym) whose start
+ *      no DWARF procedure covers: assembly, stripped code, runtime objects;
+ *   3. PLT slots, named NAME@plt from the relocation that fills the GOT
+ *      slot each one jumps through (.plt, .plt.sec, .plt.got).
+ *
+ * DWARF ranges that run over the next symbol are clamped there (thesis
+ * section 4.3: compilers have overestimated procedure ends), and the inline
+ * index (m->inl.segs) is cut to match, so chains and procedures agree.
+ *
+ * A DWARF procedure's name is the best symbol at its entry (so a clone
+ * reads "foo(int) (.constprop.0)" or "foo.part.0", as in perf and as
+ * llvm-symbolizer names the outermost frame), else the DWARF name; all
+ * demangled, in LLVM's spelling.
+ */
+#include "dwarf/inline_tree.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+#include "elf/symbols.h"
+#include "structure/scope.h"
+#include "support/base.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Functions that never return, by name; C++ "std::__throw_*" too. */
+static const char *const noreturn_names[] = {
+	"exit", "_exit", "_Exit", "abort", "__assert_fail", "__assert_perror_fail",
+	"__stack_chk_fail", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
+	"longjmp", "siglongjmp", "_longjmp", "__longjmp_chk", "pthread_exit",
+	"__fortify_fail", "__chk_fail", "err", "errx", "verr", "verrx",
+	"quick_exit", "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_call_unexpected",
+	"__cxa_pure_virtual", "__cxa_deleted_virtual", "__libc_fatal",
+	"__libc_longjmp", "__libc_siglongjmp", "std::terminate()",
+};
+
+/* And in the kernel (objtool's list of global noreturn functions): where
+ * the DWARF is not there to say so (calls out of a module, symbol-only
+ * code).  Only for kernel code: a user program's panic() may return. */
+static const char *const kernel_noreturn_names[] = {
+	"__stack_chk_fail", "panic", "do_exit", "do_task_dead", "kthread_exit", "make_task_dead",
+	"__module_put_and_kthread_exit", "kthread_complete_and_exit", "rewind_stack_and_make_dead",
+	"rewind_stack_do_exit", "kunit_try_catch_throw", "xen_start_kernel", "cpu_bringup_and_idle",
+	"do_group_exit", "stop_this_cpu", "__invalid_creds", "cpu_startup_entry",
+	"__ubsan_handle_builtin_unreachable", "ex_handler_msr_mce", "machine_real_restart",
+	"__reiserfs_panic", "snp_abort", "sev_es_terminate", "usercopy_abort", "fortify_panic",
+	"__fortify_panic", "hlt_play_dead", "panic_smp_self_stop", "nmi_panic_self_stop",
+	"arch_cpu_idle_dead", "play_dead", "x86_64_start_kernel", "x86_64_start_reservations",
+	"start_kernel", "arch_call_rest_init", "__tdx_hypercall_failed", "mpt_halt_firmware",
+	"btrfs_assertfail", "__btrfs_panic",
+};
+
+static bool name_is_noreturn(const char *name)
+{
+	if (!name)
+		return false;
+	if (strncmp(name, "std::__throw_", 13) == 0)
+		return true;
+	size_t n = strlen(name);
+	if (n > 4 && strcmp(name + n - 4, "@plt") == 0)
+		n -= 4;
+	for (size_t i = 0; i < sizeof noreturn_names / sizeof *noreturn_names; i++)
+		if (strlen(noreturn_names[i]) == n && memcmp(noreturn_names[i], name, n) == 0)
+			return true;
+	return false;
+}
+
+bool ls_noreturn_name(const ls_module *m, const char *name)
+{
+	if (name_is_noreturn(name))
+		return true;
+	if (!m->kernel)
+		return false;
+	for (size_t i = 0; i < sizeof kernel_noreturn_names / sizeof *kernel_noreturn_names; i++)
+		if (strcmp(kernel_noreturn_names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* A function symbol. */
+struct sym {
+	uint64_t addr, size;
+	const char *name;   /* interned, version suffix removed */
+	int rank;           /* which of several names at one address to show */
+	bool func;          /* STT_FUNC/STT_GNU_IFUNC, not an STT_NOTYPE label */
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1; /* best first */
+	return strcmp(x->name, y->name);
+}
+
+/* Global beats weak beats local; then fewer leading underscores (memcpy
+ * over __memcpy), then shorter (foo over foo_alias_long). */
+static int sym_rank(const GElf_Sym *s, const char *name)
+{
+	int bind = GELF_ST_BIND(s->st_info);
+	int r = bind == STB_GLOBAL ? 3000 : bind == STB_WEAK ? 2000 : bind == STB_GNU_UNIQUE ? 2000 : 1000;
+	int us = 0;
+	while (name[us] == '_')
+		us++;
+	r -= us * 100;
+	size_t n = strlen(name);
+	r -= n > 99 ? 99 : (int)n;
+	if (GELF_ST_VISIBILITY(s->st_other) == STV_HIDDEN)
+		r -= 1; /* __GI_ aliases and friends */
+	/* module_init()/module_exit() aliases of a kernel module's real
+	 * init and exit functions. */
+	if (strcmp(name, "init_module") == 0 || strcmp(name, "cleanup_module") == 0)
+		r = 0;
+	return r;
+}
+
+static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
+{
+	struct sym *syms = NULL;
+	size_t n = 0, cap = 0;
+	int total = dwfl_module_getsymtab(m->dwmod);
+	for (int i = 1; i < total; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &s, &addr, &shndx, &elf, &bias);
+		if (!name || !*name)
+			continue;
+		int type = GELF_ST_TYPE(s.st_info);
+		/* Assembly entry points are often untyped (the kernel's
+		 * SYM_CODE_START): keep STT_NOTYPE labels in code too, but
+		 * not the assembler's local and mapping symbols. */
+		bool func = type == STT_FUNC || type == STT_GNU_IFUNC;
+		if (!func && (type != STT_NOTYPE || name[0] == '.' || name[0] == '$'))
+			continue;
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS)
+			continue;
+		uint64_t a = addr - m->bias;
+		const struct ls_text *t = ls_text_find(m, a);
+		if (!t)
+			continue;
+		/* The kernel's alternatives hold no functions: a symbol there
+		 * is a linker script's marker (_einittext), and the code belongs
+		 * to the procedures that jump into it (cfg.c). */
+		if (strncmp(t->name, ".altinstr_", 10) == 0)
+			continue;
+		syms = ls_grow(syms, &cap, n + 1, sizeof *syms);
+		syms[n++] = (struct sym){
+			.addr = a, .size = s.st_size,
+			.name = ls_intern_unversioned(&m->strings, name),
+			.rank = sym_rank(&s, name) - (func ? 0 : 5000),
+			.func = func,
+		};
+	}
+	if (n)
+		qsort(syms, n, sizeof *syms, cmp_sym);
+	*nsyms = n;
+	return syms;
+}
+
+/* The first symbol with address >= ADDR. */
+static size_t sym_lower_bound(const struct sym *syms, size_t n, uint64_t addr)
+{
+	return LS_FIRST_AT_LEAST(syms, n, addr, addr);
+}
+
+/* A procedure being built; its ranges live in a shared array until the
+ * procedures are sorted. */
+struct proto {
+	struct ls_proc p;
+	size_t first_range;
+};
+
+struct builder {
+	ls_module *m;
+	struct proto *protos;
+	size_t nprotos, cap_protos;
+	ls_range *ranges;
+	size_t nranges, cap_ranges;
+};
+
+static struct proto *add_proto(struct builder *b)
+{
+	b->protos = ls_grow(b->protos, &b->cap_protos, b->nprotos + 1, sizeof *b->protos);
+	struct proto *pr = &b->protos[b->nprotos++];
+	memset(pr, 0, sizeof *pr);
+	pr->first_range = b->nranges;
+	return pr;
+}
+
+static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t hi)
+{
+	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
+	b->ranges[b->nranges++] = (ls_range){ lo, hi };
+	pr->p.nranges++;
+}
+
+/* Sets name and linkage name from symbol name RAW (interned). */
+static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
+{
+	char *d = ls_demangle(raw);
+	if (d) {
+		p->name = ls_intern(&m->strings, d);
+		p->linkage_name = raw;
+		free(d);
+	} else {
+		p->name = raw;
+	}
+}
+
+static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	for (size_t i = 0; i < m->inl.nsubs; i++) {
+		const struct ls_inl_sub *sub = &m->inl.subs[i];
+		struct proto *pr = add_proto(b);
+		struct ls_proc *p = &pr->p;
+		p->entry = sub->entry;
+		p->from_dwarf = true;
+		p->die_node = sub->node;
+		p->file = sub->node->decl_file;
+		p->line = sub->node->decl_line;
+		/* The entry range first (header: "[0] holds the entry"). */
+		size_t e = 0;
+		for (size_t k = 0; k < sub->nranges; k++)
+			if (sub->entry >= sub->ranges[k].lo && sub->entry < sub->ranges[k].hi)
+				e = k;
+		for (size_t kk = 0; kk < sub->nranges; kk++) {
+			size_t k = kk == 0 ? e : kk <= e ? kk - 1 : kk;
+			uint64_t lo = sub->ranges[k].lo, hi = sub->ranges[k].hi;
+			/* Clamp at the next function symbol that is not one of
+			 * this procedure's own parts. */
+			for (size_t j = sym_lower_bound(syms, nsyms, lo + 1); j < nsyms && syms[j].addr < hi; j++) {
+				if (!syms[j].func)
+					continue; /* labels inside functions are common */
+				bool own = false;
+				for (size_t q = 0; q < sub->nranges; q++)
+					if (sub->ranges[q].lo == syms[j].addr)
+						own = true;
+				if (!own) {
+					hi = syms[j].addr;
+					break;
+				}
+			}
+			add_range(b, pr, lo, hi);
+		}
+		/* Name: the best symbol at the entry (it tells clones apart:
+		 * foo.part.0), as perf and llvm-symbolizer name it; without
+		 * one, the DWARF name. */
+		size_t j = sym_lower_bound(syms, nsyms, p->entry);
+		if (j < nsyms && syms[j].addr == p->entry) {
+			name_from_symbol(m, p, syms[j].name);
+			if (!p->linkage_name && sub->node->linkage_name)
+				p->linkage_name = sub->node->linkage_name;
+		} else {
+			p->name = sub->node->name;
+			p->linkage_name = sub->node->linkage_name;
+		}
+		if (p->linkage_name == p->name)
+			p->linkage_name = NULL;
+		p->noreturn = sub->noreturn || ls_noreturn_name(m, p->name) ||
+			      (p->linkage_name && ls_noreturn_name(m, p->linkage_name));
+	}
+}
+
+/* A sorted view of the ranges built so far, to ask "is ADDR covered?". */
+struct cover {
+	ls_range *r;
+	size_t n;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const ls_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The first range with hi > ADDR. */
+static size_t cover_find(const struct cover *c, uint64_t addr)
+{
+	return LS_FIRST_ABOVE(c->r, c->n, hi, addr);
+}
+
+static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	struct cover c = { ls_xmalloc((b->nranges + 1) * sizeof *c.r), b->nranges };
+	if (c.n) {
+		memcpy(c.r, b->ranges, c.n * sizeof *c.r);
+		qsort(c.r, c.n, sizeof *c.r, cmp_range);
+	}
+	/* After sorting by lo, hi is not monotone if ranges overlap; make
+	 * the "first range with hi > addr" search valid by a running max. */
+	for (size_t i = 1; i < c.n; i++)
+		if (c.r[i].hi < c.r[i - 1].hi)
+			c.r[i].hi = c.r[i - 1].hi;
+
+	uint64_t func_end = 0; /* end of the last sized function symbol */
+	for (size_t i = 0; i < nsyms;) {
+		size_t j = i;
+		uint64_t size = 0;
+		while (j < nsyms && syms[j].addr == syms[i].addr) {
+			if (syms[j].size > size)
+				size = syms[j].size;
+			j++;
+		}
+		uint64_t lo = syms[i].addr;
+		size_t k = cover_find(&c, lo);
+		bool covered = k < c.n && c.r[k].lo <= lo;
+		/* An untyped label inside a sized function is a label. */
+		if (!syms[i].func && lo < func_end)
+			covered = true;
+		if (syms[i].func && size && lo + size > func_end)
+			func_end = lo + size;
+		if (!covered) {
+			const struct ls_text *t = ls_text_find(m, lo);
+			uint64_t end = t->addr + t->size;
+			uint64_t hi = size ? lo + size : end;
+			if (hi > end || hi < lo)
+				hi = end;
+			if (!size && j < nsyms && syms[j].addr < hi)
+				hi = syms[j].addr; /* unsized: up to the next symbol */
+			if (k < c.n && c.r[k].lo < hi)
+				hi = c.r[k].lo;   /* never into a DWARF procedure */
+			struct proto *pr = add_proto(b);
+			struct ls_proc *p = &pr->p;
+			p->entry = lo;
+			name_from_symbol(m, p, syms[i].name);
+			p->noreturn = ls_noreturn_name(m, p->name) || ls_noreturn_name(m, syms[i].name);
+			add_range(b, pr, lo, hi);
+		}
+		i = j;
+	}
+	free(c.r);
+}
+
+/* GOT slot -> symbol name, from the dynamic relocations. */
+struct got_name {
+	uint64_t got;
+	const char *name;
+};
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_name *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms,
+			      struct got_name **out, size_t *nout)
+{
+	struct got_name *g = NULL;
+	size_t n = 0, cap = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+			continue;
+		if (!(sh.sh_flags & SHF_ALLOC))
+			continue; /* only the dynamic relocations */
+		/* The symbols: .dynsym, or none (a static binary's IRELATIVE
+		 * relocations point to .symtab but use no symbol). */
+		Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
+		GElf_Shdr symsh;
+		Elf_Data *sd = NULL;
+		if (symscn && gelf_getshdr(symscn, &symsh) && symsh.sh_type == SHT_DYNSYM)
+			sd = elf_getdata(symscn, NULL);
+		Elf_Data *rd = elf_getdata(scn, NULL);
+		if (!rd || !sh.sh_entsize)
+			continue;
+		size_t nrel = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nrel; i++) {
+			uint64_t off, info;
+			if (sh.sh_type == SHT_RELA) {
+				GElf_Rela r;
+				if (!gelf_getrela(rd, (int)i, &r))
+					break;
+				off = r.r_offset;
+				info = r.r_info;
+			} else {
+				GElf_Rel r;
+				if (!gelf_getrel(rd, (int)i, &r))
+					break;
+				off = r.r_offset;
+				info = r.r_info;
+			}
+			unsigned type = GELF_R_TYPE(info);
+			if (type == R_X86_64_IRELATIVE && sh.sh_type == SHT_RELA) {
+				/* Static binaries call IFUNCs through PLT slots
+				 * too: name them after the resolver's symbol, as
+				 * objdump does with "*ABS*+0xADDR@plt". */
+				GElf_Rela r;
+				gelf_getrela(rd, (int)i, &r);
+				uint64_t res = (uint64_t)r.r_addend;
+				size_t k = sym_lower_bound(syms, nsyms, res);
+				char buf[64];
+				const char *name;
+				if (k < nsyms && syms[k].addr == res) {
+					name = syms[k].name;
+				} else {
+					snprintf(buf, sizeof buf, "*ABS*+0x%llx", (unsigned long long)res);
+					name = ls_intern(&m->strings, buf);
+				}
+				g = ls_grow(g, &cap, n + 1, sizeof *g);
+				g[n++] = (struct got_name){ off, name };
+				continue;
+			}
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sd)
+				continue;
+			GElf_Sym s;
+			if (!gelf_getsym(sd, (int)GELF_R_SYM(info), &s))
+				continue;
+			const char *name = elf_strptr(m->elf, symsh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			g = ls_grow(g, &cap, n + 1, sizeof *g);
+			g[n++] = (struct got_name){ off, ls_intern_unversioned(&m->strings, name) };
+		}
+	}
+	if (n)
+		qsort(g, n, sizeof *g, cmp_got);
+	*out = g;
+	*nout = n;
+}
+
+/* Each PLT slot jumps through its GOT slot ("jmp *disp(%rip)", ff 25,
+ * possibly after endbr64 or a bnd prefix): name the slot after the
+ * relocation of that GOT slot.  Scanning for the jumps, rather than
+ * assuming a layout, covers lazy .plt (16-byte slots after a header), IBT's
+ * .plt.sec, .plt.got and static binaries' 8-byte IRELATIVE slots alike;
+ * the lookup in the relocations filters out byte patterns that merely look
+ * like such a jump. */
+static void add_plt_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	if (m->relocatable)
+		return;
+	struct got_name *g;
+	size_t ng;
+	collect_got_names(m, syms, nsyms, &g, &ng);
+	if (!ng) {
+		free(g);
+		return;
+	}
+	for (size_t ti = 0; ti < m->ntext; ti++) {
+		const struct ls_text *t = &m->text[ti];
+		if (strncmp(t->name, ".plt", 4) != 0 && strcmp(t->name, ".iplt") != 0)
+			continue;
+		uint64_t entsize = 16;
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_addr == t->addr &&
+			    (sh.sh_flags & SHF_EXECINSTR)) {
+				if (sh.sh_entsize >= 8 && sh.sh_entsize <= 32)
+					entsize = sh.sh_entsize;
+				break;
+			}
+		}
+		/* Slot starts and names, in address order. */
+		struct slot { uint64_t start; const char *name; } *slots = NULL;
+		size_t nslots = 0, cap = 0;
+		const uint8_t *d = t->data;
+		for (uint64_t p = 0; p + 6 <= t->size; p++) {
+			if (d[p] != 0xff || d[p + 1] != 0x25)
+				continue;
+			int32_t disp = (int32_t)((uint32_t)d[p + 2] | (uint32_t)d[p + 3] << 8 |
+						 (uint32_t)d[p + 4] << 16 | (uint32_t)d[p + 5] << 24);
+			uint64_t got = t->addr + p + 6 + (int64_t)disp;
+			struct got_name key = { got, NULL };
+			struct got_name *hit = bsearch(&key, g, ng, sizeof *g, cmp_got);
+			if (!hit)
+				continue;
+			uint64_t start = p;
+			if (p >= 4 && d[p - 4] == 0xf3 && d[p - 3] == 0x0f && d[p - 2] == 0x1e && d[p - 1] == 0xfa)
+				start = p - 4; /* endbr64 */
+			else if (p >= 1 && d[p - 1] == 0xf2)
+				start = p - 1; /* bnd */
+			slots = ls_grow(slots, &cap, nslots + 1, sizeof *slots);
+			slots[nslots++] = (struct slot){ start, hit->name };
+			p += 5;
+		}
+		for (size_t i = 0; i < nslots; i++) {
+			uint64_t lo = slots[i].start;
+			uint64_t hi = i + 1 < nslots ? slots[i + 1].start : t->size;
+			if (hi - lo > entsize)
+				hi = lo + entsize;
+			char buf[600];
+			struct proto *pr = add_proto(b);
+			struct ls_proc *pp = &pr->p;
+			char *dm = ls_demangle(slots[i].name);
+			if (dm) {
+				snprintf(buf, sizeof buf, "%s@plt", slots[i].name);
+				pp->linkage_name = ls_intern(&m->strings, buf);
+				snprintf(buf, sizeof buf, "%s@plt", dm);
+				free(dm);
+			} else {
+				snprintf(buf, sizeof buf, "%s@plt", slots[i].name);
+			}
+			pp->name = ls_intern(&m->strings, buf);
+			pp->entry = t->addr + lo;
+			pp->is_plt = true;
+			pp->noreturn = name_is_noreturn(slots[i].name) || name_is_noreturn(pp->name);
+			add_range(b, pr, t->addr + lo, t->addr + hi);
+		}
+		free(slots);
+	}
+	free(g);
+}
+
+static int cmp_proto(const void *a, const void *b)
+{
+	const struct proto *x = a, *y = b;
+	if (x->p.entry != y->p.entry)
+		return x->p.entry < y->p.entry ? -1 : 1;
+	/* DWARF first, then in creation order (first_range is monotone). */
+	if (x->p.from_dwarf != y->p.from_dwarf)
+		return x->p.from_dwarf ? -1 : 1;
+	return x->first_range < y->first_range ? -1 : x->first_range > y->first_range;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct ls_proc_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->proc < y->proc ? -1 : x->proc > y->proc;
+}
+
+/* DWARF ranges clamped here (or overlapping code the symbols give to
+ * another, non-DWARF procedure) are still in the inline index: cut the
+ * index to where the procedure at each address is a DWARF one, so that an
+ * address's inline chain and its procedure never disagree. */
+static void trim_inline_segments(ls_module *m)
+{
+	struct ls_inline_index *ix = &m->inl;
+	const struct ls_procs *P = &m->procs;
+	size_t out = 0, cap = ix->nsegs;
+	struct ls_inl_seg *segs = ls_xmalloc((cap + 1) * sizeof *segs);
+	size_t j = 0;
+	for (size_t i = 0; i < ix->nsegs; i++) {
+		struct ls_inl_seg s = ix->segs[i];
+		while (j < P->nindex && P->index[j].hi <= s.lo)
+			j++;
+		/* The parts of S inside DWARF procedures' index entries. */
+		for (size_t k = j; k < P->nindex && P->index[k].lo < s.hi; k++) {
+			const struct ls_proc_range *r = &P->index[k];
+			if (!P->procs[r->proc].from_dwarf)
+				continue;
+			uint64_t lo = r->lo > s.lo ? r->lo : s.lo, hi = r->hi < s.hi ? r->hi : s.hi;
+			if (lo >= hi)
+				continue;
+			if (out && segs[out - 1].node == s.node && segs[out - 1].hi == lo) {
+				segs[out - 1].hi = hi;
+				continue;
+			}
+			segs = ls_grow(segs, &cap, out + 1, sizeof *segs);
+			segs[out++] = (struct ls_inl_seg){ lo, hi, s.node };
+		}
+	}
+	free(ix->segs);
+	ix->segs = segs;
+	ix->nsegs = out;
+}
+
+/* Makes the ni sorted index entries non-overlapping: at every address the
+ * range that started last wins (a procedure's entry must find that
+ * procedure; a symbol nested in a bigger one, like the kernel's thunks in
+ * their array, owns its own bytes), by a sweep with a heap of the ranges
+ * open at each point.  Returns the new count. */
+static bool range_above(const struct ls_proc_range *a, const struct ls_proc_range *b)
+{
+	if (a->lo != b->lo)
+		return a->lo > b->lo;
+	return a->proc < b->proc; /* same start: the first procedure */
+}
+
+static size_t paint_index(struct ls_procs *P, size_t ni)
+{
+	struct ls_proc_range *in = P->index;
+	struct ls_proc_range *out = ls_xmalloc((2 * ni + 1) * sizeof *out);
+	const struct ls_proc_range **heap = ls_xmalloc((ni + 1) * sizeof *heap);
+	size_t nheap = 0, n = 0, i = 0;
+	uint64_t cur = 0;
+	while (i < ni || nheap) {
+		if (nheap == 0)
+			cur = in[i].lo;
+		while (i < ni && in[i].lo <= cur) {
+			/* push */
+			size_t h = nheap++;
+			while (h > 0 && range_above(&in[i], heap[(h - 1) / 2])) {
+				heap[h] = heap[(h - 1) / 2];
+				h = (h - 1) / 2;
+			}
+			heap[h] = &in[i++];
+		}
+		while (nheap && heap[0]->hi <= cur) {
+			/* pop */
+			const struct ls_proc_range *v = heap[--nheap];
+			size_t h = 0;
+			for (;;) {
+				size_t c = 2 * h + 1;
+				if (c >= nheap)
+					break;
+				if (c + 1 < nheap && range_above(heap[c + 1], heap[c]))
+					c++;
+				if (!range_above(heap[c], v))
+					break;
+				heap[h] = heap[c];
+				h = c;
+			}
+			if (nheap)
+				heap[h] = v;
+		}
+		if (nheap == 0)
+			continue;
+		uint64_t next = heap[0]->hi;
+		if (i < ni && in[i].lo < next)
+			next = in[i].lo;
+		if (n && out[n - 1].proc == heap[0]->proc && out[n - 1].hi == cur)
+			out[n - 1].hi = next;
+		else
+			out[n++] = (struct ls_proc_range){ cur, next, heap[0]->proc };
+		cur = next;
+	}
+	free(heap);
+	free(P->index);
+	P->index = out;
+	return n;
+}
+
+/* Kernel code: bytes that no procedure covers (padding, and the bodies of
+ * weak functions that another definition overrode, which lost their symbol
+ * and their DWARF) belong to the procedure before them, as kallsyms counts
+ * them (lockdep_assert_cpus_held+0x10/0x20 in a stack trace): extend the
+ * last range before each gap up to the next procedure or the section end. */
+static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
+{
+	for (size_t i = 0; i < P->nindex; i++) {
+		struct ls_proc_range *r = &P->index[i];
+		const struct ls_text *t = ls_text_find(m, r->hi - 1);
+		if (!t)
+			continue;
+		uint64_t end = t->addr + t->size;
+		if (i + 1 < P->nindex && P->index[i + 1].lo < end)
+			end = P->index[i + 1].lo;
+		if (end <= r->hi)
+			continue;
+		struct ls_proc *p = &P->procs[r->proc];
+		for (size_t k = 0; k < p->nranges; k++)
+			if (p->ranges[k].hi == r->hi) {
+				p->ranges[k].hi = end;
+				break;
+			}
+		r->hi = end;
+	}
+}
+
+void ls_procs_build(ls_module *m)
+{
+	struct ls_procs *P = &m->procs;
+	memset(P, 0, sizeof *P);
+	struct builder b = { .m = m };
+	size_t nsyms = 0;
+	struct sym *syms = collect_symbols(m, &nsyms);
+
+	add_dwarf_procs(&b, syms, nsyms);
+	add_symbol_procs(&b, syms, nsyms);
+	add_plt_procs(&b, syms, nsyms);
+	free(syms);
+
+	if (b.nprotos)
+		qsort(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
+	/* One procedure per entry (duplicate CUs, aliases): keep the first. */
+	size_t n = 0;
+	for (size_t i = 0; i < b.nprotos; i++) {
+		if (n && b.protos[n - 1].p.entry == b.protos[i].p.entry)
+			continue;
+		b.protos[n++] = b.protos[i];
+	}
+	/* Lay the ranges out in procedure order in one array, owned through
+	 * procs[0].ranges (see ls_procs_free). */
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += b.protos[i].p.nranges;
+	ls_range *all = ls_xmalloc((total + 1) * sizeof *all);
+	P->procs = ls_xmalloc((n + 1) * sizeof *P->procs);
+	P->nprocs = n;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ls_proc *p = &P->procs[i];
+		*p = b.protos[i].p;
+		memcpy(all + at, b.ranges + b.protos[i].first_range, p->nranges * sizeof *all);
+		p->ranges = all + at;
+		at += p->nranges;
+	}
+	if (n == 0)
+		free(all);
+	free(b.protos);
+	free(b.ranges);
+
+	/* The address index: every range, sorted, overlaps cut off. */
+	P->index = ls_xmalloc((total + 1) * sizeof *P->index);
+	size_t ni = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < P->procs[i].nranges; k++)
+			if (P->procs[i].ranges[k].hi > P->procs[i].ranges[k].lo)
+				P->index[ni++] = (struct ls_proc_range){
+					P->procs[i].ranges[k].lo, P->procs[i].ranges[k].hi, (uint32_t)i };
+	if (ni)
+		qsort(P->index, ni, sizeof *P->index, cmp_index);
+	size_t out = paint_index(P, ni);
+	P->nindex = out;
+	if (m->kernel)
+		fill_gaps_as_kallsyms(m, P);
+	if (m->inl.nsegs)
+		trim_inline_segments(m);
+}
+
+const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
+{
+	size_t i = LS_FIRST_ABOVE(p->index, p->nindex, hi, addr);
+	return i < p->nindex && p->index[i].lo <= addr ? &p->procs[p->index[i].proc] : NULL;
+}
+
+const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
+{
+	size_t lo = LS_FIRST_AT_LEAST(p->procs, p->nprocs, entry, addr);
+	return lo < p->nprocs && p->procs[lo].entry == addr ? &p->procs[lo] : NULL;
+}
+
+void ls_procs_free(struct ls_procs *p)
+{
+	if (p->nprocs)
+		free(p->procs[0].ranges);
+	free(p->procs);
+	free(p->index);
+	memset(p, 0, sizeof *p);
+}
+
+/* "foo(int)" matches NAME "foo": users type the name without parameters. */
+static bool name_matches(const char *full, const char *want, size_t wlen)
+{
+	if (!full)
+		return false;
+	if (strcmp(full, want) == 0)
+		return true;
+	return strncmp(full, want, wlen) == 0 && full[wlen] == '(';
+}
+
+/* A procedure as symbol lookups see it: from the procedure table, or, when
+ * the structure came from the cache and the table was never built, from
+ * the scope tree's proc scopes. */
+struct proc_view {
+	const char *name, *linkage_name;
+	uint64_t entry, size;
+};
+
+static size_t proc_views(const ls_module *m, struct proc_view **out)
+{
+	size_t n = 0, cap = 0;
+	struct proc_view *v = NULL;
+	if (m->procs.nprocs) {
+		v = ls_xmalloc(m->procs.nprocs * sizeof *v);
+		for (size_t i = 0; i < m->procs.nprocs; i++) {
+			const struct ls_proc *p = &m->procs.procs[i];
+			v[n++] = (struct proc_view){ p->name, p->linkage_name, p->entry,
+			                             p->ranges[0].hi - p->ranges[0].lo };
+		}
+	} else if (m->root) {
+		for (const struct ls_scope *f = m->root->first_child; f; f = f->next_sibling)
+			for (const struct ls_scope *p = f->first_child; p; p = p->next_sibling) {
+				if (p->kind != LS_SCOPE_PROC || !p->nranges)
+					continue;
+				v = ls_grow(v, &cap, n + 1, sizeof *v);
+				v[n++] = (struct proc_view){ p->name, p->linkage_name, p->ranges[0].lo,
+				                             p->ranges[0].hi - p->ranges[0].lo };
+			}
+	}
+	*out = v;
+	return n;
+}
+
+int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+	if (!m || !name || !*name)
+		return -1;
+	/* The symbol table first, through its index: constant time, and the
+	 * same answer with and without the cache. */
+	uint64_t a0, s0;
+	if (ls_symindex_find(m, name, &a0, &s0) == 0) {
+		if (addr)
+			*addr = a0;
+		if (size)
+			*size = s0;
+		return 0;
+	}
+	size_t wlen = strlen(name);
+	struct proc_view *views, found = { 0 };
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return -1; /* out of memory: none found */
+	size_t nviews = proc_views(m, &views);
+	ls_oom_pop(&g);
+	const struct proc_view *best = NULL;
+	/* Exact names first, then "without parameters". */
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (size_t i = 0; i < nviews && !best; i++) {
+			const struct proc_view *p = &views[i];
+			if (!p->name)
+				continue; /* a nameless scope (a cache entry's) */
+			if (pass == 0 ? (strcmp(p->name, name) == 0 ||
+					 (p->linkage_name && strcmp(p->linkage_name, name) == 0))
+				      : name_matches(p->name, name, wlen))
+				best = p;
+		}
+	if (best) {
+		found = *best;
+		best = &found;
+	}
+	free(views);
+	/* The symbol table knows aliases and data the procedures do not, and
+	 * the exact entry of a procedure seen only through the scope tree. */
+	const char *symname = name;
+	if (best && !m->procs.nprocs) {
+		symname = best->linkage_name ? best->linkage_name : best->name;
+		wlen = strlen(symname);
+	}
+	if (m->dwmod) {
+		int total = dwfl_module_getsymtab(m->dwmod);
+		for (int i = 1; i < total; i++) {
+			GElf_Sym s;
+			GElf_Addr a;
+			GElf_Word shndx;
+			Elf *elf;
+			Dwarf_Addr bias;
+			const char *sn = dwfl_module_getsym_info(m->dwmod, i, &s, &a, &shndx, &elf, &bias);
+			if (!sn || s.st_shndx == SHN_UNDEF)
+				continue;
+			size_t n = strcspn(sn, "@");
+			if (n != wlen || memcmp(sn, symname, n) != 0)
+				continue;
+			if (best && m->procs.nprocs && best->entry != a - m->bias)
+				continue;
+			if (addr)
+				*addr = a - m->bias;
+			if (size)
+				*size = s.st_size;
+			return 0;
+		}
+	}
+	if (!best)
+		return -1;
+	if (addr)
+		*addr = best->entry;
+	if (size)
+		*size = best->size;
+	return 0;
+}

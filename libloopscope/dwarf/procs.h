@@ -1,0 +1,42 @@
+/* procs.h - the procedures stage (procs.c): reads the inline tree's
+ * subprograms (inline_tree.h) and the symbol table, makes m->procs. */
+#ifndef LOOPSCOPE_PROCS_H
+#define LOOPSCOPE_PROCS_H
+
+#include "support/base.h"
+
+/* ---- procedures (procs.c) ------------------------------------------------ */
+
+struct ls_proc {
+	const char *name;          /* demangled, interned */
+	const char *linkage_name;  /* mangled, interned; NULL if same as name */
+	const char *file;          /* DW_AT_decl_file, interned; NULL without DWARF */
+	unsigned line;             /* DW_AT_decl_line */
+	ls_range *ranges;          /* sorted; [0] holds the entry; a .cold part is another range */
+	size_t nranges;
+	uint64_t entry;            /* DW_AT_low_pc / entry_pc or symbol value */
+	bool from_dwarf;
+	bool noreturn;             /* DW_AT_noreturn or a known non-returning name */
+	bool is_plt;               /* name@plt */
+	const struct ls_inl_node *die_node; /* its subprogram node in the inline tree, or NULL */
+};
+
+struct ls_procs {
+	struct ls_proc *procs;     /* sorted by entry */
+	size_t nprocs;
+	/* Address index: each range of each proc, sorted by lo, non-overlapping
+	 * (overrunning DWARF ranges clamped at the next symbol, thesis 4.3). */
+	struct ls_proc_range { uint64_t lo, hi; uint32_t proc; } *index;
+	size_t nindex;
+};
+
+void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
+/* Whether a function named NAME never returns (known names; in kernel code,
+ * objtool's list too). */
+bool ls_noreturn_name(const ls_module *m, const char *name);
+const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
+/* The procedure whose entry is exactly ADDR, or NULL (tail-call detection). */
+const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
+void ls_procs_free(struct ls_procs *p);
+
+#endif

@@ -1,0 +1,378 @@
+/* symbols.c - the symbol table, indexed by name and by address, with the
+ * kernel's notion of a symbol's size.
+ *
+ * Owns m->symindex, built on the first symbolic lookup from the ELF symbol
+ * table (never from the analysis), so that answers are the same whether the
+ * structure was analyzed or read from the cache.
+ *
+ * Kernel oops lines name code as FUNC+0xOFF/0xSIZE, where SIZE is what
+ * kallsyms counts: the distance to the next symbol, padding included, not
+ * the ELF st_size.  scripts/faddr2line resolves such a name by: every FUNC
+ * symbol called FUNC (static functions may have several); its size, the
+ * distance to the first symbol of its section after it that lies at least
+ * st_size further (the section's end if none); only the copies whose size is
+ * SIZE when one is given; only if OFF <= size.  We do the same, with a hash
+ * of the names and a binary search for the sizes: constant time per name
+ * instead of faddr2line's passes over readelf's output.
+ *
+ * Naming an address the way kallsyms does (ls_module_symbolize) uses the
+ * text symbols (FUNC and untyped labels in code) and, among several at one
+ * address, scripts/kallsyms' order: strong before weak, fewer leading
+ * underscores, then symbol-table order.
+ */
+#include "cache/cache.h"
+#include "elf/module.h"
+#include "elf/symbols.h"
+#include "support/base.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ls_sym {
+	uint64_t addr;      /* link-time */
+	uint64_t elf_size;  /* st_size */
+	uint64_t sec_end;   /* end of its section (link-time) */
+	const char *name;   /* in the ELF string table, or interned without its @VERSION */
+	uint32_t shndx;
+	uint32_t order;     /* position in the symbol table */
+	uint8_t type, bind;
+	bool text;          /* kallsyms would list it: code, FUNC or untyped */
+};
+
+struct ls_symindex {
+	struct ls_sym *syms;   /* sorted by (shndx, addr, order) */
+	size_t n;
+	uint32_t *slots;       /* name hash: indices + 1 of named symbols, 0 empty */
+	size_t nslots;
+	uint32_t *text;        /* indices of text symbols, sorted by (addr, kallsyms order) */
+	size_t ntext;
+	struct ls_strtab strings; /* versioned names without the version (not the module's table: not ours to grow) */
+};
+
+static uint64_t name_hash(const char *s)
+{
+	return ls_hash64(s, strlen(s), 0x5bd1e995);
+}
+
+static int cmp_sec_addr(const void *a, const void *b)
+{
+	const struct ls_sym *x = a, *y = b;
+	if (x->shndx != y->shndx)
+		return x->shndx < y->shndx ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* scripts/kallsyms' compare_symbols(), for the text index (qsort_r: SYMS). */
+static int cmp_kallsyms(const void *a, const void *b, void *syms)
+{
+	const struct ls_sym *base = syms;
+	const struct ls_sym *x = &base[*(const uint32_t *)a], *y = &base[*(const uint32_t *)b];
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	bool wx = x->bind == STB_WEAK, wy = y->bind == STB_WEAK;
+	if (wx != wy)
+		return wx ? 1 : -1;
+	int ux = leading_underscores(x->name), uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Section index -> [addr, end) in link-time addresses, for every section. */
+static void section_span(const ls_module *m, size_t shndx, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Scn *scn = elf_getscn(m->elf, shndx);
+	GElf_Shdr sh;
+	*lo = *hi = 0;
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return;
+	*lo = sh.sh_addr - (m->relocatable ? m->bias : 0);
+	*hi = *lo + sh.sh_size;
+}
+
+static struct ls_symindex *build_index(ls_module *m)
+{
+	struct ls_symindex *ix = ls_xcalloc(1, sizeof *ix);
+	struct ls_strtab *strings = &ix->strings;
+	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
+	size_t cap = 0;
+	/* section ends, once per section rather than once per symbol */
+	size_t nsec = 0;
+	elf_getshdrnum(m->elf, &nsec);
+	uint64_t *sec_end = ls_xcalloc(nsec + 1, sizeof *sec_end);
+	for (size_t i = 0; i < nsec; i++) {
+		uint64_t lo;
+		section_span(m, i, &lo, &sec_end[i]);
+	}
+	for (int i = 1; i < total; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->dwmod, i, &s, &addr, &shndx, &elf, &bias);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (!name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || type == STT_FILE ||
+		    shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || elf != m->elf)
+			continue;
+		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
+		struct ls_sym *y = &ix->syms[ix->n++];
+		const struct ls_text *t = ls_text_find(m, addr - m->bias);
+		/* names stay in the ELF string table (mapped as long as the
+		 * module); only versioned ones (foo@@V) need a copy */
+		*y = (struct ls_sym){
+			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = shndx < nsec ? sec_end[shndx] : 0,
+			.name = !*name ? "" : strchr(name, '@') ? ls_intern_unversioned(strings, name) : name,
+			.shndx = shndx, .order = (uint32_t)i, .type = (uint8_t)type,
+			.bind = (uint8_t)GELF_ST_BIND(s.st_info),
+			.text = t && *name && name[0] != '$' && strncmp(name, ".L", 2) != 0 &&
+			        (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE),
+		};
+	}
+	free(sec_end);
+	if (ix->n)
+		qsort(ix->syms, ix->n, sizeof *ix->syms, cmp_sec_addr);
+
+	size_t nnamed = 0;
+	for (size_t i = 0; i < ix->n; i++) {
+		nnamed += ix->syms[i].name[0] != 0;
+		ix->ntext += ix->syms[i].text;
+	}
+	ix->nslots = 16;
+	while (ix->nslots < 2 * nnamed + 16)
+		ix->nslots *= 2;
+	ix->slots = ls_xcalloc(ix->nslots, sizeof *ix->slots);
+	ix->text = ls_xmalloc((ix->ntext + 1) * sizeof *ix->text);
+	size_t nt = 0;
+	for (size_t i = 0; i < ix->n; i++) {
+		const struct ls_sym *y = &ix->syms[i];
+		if (y->text)
+			ix->text[nt++] = (uint32_t)i;
+		if (!y->name[0])
+			continue;
+		size_t h = name_hash(y->name) & (ix->nslots - 1);
+		while (ix->slots[h])
+			h = (h + 1) & (ix->nslots - 1);
+		ix->slots[h] = (uint32_t)i + 1;
+	}
+	qsort_r(ix->text, ix->ntext, sizeof *ix->text, cmp_kallsyms, ix->syms);
+	return ix;
+}
+
+static void free_index(struct ls_symindex *ix)
+{
+	free(ix->syms);
+	free(ix->slots);
+	free(ix->text);
+	ls_strtab_free(&ix->strings);
+	free(ix);
+}
+
+static const struct ls_symindex no_index;
+
+/* Built by the first lookup; two threads racing both build it and the
+ * loser frees its copy (the symbol table is read-only, both are equal). */
+static const struct ls_symindex *symindex(const ls_module *cm)
+{
+	ls_module *m = (ls_module *)cm; /* the index is logically const */
+	struct ls_symindex *ix = __atomic_load_n(&m->symindex, __ATOMIC_ACQUIRE);
+	if (ix)
+		return ix;
+	/* Out of memory: an empty index this time (the lookups answer "none",
+	 * ls_module_resolve says why; the half-built index leaks), and a later
+	 * lookup tries again. */
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return &no_index;
+	struct ls_symindex *fresh = build_index(m), *expected = NULL;
+	ls_oom_pop(&g);
+	if (__atomic_compare_exchange_n(&m->symindex, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fresh;
+	free_index(fresh);
+	return expected;
+}
+
+void ls_symindex_free(ls_module *m)
+{
+	if (m->symindex)
+		free_index(m->symindex);
+	m->symindex = NULL;
+}
+
+/* faddr2line's size of symbol I: see the header comment. */
+static uint64_t kallsyms_size(const struct ls_symindex *ix, size_t i)
+{
+	const struct ls_sym *y = &ix->syms[i];
+	uint64_t want = y->addr + (y->elf_size ? y->elf_size : 1);
+	/* The first symbol of the section at or past WANT: binary search in
+	 * the section's run (the array is sorted by section, then address). */
+	size_t lo = i + 1, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ls_sym *z = &ix->syms[mid];
+		if (z->shndx != y->shndx || z->addr >= want)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo < ix->n && ix->syms[lo].shndx == y->shndx)
+		return ix->syms[lo].addr - y->addr;
+	return y->sec_end > y->addr ? y->sec_end - y->addr : 0;
+}
+
+/* Every symbol named NAME, by index: up to CAP of them, in address order. */
+static size_t named(const struct ls_symindex *ix, const char *name, bool funcs_only, uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+	if (!ix->n)
+		return 0;
+	for (size_t h = name_hash(name) & (ix->nslots - 1); ix->slots[h]; h = (h + 1) & (ix->nslots - 1)) {
+		uint32_t i = ix->slots[h] - 1;
+		const struct ls_sym *y = &ix->syms[i];
+		if (strcmp(y->name, name) != 0 ||
+		    (funcs_only && y->type != STT_FUNC && y->type != STT_GNU_IFUNC))
+			continue;
+		if (n < cap)
+			out[n++] = i;
+	}
+	/* insertion sort by address: a name has a handful of copies at most */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && ix->syms[out[j]].addr < ix->syms[out[j - 1]].addr; j--) {
+			uint32_t t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+size_t ls_module_functions_named(const ls_module *m, const char *name, ls_symbol *out, size_t cap)
+{
+	if (!m || !name)
+		return 0;
+	const struct ls_symindex *ix = symindex(m);
+	uint32_t idx[64];
+	size_t n = named(ix, name, true, idx, 64);
+	if (n == 0) {
+		/* An assembly entry point (entry_SYSCALL_64_after_hwframe) is an
+		 * untyped label in code: faddr2line finds none, the stack trace
+		 * names it all the same.  Take the text labels then. */
+		uint32_t all[64];
+		size_t na = named(ix, name, false, all, 64);
+		for (size_t i = 0; i < na; i++)
+			if (ix->syms[all[i]].text)
+				idx[n++] = all[i];
+	}
+	for (size_t i = 0; i < n && i < cap; i++)
+		out[i] = (ls_symbol){ ix->syms[idx[i]].name, ix->syms[idx[i]].addr, kallsyms_size(ix, idx[i]) };
+	return n;
+}
+
+int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64_t size,
+                      uint64_t *addrs, size_t cap, ls_error *err)
+{
+	ls_symbol cand[64];
+	size_t n = ls_module_functions_named(m, name, cand, sizeof cand / sizeof *cand);
+	if (n > sizeof cand / sizeof *cand)
+		n = sizeof cand / sizeof *cand;
+	if (n == 0 && m && symindex(m) == &no_index) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
+		return -1;
+	}
+	if (n == 0) {
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no function %s", m ? m->path : "?", name ? name : "");
+		return -1;
+	}
+	size_t k = 0, sized = 0;
+	uint64_t first_size = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (size && cand[i].size != size)
+			continue;
+		if (!sized++)
+			first_size = cand[i].size;
+		if (off > cand[i].size)
+			continue;
+		if (k < cap)
+			addrs[k] = cand[i].addr + off;
+		k++;
+	}
+	if (k)
+		return (int)(k < cap ? k : cap);
+	if (!sized) {
+		char sizes[256];
+		size_t at = 0;
+		sizes[0] = 0;
+		for (size_t i = 0; i < n && at + 24 < sizeof sizes; i++)
+			at += (size_t)snprintf(sizes + at, sizeof sizes - at, "%s0x%llx", i ? ", " : "",
+			                       (unsigned long long)cand[i].size);
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no %s of size 0x%llx (%s: %s)", m->path, name,
+		             (unsigned long long)size, n > 1 ? "sizes" : "size", sizes);
+	} else {
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: offset 0x%llx is past the end of %s (size 0x%llx)", m->path,
+		             (unsigned long long)off, name, (unsigned long long)first_size);
+	}
+	return -1;
+}
+
+int ls_module_symbolize(const ls_module *m, uint64_t addr, ls_symbol *out)
+{
+	if (!m)
+		return -1;
+	const struct ls_symindex *ix = symindex(m);
+	/* The last text symbol at or below ADDR; among several at one address
+	 * the first in kallsyms' order. */
+	size_t lo = 0, hi = ix->ntext;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->syms[ix->text[mid]].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	uint64_t at = ix->syms[ix->text[lo - 1]].addr;
+	size_t first = lo - 1;
+	while (first > 0 && ix->syms[ix->text[first - 1]].addr == at)
+		first--;
+	const struct ls_sym *y = &ix->syms[ix->text[first]];
+	uint64_t end = lo < ix->ntext ? ix->syms[ix->text[lo]].addr : y->sec_end;
+	if (!ls_text_find(m, addr) || (lo == ix->ntext && addr >= y->sec_end))
+		return -1;
+	*out = (ls_symbol){ y->name, y->addr, end > y->addr ? end - y->addr : 0 };
+	return 0;
+}
+
+int ls_symindex_find(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+	const struct ls_symindex *ix = symindex(m);
+	uint32_t idx[64];
+	size_t n = named(ix, name, false, idx, 64);
+	if (!n)
+		return -1;
+	/* A function before anything else, a global one before a local one;
+	 * else the first in address order. */
+	size_t best = 0;
+	int best_rank = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct ls_sym *y = &ix->syms[idx[i]];
+		int rank = (y->type == STT_FUNC || y->type == STT_GNU_IFUNC) * 2 + (y->bind == STB_GLOBAL);
+		if (rank > best_rank) {
+			best_rank = rank;
+			best = i;
+		}
+	}
+	*addr = ix->syms[idx[best]].addr;
+	*size = ix->syms[idx[best]].elf_size;
+	return 0;
+}

@@ -1,0 +1,875 @@
+/* loop_forest.c - the loop nesting forest of a CFG (Havlak, "Nesting of
+ * reducible and irreducible loops", TOPLAS 1997), irreducible loops with
+ * all their entries.
+ *
+ * 1. Iterative depth-first search from the entry: preorder numbers and, per
+ *    node, the last preorder number of its subtree (ancestor test in O(1)).
+ *    No recursion: procedures have 100k blocks.  The same walk gives the
+ *    lowest common DFS ancestor of the two ends of every edge (Tarjan's
+ *    offline LCA, union-find).
+ * 2. Predecessors split into back-edge sources (the node is their DFS
+ *    ancestor) and the others.
+ * 3. Headers bottom-up (decreasing preorder): the body of W is what reaches
+ *    a back-edge source of W backwards through non-back predecessors, with
+ *    inner loops collapsed into their headers by union-find (path halving,
+ *    so FIND is near-constant).  A predecessor Y outside W's DFS subtree
+ *    enters W's loop at a block other than W: the loop is irreducible.
+ *    Havlak moves such an edge up to W, to be looked at again by every
+ *    enclosing header until one is an ancestor of Y - once per level, so a
+ *    nest of irreducible loops cost O(n^2) (129 MB for 2,500 blocks, 6.9 GB
+ *    for 20,000).  Here the edge goes, once, into a mergeable heap keyed by
+ *    LCA(X, Y): a header W is an ancestor of Y exactly when W <= that key,
+ *    so W pops the entries with keys >= W (Y joins its body) and passes the
+ *    rest, all at once, to its parent by melding heaps; an irreducible loop
+ *    is one whose heap is not empty.  O((N + E) log E) in all.
+ * 4. Irreducible loops merged (see merge_irreducible) on the tree of
+ *    headers, before any per-loop list exists.
+ * 5. The forest: loops in preorder (parents before children, siblings by
+ *    header address), each with its header, entries (header first), back
+ *    edges (into any entry from inside), exits and all its blocks.
+ * 6. A natural loop headed by an entry of an irreducible loop, which
+ *    Havlak folds into it, is added inside it (see add_entry_loops).
+ *
+ * Loops are natural loops (and Havlak's irreducible ones): a block that
+ * never gets back to the header - the exit() that ends a loop, a C++
+ * cleanup ending in _Unwind_Resume - is outside, reached by an exit edge,
+ * as in LLVM's LoopInfo.  Only unreachable alignment padding between a
+ * loop's blocks is put in the loop of the block before it.
+ */
+#include "loops/loop_forest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NONHEADER, SELF, REDUCIBLE, IRREDUCIBLE };
+
+#define NONE UINT32_MAX
+
+static uint32_t uf_find(uint32_t *uf, uint32_t x)
+{
+	while (uf[x] != x) {
+		uf[x] = uf[uf[x]];
+		x = uf[x];
+	}
+	return x;
+}
+
+/* ---- entering edges waiting for their header: leftist max-heaps ---------- */
+
+struct heap_entry {
+	uint32_t key;          /* preorder of LCA(target, source) */
+	uint32_t node;         /* the source, Y */
+	uint32_t left, right;  /* entries; 0: none */
+	uint32_t rank;         /* length of the right spine */
+};
+
+struct heaps {
+	struct heap_entry *v;  /* v[0] unused: 0 is the empty heap */
+	size_t n, cap;
+};
+
+static uint32_t heap_new(struct heaps *h, uint32_t key, uint32_t node)
+{
+	h->v = ls_grow(h->v, &h->cap, h->n + 1, sizeof *h->v);
+	h->v[h->n] = (struct heap_entry){ key, node, 0, 0, 1 };
+	return (uint32_t)h->n++;
+}
+
+/* Recursion along right spines only: depth <= 2 log2(entries). */
+static uint32_t heap_meld(struct heaps *h, uint32_t a, uint32_t b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	if (h->v[a].key < h->v[b].key) {
+		uint32_t t = a;
+		a = b;
+		b = t;
+	}
+	h->v[a].right = heap_meld(h, h->v[a].right, b);
+	struct heap_entry *e = &h->v[a];
+	uint32_t rl = e->left ? h->v[e->left].rank : 0, rr = e->right ? h->v[e->right].rank : 0;
+	if (rl < rr) {
+		uint32_t t = e->left;
+		e->left = e->right;
+		e->right = t;
+		rr = rl;
+	}
+	e->rank = rr + 1;
+	return a;
+}
+
+struct loop_build {
+	uint32_t *blocks;
+	size_t n, cap;
+	struct ls_cfg_edge *back, *exits;
+	size_t nback, capback, nexits, capexits;
+	uint32_t *entries;
+	size_t nentries, capentries;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Alignment padding (an unreachable run of nops or int3) goes with the
+ * block just before it, so that the padding inside a loop's code stays in
+ * the loop. */
+static void adopt_padding(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number)
+{
+	if (!cfg->insns)
+		return;
+	for (size_t b = 1; b < cfg->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[b];
+		if (number[b] != UINT32_MAX || cfg->blocks[b - 1].end != blk->start)
+			continue;
+		bool padding = blk->ninsns > 0;
+		for (uint32_t k = 0; k < blk->ninsns && padding; k++) {
+			const struct ls_insn *in = &cfg->insns[blk->first_insn + k];
+			padding = in->opcode == LS_MN_NOP || in->kind == LS_INSN_HALT;
+		}
+		if (padding)
+			f->block_loop[b] = f->block_loop[b - 1];
+	}
+}
+
+/* Havlak nests an irreducible region as a chain of irreducible loops, one
+ * per DFS-chosen header: an interpreter's dispatch (every handler jumps
+ * through one table to every other) becomes a nest hundreds deep.  An
+ * irreducible loop nested in an irreducible loop that contains another
+ * entry of its parent is part of the same multi-entry region, not a loop
+ * inside it: merge it into the parent (as Steensgaard's forest would, which
+ * takes all entries out before looking for inner loops).  The parent's
+ * blocks, entries, back edges and exits do not change; natural loops are
+ * never merged, so reducible code keeps Havlak's (and LLVM's) forest.
+ *
+ * It is decided on the tree of headers, before any loop lists its blocks:
+ * L holds an entry of its parent P exactly when an edge Y -> X with X in L
+ * comes from outside P, i.e. when LCA(X, Y) is above P's header in
+ * preorder; MINKEY[L] is the least such LCA over the edges entering L. */
+static void merge_irreducible(struct ls_loop *loops, size_t *nloops, const uint32_t *hdr_pre,
+			      const uint8_t *irreducible, const uint32_t *minkey, int32_t *newidx)
+{
+	size_t n = *nloops;
+	int32_t *final_parent = ls_xmalloc((n + 1) * sizeof *final_parent);
+	uint8_t *merged = ls_xcalloc(n + 1, 1);
+	for (size_t l = 0; l < n; l++) {       /* preorder: parents first */
+		int32_t p = loops[l].parent;
+		if (p >= 0 && merged[p])
+			p = final_parent[p];
+		final_parent[l] = p;
+		if (p >= 0 && irreducible[l] && irreducible[p] && minkey[l] < hdr_pre[p])
+			merged[l] = 1;
+	}
+	/* Renumber the survivors (preorder is kept), fix parents and depths. */
+	size_t k = 0;
+	for (size_t l = 0; l < n; l++) {
+		if (merged[l]) {
+			newidx[l] = -1;
+			continue;
+		}
+		newidx[l] = (int32_t)k;
+		struct ls_loop L = loops[l];
+		L.parent = final_parent[l] >= 0 ? newidx[final_parent[l]] : -1;
+		L.depth = L.parent >= 0 ? loops[L.parent].depth + 1 : 1;
+		loops[k++] = L;
+	}
+	/* A merged loop's blocks go to the loop it was merged into. */
+	for (size_t l = 0; l < n; l++)
+		if (merged[l])
+			newidx[l] = newidx[final_parent[l]];
+	*nloops = k;
+	free(final_parent);
+	free(merged);
+}
+
+/* Havlak gives a block at most one loop, so inside an irreducible region a
+ * natural loop whose header is one of the region's entries is lost: in an
+ * interpreter whose every handler ends with its own copy of the dispatch
+ * jump, each handler that can run twice in a row is such a loop (LLVM's
+ * LoopInfo, which has only natural loops, reports them).  For each entry H
+ * of each irreducible loop P, the blocks that reach an edge back into H
+ * from inside P without passing H form a natural loop when none of them can
+ * be entered but through H: when that backward walk never leaves P (any
+ * other way in is through another entry, which has a predecessor outside
+ * P).  Such loops become children of P, P's loops inside them move under
+ * them; nothing else of Havlak's forest changes.  Other entries' edges into
+ * H (another handler dispatching to it) are not back edges: H does not
+ * dominate their source. */
+struct entry_loop {
+	uint32_t header;
+	int32_t parent;            /* P */
+	uint32_t *blocks;          /* the body, header first */
+	size_t nblocks;
+};
+
+/* The natural loop of entry H of the loop whose blocks are marked IN_P
+ * (into BODY, marking MARK with TAG); 0 when there is none.  An edge
+ * T -> H from inside P is a back edge when H dominates T: when walking
+ * back from T, stopping at H and at what is known to be in the body,
+ * never leaves P nor meets the procedure's entry.  SEEN and WORK are
+ * scratch. */
+static size_t natural_body(const struct ls_cfg *cfg, uint32_t h, const uint32_t *in_p, uint32_t p_tag,
+                           uint32_t *mark, uint32_t tag, uint32_t *seen, uint32_t *seen_tag, uint32_t *body,
+                           uint32_t *work, size_t *budget)
+{
+	size_t n = 0;
+	bool self = false;
+	mark[h] = tag;
+	body[n++] = h;
+	const struct ls_block *hb = &cfg->blocks[h];
+	for (uint32_t k = 0; k < hb->npred; k++) {
+		uint32_t t = cfg->edges[cfg->pred[hb->first_pred + k]].from;
+		self |= t == h;
+		if (in_p[t] != p_tag || mark[t] == tag || !cfg->blocks[t].reachable)
+			continue; /* (unreachable padding is in P too: adopted) */
+		uint32_t s = ++*seen_tag;
+		size_t nw = 0;
+		bool dominated = true;
+		seen[t] = s;
+		work[nw++] = t;
+		for (size_t i = 0; i < nw && dominated; i++) {
+			const struct ls_block *blk = &cfg->blocks[work[i]];
+			if (work[i] == 0 || *budget == 0) {
+				dominated = false; /* the procedure's entry, or too much work */
+				break;
+			}
+			(*budget)--;
+			for (uint32_t q = 0; q < blk->npred; q++) {
+				uint32_t v = cfg->edges[cfg->pred[blk->first_pred + q]].from;
+				if (mark[v] == tag || seen[v] == s || !cfg->blocks[v].reachable)
+					continue;
+				if (in_p[v] != p_tag) {
+					dominated = false; /* entered from outside P: through another entry */
+					break;
+				}
+				seen[v] = s;
+				work[nw++] = v;
+			}
+		}
+		if (!dominated)
+			continue;
+		for (size_t i = 0; i < nw; i++) {
+			mark[work[i]] = tag;
+			body[n++] = work[i];
+		}
+	}
+	return n > 1 || self ? n : 0;
+}
+
+/* Loops in preorder of the tree PARENT (siblings by header address): the
+ * order into ORDER, depths into DEPTH. */
+static void loop_preorder(const struct ls_cfg *cfg, const uint32_t *header, const int32_t *parent, size_t n,
+                          uint32_t *order, unsigned *depth)
+{
+	/* Children lists (CSR by parent + 1, 0 = roots), each sorted by header
+	 * address with insertion sort (sibling sets are small). */
+	uint32_t *start = ls_xcalloc(n + 2, sizeof *start);
+	uint32_t *child = ls_xmalloc((n + 1) * sizeof *child);
+	for (size_t l = 0; l < n; l++)
+		start[(size_t)(parent[l] + 1) + 1]++;
+	for (size_t i = 0; i <= n; i++)
+		start[i + 1] += start[i];
+	uint32_t *fill = ls_xmalloc((n + 2) * sizeof *fill);
+	memcpy(fill, start, (n + 2) * sizeof *fill);
+	for (size_t l = 0; l < n; l++) {
+		uint32_t s = (uint32_t)(parent[l] + 1), j = fill[s]++;
+		uint64_t key = cfg->blocks[header[l]].start;
+		while (j > start[s] && cfg->blocks[header[child[j - 1]]].start > key) {
+			child[j] = child[j - 1];
+			j--;
+		}
+		child[j] = (uint32_t)l;
+	}
+	free(fill);
+	/* Preorder with an explicit stack of (list slot, position). */
+	uint32_t *st_slot = ls_xmalloc((n + 1) * sizeof *st_slot), *st_pos = ls_xmalloc((n + 1) * sizeof *st_pos);
+	size_t d = 0, k = 0;
+	st_slot[0] = 0;
+	st_pos[0] = start[0];
+	for (;;) {
+		if (st_pos[d] < start[st_slot[d] + 1]) {
+			uint32_t l = child[st_pos[d]++];
+			order[k++] = l;
+			depth[l] = (unsigned)d + 1;
+			d++;
+			st_slot[d] = l + 1;
+			st_pos[d] = start[l + 1];
+		} else if (d-- == 0) {
+			break;
+		}
+	}
+	free(st_slot);
+	free(st_pos);
+	free(start);
+	free(child);
+}
+
+/* The forest's record of entry loop E (numbered L; OWNER: per block, the
+ * entry loop holding it): one entry, its blocks, back edges, exits. */
+static void entry_loop_fields(const struct ls_cfg *cfg, const struct entry_loop *E, const int32_t *owner, int32_t l,
+                              struct ls_loop *L)
+{
+	L->header = E->header;
+	L->entries = ls_xmalloc(sizeof *L->entries);
+	L->entries[0] = E->header;
+	L->nentries = 1;
+	L->blocks = E->blocks;
+	L->nblocks = E->nblocks;
+	qsort(L->blocks, L->nblocks, sizeof *L->blocks, cmp_u32);
+	size_t capb = 0, capx = 0;
+	for (size_t q = 0; q < L->nblocks; q++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[q]];
+		for (uint32_t s = 0; s < blk->nsucc; s++) {
+			const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (owner[ed->to] != l) {
+				L->exits = ls_grow(L->exits, &capx, L->nexits + 1, sizeof *L->exits);
+				L->exits[L->nexits++] = *ed;
+			} else if (ed->to == E->header) {
+				L->backedges = ls_grow(L->backedges, &capb, L->nbackedges + 1, sizeof *L->backedges);
+				L->backedges[L->nbackedges++] = *ed;
+			}
+		}
+	}
+}
+
+static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	size_t N = cfg->nblocks, n = f->nloops;
+	bool any = false;
+	for (size_t l = 0; l < n && !any; l++)
+		any = f->loops[l].irreducible;
+	if (!any)
+		return;
+	uint32_t *in_p = ls_xcalloc(N, sizeof *in_p), *mark = ls_xcalloc(N, sizeof *mark);
+	uint32_t *body = ls_xmalloc(N * sizeof *body), *work = ls_xmalloc(N * sizeof *work);
+	uint32_t *seen = ls_xcalloc(N, sizeof *seen), seen_tag = 0;
+	uint8_t *is_header = ls_xcalloc(N, 1);
+	for (size_t l = 0; l < n; l++)
+		is_header[f->loops[l].header]++;
+	size_t budget = 8 * N + 100000; /* blocks walked, in all: linear in practice */
+	struct entry_loop *el = NULL;
+	size_t nel = 0, cap = 0;
+	uint32_t tag = 0;
+	for (size_t l = 0; l < n; l++) {
+		const struct ls_loop *P = &f->loops[l];
+		if (!P->irreducible)
+			continue;
+		for (size_t i = 0; i < P->nblocks; i++)
+			in_p[P->blocks[i]] = (uint32_t)l + 1;
+		for (size_t e = 0; e < P->nentries; e++) {
+			uint32_t h = P->entries[e];
+			/* P's own header, or an entry no other loop is headed by. */
+			if (is_header[h] > (e == 0 ? 1 : 0))
+				continue;
+			size_t m = natural_body(cfg, h, in_p, (uint32_t)l + 1, mark, ++tag, seen, &seen_tag, body, work,
+			                        &budget);
+			if (!m)
+				continue;
+			el = ls_grow(el, &cap, nel + 1, sizeof *el);
+			el[nel] = (struct entry_loop){ h, (int32_t)l, ls_xmalloc(m * sizeof *body), m };
+			memcpy(el[nel].blocks, body, m * sizeof *body);
+			nel++;
+		}
+	}
+	free(in_p);
+	free(is_header);
+	free(seen);
+	free(work);
+	if (!nel) {
+		free(mark);
+		free(body);
+		free(el);
+		return;
+	}
+
+	/* The tree with the new loops (numbered n..), blocks' innermost loops. */
+	size_t total = n + nel;
+	int32_t *parent = ls_xmalloc(total * sizeof *parent);
+	uint32_t *header = ls_xmalloc(total * sizeof *header);
+	for (size_t l = 0; l < n; l++) {
+		parent[l] = f->loops[l].parent;
+		header[l] = f->loops[l].header;
+	}
+	int32_t *owner = (int32_t *)mark; /* per block: the new loop holding it, or -1 */
+	for (size_t b = 0; b < N; b++)
+		owner[b] = -1;
+	for (size_t k = 0; k < nel; k++) {
+		parent[n + k] = el[k].parent;
+		header[n + k] = el[k].header;
+		for (size_t i = 0; i < el[k].nblocks; i++) {
+			uint32_t b = el[k].blocks[i];
+			owner[b] = (int32_t)(n + k);
+			if (f->block_loop[b] == el[k].parent)
+				f->block_loop[b] = (int32_t)(n + k);
+		}
+	}
+	for (size_t l = 0; l < n; l++)
+		if (parent[l] >= 0 && owner[header[l]] >= 0 && el[owner[header[l]] - (int32_t)n].parent == parent[l])
+			parent[l] = owner[header[l]];
+	uint32_t *order = ls_xmalloc(total * sizeof *order);
+	unsigned *depth = ls_xmalloc(total * sizeof *depth);
+	loop_preorder(cfg, header, parent, total, order, depth);
+
+	struct ls_loop *loops = ls_xcalloc(total, sizeof *loops);
+	int32_t *newidx = ls_xmalloc(total * sizeof *newidx);
+	for (size_t i = 0; i < total; i++)
+		newidx[order[i]] = (int32_t)i;
+	for (size_t i = 0; i < total; i++) {
+		size_t l = order[i];
+		struct ls_loop *L = &loops[i];
+		if (l < n)
+			*L = f->loops[l];
+		else
+			entry_loop_fields(cfg, &el[l - n], owner, (int32_t)l, L);
+		L->parent = parent[l] >= 0 ? newidx[parent[l]] : -1;
+		L->depth = depth[l];
+	}
+	for (size_t b = 0; b < N; b++)
+		if (f->block_loop[b] >= 0)
+			f->block_loop[b] = newidx[f->block_loop[b]];
+	free(f->loops);
+	f->loops = loops;
+	f->nloops = total;
+	free(parent);
+	free(header);
+	free(order);
+	free(depth);
+	free(newidx);
+	free(mark);
+	free(body);
+	free(el);
+}
+
+/* ---- the build ------------------------------------------------------------ */
+
+struct build {
+	const struct ls_cfg *cfg;
+	size_t N;                /* blocks */
+	uint32_t R;              /* reachable blocks (preorder numbers 0..R-1) */
+	uint32_t *number;        /* block -> preorder, NONE if unreachable */
+	uint32_t *node;          /* preorder -> block */
+	uint32_t *last;          /* preorder -> last preorder of its subtree */
+	uint32_t *edge_lca;      /* edge -> preorder of LCA(from, to), NONE if not reached */
+	uint32_t *bstart, *backp;          /* back-edge sources per preorder (CSR) */
+	uint32_t *nstart, *nonbackp, *nlca; /* other predecessors, with the edge's LCA */
+	uint32_t *header;        /* preorder -> enclosing header's preorder, NONE */
+	uint8_t *type;
+	uint32_t *minkey;        /* preorder -> least LCA of an edge entering its loop from outside */
+};
+
+#define IS_ANCESTOR(b, w, v) ((w) <= (v) && (v) <= (b)->last[w])
+
+/* 1. DFS preorder, subtree ends, and every edge's LCA (Tarjan's offline
+ *    algorithm: an edge is answered when its second end is first seen). */
+static void dfs(struct build *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	size_t N = b->N;
+	b->number = ls_xmalloc(N * sizeof *b->number);
+	b->node = ls_xmalloc(N * sizeof *b->node);
+	b->last = ls_xmalloc(N * sizeof *b->last);
+	b->edge_lca = ls_xmalloc((cfg->nedges + 1) * sizeof *b->edge_lca);
+	uint32_t *stack = ls_xmalloc(N * sizeof *stack);
+	uint32_t *next_succ = ls_xcalloc(N, sizeof *next_succ);
+	uint32_t *luf = ls_xmalloc(N * sizeof *luf), *anc = ls_xmalloc(N * sizeof *anc);
+	for (size_t i = 0; i < N; i++)
+		b->number[i] = NONE;
+	for (size_t e = 0; e < cfg->nedges; e++)
+		b->edge_lca[e] = NONE;
+	uint32_t R = 0;
+	size_t sp = 0;
+	for (uint32_t u = 0;;) { /* u: the block being entered, or NONE */
+		if (u != NONE) {
+			b->number[u] = R;
+			b->node[R++] = u;
+			luf[u] = anc[u] = u;
+			stack[sp++] = u;
+			const struct ls_block *blk = &cfg->blocks[u];
+			for (uint32_t k = 0; k < blk->npred; k++) {
+				uint32_t e = cfg->pred[blk->first_pred + k], y = cfg->edges[e].from;
+				if (y != u && b->number[y] != NONE)
+					b->edge_lca[e] = b->number[anc[uf_find(luf, y)]];
+			}
+			for (uint32_t k = 0; k < blk->nsucc; k++) {
+				uint32_t e = cfg->succ[blk->first_succ + k], x = cfg->edges[e].to;
+				if (x != u && b->number[x] != NONE)
+					b->edge_lca[e] = b->number[anc[uf_find(luf, x)]];
+			}
+		}
+		if (!sp)
+			break;
+		uint32_t v = stack[sp - 1];
+		const struct ls_block *blk = &cfg->blocks[v];
+		u = NONE;
+		if (next_succ[v] < blk->nsucc) {
+			uint32_t w = cfg->edges[cfg->succ[blk->first_succ + next_succ[v]++]].to;
+			if (b->number[w] == NONE)
+				u = w;
+		} else {
+			b->last[b->number[v]] = R - 1;
+			sp--;
+			if (sp) { /* v's subtree joins its parent's set */
+				uint32_t p = stack[sp - 1], rp = uf_find(luf, p);
+				luf[uf_find(luf, v)] = rp;
+				anc[rp] = p;
+			}
+		}
+	}
+	b->R = R;
+	free(stack);
+	free(next_succ);
+	free(luf);
+	free(anc);
+}
+
+/* 2. Predecessors by preorder number, back and non-back (CSR). */
+static void split_preds(struct build *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	uint32_t R = b->R;
+	b->bstart = ls_xcalloc(R + 1, sizeof *b->bstart);
+	b->nstart = ls_xcalloc(R + 1, sizeof *b->nstart);
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t *bf = NULL, *nf = NULL;
+		if (pass) {
+			for (uint32_t w = 0; w < R; w++) {
+				b->bstart[w + 1] += b->bstart[w];
+				b->nstart[w + 1] += b->nstart[w];
+			}
+			b->backp = ls_xmalloc((b->bstart[R] + 1) * sizeof *b->backp);
+			b->nonbackp = ls_xmalloc((b->nstart[R] + 1) * sizeof *b->nonbackp);
+			b->nlca = ls_xmalloc((b->nstart[R] + 1) * sizeof *b->nlca);
+			bf = ls_xmalloc((R + 1) * sizeof *bf);
+			nf = ls_xmalloc((R + 1) * sizeof *nf);
+			memcpy(bf, b->bstart, R * sizeof *bf);
+			memcpy(nf, b->nstart, R * sizeof *nf);
+		}
+		for (uint32_t w = 0; w < R; w++) {
+			const struct ls_block *blk = &cfg->blocks[b->node[w]];
+			for (uint32_t k = 0; k < blk->npred; k++) {
+				uint32_t e = cfg->pred[blk->first_pred + k];
+				uint32_t v = b->number[cfg->edges[e].from];
+				if (v == NONE)
+					continue; /* from unreachable code */
+				bool back = IS_ANCESTOR(b, w, v);
+				if (!pass) {
+					(back ? b->bstart : b->nstart)[w + 1]++;
+				} else if (back) {
+					b->backp[bf[w]++] = v;
+				} else {
+					b->nlca[nf[w]] = b->edge_lca[e];
+					b->nonbackp[nf[w]++] = v;
+				}
+			}
+		}
+		free(bf);
+		free(nf);
+	}
+}
+
+/* 3. Headers bottom-up; see the file's comment. */
+static void collapse(struct build *b)
+{
+	uint32_t R = b->R;
+	uint32_t *uf = ls_xmalloc(R * sizeof *uf);
+	uint32_t *in_body = ls_xcalloc(R, sizeof *in_body);  /* == w+1: in W's body */
+	uint32_t *heap_of = ls_xcalloc(R, sizeof *heap_of);  /* a header's pending entries */
+	uint32_t *body = ls_xmalloc(R * sizeof *body);
+	struct heaps hp = { 0 };
+	heap_new(&hp, 0, 0); /* entry 0: the empty heap */
+	b->header = ls_xmalloc(R * sizeof *b->header);
+	b->type = ls_xcalloc(R, 1);
+	b->minkey = ls_xmalloc(R * sizeof *b->minkey);
+	for (uint32_t i = 0; i < R; i++) {
+		uf[i] = i;
+		b->header[i] = b->minkey[i] = NONE;
+	}
+#define ADD_TO_BODY(y) do { \
+		uint32_t yr_ = uf_find(uf, (y)); \
+		if (yr_ != w && in_body[yr_] != w + 1) { \
+			in_body[yr_] = w + 1; \
+			body[nbody++] = yr_; \
+		} \
+	} while (0)
+	for (uint32_t w = R; w-- > 0;) {
+		size_t nbody = 0;
+		for (uint32_t k = b->bstart[w]; k < b->bstart[w + 1]; k++) {
+			if (b->backp[k] == w)
+				b->type[w] = SELF;
+			else
+				ADD_TO_BODY(b->backp[k]);
+		}
+		if (nbody)
+			b->type[w] = REDUCIBLE;
+		uint32_t heap = 0, minkey = NONE;
+		for (size_t i = 0; i < nbody; i++) {
+			uint32_t x = body[i];
+			for (uint32_t k = b->nstart[x]; k < b->nstart[x + 1]; k++) {
+				uint32_t y = b->nonbackp[k];
+				if (IS_ANCESTOR(b, w, y)) {
+					ADD_TO_BODY(y);
+				} else { /* enters W's loop at X: waits for a header above Y's LCA */
+					heap = heap_meld(&hp, heap, heap_new(&hp, b->nlca[k], y));
+					if (b->nlca[k] < minkey)
+						minkey = b->nlca[k];
+				}
+			}
+			/* X was a header: its entering edges from inside W join W's
+			 * body; the others are W's too, and wait further up. */
+			uint32_t hx = heap_of[x];
+			while (hx && hp.v[hx].key >= w) {
+				uint32_t y = hp.v[hx].node;
+				hx = heap_meld(&hp, hp.v[hx].left, hp.v[hx].right);
+				ADD_TO_BODY(y);
+			}
+			if (hx) {
+				heap = heap_meld(&hp, heap, hx);
+				if (b->minkey[x] < minkey)
+					minkey = b->minkey[x];
+			}
+			heap_of[x] = 0;
+		}
+		if (heap)
+			b->type[w] = IRREDUCIBLE;
+		heap_of[w] = heap;
+		b->minkey[w] = minkey;
+		for (size_t i = 0; i < nbody; i++) {
+			b->header[body[i]] = w;
+			uf[body[i]] = w;
+		}
+	}
+#undef ADD_TO_BODY
+	/* For the merge: edges into the header itself from outside count too. */
+	for (uint32_t w = 0; w < R; w++)
+		for (uint32_t k = b->nstart[w]; k < b->nstart[w + 1]; k++)
+			if (b->nlca[k] < b->minkey[w])
+				b->minkey[w] = b->nlca[k];
+	free(uf);
+	free(in_body);
+	free(heap_of);
+	free(body);
+	free(hp.v);
+}
+
+/* 4. The loops in preorder of the loop tree (siblings by header address):
+ *    header, parent, depth; LOOP_OF_HDR maps a header's preorder to its loop. */
+static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t *loop_of_hdr)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	uint32_t R = b->R;
+	size_t nloops = 0;
+	for (uint32_t w = 0; w < R; w++)
+		nloops += b->type[w] != NONHEADER;
+	*out = NULL;
+	if (!nloops)
+		return 0;
+	/* child lists: CSR keyed by parent header preorder (+1, 0 = roots). */
+	uint32_t *cstart = ls_xcalloc(R + 2, sizeof *cstart);
+	for (uint32_t w = 0; w < R; w++)
+		if (b->type[w] != NONHEADER)
+			cstart[(b->header[w] == NONE ? 0 : b->header[w] + 1) + 1]++;
+	for (uint32_t i = 0; i <= R; i++)
+		cstart[i + 1] += cstart[i];
+	uint32_t *children = ls_xmalloc(nloops * sizeof *children);
+	uint32_t *fill = ls_xmalloc((R + 1) * sizeof *fill);
+	memcpy(fill, cstart, (R + 1) * sizeof *fill);
+	for (uint32_t w = 0; w < R; w++)
+		if (b->type[w] != NONHEADER)
+			children[fill[b->header[w] == NONE ? 0 : b->header[w] + 1]++] = w;
+	free(fill);
+	/* Siblings by header address (insertion sort: short, nearly sorted lists). */
+	for (uint32_t sl = 0; sl <= R; sl++)
+		for (uint32_t i = cstart[sl] + 1; i < cstart[sl + 1]; i++) {
+			uint32_t c = children[i], j = i;
+			uint64_t key = cfg->blocks[b->node[c]].start;
+			for (; j > cstart[sl] && cfg->blocks[b->node[children[j - 1]]].start > key; j--)
+				children[j] = children[j - 1];
+			children[j] = c;
+		}
+	struct ls_loop *loops = ls_xcalloc(nloops, sizeof *loops);
+	uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
+	uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
+	int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
+	size_t d = 0, next = 0;
+	st_slot[0] = 0;
+	st_pos[0] = cstart[0];
+	st_loop[0] = -1;
+	for (;;) {
+		if (st_pos[d] < cstart[st_slot[d] + 1]) {
+			uint32_t h = children[st_pos[d]++];
+			loops[next] = (struct ls_loop){ .header = b->node[h], .parent = st_loop[d], .depth = (unsigned)d + 1 };
+			loop_of_hdr[h] = (int32_t)next;
+			d++;
+			st_slot[d] = h + 1;
+			st_pos[d] = cstart[h + 1];
+			st_loop[d] = (int32_t)next++;
+		} else if (d-- == 0) {
+			break;
+		}
+	}
+	free(st_slot);
+	free(st_pos);
+	free(st_loop);
+	free(cstart);
+	free(children);
+	*out = loops;
+	return nloops;
+}
+
+/* 5. Blocks (nested loops' included), entries, back edges and exits of
+ *    every loop of F. */
+static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number, const uint8_t *type)
+{
+	size_t N = cfg->nblocks, nloops = f->nloops;
+	/* The preorder of the loop tree makes each loop's subtree a range. */
+	uint32_t *subtree_end = ls_xmalloc((nloops + 1) * sizeof *subtree_end);
+	uint32_t *st = ls_xmalloc((nloops + 1) * sizeof *st);
+	size_t sp = 0;
+	for (size_t l = 0; l <= nloops; l++) {
+		unsigned depth = l < nloops ? f->loops[l].depth : 0;
+		while (sp && f->loops[st[sp - 1]].depth >= depth)
+			subtree_end[st[--sp]] = (uint32_t)l;
+		if (l < nloops)
+			st[sp++] = (uint32_t)l;
+	}
+	free(st);
+	struct loop_build *lb = ls_xcalloc(nloops, sizeof *lb);
+	for (size_t bi = 0; bi < N; bi++)
+		for (int32_t l = f->block_loop[bi]; l >= 0; l = f->loops[l].parent) {
+			lb[l].blocks = ls_grow(lb[l].blocks, &lb[l].cap, lb[l].n + 1, sizeof *lb[l].blocks);
+			lb[l].blocks[lb[l].n++] = (uint32_t)bi;
+		}
+#define IN_LOOP(l, blk) (f->block_loop[blk] >= (int32_t)(l) && (uint32_t)f->block_loop[blk] < subtree_end[l])
+	uint8_t *is_entry = ls_xcalloc(N, 1);
+	for (size_t l = 0; l < nloops; l++) {
+		struct loop_build *B = &lb[l];
+		uint32_t hb = f->loops[l].header;
+		/* Entries: the header, then blocks with a reachable predecessor outside. */
+		B->entries = ls_grow(B->entries, &B->capentries, 1, sizeof *B->entries);
+		B->entries[B->nentries++] = hb;
+		is_entry[hb] = 1;
+		for (size_t i = 0; i < B->n; i++) {
+			uint32_t bk = B->blocks[i];
+			if (bk == hb)
+				continue;
+			const struct ls_block *blk = &cfg->blocks[bk];
+			for (uint32_t k = 0; k < blk->npred; k++) {
+				uint32_t p = cfg->edges[cfg->pred[blk->first_pred + k]].from;
+				if (number[p] != NONE && !IN_LOOP(l, p)) {
+					B->entries = ls_grow(B->entries, &B->capentries, B->nentries + 1, sizeof *B->entries);
+					B->entries[B->nentries++] = bk;
+					is_entry[bk] = 1;
+					break;
+				}
+			}
+		}
+		/* Back edges (into an entry from inside) and exits. */
+		for (size_t i = 0; i < B->n; i++) {
+			const struct ls_block *blk = &cfg->blocks[B->blocks[i]];
+			for (uint32_t k = 0; k < blk->nsucc; k++) {
+				const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + k]];
+				if (!IN_LOOP(l, e->to)) {
+					B->exits = ls_grow(B->exits, &B->capexits, B->nexits + 1, sizeof *B->exits);
+					B->exits[B->nexits++] = *e;
+				} else if (is_entry[e->to]) {
+					B->back = ls_grow(B->back, &B->capback, B->nback + 1, sizeof *B->back);
+					B->back[B->nback++] = *e;
+				}
+			}
+		}
+		for (size_t i = 0; i < B->nentries; i++)
+			is_entry[B->entries[i]] = 0;
+		/* The entries after the header in address order. */
+		if (B->nentries > 2)
+			qsort(B->entries + 1, B->nentries - 1, sizeof *B->entries, cmp_u32);
+		struct ls_loop *L = &f->loops[l];
+		L->irreducible = type[number[hb]] == IRREDUCIBLE || B->nentries > 1;
+		L->blocks = B->blocks;
+		L->nblocks = B->n;
+		L->entries = B->entries;
+		L->nentries = B->nentries;
+		L->backedges = B->back;
+		L->nbackedges = B->nback;
+		L->exits = B->exits;
+		L->nexits = B->nexits;
+	}
+#undef IN_LOOP
+	free(is_entry);
+	free(lb);
+	free(subtree_end);
+}
+
+int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t N = cfg->nblocks;
+	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
+	for (size_t i = 0; i < N; i++)
+		f->block_loop[i] = -1;
+	if (N == 0)
+		return 0;
+	struct build b = { .cfg = cfg, .N = N };
+	dfs(&b);
+	split_preds(&b);
+	collapse(&b);
+	uint32_t R = b.R;
+	int32_t *loop_of_hdr = ls_xmalloc((R + 1) * sizeof *loop_of_hdr);
+	f->nloops = number_loops(&b, &f->loops, loop_of_hdr);
+	if (f->nloops) {
+		/* Havlak's loops, then the irreducible nests merged. */
+		size_t n = f->nloops;
+		uint32_t *hdr_pre = ls_xmalloc(n * sizeof *hdr_pre), *minkey = ls_xmalloc(n * sizeof *minkey);
+		uint8_t *irr = ls_xmalloc(n);
+		for (size_t l = 0; l < n; l++) {
+			hdr_pre[l] = b.number[f->loops[l].header];
+			minkey[l] = b.minkey[hdr_pre[l]];
+			irr[l] = b.type[hdr_pre[l]] == IRREDUCIBLE;
+		}
+		int32_t *newidx = ls_xmalloc(n * sizeof *newidx);
+		merge_irreducible(f->loops, &f->nloops, hdr_pre, irr, minkey, newidx);
+		/* Innermost loop of every reachable block. */
+		for (uint32_t v = 0; v < R; v++) {
+			uint32_t h = b.type[v] != NONHEADER ? v : b.header[v];
+			if (h != NONE)
+				f->block_loop[b.node[v]] = newidx[loop_of_hdr[h]];
+		}
+		free(hdr_pre);
+		free(minkey);
+		free(irr);
+		free(newidx);
+		adopt_padding(cfg, f, b.number);
+		fill_loops(cfg, f, b.number, b.type);
+		add_entry_loops(cfg, f);
+	}
+	free(loop_of_hdr);
+	free(b.number);
+	free(b.node);
+	free(b.last);
+	free(b.edge_lca);
+	free(b.bstart);
+	free(b.backp);
+	free(b.nstart);
+	free(b.nonbackp);
+	free(b.nlca);
+	free(b.header);
+	free(b.type);
+	free(b.minkey);
+	return 0;
+}
+
+void ls_loop_forest_free(struct ls_loop_forest *f)
+{
+	for (size_t i = 0; i < f->nloops; i++) {
+		free(f->loops[i].entries);
+		free(f->loops[i].backedges);
+		free(f->loops[i].exits);
+		free(f->loops[i].blocks);
+	}
+	free(f->loops);
+	free(f->block_loop);
+	memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,775 @@
+/* loop_line.c - the source line of every loop: the line of the loop's own
+ * for, while or do, of the label a goto loop jumps back to, or, for a loop
+ * the compiler made from recursion, of the recursive call.
+ *
+ * The slides' priority scheme (back edge, backward branch, true branch,
+ * fall-through, header) names the line of a branch, which is the loop's
+ * line only when the loop's test sits on its back edge.  Real code has
+ * three other shapes: a test at the top (a while, a for rotated or not: its
+ * test is on the loop's first line), no test at all (`for (;;)`, `while
+ * (1)`, a goto loop: the statement has no code, and the back edge carries
+ * the body's last statement), and a test at the bottom (do/while).  So the
+ * rules, in order, each named by its enum ls_line_rule:
+ *
+ *   DWARF (always; lines taken in the loop's inline context, in the file
+ *   most of the loop's lines come from, from instructions that vote - no
+ *   line 0, no spill, reload, register copy or padding; see ls_place):
+ *     HEADER_STMT     a statement row at the header's address with a line
+ *                     above every line of the loop: gcc gives a `for (;;)`,
+ *                     `while (1)` or `do` a zero-length is_stmt row there
+ *                     (linemap.c keeps them aside);
+ *     TEST_AT_TOP     an exit test whose line is the loop's first line;
+ *     TEST_AT_BOTTOM  the back-edge test, on or after the loop's last line
+ *                     (and not on its first: that is TEST_AT_TOP's);
+ *     SLIDES          the slides' ranks (see edge_rank);
+ *     HEADER          the header's first line;
+ *     ENTRY           a loop with no line at all: the branch entering it.
+ *   This order is measured: on the real-code corpus (tests/corpus-lines.py,
+ *   LOOPSCOPE_NO_SOURCE=1) it names the loop's own line for 87.5% of
+ *   clang's loops and 90.8% of gcc's; the bottom test first (a do/while
+ *   before a test at the top) gave 87.3% and 90.75%, the top test first
+ *   87.5% and 90.5%.
+ *
+ *   Source text, when the file is readable (source.c; checks and improves
+ *   the DWARF line, never needed):
+ *     SRC_CONFIRMED   the line begins a loop statement whose body holds all
+ *                     of the loop's lines;
+ *     SRC_DO          it is a do/while's closing while: its do;
+ *     SRC_EXPANSION   the loop's code is all on one line that begins no
+ *                     loop statement: a macro's loop, named where it is used;
+ *     SRC_ENCLOSING   the innermost loop statement (or goto label) of the
+ *                     function holding all of the loop's lines that no
+ *                     nested loop has taken: `for (;;)`, `while (1)`, goto;
+ *     SRC_RECURSION   no loop statement holds it, and a line of it (a back
+ *                     edge's first) calls the function itself: tail
+ *                     recursion the compiler made a loop;
+ *     SRC_CALLER      all of it is in an inlined callee whose function has
+ *                     no loop statement for it: the innermost loop
+ *                     statement of a caller holding the call (the loop
+ *                     repeats the call: `while (testnext(ls, ';')) {}`);
+ *     SRC_SHARED      the statement of an enclosing loop: one source loop
+ *                     the compiler split into nested loops (gcc, a
+ *                     `for (;;)` around a switch).
+ *
+ * Loops are done children first: a statement a nested loop took is not its
+ * parent's, and a statement whose own test confirms it for an outer loop
+ * (SRC_CONFIRMED) is not taken by an inner one.
+ */
+#include "loops/source.h"
+#include "structure/structure.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ls_line_rule_name(enum ls_line_rule r)
+{
+	static const char *const names[] = {
+		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
+		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
+		"src-caller", "src-shared", "entry",
+	};
+	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
+}
+
+/* ---- inline contexts ---- */
+
+static const struct ls_inl_node *ctx_parent(const struct ls_inl_node *n)
+{
+	for (n = n->parent; n && n->kind == LS_INL_LEXICAL; n = n->parent)
+		;
+	return n && n->kind == LS_INL_INLINED ? n : NULL;
+}
+
+/* The line of place P seen from context LCA: its own line if it is in
+ * LCA, the call line of the inlined call below LCA that leads to it if it
+ * is deeper; false if P is not inside LCA at all (a non-voting instruction
+ * the placement put into the loop from elsewhere). */
+static bool line_in_context(const struct ls_place *p, const struct ls_inl_node *lca, const char **file,
+                            unsigned *line)
+{
+	const struct ls_inl_node *c = p->ctx, *below = NULL;
+	for (; c && c != lca; c = ctx_parent(c))
+		below = c;
+	if (c != lca)
+		return false;
+	if (below) {
+		*file = below->call_file;
+		*line = below->call_line;
+	} else {
+		*file = p->file;
+		*line = p->line;
+	}
+	return *line != 0;
+}
+
+/* ---- the facts of one loop ---- */
+
+struct line_count {
+	unsigned line;
+	unsigned n;              /* voting instructions on it */
+};
+
+struct loop_facts {
+	const char *file;        /* where the loop's lines are */
+	unsigned lo, hi;         /* its first and last line there (voting instructions, nested loops too) */
+	unsigned func_line;      /* the function's declaration line, when in FILE */
+	struct line_count *lines; /* the lines, sorted, with their instruction counts */
+	size_t nlines, total;
+	size_t direct;           /* instructions right in the context, not in a call inlined there */
+};
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* How many of the loop's voting instructions lie in lines [LO, HI]. */
+static size_t held(const struct loop_facts *f, unsigned lo, unsigned hi)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->nlines; i++)
+		if (f->lines[i].line >= lo && f->lines[i].line <= hi)
+			n += f->lines[i].n;
+	return n;
+}
+
+/* Lines above the function's declaration are not its own: code inlined
+ * from elsewhere whose inline record the compiler dropped (gcc's bigint
+ * helpers in fmt's format_dragon).  Leave them out, and bound the search
+ * for the loop's statement by the declaration, when the loop has lines of
+ * its own below it; otherwise the function's line says nothing. */
+static void limit_to_function(struct loop_facts *f, unsigned decl_line)
+{
+	if (!decl_line || f->hi < decl_line)
+		return;
+	f->func_line = decl_line;
+	size_t n = 0;
+	f->total = 0;
+	for (size_t i = 0; i < f->nlines; i++)
+		if (f->lines[i].line >= decl_line) {
+			f->lines[n++] = f->lines[i];
+			f->total += f->lines[i].n;
+		}
+	f->nlines = n;
+	f->lo = n ? f->lines[0].line : 0;
+	f->hi = n ? f->lines[n - 1].line : 0;
+}
+
+/* The line of block B's last instruction (a branch) in context LCA, or of
+ * the instruction before it when the branch has none. */
+static unsigned branch_line(const struct ls_cfg *cfg, const struct ls_block *blk, const struct ls_places *ps, const struct ls_inl_node *lca, const char *file)
+{
+	for (uint32_t k = blk->ninsns; k-- > 0 && k + 2 >= blk->ninsns;) {
+		int i = ls_block_place(ps, cfg, blk, k);
+		const char *f;
+		unsigned l;
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &f, &l) && f == file)
+			return l;
+	}
+	return 0;
+}
+
+/* Most of the loop's voting lines come from one file: the loop's.  Its
+ * lines there, with counts, in F->lines. */
+static void gather_facts(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, struct loop_facts *lf,
+                         unsigned **scratch, size_t *cap)
+{
+	enum { NFILES = 4 };
+	const char *files[NFILES] = { 0 };
+	size_t counts[NFILES] = { 0 };
+	memset(lf, 0, sizeof *lf);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t b = 0; b < L->nblocks; b++) {
+			const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+			for (uint32_t k = 0; k < blk->ninsns; k++) {
+				int i = ls_block_place(ps, cfg, blk, k);
+				const char *f;
+				unsigned l;
+				if (i < 0 || !ps->pl[i].votes || !line_in_context(&ps->pl[i], lca, &f, &l) || !f)
+					continue;
+				if (pass == 1) {
+					if (f != lf->file)
+						continue;
+					if (!lf->lo || l < lf->lo)
+						lf->lo = l;
+					if (l > lf->hi)
+						lf->hi = l;
+					(*scratch)[lf->total++] = l;
+					lf->direct += ps->pl[i].ctx == lca;
+					continue;
+				}
+				size_t j = 0;
+				while (j < NFILES && files[j] && files[j] != f)
+					j++;
+				if (j == NFILES)
+					continue;
+				files[j] = f;
+				counts[j]++;
+			}
+		}
+		if (pass == 0) {
+			size_t best = 0;
+			for (size_t j = 1; j < NFILES; j++)
+				if (counts[j] > counts[best])
+					best = j;
+			lf->file = files[best];
+			if (!lf->file)
+				return;
+			*scratch = ls_grow(*scratch, cap, counts[best], sizeof **scratch);
+		}
+	}
+	if (!lf->total)
+		return;
+	qsort(*scratch, lf->total, sizeof **scratch, cmp_uint);
+	lf->lines = ls_xmalloc(lf->total * sizeof *lf->lines);
+	for (size_t i = 0; i < lf->total; i++) {
+		if (lf->nlines && lf->lines[lf->nlines - 1].line == (*scratch)[i])
+			lf->lines[lf->nlines - 1].n++;
+		else
+			lf->lines[lf->nlines++] = (struct line_count){ (*scratch)[i], 1 };
+	}
+}
+
+/* Whether block TO is an entry (the header included) of loop L. */
+static bool is_entry(const struct ls_loop *L, uint32_t to)
+{
+	for (size_t n = 0; n < L->nentries; n++)
+		if (L->entries[n] == to)
+			return true;
+	return false;
+}
+
+/* Whether block B is inside loop K (in it or in a loop nested in it). */
+static bool in_loop(const struct ls_loop_forest *lf, uint32_t b, int32_t k)
+{
+	int32_t l = lf->block_loop[b];
+	while (l >= 0 && l != k)
+		l = lf->loops[l].parent;
+	return l == k;
+}
+
+/* The slides' ranks of block BLK's branch in loop K, lower is better; the
+ * loop's own test (a conditional branch with one side in the loop, the
+ * other leaving it, the in-loop side an entry (0) or backward (1)) first,
+ * then a branch to an entry (2), a backward branch (3), a taken branch
+ * (4), a fall-through (5). */
+static int edge_rank(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                     const struct ls_block *blk, const struct ls_insn *last)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	int rank = 99;
+	bool exits = false, cond = last->kind == LS_INSN_CJUMP;
+	int32_t inside = -1;
+	for (uint32_t s = 0; s < blk->nsucc; s++) {
+		const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+		if (!in_loop(lf, e->to, k)) {
+			exits = true;
+			continue;
+		}
+		inside = (int32_t)e->to;
+		if (lf->block_loop[e->to] != k)
+			continue;
+		bool branch = e->kind == LS_EDGE_TAKEN || e->kind == LS_EDGE_JUMP;
+		int r;
+		if (branch && is_entry(L, e->to))
+			r = 2;
+		else if (branch && cfg->blocks[e->to].start <= last->addr)
+			r = 3;
+		else if (e->kind == LS_EDGE_TAKEN)
+			r = 4;
+		else if (!branch && e->kind != LS_EDGE_SWITCH)
+			r = 5;
+		else
+			continue;
+		if (r < rank)
+			rank = r;
+	}
+	if (cond && exits && inside >= 0) {
+		if (is_entry(L, (uint32_t)inside))
+			rank = 0;
+		else if (cfg->blocks[inside].start <= last->addr && rank > 1)
+			rank = 1;
+	}
+	return rank;
+}
+
+/* Whether block BLK of loop K ends in a test that leaves the loop. */
+static bool is_exit_test(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                         const struct ls_block *blk)
+{
+	if (!blk->ninsns || cfg->insns[blk->first_insn + blk->ninsns - 1].kind != LS_INSN_CJUMP)
+		return false;
+	bool in = false, out = false;
+	for (uint32_t s = 0; s < blk->nsucc; s++) {
+		const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+		if (e->kind != LS_EDGE_TAKEN && e->kind != LS_EDGE_NOT_TAKEN)
+			continue;
+		if (in_loop(lf, e->to, k))
+			in = true;
+		else
+			out = true;
+	}
+	return in && out;
+}
+
+/* HEADER_STMT: gcc's zero-length statement rows at the header, a line
+ * above every line of the loop (in its function): the loop's statement,
+ * which has no code of its own.  0 if none. */
+static unsigned header_statement(const ls_module *m, const struct ls_cfg *cfg, const struct ls_block *hb,
+                                 const struct ls_places *ps, const struct ls_inl_node *lca,
+                                 const struct loop_facts *f)
+{
+	const struct ls_line_row *rows;
+	size_t n = ls_linemap_hidden_at(&m->lines, hb->start, &rows);
+	int h = ls_block_place(ps, cfg, hb, 0);
+	if (!f->lo || h < 0 || ps->pl[h].ctx != lca)
+		return 0;
+	unsigned best = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].file == f->file && rows[i].line < f->lo && rows[i].line > best &&
+		    rows[i].line >= f->func_line)
+			best = rows[i].line;
+	return best;
+}
+
+/* The lines of the loop's own exit tests: the first (*TOP) and the last
+ * back-edge one (*BOTTOM). */
+static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                       const struct ls_places *ps, const struct ls_inl_node *lca,
+                       const struct loop_facts *f, unsigned *top, unsigned *bottom)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	*top = *bottom = 0;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		uint32_t bi = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[bi];
+		if (lf->block_loop[bi] != k || !is_exit_test(cfg, lf, k, blk))
+			continue;
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
+		if (!l)
+			continue;
+		if (!*top || l < *top)
+			*top = l;
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		if (edge_rank(cfg, lf, k, blk, last) == 0 && l > *bottom)
+			*bottom = l;
+	}
+}
+
+/* SLIDES: the best-ranked branch of the loop's own blocks; among equals
+ * the lexically last, as it closes the loop.  0 if none has a line. */
+static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                            const struct ls_places *ps, const struct ls_inl_node *lca,
+                            const struct loop_facts *f)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	int best_rank = 99;
+	uint64_t best_addr = 0;
+	unsigned line = 0;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		uint32_t bi = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[bi];
+		if (!blk->ninsns || lf->block_loop[bi] != k)
+			continue;
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		int rank = edge_rank(cfg, lf, k, blk, last);
+		if (rank > best_rank || (rank == best_rank && last->addr <= best_addr))
+			continue;
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
+		if (!l)
+			continue;
+		best_rank = rank;
+		best_addr = last->addr;
+		line = l;
+	}
+	return line;
+}
+
+/* The first line (in context, any file) of block BLK's instructions, from
+ * its start or, BACKWARD, from its end.  False if none has one. */
+static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, bool backward,
+                       const struct ls_places *ps, const struct ls_inl_node *lca,
+                       struct ls_loop_line *out)
+{
+	for (uint32_t n = 0; n < blk->ninsns; n++) {
+		uint32_t k = backward ? blk->ninsns - 1 - n : n;
+		int i = ls_block_place(ps, cfg, blk, k);
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &out->file, &out->line))
+			return true;
+	}
+	return false;
+}
+
+/* The DWARF rules, in order (see the file's comment). */
+static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                       int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
+                       const struct loop_facts *f, struct ls_loop_line *out)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	const struct ls_block *hb = &cfg->blocks[L->header];
+	unsigned top, bottom;
+	out->file = f->file;
+	if ((out->line = header_statement(m, cfg, hb, ps, lca, f))) {
+		out->rule = LS_LINE_HEADER_STMT;
+		return;
+	}
+	exit_tests(cfg, lf, k, ps, lca, f, &top, &bottom);
+	if (top && top <= f->lo) {
+		out->line = top;
+		out->rule = LS_LINE_TEST_AT_TOP;
+		return;
+	}
+	if (bottom && bottom >= f->hi && bottom > f->lo) {
+		out->line = bottom;
+		out->rule = LS_LINE_TEST_AT_BOTTOM;
+		return;
+	}
+	if ((out->line = slides_line(cfg, lf, k, ps, lca, f))) {
+		out->rule = LS_LINE_SLIDES;
+		return;
+	}
+	if (block_line(cfg, hb, false, ps, lca, out)) {
+		out->rule = LS_LINE_HEADER;
+		return;
+	}
+	/* ENTRY: a loop with no line at all (clang's `jmp .` of a while whose
+	 * body was optimized away is at line 0): the line of the branch that
+	 * enters it, its test. */
+	for (uint32_t p = 0; p < hb->npred; p++) {
+		const struct ls_cfg_edge *e = &cfg->edges[cfg->pred[hb->first_pred + p]];
+		if (!in_loop(lf, e->from, k) && block_line(cfg, &cfg->blocks[e->from], true, ps, lca, out)) {
+			out->rule = LS_LINE_ENTRY;
+			return;
+		}
+	}
+	out->file = NULL;
+	out->line = 0;
+}
+
+/* ---- the source rules ---- */
+
+/* A statement holds a loop when this share of the loop's voting
+ * instructions lies in its extent: confirming a test's line (a loop's
+ * first lines may carry the statement before it: clang labels the
+ * induction update it merged into the loop with that statement's line),
+ * and choosing an enclosing statement with no code of its own. */
+#define CONFIRM_SHARE 75
+#define ENCLOSE_SHARE 90
+
+static bool holds(const struct ls_src_stmt *s, const struct loop_facts *f, unsigned share)
+{
+	return f->total && held(f, s->line, s->end) * 100 >= f->total * share;
+}
+
+struct claims {
+	const struct ls_src_stmt **by_loop;  /* the statement each loop took, or NULL */
+	bool *confirmed;                     /* taken by SRC_CONFIRMED/SRC_DO */
+	size_t *last_desc;                   /* the last loop of each loop's subtree (preorder) */
+};
+
+/* Whether statement S is taken by a loop nested in K, or confirmed for a
+ * loop around K. */
+static bool taken(const struct ls_loop_forest *lf, const struct claims *c, int32_t k, const struct ls_src_stmt *s,
+                  bool share_with_ancestors)
+{
+	for (size_t j = (size_t)k + 1; j <= c->last_desc[k]; j++)
+		if (c->by_loop[j] == s)
+			return true;
+	for (int32_t a = lf->loops[k].parent; a >= 0 && !share_with_ancestors; a = lf->loops[a].parent)
+		if (c->by_loop[a] == s && c->confirmed[a])
+			return true;
+	return false;
+}
+
+/* SRC_CALLER: the loop's code is all in an inlined callee whose function
+ * holds no loop statement for it (`while (testnext(ls, ';')) {}`, or
+ * Eigen's assignCoeff repeated by its caller's for): the innermost loop
+ * statement of a caller up the inline chain that holds the call, unless
+ * an enclosing loop took it. */
+static bool caller_statement(const ls_module *m, const struct ls_loop_forest *lf, const struct claims *c,
+                             int32_t k, const struct ls_inl_node *ctx, struct ls_loop_line *out)
+{
+	for (unsigned level = 0; ctx && level < 8; level++, ctx = ctx_parent(ctx)) {
+		const struct ls_source *src = ls_source_get(m->sources, ctx->call_file);
+		if (!src || !ctx->call_line)
+			continue;
+		const struct ls_inl_node *caller = ctx_parent(ctx);
+		unsigned from = caller && caller->decl_file == ctx->call_file ? caller->decl_line : 0;
+		size_t n;
+		const struct ls_src_stmt *st = ls_source_stmts(src, &n), *best = NULL;
+		for (size_t i = 0; i < n && st[i].line <= ctx->call_line; i++)
+			if (st[i].line >= from && st[i].end >= ctx->call_line && (!best || st[i].line > best->line))
+				best = &st[i];
+		if (!best)
+			continue;
+		if (taken(lf, c, k, best, false))
+			return false;
+		out->file = ctx->call_file;
+		out->line = best->line;
+		out->rule = LS_LINE_SRC_CALLER;
+		return true;
+	}
+	return false;
+}
+
+/* The loop statement LINE begins, or the do whose closing while is on
+ * LINE (*IS_DO), holding the loop. */
+static const struct ls_src_stmt *stmt_of_test(const struct ls_source *src, const struct loop_facts *f,
+                                              unsigned line, bool *is_do)
+{
+	const struct ls_src_stmt *s = ls_source_stmt_at(src, line);
+	*is_do = false;
+	if (s && s->kind != LS_SRC_LABEL && holds(s, f, CONFIRM_SHARE))
+		return s;
+	unsigned d = ls_source_do_of_while(src, line);
+	if (d && (s = ls_source_stmt_at(src, d)) && s->kind == LS_SRC_DO && holds(s, f, CONFIRM_SHARE)) {
+		*is_do = true;
+		return s;
+	}
+	return NULL;
+}
+
+/* SRC_CONFIRMED / SRC_DO: the DWARF line, else the line of another of the
+ * loop's own tests (exit tests and back-edge branches; the innermost
+ * statement wins), begins or closes a loop statement holding the loop. */
+static const struct ls_src_stmt *confirm(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                                         const struct ls_places *ps, const struct ls_inl_node *lca,
+                                         const struct ls_source *src, const struct loop_facts *f,
+                                         struct ls_loop_line *out)
+{
+	bool is_do;
+	const struct ls_src_stmt *best = stmt_of_test(src, f, out->line, &is_do);
+	bool best_do = is_do;
+	const struct ls_loop *L = &lf->loops[k];
+	for (size_t b = 0; b < L->nblocks && !best; b++) {
+		uint32_t bi = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[bi];
+		if (lf->block_loop[bi] != k || !blk->ninsns)
+			continue;
+		bool test = is_exit_test(cfg, lf, k, blk);
+		for (uint32_t e = 0; e < blk->nsucc && !test; e++)
+			test = cfg->edges[cfg->succ[blk->first_succ + e]].to == L->header;
+		unsigned l = test ? branch_line(cfg, blk, ps, lca, f->file) : 0;
+		const struct ls_src_stmt *s = l ? stmt_of_test(src, f, l, &is_do) : NULL;
+		if (s && (!best || s->line > best->line)) {
+			best = s;
+			best_do = is_do;
+		}
+	}
+	if (!best)
+		return NULL;
+	out->line = best->line;
+	out->rule = best_do ? LS_LINE_SRC_DO : LS_LINE_SRC_CONFIRMED;
+	return best;
+}
+
+/* The short name of a function ("ns::cls<T>::f(int) const" -> "f"). */
+static const char *short_name(const char *name, size_t *len)
+{
+	if (!name)
+		return NULL;
+	size_t depth = 0;
+	const char *start = name, *end = name + strlen(name);
+	for (const char *p = name; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (*p == '(' && depth == 0 && p > name && strncmp(p, "(anonymous", 10) != 0) {
+			end = p;
+			break;
+		} else if (*p == ':' && p[1] == ':' && depth == 0) {
+			start = p + 2;
+		}
+	}
+	const char *lt = memchr(start, '<', (size_t)(end - start));
+	if (lt && lt > start)
+		end = lt;
+	*len = (size_t)(end - start);
+	return start;
+}
+
+/* SRC_RECURSION: a line of the loop that calls the function itself (a
+ * back edge's first, else the last such line), not its declaration. */
+static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
+                               const struct ls_source *src, const struct loop_facts *f)
+{
+	size_t len;
+	const char *name = short_name(fname, &len);
+	if (!name || !len)
+		return 0;
+	for (size_t e = 0; e < L->nbackedges; e++) {
+		const struct ls_block *blk = &cfg->blocks[L->backedges[e].from];
+		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
+		if (l && l != f->func_line && ls_source_calls(src, l, name, len))
+			return l;
+	}
+	for (size_t i = f->nlines; i-- > 0;)
+		if (f->lines[i].line != f->func_line && ls_source_calls(src, f->lines[i].line, name, len))
+			return f->lines[i].line;
+	return 0;
+}
+
+/* SRC_ENCLOSING: the innermost loop statement after the function's start
+ * that holds the loop and is not taken. */
+static const struct ls_src_stmt *enclosing(const struct ls_source *src, const struct ls_loop_forest *lf,
+                                           const struct claims *c, int32_t k, const struct loop_facts *f,
+                                           bool share_with_ancestors)
+{
+	size_t n;
+	const struct ls_src_stmt *st = ls_source_stmts(src, &n);
+	const struct ls_src_stmt *best = NULL;
+	for (size_t i = 0; i < n && st[i].line <= f->hi; i++) {
+		if (st[i].line < f->func_line || st[i].end < f->lo || !holds(&st[i], f, ENCLOSE_SHARE) ||
+		    taken(lf, c, k, &st[i], share_with_ancestors))
+			continue;
+		if (!best || st[i].line > best->line || (st[i].line == best->line && st[i].end < best->end))
+			best = &st[i];
+	}
+	return best;
+}
+
+/* Whether the procedure has code (a voting instruction, seen from context
+ * LCA, in FILE) on a line strictly between LO and HI. */
+static bool code_between(const struct ls_places *ps, const struct ls_inl_node *lca, const char *file,
+                         unsigned lo, unsigned hi)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const char *f;
+		unsigned l;
+		if (ps->pl[i].votes && line_in_context(&ps->pl[i], lca, &f, &l) && f == file && l > lo && l < hi)
+			return true;
+	}
+	return false;
+}
+
+/* Whether every voting instruction of inlined call CTX is in loop K: the
+ * loop repeats the whole call, so its statement is the caller's. */
+static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const struct ls_places *ps,
+                               const struct ls_inl_node *ctx)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		if (!ps->pl[i].votes)
+			continue;
+		const struct ls_inl_node *c = ps->pl[i].ctx;
+		while (c && c != ctx)
+			c = ctx_parent(c);
+		if (c != ctx)
+			continue;
+		int32_t l = ps->pl[i].loop;
+		while (l >= 0 && l != k)
+			l = lf->loops[l].parent;
+		if (l != k)
+			return false;
+	}
+	return true;
+}
+
+/* The source rules for loop K, whose DWARF line names no statement. */
+static void source_line(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                        int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
+                        const struct ls_source *src, const struct loop_facts *f, struct claims *c,
+                        struct ls_loop_line *out)
+{
+	if (lca && repeats_whole_call(lf, k, ps, lca) && caller_statement(m, lf, c, k, lca, out))
+		return;
+	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, false);
+	if (f->lo == f->hi && !ls_source_stmt_at(src, f->lo) && f->lo != f->func_line && f->direct &&
+	    (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
+		/* All on one line that begins no loop, some of it right there
+		 * (not only in calls inlined from it), and no loop statement
+		 * whose body starts there: an expansion on that line. */
+		out->line = f->lo;
+		out->rule = LS_LINE_SRC_EXPANSION;
+		return;
+	}
+	if (s) {
+		c->by_loop[k] = s;
+		out->line = s->line;
+		out->rule = LS_LINE_SRC_ENCLOSING;
+		return;
+	}
+	unsigned l = recursive_call(cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
+	if (l) {
+		out->line = l;
+		out->rule = LS_LINE_SRC_RECURSION;
+		return;
+	}
+	if (lca && caller_statement(m, lf, c, k, lca, out))
+		return;
+	if (f->lo == f->hi && f->lo == f->func_line) {
+		/* A one-line function's loop no caller explains. */
+		out->line = f->lo;
+		out->rule = LS_LINE_SRC_EXPANSION;
+		return;
+	}
+	/* One source loop the compiler made into nested loops (gcc splits a
+	 * `for (;;)` around a switch by its back edges): the statement its
+	 * enclosing loop took. */
+	s = enclosing(src, lf, c, k, f, true);
+	if (s) {
+		c->by_loop[k] = s;
+		out->line = s->line;
+		out->rule = LS_LINE_SRC_SHARED;
+	}
+}
+
+void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
+                   const struct ls_loop_forest *lf, const struct ls_places *ps,
+                   const struct ls_inl_node *const *lca, const char *proc_file, struct ls_loop_line *out)
+{
+	size_t nloops = lf->nloops;
+	struct loop_facts *facts = ls_xcalloc(nloops + 1, sizeof *facts);
+	const struct ls_source **srcs = ls_xcalloc(nloops + 1, sizeof *srcs);
+	struct claims c = {
+		ls_xcalloc(nloops + 1, sizeof *c.by_loop),
+		ls_xcalloc(nloops + 1, sizeof *c.confirmed),
+		ls_xcalloc(nloops + 1, sizeof *c.last_desc),
+	};
+	for (size_t k = nloops; k-- > 0;) {
+		if (c.last_desc[k] < k)
+			c.last_desc[k] = k;
+		int32_t p = lf->loops[k].parent;
+		if (p >= 0 && c.last_desc[p] < c.last_desc[k])
+			c.last_desc[p] = c.last_desc[k];
+	}
+	unsigned *scratch = NULL;
+	size_t cap = 0;
+
+	/* The DWARF rules, and the source's confirmation of their line. */
+	for (size_t k = 0; k < nloops; k++) {
+		struct loop_facts *f = &facts[k];
+		gather_facts(cfg, &lf->loops[k], ps, lca[k], f, &scratch, &cap);
+		const char *decl_file = lca[k] ? lca[k]->decl_file : proc->file;
+		unsigned decl_line = lca[k] ? lca[k]->decl_line : proc->line;
+		if (f->file && (f->file == decl_file || (!lca[k] && f->file == proc_file)))
+			limit_to_function(f, decl_line);
+		memset(&out[k], 0, sizeof out[k]);
+		dwarf_line(m, cfg, lf, (int32_t)k, ps, lca[k], f, &out[k]);
+		if (!out[k].line || !f->lo || out[k].file != f->file)
+			continue;
+		srcs[k] = ls_source_get(m->sources, f->file);
+		if (srcs[k] && (c.by_loop[k] = confirm(cfg, lf, (int32_t)k, ps, lca[k], srcs[k], f, &out[k])))
+			c.confirmed[k] = true;
+	}
+	/* The loops the DWARF lines do not name: children first. */
+	for (size_t k = nloops; k-- > 0;)
+		if (srcs[k] && !c.by_loop[k])
+			source_line(m, proc, cfg, lf, (int32_t)k, ps, lca[k], srcs[k], &facts[k], &c, &out[k]);
+	for (size_t k = 0; k < nloops; k++) {
+		if (m->debug_loop_lines)
+			fprintf(stderr, "loopscope: loop facts: header 0x%" PRIx64 ": lines %u-%u (%zu insns) in %s, function at %u, source %s\n",
+			        cfg->blocks[lf->loops[k].header].start, facts[k].lo, facts[k].hi, facts[k].total,
+			        facts[k].file ? facts[k].file : "??", facts[k].func_line, srcs[k] ? "read" : "none");
+		free(facts[k].lines);
+	}
+	free(scratch);
+	free(facts);
+	free(srcs);
+	free(c.by_loop);
+	free(c.confirmed);
+	free(c.last_desc);
+}

@@ -1,0 +1,39 @@
+/* source.h - source files read as C/C++ tokens, for the loop-line rules
+ * (source.c). */
+#ifndef LOOPSCOPE_SOURCE_H
+#define LOOPSCOPE_SOURCE_H
+
+#include "support/base.h"
+
+/* A loop statement of a source file: the line it begins on and the line
+ * its body ends on. */
+enum { LS_SRC_FOR = 1, LS_SRC_WHILE, LS_SRC_DO, LS_SRC_LABEL /* a goto's target */ };
+struct ls_src_stmt {
+	uint32_t line, end;
+	uint8_t kind;
+};
+
+struct ls_source;
+struct ls_source_cache;
+
+/* SEARCH_PATH: directories (colon-separated, or NULL) where sources are
+ * looked for when DWARF's path cannot be read. */
+struct ls_source_cache *ls_source_cache_new(const char *search_path);
+void ls_source_cache_free(struct ls_source_cache *c);
+/* The file at PATH (interned: the cache compares pointers), or found under
+ * the search path, read once; NULL if it cannot be read.  Thread-safe. */
+const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path);
+
+/* Every loop statement, sorted by line (then end). */
+const struct ls_src_stmt *ls_source_stmts(const struct ls_source *src, size_t *n);
+/* The loop statement beginning on LINE (the shortest), or NULL. */
+const struct ls_src_stmt *ls_source_stmt_at(const struct ls_source *src, unsigned line);
+/* LINE is a do/while's closing `while`: the line of its `do`, else 0. */
+unsigned ls_source_do_of_while(const struct ls_source *src, unsigned line);
+/* Whether LINE holds any token (outside comments and directives). */
+bool ls_source_has_code(const struct ls_source *src, unsigned line);
+/* Whether LINE calls NAME (NAME followed by '('; not obj.NAME(),
+ * p->NAME() or X::NAME(), which call another function of that name). */
+bool ls_source_calls(const struct ls_source *src, unsigned line, const char *name, size_t len);
+
+#endif

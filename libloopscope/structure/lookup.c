@@ -1,0 +1,158 @@
+/* lookup.c - address -> statement: every statement's ranges in one sorted
+ * array, so a lookup is a binary search and a walk up the parents. */
+#include "elf/module.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "support/base.h"
+
+#include <stdlib.h>
+
+static size_t count_segs(const struct ls_scope *s)
+{
+	size_t n = s->kind == LS_SCOPE_STMT ? s->nranges : 0;
+	for (const struct ls_scope *c = s->first_child; c; c = c->next_sibling)
+		n += count_segs(c);
+	return n;
+}
+
+static void collect_segs(struct ls_lookup_index *ix, const struct ls_scope *s)
+{
+	if (s->kind == LS_SCOPE_STMT)
+		for (size_t i = 0; i < s->nranges; i++)
+			ix->segs[ix->nsegs++] = (struct ls_stmt_seg){ s->ranges[i].lo, s->ranges[i].hi, s };
+	for (const struct ls_scope *c = s->first_child; c; c = c->next_sibling)
+		collect_segs(ix, c);
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct ls_stmt_seg *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err)
+{
+	ls_lookup_index_free(ix); /* an index read from the cache, if any */
+	ix->segs = ls_xmalloc((count_segs(root) + 1) * sizeof *ix->segs);
+	collect_segs(ix, root);
+	qsort(ix->segs, ix->nsegs, sizeof *ix->segs, cmp_seg);
+	/* Statements never overlap (each instruction is in exactly one); if a
+	 * corrupt input made them, the later one is clipped so lookups stay
+	 * deterministic. */
+	size_t n = 0;
+	for (size_t i = 0; i < ix->nsegs; i++) {
+		struct ls_stmt_seg s = ix->segs[i];
+		if (n && s.lo < ix->segs[n - 1].hi)
+			s.lo = ix->segs[n - 1].hi;
+		if (s.lo < s.hi)
+			ix->segs[n++] = s;
+	}
+	ix->nsegs = n;
+	return 0;
+}
+
+void ls_lookup_index_free(struct ls_lookup_index *ix)
+{
+	free(ix->segs);
+	ix->segs = NULL;
+	ix->nsegs = 0;
+}
+
+const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr)
+{
+	const ls_scope *s = ls_lookup(m, addr);
+	while (s && s->kind != LS_SCOPE_PROC)
+		s = s->parent;
+	return s;
+}
+
+const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
+{
+	const struct ls_stmt_seg *v = m->lookup.segs;
+	size_t lo = LS_FIRST_ABOVE(v, m->lookup.nsegs, hi, addr);
+	if (lo < m->lookup.nsegs && v[lo].lo <= addr && addr < v[lo].hi)
+		return v[lo].stmt;
+	return NULL;
+}
+
+/* A return address just past the end of a procedure: the call was its last
+ * instruction (a call that never returns, __x64_sys_exit_group+0x14/0x20).
+ * addr2line gives such an address the call's procedure and line (the last
+ * line row runs on into the padding) and no inlined calls (their ranges
+ * end before it): so do we, with *AFTER_END set. */
+static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, bool *after_end)
+{
+	const ls_scope *s = ls_lookup(m, addr);
+	*after_end = false;
+	if (s || addr == 0)
+		return s;
+	*after_end = true;
+	const struct ls_stmt_seg *v = m->lookup.segs;
+	size_t lo = LS_FIRST_AT_LEAST(v, m->lookup.nsegs, hi, addr);
+	return lo < m->lookup.nsegs && v[lo].hi == addr ? v[lo].stmt : NULL;
+}
+
+/* A chain stops at the procedure (file and module scopes are not in it). */
+static bool chain_end(const ls_scope *s)
+{
+	return !s || s->kind == LS_SCOPE_FILE || s->kind == LS_SCOPE_MODULE;
+}
+
+/* The length of the chain from statement S up to its procedure; with
+ * AFTER_END, [proc, stmt] (see lookup_or_call_before). */
+static size_t chain_depth(const ls_scope *s, bool after_end)
+{
+	if (after_end) {
+		while (s && s->kind != LS_SCOPE_PROC)
+			s = s->parent;
+		return s ? 2 : 0;
+	}
+	size_t n = 0;
+	for (; !chain_end(s); s = s->parent) {
+		n++;
+		if (s->kind == LS_SCOPE_PROC)
+			break;
+	}
+	return n;
+}
+
+size_t ls_lookup_depth(const ls_module *m, uint64_t addr)
+{
+	bool after_end;
+	const ls_scope *stmt = lookup_or_call_before(m, addr, &after_end);
+	return chain_depth(stmt, after_end);
+}
+
+size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
+{
+	bool after_end;
+	const ls_scope *stmt = lookup_or_call_before(m, addr, &after_end);
+	size_t total = chain_depth(stmt, after_end);
+	if (total == 0 || cap == 0)
+		return 0;
+	if (after_end) {
+		const ls_scope *p = stmt;
+		while (p->kind != LS_SCOPE_PROC)
+			p = p->parent;
+		chain[0] = p;
+		if (cap > 1)
+			chain[1] = stmt;
+		return cap > 1 ? 2 : 1;
+	}
+	/* A chain deeper than CAP (a loop nest hundreds deep) keeps what tells
+	 * where the code is: the procedure and the outermost scopes, then the
+	 * statement; ls_lookup_depth() tells the caller how much was cut. */
+	size_t n = total <= cap ? total : cap;
+	size_t keep_outer = total <= cap ? total : cap - 1;
+	size_t i = total; /* index in the full chain of the scope below, outermost 0 */
+	for (const ls_scope *s = stmt; i > 0; s = s->parent) {
+		i--;
+		if (i < keep_outer)
+			chain[i] = s;
+	}
+	if (total > cap)
+		chain[cap - 1] = stmt;
+	return n;
+}

@@ -1,0 +1,160 @@
+/* scope.c - the scope tree's nodes: creation, linking, address ranges, and
+ * the public accessors of loopscope.h. */
+#include "structure/scope.h"
+#include "support/base.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ls_scope *ls_scope_new(struct ls_arena *a, ls_scope_kind kind, struct ls_scope *parent)
+{
+	struct ls_scope *s = ls_arena_alloc(a, sizeof *s);
+	s->kind = kind;
+	if (parent)
+		ls_scope_add_child(parent, s);
+	return s;
+}
+
+void ls_scope_add_child(struct ls_scope *parent, struct ls_scope *child)
+{
+	child->parent = parent;
+	child->next_sibling = NULL;
+	if (parent->last_child)
+		parent->last_child->next_sibling = child;
+	else
+		parent->first_child = child;
+	parent->last_child = child;
+}
+
+void ls_scope_unlink(struct ls_scope *child)
+{
+	struct ls_scope *p = child->parent;
+	if (!p)
+		return;
+	struct ls_scope *prev = NULL;
+	for (struct ls_scope *c = p->first_child; c; prev = c, c = c->next_sibling) {
+		if (c != child)
+			continue;
+		if (prev)
+			prev->next_sibling = c->next_sibling;
+		else
+			p->first_child = c->next_sibling;
+		if (p->last_child == c)
+			p->last_child = prev;
+		break;
+	}
+	child->parent = NULL;
+	child->next_sibling = NULL;
+}
+
+void ls_scope_add_range(struct ls_arena *a, struct ls_scope *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return;
+	if (s->nranges && s->ranges[s->nranges - 1].hi == lo) {
+		s->ranges[s->nranges - 1].hi = hi;
+		return;
+	}
+	if (s->nranges == s->cap_ranges) {
+		/* Arena memory is not reallocated: copy into a bigger block; the
+		 * old one is wasted until the module is freed (ranges are few). */
+		size_t cap = s->cap_ranges ? s->cap_ranges * 2 : 2;
+		ls_range *r = ls_arena_alloc(a, cap * sizeof *r);
+		if (s->nranges)
+			memcpy(r, s->ranges, s->nranges * sizeof *r);
+		s->ranges = r;
+		s->cap_ranges = cap;
+	}
+	s->ranges[s->nranges++] = (ls_range){ lo, hi };
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const ls_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+void ls_scope_normalize_ranges(struct ls_scope *s)
+{
+	if (s->nranges < 2)
+		return;
+	qsort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+	size_t n = 0;
+	for (size_t i = 0; i < s->nranges; i++) {
+		if (n && s->ranges[i].lo <= s->ranges[n - 1].hi) {
+			if (s->ranges[i].hi > s->ranges[n - 1].hi)
+				s->ranges[n - 1].hi = s->ranges[i].hi;
+		} else {
+			s->ranges[n++] = s->ranges[i];
+		}
+	}
+	s->nranges = n;
+}
+
+/* ---- public accessors ---- */
+
+ls_scope_kind ls_scope_kind_of(const ls_scope *s) { return s->kind; }
+
+const char *ls_scope_kind_name(ls_scope_kind k)
+{
+	static const char *const names[] = {
+		[LS_SCOPE_MODULE] = "module", [LS_SCOPE_FILE] = "file", [LS_SCOPE_PROC] = "proc",
+		[LS_SCOPE_INLINE] = "inline", [LS_SCOPE_ALIEN] = "alien", [LS_SCOPE_LOOP] = "loop",
+		[LS_SCOPE_STMT] = "stmt",
+	};
+	return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
+}
+
+const ls_scope *ls_scope_parent(const ls_scope *s) { return s->parent; }
+const ls_scope *ls_scope_first_child(const ls_scope *s) { return s->first_child; }
+const ls_scope *ls_scope_next_sibling(const ls_scope *s) { return s->next_sibling; }
+const char *ls_scope_name(const ls_scope *s) { return s->name; }
+const char *ls_scope_linkage_name(const ls_scope *s) { return s->linkage_name; }
+const char *ls_scope_file(const ls_scope *s) { return s->file; }
+unsigned ls_scope_line(const ls_scope *s) { return s->line; }
+const char *ls_scope_call_file(const ls_scope *s) { return s->call_file; }
+unsigned ls_scope_call_line(const ls_scope *s) { return s->call_line; }
+unsigned ls_scope_call_column(const ls_scope *s) { return s->call_column; }
+unsigned ls_proc_unresolved_jumps(const ls_scope *s) { return s->kind == LS_SCOPE_PROC ? s->unresolved_jumps : 0; }
+size_t ls_scope_nranges(const ls_scope *s) { return s->nranges; }
+
+ls_range ls_scope_range(const ls_scope *s, size_t i)
+{
+	return i < s->nranges ? s->ranges[i] : (ls_range){ 0, 0 };
+}
+
+uint64_t ls_scope_low(const ls_scope *s)
+{
+	return s->nranges ? s->ranges[0].lo : 0;
+}
+
+static const struct ls_loop_info *loop_of(const ls_scope *s)
+{
+	static const struct ls_loop_info none;
+	return s->kind == LS_SCOPE_LOOP && s->loop ? s->loop : &none;
+}
+
+uint64_t ls_loop_header(const ls_scope *s) { return loop_of(s)->header; }
+unsigned ls_loop_depth(const ls_scope *s) { return loop_of(s)->depth; }
+int ls_loop_irreducible(const ls_scope *s) { return loop_of(s)->irreducible; }
+size_t ls_loop_nentries(const ls_scope *s) { return loop_of(s)->nentries; }
+size_t ls_loop_nbackedges(const ls_scope *s) { return loop_of(s)->nbackedges; }
+size_t ls_loop_nexits(const ls_scope *s) { return loop_of(s)->nexits; }
+
+uint64_t ls_loop_entry(const ls_scope *s, size_t i)
+{
+	const struct ls_loop_info *l = loop_of(s);
+	return i < l->nentries ? l->entries[i] : 0;
+}
+
+ls_edge ls_loop_backedge(const ls_scope *s, size_t i)
+{
+	const struct ls_loop_info *l = loop_of(s);
+	return i < l->nbackedges ? l->backedges[i] : (ls_edge){ 0, 0 };
+}
+
+ls_edge ls_loop_exit(const ls_scope *s, size_t i)
+{
+	const struct ls_loop_info *l = loop_of(s);
+	return i < l->nexits ? l->exits[i] : (ls_edge){ 0, 0 };
+}

@@ -1,0 +1,92 @@
+/* structure.h - the structure builder and the normalization passes. */
+#ifndef LOOPSCOPE_STRUCTURE_H
+#define LOOPSCOPE_STRUCTURE_H
+
+#include "cfg/cfg.h"
+#include "loops/loop_forest.h"
+
+/* What the structure builder knows of one instruction (or, without a CFG,
+ * of one piece of the procedure between line-table and inline boundaries). */
+struct ls_place {
+	uint64_t addr, end;
+	const struct ls_inl_node *ctx;  /* inline context, NULL: the procedure body */
+	const char *file;               /* line map */
+	unsigned line;                  /* 0: the compiler made it for no statement */
+	int32_t loop;                   /* innermost loop, -1 none */
+	/* Whether it counts where its loop goes and which line the loop
+	 * gets: it has a line and does more than move data (not a spill,
+	 * reload, register copy or padding nop, which the compiler may label
+	 * with any statement whose value it carries). */
+	bool votes;
+};
+
+/* The index of the place holding ADDR in PL (sorted by addr), or -1. */
+int ls_place_index(const struct ls_place *pl, size_t n, uint64_t addr);
+
+/* A procedure's places (sorted by address), with the index of each CFG
+ * block's first instruction among them: a block's instructions are
+ * consecutive places, so the place of its K-th is found without a search. */
+struct ls_places {
+	const struct ls_place *pl;
+	size_t n;
+	const uint32_t *block_first;    /* per block; UINT32_MAX if not found */
+};
+
+/* The index of the place of instruction K of block BLK, or -1. */
+static inline int ls_block_place(const struct ls_places *ps, const struct ls_cfg *cfg, const struct ls_block *blk,
+                                 uint32_t k)
+{
+	uint32_t first = ps->block_first[blk - cfg->blocks];
+	uint64_t addr = cfg->insns[blk->first_insn + k].addr;
+	if (first != UINT32_MAX && first + k < ps->n && ps->pl[first + k].addr == addr)
+		return (int)(first + k);
+	return ls_place_index(ps->pl, ps->n, addr); /* not consecutive after all */
+}
+
+/* The line of each loop and the rule that chose it (loop_line.c). */
+enum ls_line_rule {
+	LS_LINE_NONE,           /* no line found */
+	LS_LINE_TEST_AT_TOP,    /* the loop's own test, before its body: for/while */
+	LS_LINE_HEADER_STMT,    /* a statement row at the header above the body: gcc's for(;;)/do */
+	LS_LINE_TEST_AT_BOTTOM, /* the back-edge test after the body: do/while */
+	LS_LINE_SLIDES,         /* the slides' priority scheme over the loop's branches */
+	LS_LINE_HEADER,         /* the header's first line */
+	LS_LINE_SRC_CONFIRMED,  /* source: the line above begins a loop statement holding the loop */
+	LS_LINE_SRC_DO,         /* source: a do/while's closing while, moved to its do */
+	LS_LINE_SRC_EXPANSION,  /* source: the whole loop is on one line with no loop statement (a macro) */
+	LS_LINE_SRC_ENCLOSING,  /* source: the innermost loop statement holding the loop's lines */
+	LS_LINE_SRC_RECURSION,  /* source: no loop statement; a line of it is the recursive call */
+	LS_LINE_SRC_CALLER,     /* source: all in an inlined callee with no loop statement: the caller's */
+	LS_LINE_SRC_SHARED,     /* source: one source loop made nested loops: the enclosing loop's statement */
+	LS_LINE_ENTRY,          /* no line of its own: the branch that enters it */
+};
+const char *ls_line_rule_name(enum ls_line_rule r);
+
+struct ls_loop_line {
+	const char *file;
+	unsigned line;
+	enum ls_line_rule rule;
+};
+
+/* The lines of all the loops of LF.  LCA[k] is loop k's inline context
+ * (NULL: the procedure's body), PROC_FILE the file of the procedure's own
+ * lines.  Fills OUT[k] for every loop. */
+void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
+                   const struct ls_loop_forest *lf, const struct ls_places *ps,
+                   const struct ls_inl_node *const *lca, const char *proc_file, struct ls_loop_line *out);
+
+/* Build PROC's scope subtree (a LS_SCOPE_PROC node, not yet linked into the
+ * module) from its CFG and loop forest.  CFG may be NULL (no decoder for the
+ * architecture, or the CFG could not be built): then statements come from
+ * the line map alone and there are no loops.  Allocates from ARENA only, so
+ * that procedures can be built on several threads. */
+struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_proc *proc,
+                                         const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                                         struct ls_arena *arena);
+
+/* normalize.c: merge perfectly nested loops with identical ranges, remove
+ * empty scopes, and give every scope the sorted union of its children's
+ * ranges. */
+void ls_normalize_proc(struct ls_scope *proc, struct ls_arena *arena);
+
+#endif
