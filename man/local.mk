@@ -30,4 +30,4 @@ EXTRA_DIST += examples/small.cpp bench/perf-report.sh \
 	tests/perf-loops.sh tests/perf-badinput.sh tests/perf-command.sh tests/perf-install.sh
 # The developer scripts and notes the tests and bench/ name (issues 9-14).
 EXTRA_DIST += scripts/check-sanitizers scripts/fuzz-ci scripts/fuzz-coverage \
-	scripts/longest-functions scripts/mutate-campaign docs/contract-changes.md
+	scripts/longest-functions scripts/mutate-campaign
