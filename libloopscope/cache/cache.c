@@ -167,9 +167,11 @@ uint64_t ls_hash64(const void *data, size_t len, uint64_t seed)
 		h = seed + P5;
 	}
 	h += (uint64_t)len;
-	for (; p + 8 <= end; p += 8)
+	/* Counted by what is left, not by p + 8 <= end: a pointer more than
+	 * one past the end of the data is undefined even unread. */
+	for (; end - p >= 8; p += 8)
 		h = rotl64(h ^ hash_round(0, read64(p)), 27) * P1 + P4;
-	if (p + 4 <= end) {
+	if (end - p >= 4) {
 		uint32_t v;
 		memcpy(&v, p, 4);
 		h = rotl64(h ^ ((uint64_t)v * P1), 23) * P2 + P3;
@@ -1086,6 +1088,7 @@ static bool fill_segs(char *buf, const struct cache_header *h, const struct ls_l
 	uint32_t *order = (uint32_t *)(buf + h->segs_off);
 	for (size_t i = 0; i < ix->nsegs; i++) {
 		const struct ls_scope *s = ix->segs[i].stmt;
+		assert(s); /* every segment of the index is a statement's (lookup.c) */
 		size_t slot = stmt_slot(stmts, s);
 		if (stmts->slots[slot].s != s)
 			return false;
@@ -1152,12 +1155,13 @@ void ls_cache_store(ls_module *m)
 		ls_warn(&m->opt, "%s: not cached: its lookup index does not match its tree", m->path);
 		goto out;
 	}
+	if (strs.len == 0)
+		strt_add(&strs, ""); /* the table is never empty */
 	if (strs.overflow) {
 		ls_warn(&m->opt, "%s: string table too large to cache", m->path);
 		goto out;
 	}
-	if (strs.len == 0)
-		strt_add(&strs, ""); /* the table is never empty */
+	assert(strs.len > 0 && strs.data);
 	h.strtab_size = strs.len;
 	h.file_size = fixed + strs.len;
 

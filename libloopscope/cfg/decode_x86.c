@@ -15,6 +15,7 @@
  */
 #include "cfg/decode.h"
 
+#include <assert.h>
 #include <dis-asm.h>
 #include <elf.h>
 #include <stdarg.h>
@@ -176,6 +177,9 @@ static bool is_prefix(const char *m)
 
 static void on_token(struct ls_decoder *d, enum disassembler_style style, const char *s, size_t n)
 {
+	/* Tokens come only from print_insn inside ls_decode, which points
+	 * d->insn at the instruction being filled. */
+	assert(d->insn);
 	if (d->in_comment || n == 0)
 		return;
 	switch (style) {

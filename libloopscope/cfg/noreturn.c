@@ -199,7 +199,7 @@ static void *summary_worker(void *arg)
 			job->fixed[i] = 1;
 			continue;
 		}
-		struct ls_cfg cfg;
+		struct ls_cfg cfg = { 0 }; /* ls_cfg_run_builder fills it (cppcheck cannot see that) */
 		struct builder b = { .m = m, .dec = dec, .proc = p, .cache = job->c, .all_calls_return = true,
 		                     .cfg = &cfg, .quiet = true, .warned_jt = true };
 		if (ls_cfg_run_builder(&b) == 0) {

@@ -335,6 +335,8 @@ static void keep_rows(const ls_module *m, struct ls_linemap *lm, const struct ra
 {
 	size_t cap_rows = 0, cap_hidden = 0;
 	const struct ls_text *text = NULL;
+	/* LM is empty (ls_linemap_build cleared it): CAP_ROWS 0 is its capacity */
+	assert(lm->nrows == 0 && lm->rows == NULL && lm->nhidden == 0 && lm->hidden == NULL);
 	for (size_t i = 0; i < nraw; i++) {
 		size_t j = i;
 		while (j + 1 < nraw && raw[j + 1].addr == raw[i].addr)

@@ -263,7 +263,8 @@ static struct ls_file_syms *build_symbols(const ls_file *f)
 		free(t);
 		return NULL;
 	}
-	qsort(v, n, sizeof *v, cmp_sym);
+	if (n > 1) /* no symbols: V may be NULL, which qsort must not get */
+		qsort(v, n, sizeof *v, cmp_sym);
 	t->v = malloc((n + 1) * sizeof *t->v);
 	if (!t->v) {
 		free(v);

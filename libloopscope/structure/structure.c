@@ -116,8 +116,11 @@ static const struct ls_inl_node *context_of(const struct ls_inl_node *n)
 	return n && n->kind == LS_INL_INLINED ? n : NULL;
 }
 
+/* N is an inlined call, never the procedure's body (NULL, the root of the
+ * contexts): callers walk up only while context_depth() says there is more. */
 static const struct ls_inl_node *context_parent(const struct ls_inl_node *n)
 {
+	assert(n);
 	return context_of(n->parent);
 }
 

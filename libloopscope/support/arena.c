@@ -83,7 +83,7 @@ char *ls_xstrdup(const char *s)
 
 void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
+	if (need <= *cap && ptr)
 		return ptr;
 	size_t n = *cap ? *cap : 8;
 	while (n < need)
@@ -99,7 +99,8 @@ void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem)
 void *ls_arena_alloc(struct ls_arena *a, size_t size)
 {
 	size = (size + 7) & ~(size_t)7;
-	if ((size_t)(a->end - a->cur) < size) {
+	/* A fresh arena has no chunk: even size 0 gets one (never NULL). */
+	if (!a->cur || (size_t)(a->end - a->cur) < size) {
 		size_t chunk = size > LS_ARENA_CHUNK / 4 ? size : LS_ARENA_CHUNK;
 		struct ls_arena_chunk *c = ls_xmalloc(sizeof *c + chunk);
 		c->next = a->chunks;

@@ -2,7 +2,7 @@
  * warnings (error.c), memory and running out of it (arena.c), interned
  * strings (strtab.c), demangling (demangle.c), opening input files
  * (file.c), worker threads (workers.c) and the progress meter
- * (progress.c). */
+ * (progress.c); and how invariants are written (below). */
 #ifndef LOOPSCOPE_BASE_H
 #define LOOPSCOPE_BASE_H
 
@@ -19,6 +19,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
+
+/* ---- invariants ---------------------------------------------------------
+ *
+ * What the code relies on and its types cannot say is an assert() where it
+ * is relied on, not only prose: a broken invariant stops at once instead of
+ * writing a wrong structure, and the static analyzers see it (their false
+ * positives rest on such facts: scripts/check-analyzers).  They stay in
+ * release builds (configure never defines NDEBUG): each is a compare or two.
+ * Only invariants of the code, never properties of the input: bad input is
+ * an error or a warning (loopscope.h, "Errors").  Checks that cost a walk
+ * belong in structure/check.c, run with --enable-debug-checks. */
+#include <assert.h>
 
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
@@ -43,15 +55,19 @@ struct ls_arena {
 	struct ls_arena_chunk *chunks;
 	char *cur, *end;
 };
-void *ls_arena_alloc(struct ls_arena *a, size_t size); /* zeroed, 8-aligned; ls_oom_raise on OOM */
-char *ls_arena_strdup(struct ls_arena *a, const char *s);
+/* The allocators below never return NULL (they call ls_oom_raise instead):
+ * returns_nonnull says so to the compiler and to the analyzers. */
+#define LS_NONNULL_RESULT __attribute__((returns_nonnull))
+void *ls_arena_alloc(struct ls_arena *a, size_t size) LS_NONNULL_RESULT; /* zeroed, 8-aligned */
+char *ls_arena_strdup(struct ls_arena *a, const char *s) LS_NONNULL_RESULT;
 void ls_arena_free(struct ls_arena *a);
 
-/* Growable array helper: ensures room for one more element. */
-void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem);
-void *ls_xmalloc(size_t n);  /* never NULL: ls_oom_raise on OOM */
-void *ls_xcalloc(size_t n, size_t m);
-char *ls_xstrdup(const char *s);
+/* Growable array helper: PTR with room for NEED elements of ELEM bytes
+ * (*CAP of them), grown by doubling; never NULL, even for NEED 0. */
+void *ls_grow(void *ptr, size_t *cap, size_t need, size_t elem) LS_NONNULL_RESULT;
+void *ls_xmalloc(size_t n) LS_NONNULL_RESULT;
+void *ls_xcalloc(size_t n, size_t m) LS_NONNULL_RESULT;
+char *ls_xstrdup(const char *s) LS_NONNULL_RESULT;
 
 /* Out of memory is an error, not an abort: the library runs inside GDB's
  * process.  The stages allocate with the helpers above, which never return

@@ -53,6 +53,7 @@ void ls_run_workers(int nworkers, void *(*fn)(void *), void *args, size_t arg_si
 	struct guarded w[LS_MAX_WORKERS];
 	atomic_bool oom;
 	atomic_init(&oom, false);
+	assert(nworkers >= 1); /* ls_worker_count's answer: the caller is worker 0 */
 	if (nworkers > LS_MAX_WORKERS)
 		nworkers = LS_MAX_WORKERS;
 	for (int t = 0; t < nworkers; t++)
