@@ -177,7 +177,8 @@ static char *find_ko(const char *dir, const char *name, int depth)
  * is set and libdebuginfod is there (loaded on demand, as libdwfl does). */
 static char *debuginfod_find(const char *build_id)
 {
-	if (!getenv("DEBUGINFOD_URLS") || !*getenv("DEBUGINFOD_URLS"))
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!urls || !*urls)
 		return NULL;
 	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW);
 	if (!h)
@@ -916,14 +917,31 @@ static int load_runtime_maps(struct decoder *d)
 	return 0;
 }
 
+/* What the decoder holds: its modules, their names and paths, the prefix. */
+static void decoder_free(struct decoder *d)
+{
+	for (size_t i = 0; i < d->nobjs; i++) {
+		ls_module_close(d->objs[i].mod);
+		free(d->objs[i].name);
+		free(d->objs[i].path);
+	}
+	free(d->objs);
+	free(d->strip);
+	free(places);
+	places = NULL;
+	nplaces = cap_places = 0;
+}
+
 int cmd_decode(int argc, char **argv)
 {
 	struct decoder d;
 	memset(&d, 0, sizeof d);
 	if (parse_options(&d, argc, argv) < 0)
 		return EXIT_USAGE;
-	if (load_runtime_maps(&d) < 0)
+	if (load_runtime_maps(&d) < 0) {
+		decoder_free(&d); /* vmlinux may be open already (--kallsyms) */
 		return EXIT_ANALYSIS;
+	}
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	char *line = NULL;
@@ -949,13 +967,6 @@ int cmd_decode(int argc, char **argv)
 	int rc = ferror(stdin) ? EXIT_ANALYSIS : EXIT_OK;
 	if (fflush(stdout) != 0)
 		rc = EXIT_ANALYSIS;
-	for (size_t i = 0; i < d.nobjs; i++) {
-		ls_module_close(d.objs[i].mod);
-		free(d.objs[i].name);
-		free(d.objs[i].path);
-	}
-	free(d.objs);
-	free(d.strip);
-	free(places);
+	decoder_free(&d);
 	return rc;
 }

@@ -539,7 +539,8 @@ static void add_file_rows(pl_ann *ann, struct walk *w, const size_t *order, stru
 				if (L->col >= 0 && L->lo == l && same_file(L->file, file))
 					add_loop_row(ann, w, L, summary_margin(w, ann->margin_width, order, k));
 			}
-			pl_ann_row *r = pl_ann_add(ann, PL_ANN_SRC, "%s", l <= src->n ? src->line[l - 1] : "");
+			/* l - 1 < n: line 0 (no line) is never a source line */
+			pl_ann_row *r = pl_ann_add(ann, PL_ANN_SRC, "%s", l - 1 < src->n ? src->line[l - 1] : "");
 			r->line = l;
 			r->margin = line_margin(w, ann->margin_width, file, l);
 			for (size_t k = 0; k < w->nlines; k++)

@@ -7,6 +7,7 @@
  */
 #include "report.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,7 @@ void pl_tree_invert(pl_tree *t)
 		if (!t->nodes[n].costs)
 			continue;
 		size_t len = pl_tree_path(t, n, &path, &cap);
+		assert(len >= 1); /* the path ends with N itself */
 		if (len > cap_turned) {
 			cap_turned = cap;
 			turned = pl_xrealloc(turned, cap_turned * sizeof *turned);

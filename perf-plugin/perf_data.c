@@ -13,6 +13,7 @@
  */
 #include "perf_data.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
@@ -733,8 +734,9 @@ pd_reader *pd_open(const char *path, char *err, size_t errlen)
 		return open_dir(path, err, errlen);
 	int fd = is_stdin ? 0 : pd_open_regular(path, &why);
 	if (fd < 0) {
+		/* pd_open_regular says why whenever it fails */
 		snprintf(err, errlen, "%s: %s%s", path, why,
-			 why && !strncmp(why, "not a regular file", 18) ? " (to read a pipe, use -i -)" : "");
+			 !strncmp(why, "not a regular file", 18) ? " (to read a pipe, use -i -)" : "");
 		return NULL;
 	}
 	pd_reader *r = calloc(1, sizeof *r);
@@ -1180,6 +1182,8 @@ static int inflate(pd_reader *r, const uint8_t *src, size_t len)
 		}
 	}
 	r->compressed += len;
+	/* Both NULL (nothing inflated yet), or the unread inflated bytes. */
+	assert((r->dpos == NULL) == (r->dend == NULL));
 	size_t carry = r->dend - r->dpos;
 	size_t cap = carry + (len < 4096 ? 65536 : len * 8);
 	if (cap > carry + PD_MAX_INFLATED_RECORD)

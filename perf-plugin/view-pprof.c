@@ -14,6 +14,7 @@
  * needs varints and length-delimited fields only. */
 #include "report.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ typedef struct buf {
 
 static void put(buf *b, const void *src, size_t n)
 {
+	if (n == 0) /* an empty message: SRC may be NULL, which memcpy must not get */
+		return;
 	if (b->n + n > b->cap) {
 		b->cap = (b->n + n) * 2 + 64;
 		b->p = pl_xrealloc(b->p, b->cap);
@@ -105,9 +108,11 @@ static int64_t str_index(struct strtab *t, const char *s)
 		t->nslots = ns;
 	}
 	size_t h = hash_str(s) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+		assert(t->slots[h] <= t->n); /* a used slot names one of the N strings */
 		if (!strcmp(t->v[t->slots[h] - 1], s))
 			return t->slots[h] - 1;
+	}
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 1024;
 		t->v = pl_xrealloc(t->v, t->cap * sizeof *t->v);

@@ -5,6 +5,7 @@
  * the lines add up to 100%. */
 #include "report.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,10 @@ static size_t collect(const pl_report *rep, struct entry **out)
 		}
 		v[n++] = (struct entry){ pl_xstrdup(key), s, pl_node_own(t, i, rep->primary, PL_SELF_PERIOD) };
 	}
+	if (n == 0) { /* V is NULL then, which qsort must not get */
+		*out = v;
+		return 0;
+	}
 	qsort(v, n, sizeof *v, cmp_key);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -141,7 +146,9 @@ int pl_view_sort(pl_report *rep)
 	rep->opt = &o;
 	struct entry *v;
 	size_t n = collect(rep, &v);
-	int w[PL_NKEYS];
+	/* -s keys are distinct (options.c): at most PL_NKEYS, each width set */
+	assert(o.nsort <= PL_NKEYS);
+	int w[PL_NKEYS] = { 0 };
 	char label[512];
 	key_widths(rep, v, n, w, label, sizeof label);
 	pl_print_header(rep, "sampled places by --sort keys; Overhead: samples at that place");
