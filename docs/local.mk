@@ -1,4 +1,5 @@
-# The project's documents and developer configuration, in the distribution
-# (make dist, make distcheck) so that a tarball has every file README.md and
-# the sources point to.
-EXTRA_DIST += docs/design.md
+# The project's documents, developer configuration and the scripts CI runs
+# that no other rule lists, in the distribution (make dist, make distcheck)
+# so that a tarball has every file README.md and CONTRIBUTING.md point to.
+EXTRA_DIST += docs/design.md \
+	scripts/check-analyzers scripts/analyzer-suppressions
