@@ -13,17 +13,34 @@
  *   m.path, m.debug_path, m.build_id, m.has_dwarf, m.from_cache, m.warnings
  *   m.lookup(addr)          -> [scope dict, ...] outermost (proc) first; [] if none
  *   m.depth(addr)           -> the chain's full length (longer ones are cut in lookup())
+ *   m.chain(addr)           -> the lookup object of design.md as a dict: "addr", "module",
+ *                              "chain" (scope dicts), "cut" (scopes left out, 0 if none),
+ *                              "depth" (the uncut length), "error" (None, or why the chain
+ *                              is empty): every field ls_write_chain_json writes
+ *   m.chains([addr, ...])   -> [m.chain(addr), ...] in one call (a backtrace's frames)
  *   m.changed               -> the file on disk is not the one analyzed (symbol() refuses)
  *   m.symbol(name)          -> (addr, size) or None
  *   m.proc_at(addr)         -> proc scope dict with "children" (no stmts unless asked)
  *   m.procs()               -> [proc scope dict, ...] (no children)
  *   m.inlined(name)         -> [(proc dict, inline scope dict with "children"), ...]:
  *                              every inlined call of function NAME, in its host procedure
+ *   m.loops_at(line, file=None) -> [(proc dict, loop dict), ...]: every loop whose line is
+ *                              LINE (in FILE, matched as GDB matches FILE:LINE): each copy
+ *                              of a loop inlined many times
+ *
+ *   sections(path)          -> {name: address} of an ELF file's allocated sections (no analysis)
+ *   build_id(path)          -> the ELF file's build-id in hex, or None (no analysis)
  *
  * A scope dict carries "kind" and "ranges" always, and the fields its kind
- * has in the CLI's JSON (design.md): name, file, line, call_file, call_line,
- * header, depth, irreducible, plus entries, exits and backedges for loops.
+ * has in the CLI's JSON (design.md): name, linkage_name and unresolved_jumps
+ * (proc), call_file, call_line and call_column (inline), file, line, and
+ * header, depth, irreducible, entries, exits and backedges (loop).
  * Addresses are link-time addresses, as loopscope.h defines them.
+ *
+ * Strings (names, file names, paths) are the bytes DWARF and the file
+ * system hold, decoded as UTF-8 with surrogate escapes: a byte that is not
+ * UTF-8 stays recoverable (os.fsencode gives the bytes back), so a path
+ * still names its file and JSON can escape it instead of replacing it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -201,9 +218,9 @@ str_or_none(const char *s)
 {
 	if (!s)
 		Py_RETURN_NONE;
-	/* Names from DWARF are bytes, not necessarily UTF-8; GDB cannot print
-	 * surrogate escapes, so a bad byte becomes U+FFFD. */
-	return PyUnicode_DecodeUTF8(s, strlen(s), "replace");
+	/* Names and paths are bytes, not necessarily UTF-8: surrogate escapes
+	 * keep them (the Python side escapes them for display). */
+	return PyUnicode_DecodeUTF8(s, strlen(s), "surrogateescape");
 }
 
 static PyObject *
@@ -242,11 +259,15 @@ scope_dict(const ls_scope *s)
 		if (ls_scope_linkage_name(s) &&
 		    set_item(d, "linkage_name", str_or_none(ls_scope_linkage_name(s))) < 0)
 			goto fail;
+		/* not 0: an indirect jump not resolved, so loops may be missing */
+		if (set_item(d, "unresolved_jumps", PyLong_FromUnsignedLong(ls_proc_unresolved_jumps(s))) < 0)
+			goto fail;
 		break;
 	case LS_SCOPE_INLINE:
 		if (set_item(d, "name", str_or_none(ls_scope_name(s))) < 0 ||
 		    set_item(d, "call_file", str_or_none(ls_scope_call_file(s))) < 0 ||
-		    set_item(d, "call_line", PyLong_FromUnsignedLong(ls_scope_call_line(s))) < 0)
+		    set_item(d, "call_line", PyLong_FromUnsignedLong(ls_scope_call_line(s))) < 0 ||
+		    set_item(d, "call_column", PyLong_FromUnsignedLong(ls_scope_call_column(s))) < 0)
 			goto fail;
 		break;
 	case LS_SCOPE_LOOP: {
@@ -476,6 +497,83 @@ Module_lookup(ModuleObject *self, PyObject *arg)
 		PyList_SET_ITEM(list, (Py_ssize_t)i, d);
 	}
 	return list;
+}
+
+/* The lookup object of ADDR, as ls_write_chain_json writes it (design.md's
+ * `lookup --json`), as a dict: the same fields, with the scopes as dicts
+ * (scope_dict: their other fields too), plus "depth", the uncut length. */
+static PyObject *
+chain_object(ModuleObject *self, uint64_t addr)
+{
+	const ls_scope *chain[LS_MAX_CHAIN];
+	size_t n = ls_lookup_chain(self->m, addr, chain, LS_MAX_CHAIN);
+	if (n > LS_MAX_CHAIN)
+		n = LS_MAX_CHAIN;
+	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(self->m, addr) : n;
+	PyObject *d = PyDict_New();
+	PyObject *list = d ? PyList_New((Py_ssize_t)n) : NULL;
+	if (!list)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		PyObject *sd = scope_dict(chain[i]);
+		if (!sd) {
+			Py_DECREF(list);
+			goto fail;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)i, sd);
+	}
+	PyObject *error = Py_None;
+	Py_INCREF(error);
+	if (n == 0) { /* the writer's words */
+		Py_DECREF(error);
+		error = PyUnicode_FromFormat("no procedure contains 0x%llx", (unsigned long long)addr);
+	}
+	if (set_item(d, "addr", PyLong_FromUnsignedLongLong(addr)) < 0 ||
+	    set_item(d, "module", str_or_none(ls_module_path(self->m))) < 0 ||
+	    set_item(d, "chain", list) < 0 ||
+	    set_item(d, "cut", PyLong_FromSize_t(depth > n ? depth - n : 0)) < 0 ||
+	    set_item(d, "depth", PyLong_FromSize_t(depth)) < 0 ||
+	    set_item(d, "error", error) < 0)
+		goto fail;
+	return d;
+fail:
+	Py_XDECREF(d);
+	return NULL;
+}
+
+static PyObject *
+Module_chain(ModuleObject *self, PyObject *arg)
+{
+	if (check_open(self) < 0)
+		return NULL;
+	unsigned long long addr = PyLong_AsUnsignedLongLong(arg);
+	if (addr == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	return chain_object(self, (uint64_t)addr);
+}
+
+/* Many addresses in one call: a backtrace asks for every frame at once. */
+static PyObject *
+Module_chains(ModuleObject *self, PyObject *arg)
+{
+	if (check_open(self) < 0)
+		return NULL;
+	PyObject *seq = PySequence_Fast(arg, "chains() takes a sequence of addresses");
+	if (!seq)
+		return NULL;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+	PyObject *out = PyList_New(n);
+	for (Py_ssize_t i = 0; out && i < n; i++) {
+		unsigned long long addr = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(seq, i));
+		PyObject *c = addr == (unsigned long long)-1 && PyErr_Occurred() ? NULL
+		              : chain_object(self, (uint64_t)addr);
+		if (!c)
+			Py_CLEAR(out);
+		else
+			PyList_SET_ITEM(out, i, c);
+	}
+	Py_DECREF(seq);
+	return out;
 }
 
 /* Whether the analyzed file is not the one on disk any more (replaced,
@@ -710,9 +808,74 @@ Module_inlined(ModuleObject *self, PyObject *args)
 	return list;
 }
 
+/* Whether scope file FULL is the file the user named: the same path, or
+ * FULL ends with "/NAME" (GDB's FILE:LINE matches a trailing part). */
+static int
+file_matches(const char *full, const char *name)
+{
+	if (!name)
+		return 1;
+	if (!full)
+		return 0;
+	size_t nf = strlen(full), nn = strlen(name);
+	if (nf == nn)
+		return strcmp(full, name) == 0;
+	return nf > nn && full[nf - nn - 1] == '/' && strcmp(full + nf - nn, name) == 0;
+}
+
+/* Appends (proc dict, loop dict) for every loop below S whose line is LINE
+ * in a file matching FILE; PROC is the procedure S belongs to. */
+static int
+collect_loops_at(const ls_scope *s, const ls_scope *proc, unsigned line, const char *file, PyObject *list)
+{
+	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
+		ls_scope_kind k = ls_scope_kind_of(c);
+		if (k == LS_SCOPE_STMT)
+			continue;
+		const ls_scope *p = k == LS_SCOPE_PROC ? c : proc;
+		if (k == LS_SCOPE_LOOP && p && ls_scope_line(c) == line && file_matches(ls_scope_file(c), file)) {
+			PyObject *pd = scope_dict(p);
+			PyObject *ld = pd ? scope_dict(c) : NULL;
+			PyObject *t = ld ? PyTuple_Pack(2, pd, ld) : NULL;
+			Py_XDECREF(pd);
+			Py_XDECREF(ld);
+			if (!t || PyList_Append(list, t) < 0) {
+				Py_XDECREF(t);
+				return -1;
+			}
+			Py_DECREF(t);
+		}
+		if (collect_loops_at(c, p, line, file, list) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static PyObject *
+Module_loops_at(ModuleObject *self, PyObject *args)
+{
+	unsigned int line;
+	PyObject *file_obj = Py_None, *file_bytes = NULL;
+	if (check_open(self) < 0 || !PyArg_ParseTuple(args, "I|O", &line, &file_obj))
+		return NULL;
+	if (file_obj != Py_None && !PyUnicode_FSConverter(file_obj, &file_bytes))
+		return NULL;
+	PyObject *list = PyList_New(0);
+	const ls_scope *root = ls_module_root(self->m);
+	if (list && root &&
+	    collect_loops_at(root, NULL, line, file_bytes ? PyBytes_AS_STRING(file_bytes) : NULL, list) < 0)
+		Py_CLEAR(list);
+	Py_XDECREF(file_bytes);
+	return list;
+}
+
 static PyMethodDef Module_methods[] = {
 	{"lookup", (PyCFunction)Module_lookup, METH_O,
 	 "lookup(addr) -> list of scope dicts, procedure first, statement last; [] outside any procedure"},
+	{"chain", (PyCFunction)Module_chain, METH_O,
+	 "chain(addr) -> the lookup object (addr, module, chain, cut, depth, error) of addr"},
+	{"chains", (PyCFunction)Module_chains, METH_O,
+	 "chains([addr, ...]) -> [chain(addr), ...]"},
 	{"depth", (PyCFunction)Module_depth, METH_O,
 	 "depth(addr) -> the full length of addr's chain (lookup() keeps at most LS_MAX_CHAIN: procedure, outermost scopes, statement)"},
 	{"symbol", (PyCFunction)Module_symbol, METH_VARARGS,
@@ -723,6 +886,9 @@ static PyMethodDef Module_methods[] = {
 	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
 	{"procs", (PyCFunction)Module_procs, METH_NOARGS,
 	 "procs() -> list of every procedure's scope dict"},
+	{"loops_at", (PyCFunction)Module_loops_at, METH_VARARGS,
+	 "loops_at(line, file=None) -> [(proc dict, loop dict), ...] of every loop whose line is LINE "
+	 "(in FILE: a path, or its last components): every copy of an inlined loop"},
 	{"inlined", (PyCFunction)Module_inlined, METH_VARARGS,
 	 "inlined(name) -> [(proc dict, inline scope dict with 'children'), ...] for every inlined call of name"},
 	{0},
@@ -773,7 +939,7 @@ loopscope_sections(PyObject *self, PyObject *args)
 	Py_END_ALLOW_THREADS
 	Py_DECREF(path_obj);
 	if (!f) {
-		PyErr_SetObject(LsError, PyUnicode_DecodeUTF8(err.message, strlen(err.message), "replace"));
+		PyErr_SetObject(LsError, str_or_none(err.message));
 		return NULL;
 	}
 	PyObject *d = PyDict_New();
@@ -793,9 +959,51 @@ loopscope_sections(PyObject *self, PyObject *args)
 	return d;
 }
 
+/* build_id(path) -> the build-id of an ELF file in hex, or None: what tells
+ * whether a file reached another way (through /proc/PID/root, a remote
+ * copy) is the one GDB loaded. */
+static PyObject *
+loopscope_build_id(PyObject *self, PyObject *args)
+{
+	PyObject *path_obj = NULL;
+	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &path_obj))
+		return NULL;
+	ls_error err;
+	ls_file *f;
+	Py_BEGIN_ALLOW_THREADS
+	f = ls_file_open(PyBytes_AS_STRING(path_obj), &err);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path_obj);
+	if (!f) {
+		PyErr_SetObject(LsError, str_or_none(err.message));
+		return NULL;
+	}
+	const uint8_t *bits;
+	size_t n = ls_file_build_id(f, &bits);
+	PyObject *hex = NULL;
+	if (n == 0) {
+		Py_INCREF(Py_None);
+		hex = Py_None;
+	} else {
+		char buf[2 * 64 + 1];
+		static const char digits[] = "0123456789abcdef";
+		if (n > 64)
+			n = 64;
+		for (size_t i = 0; i < n; i++) {
+			buf[2 * i] = digits[bits[i] >> 4];
+			buf[2 * i + 1] = digits[bits[i] & 15];
+		}
+		hex = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)(2 * n));
+	}
+	ls_file_close(f);
+	return hex;
+}
+
 static PyMethodDef loopscope_functions[] = {
 	{"sections", loopscope_sections, METH_VARARGS,
 	 "sections(path) -> {name: address} of the allocated sections of an ELF file (no analysis)"},
+	{"build_id", loopscope_build_id, METH_VARARGS,
+	 "build_id(path) -> the build-id of an ELF file in hex, or None (no analysis)"},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -8,28 +8,43 @@
 #   info loops [FUNCTION]          loop nest of FUNCTION (default: the selected frame's)
 #   bt                             a line under each frame in a loop (frame filter, elided
 #                                  frames); frame names stay GDB's
-#   $_loop_depth([ADDR])           loop depth at $pc (or ADDR)
-#   info loopscope                 the analyses made so far (debug info, cache, warnings)
+#   $_loop_depth([FRAME])          loop depth of the selected (or FRAME's) frame
+#   maint info loopscope           the analyses made so far (debug info, cache, warnings);
+#                                  `info loopscope`, its old name, is deprecated
 #
 # and GDB's styles for text output.  The rest lives beside it:
-# loopscope_settings.py (set/show loopscope), loopscope_step.py (loop-next,
-# loop-finish, break-loop), loopscope_mi.py (MI commands), loopscope_tui.py
-# (the TUI window and `layout loops`); _loopscope.c is the C module.
+# loopscope_args.py (the argument parser: every command's input goes
+# through it first), loopscope_settings.py (set/show loopscope),
+# loopscope_step.py (loop-next, loop-finish, break-loop), loopscope_mi.py
+# (MI commands), loopscope_tui.py (the TUI window and `layout loops`);
+# _loopscope.c is the C module.
 #
 # libloopscope speaks link-time addresses (as in the ELF file); GDB speaks
 # runtime ones.  The difference per object file is its load bias, computed
 # from the section addresses GDB reports (`info files`) against the section
 # addresses in the ELF file itself (read by libloopscope: _loopscope.sections);
-# this works alike for a live process, a
-# core file and a bare executable (bias 0, or GDB's relocation of a PIE),
-# `gdb vmlinux` and /proc/kcore.  Relocatable objects added with
-# add-symbol-file (a kernel module's .ko) are mapped section by section, from
-# `maint info sections -all-objects`, against the layout libloopscope gives
-# them (.text at 0): each section has a bias of its own.
+# this works alike for a live process, a core file and a bare executable
+# (bias 0, or GDB's relocation of a PIE), `gdb vmlinux` and /proc/kcore.
+# Relocatable objects added with add-symbol-file (a kernel module's .ko) are
+# mapped section by section, from `maint info sections -all-objects`,
+# against the layout libloopscope gives them (.text at 0).
+#
+# Object files GDB reads through the target ("target:/usr/bin/app": the
+# program runs in another mount namespace, a container, or behind
+# gdbserver) are read locally through /proc/PID/root when the process is on
+# this machine, else at the same path, else copied with `remote get`; the
+# file found must have the build-id GDB read (local_file()).
+#
+# Strings that come from outside (names from DWARF, paths) are kept as the
+# file system's bytes (str with surrogate escapes) and shown escaped
+# (loopscope_args.escape: \ooo for a byte that is not UTF-8, as GDB prints
+# them); JSON escapes such a byte as \udcXX (Python's surrogateescape
+# convention) instead of replacing it, so a path still names its file.
 import json
 import os
 import re
 import stat
+import tempfile
 import time
 
 import gdb
@@ -38,15 +53,24 @@ import gdb.frames
 from gdb.FrameDecorator import FrameDecorator
 
 import _loopscope
+import loopscope_args as args
 import loopscope_settings
+
+_d = args.escape  # for every string that comes from outside
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _safe(text):
-    """TEXT printable by GDB: paths are handled as bytes (surrogate escapes
-    for what is not UTF-8), and GDB cannot print lone surrogates."""
+    """TEXT printable by gdb.write.  Strings from outside are escaped where
+    they are put into a message (_d); this is the net under it: a byte that
+    is not UTF-8 (a surrogate escape) would make gdb.write raise."""
     if not isinstance(text, str):
         text = str(text)
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if text.isascii():
+        return text
+    return _SURROGATES.sub(lambda m: _d(m.group(0)), text)
 
 
 class LoopscopeError(gdb.GdbError):
@@ -57,10 +81,12 @@ class LoopscopeError(gdb.GdbError):
 
 
 def _write(text, stream=None):
+    """Writes TEXT, made of escaped parts (see _d) and our own words."""
+    text = _safe(text)
     if stream is None:
-        gdb.write(_safe(text))
+        gdb.write(text)
     else:
-        gdb.write(_safe(text), stream)
+        gdb.write(text, stream)
 
 
 def _hex(a):
@@ -71,49 +97,58 @@ def _short(path):
     return os.path.basename(path) if path else "??"
 
 
-# ---- talking to GDB about files whose names are not UTF-8 --------------------
-#
-# GDB hands file names to Python decoded with its host charset (strict), and
-# the output of gdb.execute(to_string=True) always as strict UTF-8: a program
-# whose path is not UTF-8 made every command raise UnicodeDecodeError.  Here
-# names are asked for with the host charset set to ISO-8859-1 (every byte
-# decodes), turned back into bytes, and kept as str with surrogate escapes,
-# which os.* and _loopscope take as the original bytes.
-
-
-class _RawNames:
-    """with _RawNames(): GDB's file names decode byte for byte (ISO-8859-1)."""
-
-    def __enter__(self):
+def quietly(handler):
+    """HANDLER for a GDB event: an exception there (a KeyboardInterrupt when
+    GDB is ended by a signal, say) must not reach GDB's console."""
+    def run(*a):
         try:
-            self._saved = gdb.parameter("host-charset")
-            if self._saved != "ISO-8859-1":
-                gdb.execute("set host-charset ISO-8859-1", to_string=True)
-        except gdb.error:
-            self._saved = None
-        return self
-
-    def __exit__(self, *exc):
-        if self._saved not in (None, "ISO-8859-1"):
-            try:
-                gdb.execute("set host-charset %s" % self._saved, to_string=True)
-            except gdb.error:
-                pass
-        return False
+            handler(*a)
+        except BaseException:
+            pass
+    return run
 
 
-def _raw(name):
-    """A name GDB gave under _RawNames, as a str with surrogate escapes."""
-    if name is None:
-        return None
+# ---- what GDB says, as bytes ---------------------------------------------------
+#
+# GDB hands Python file names decoded with its host charset, strictly, and
+# gdb.execute(to_string=True) output as strict UTF-8: a name that is not
+# UTF-8 raises UnicodeDecodeError.  The exception carries the bytes it could
+# not decode (e.object): they are taken from there, with no setting changed
+# (switching host-charset made MI report =cmd-param-changed).
+
+
+def _host_bytes_as_str(getter):
+    """The str GETTER() returns, as the bytes GDB holds (surrogate escapes
+    for what is not UTF-8), or None."""
     try:
-        return os.fsdecode(name.encode("latin-1"))
-    except UnicodeEncodeError:  # the charset switch did not happen: as it is
-        return name
+        value = getter()
+    except UnicodeDecodeError as e:
+        return os.fsdecode(e.object) if isinstance(e.object, bytes) else None
+    if value is None or value.isascii():
+        return value
+    try:
+        charset = gdb.host_charset()
+    except (AttributeError, gdb.error):
+        charset = "UTF-8"
+    if charset.upper().replace("_", "-") in ("UTF-8", "UTF8"):
+        return value
+    try:
+        return os.fsdecode(value.encode(charset))
+    except (LookupError, UnicodeEncodeError):
+        return value
+
+
+def _execute(command):
+    """The output of a GDB command (bytes that are not UTF-8 as surrogate
+    escapes, never an exception for them)."""
+    try:
+        return gdb.execute(command, to_string=True)
+    except UnicodeDecodeError as e:
+        return e.object.decode("utf-8", "surrogateescape")
 
 
 # Asked once and kept until GDB's object files change (register() connects
-# _forget_names to those events): switching the charset costs a command.
+# _forget_names to those events).
 _NAMES = {}
 
 
@@ -124,8 +159,7 @@ def _forget_names(*unused):
 def _progspace_filename():
     key = ("progspace", gdb.current_progspace())
     if key not in _NAMES:
-        with _RawNames():
-            _NAMES[key] = _raw(gdb.current_progspace().filename)
+        _NAMES[key] = _host_bytes_as_str(lambda: gdb.current_progspace().filename)
     return _NAMES[key]
 
 
@@ -134,89 +168,116 @@ def _objfile_names():
     key = ("objfiles", len(gdb.objfiles()))
     if key not in _NAMES:
         out = []
-        with _RawNames():
-            for obj in gdb.objfiles():
-                try:
-                    out.append((_raw(obj.filename), obj))
-                except (RuntimeError, gdb.error):
-                    continue
+        for obj in gdb.objfiles():
+            try:
+                name = _host_bytes_as_str(lambda: obj.filename)
+            except (RuntimeError, gdb.error):
+                continue
+            out.append((name, obj))
         _NAMES[key] = out
     return [(name, obj) for name, obj in _NAMES[key] if obj.is_valid()]
 
 
-def _execute(command):
-    """The output of a GDB command; bytes that are not UTF-8 (a file name)
-    come as surrogate escapes instead of raising UnicodeDecodeError."""
+def _objfile_build_id(path):
+    """The build-id GDB read from object file PATH (as GDB names it), or None."""
+    key = ("build-id", path, len(gdb.objfiles()))
+    if key not in _NAMES:
+        found = None
+        names = _objfile_names()
+        for name, obj in names:
+            if name == path:
+                found = obj.build_id
+                break
+        else:
+            if not path.startswith(_TARGET):
+                real = os.path.realpath(path)
+                for name, obj in names:
+                    if name and not name.startswith(_TARGET) and os.path.realpath(name) == real:
+                        found = obj.build_id
+                        break
+        _NAMES[key] = found
+    return _NAMES[key]
+
+
+# ---- object files GDB reads through the target ("target:PATH") --------------------
+
+_TARGET = "target:"
+
+
+def _selected_pid():
     try:
-        return gdb.execute(command, to_string=True)
-    except UnicodeDecodeError:
-        pass
-    # gdb.execute(to_string=True) decodes strictly: have GDB log to a file.
-    import tempfile
-    fd, tmp = tempfile.mkstemp(prefix="loopscope-gdb-")
-    os.close(fd)
-    names = ("logging file", "logging overwrite", "logging redirect", "logging enabled")
-    saved = {}
+        return gdb.selected_inferior().pid
+    except (gdb.error, RuntimeError):
+        return 0
+
+
+def _remote_copy(path):
+    """PATH on the target, copied here with `remote get` (gdbserver and such),
+    in a directory of ours; None if that is not possible."""
+    cache = os.path.join(tempfile.gettempdir(), "loopscope-gdb-%d" % os.getuid())
     try:
-        for n in names:
-            saved[n] = gdb.parameter(n)
-        # (Not to_string: logging set up inside a capture ends with it.)
-        if saved["logging enabled"]:
-            gdb.execute("set logging enabled off", to_string=False)
-        gdb.execute("set logging file %s" % tmp, to_string=True)
-        gdb.execute("set logging overwrite on", to_string=True)
-        gdb.execute("set logging redirect on", to_string=True)
-        gdb.execute("set logging enabled on", to_string=False)
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        st = os.lstat(cache)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            return None  # not ours alone: never write there
+    except OSError:
+        return None
+    local = os.path.join(cache, "%d-%s" % (os.getpid(), os.path.basename(path)))
+    try:
+        gdb.execute("remote get %s %s" % (path, local), to_string=True)
+    except (gdb.error, UnicodeDecodeError):
+        return None
+    return local if os.path.exists(local) else None
+
+
+_LOCAL = {}
+
+
+def local_file(name):
+    """The local path of object file NAME as GDB names it: NAME itself, or
+    for "target:PATH" the same file reached from here: /proc/PID/root/PATH
+    (GDB in another mount namespace than the program), PATH (the same file),
+    or a copy made with `remote get`; each only if its build-id is the one
+    GDB read.  None if there is none."""
+    if not name or not name.startswith(_TARGET):
+        return name
+    pid = _selected_pid()
+    want = _objfile_build_id(name)
+    key = (name, pid, want)
+    if key in _LOCAL:
+        return _LOCAL[key]
+    path = name[len(_TARGET):]
+    candidates = []
+    if pid and os.path.isdir("/proc/%d/root" % pid):
+        candidates.append("/proc/%d/root%s" % (pid, path))
+    candidates.append(path)
+    found = None
+    for c in candidates + [None]:
+        if c is None:
+            c = _remote_copy(path)
+            if c is None:
+                break
         try:
-            gdb.execute(command, to_string=False)
-        finally:
-            gdb.execute("set logging enabled off", to_string=False)
-        with open(tmp, "rb") as f:
-            return f.read().decode("utf-8", "surrogateescape")
-    finally:
-        for n in names[:3]:
-            if n in saved:
-                value = saved[n]
-                if isinstance(value, bool):
-                    value = "on" if value else "off"
-                try:
-                    gdb.execute("set %s %s" % (n, value), to_string=True)
-                except gdb.error:
-                    pass
-        if saved.get("logging enabled"):
-            gdb.execute("set logging enabled on", to_string=False)
-        os.unlink(tmp)
+            if not stat.S_ISREG(os.stat(c).st_mode):
+                continue
+            got = _loopscope.build_id(c)
+        except (OSError, _loopscope.Error):
+            continue
+        if want is None or got == want:
+            found = c
+            break
+    _LOCAL[key] = found
+    return found
 
 
 # ---- locations the user typed -----------------------------------------------
-
-_MAX_LOCATION = 1024
-
-
-def _check_location(text, command):
-    """Refuse what must not reach gdb.decode_line: GDB 13 corrupts its state
-    (and dies) on an unbalanced quote, with or without loopscope."""
-    if len(text) > _MAX_LOCATION:
-        raise LoopscopeError("%s: the location is %d characters long (at most %d)"
-                             % (command, len(text), _MAX_LOCATION))
-    quote = None
-    for c in text:
-        if quote is None and c in "'\"":
-            quote = c
-        elif c == quote:
-            quote = None
-    if quote is not None:
-        raise LoopscopeError("%s: unbalanced %s in the location: %s" % (
-            command, "single quote" if quote == "'" else "double quote", text))
-    if any(ord(c) < 32 for c in text):
-        raise LoopscopeError("%s: control characters in the location" % command)
 
 
 def _loc(path, line):
     """FILE:LINE, short form; "[no line]" for line 0 (compiler-made code,
     never shown as a line), as the CLI and perf loops print it; the file in
     GDB's file name style."""
-    return "%s:%d" % (_sfile(_short(path)), line) if line else "[no line]"
+    return "%s:%d" % (_sfile(_d(_short(path))), line) if line else "[no line]"
 
 
 # ---- GDB's styles ------------------------------------------------------------
@@ -271,7 +332,7 @@ def _sfile(text):
 
 
 def _sfunc(text):
-    return STYLES("function", text)
+    return STYLES("function", _d(text))
 
 
 def _saddr(text):
@@ -288,18 +349,6 @@ def _where(d):
     return _loc(d.get("file"), d.get("line"))
 
 
-# ---- ELF section addresses ------------------------------------------------
-
-
-def elf_sections(path):
-    """{section name: link-time address} of the ELF file PATH (allocated
-    sections), read by libloopscope without analyzing the file."""
-    try:
-        return _loopscope.sections(path)
-    except _loopscope.Error as e:
-        raise LoopscopeError(e.args[0] if e.args else "%s: not an ELF file" % path)
-
-
 # ---- runtime address -> object file and bias --------------------------------
 
 
@@ -308,7 +357,8 @@ _INFO_FILES_LINE = re.compile(
 
 
 class AddressMap:
-    """Where runtime addresses live: (start, end, file, bias) per section.
+    """Where runtime addresses live: (start, end, name, bias) per section,
+    NAME as GDB names the object file.
 
     Parsed from `info files` (the exec file's part: the main program and its
     shared libraries), refreshed when the inferior or its objfiles change."""
@@ -316,19 +366,23 @@ class AddressMap:
     def __init__(self):
         self._key = None
         self._sections = []
-        self._elf = {}  # path -> {section: addr}
+        self._elf = {}  # local path -> (identity, {section: addr})
 
     def invalidate(self, *unused):
         self._key = None
 
     def _state_key(self):
-        # New and cleared object files, stops and exits invalidate the map
-        # through events (register()); this only notices a switch of
-        # inferior or program.  It runs for every frame of a backtrace.
+        # New and cleared object files and exits invalidate the map through
+        # events (register()); this notices a switch of inferior or program,
+        # and a library loaded or unloaded.  It runs for every frame of a
+        # backtrace.
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, _progspace_filename())
+        return (inf.num, inf.pid, _progspace_filename(), len(gdb.objfiles()))
 
-    def _elf_sections(self, path):
+    def _elf_sections(self, name):
+        path = local_file(name)
+        if path is None:
+            return None
         try:
             st = os.stat(path)
             key = (st.st_mtime_ns, st.st_size)
@@ -340,8 +394,8 @@ class AddressMap:
         if cached and cached[0] == key:
             return cached[1]
         try:
-            secs = elf_sections(path)
-        except (OSError, LoopscopeError):
+            secs = _loopscope.sections(path)
+        except (OSError, _loopscope.Error):
             secs = None
         self._elf[path] = (key, secs)
         return secs
@@ -421,7 +475,7 @@ class AddressMap:
         return out
 
     def locate(self, pc):
-        """(path, bias) of the object file holding runtime address PC, or None."""
+        """(name, bias) of the object file holding runtime address PC, or None."""
         self._refresh()
         lo, hi = 0, len(self._sections)
         while lo < hi:  # last section starting at or below pc
@@ -462,15 +516,16 @@ class AddressMap:
 class Analyses:
     """_loopscope.Module per object file, keyed by build-id (path and mtime
     when there is none).  Failures are remembered too, so that `bt` does not
-    retry a hopeless file on every frame.  Before each use the file's
-    identity (device, inode, size, mtime) is checked against the analyzed
-    one: a file rebuilt or truncated since is analyzed again, never read
-    through what was mapped of the old one."""
+    retry a hopeless file on every frame.  The file's identity (device,
+    inode, size, mtime) is checked against the analyzed one once per stop of
+    the program: a file rebuilt or truncated since is analyzed again, never
+    read through what was mapped of the old one."""
 
     def __init__(self):
         self._by_key = {}
         self._key_of_path = {}
         self._identity = {}  # key -> the file's identity when analyzed
+        self._checked = {}   # path -> key, checked since the last stop
 
     @staticmethod
     def identity(path):
@@ -480,52 +535,72 @@ class Analyses:
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def _key(self, path):
-        real = os.path.realpath(path)
-        for name, obj in _objfile_names():
-            if name == path or (name and os.path.realpath(name) == real):
-                if obj.build_id:
-                    return "build-id:" + obj.build_id
-                break
+    def _key(self, name, path):
+        bid = _objfile_build_id(name)
+        if bid:
+            return "build-id:" + bid
         ident = self.identity(path)
-        return "file:%s:%s" % (real, ident) if ident else "file:" + path
+        return "file:%s:%s" % (os.path.realpath(path), ident) if ident else "file:" + path
 
-    def get(self, path, quiet=False):
-        """The analysis of PATH; raises LoopscopeError if it cannot be analyzed.
-        QUIET: do not print its warnings (in the middle of a backtrace)."""
-        key = self._key_of_path.get(path)
+    def get(self, name, quiet=False):
+        """The analysis of object file NAME (as GDB names it); raises
+        LoopscopeError if it cannot be analyzed.  QUIET: do not print its
+        warnings (in the middle of a backtrace)."""
+        got = self._checked.get(name)
+        if got is not None:
+            if isinstance(got, LoopscopeError):
+                raise got
+            return got
+        path = local_file(name)
+        if path is None:
+            err = LoopscopeError("cannot analyze %s: GDB reads it through the target, and no local file "
+                                 "with its build-id was found (not in /proc/PID/root, not at the same "
+                                 "path, no `remote get`)" % _d(name))
+            self._checked[name] = err
+            raise err
+        key = self._key_of_path.get(name)
         if key is None:
-            key = self._key(path)
-            self._key_of_path[path] = key
+            key = self._key(name, path)
+            self._key_of_path[name] = key
         got = self._by_key.get(key)
         ident = self.identity(path)
         if got is not None and self._identity.get(key) != ident:
             if not isinstance(got, LoopscopeError) and not quiet:
-                _write("loopscope: %s changed on disk since it was analyzed; analyzing it again\n" % path,
+                _write("loopscope: %s changed on disk since it was analyzed; analyzing it again\n" % _d(name),
                        gdb.STDERR)
             got = None
         if got is None:
-            try:
-                # Ctrl-C (KeyboardInterrupt) goes through: nothing is
-                # remembered, the next use starts the analysis again.
-                progress = Progress(path)
-                try:
-                    got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
-                                            debug_file_path=loopscope_settings.debug_file_path(),
-                                            progress=progress)
-                except KeyboardInterrupt:
-                    progress.end(interrupted=True)
-                    raise
-                progress.end()
-                if not quiet:
-                    _print_warnings(got)
-            except _loopscope.Error as e:
-                got = LoopscopeError("cannot analyze %s" % e.args[0] if e.args else path)
+            got = self._analyze(name, path, quiet)
             self._by_key[key] = got
             self._identity[key] = ident
+        self._checked[name] = got
         if isinstance(got, LoopscopeError):
             raise got
         return got
+
+    @staticmethod
+    def _analyze(name, path, quiet):
+        try:
+            # Ctrl-C (KeyboardInterrupt) goes through: nothing is
+            # remembered, the next use starts the analysis again.
+            progress = Progress(name)
+            try:
+                got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
+                                        debug_file_path=loopscope_settings.debug_file_path(),
+                                        progress=progress)
+            except KeyboardInterrupt:
+                progress.end(interrupted=True)
+                raise
+            progress.end()
+            if not quiet:
+                _print_warnings(got)
+            return got
+        except _loopscope.Error as e:
+            return LoopscopeError("cannot analyze %s" % _d(e.args[0]) if e.args else _d(name))
+
+    def stopped(self, *unused):
+        """The program ran: files may have changed; check them again."""
+        self._checked.clear()
 
     def entries(self):
         return list(self._by_key.items())
@@ -538,19 +613,12 @@ class Analyses:
         """Drop every analysis (the debug directories changed)."""
         self._by_key.clear()
         self._key_of_path.clear()
+        self._checked.clear()
 
     def forget(self, *unused):
         # Object files may be rebuilt between runs: look their keys up again.
         self._key_of_path.clear()
-
-
-def _gdb_build_id(path):
-    """The build-id GDB read from PATH when it loaded it, or None."""
-    real = os.path.realpath(path)
-    for name, obj in _objfile_names():
-        if name == path or (name and os.path.realpath(name) == real):
-            return obj.build_id
-    return None
+        self._checked.clear()
 
 
 class Progress:
@@ -572,7 +640,7 @@ class Progress:
         if not self.tty or time.monotonic() - self.start < self.SHOW_AFTER:
             return
         pct = " %d%%" % (100 * done // total) if total else ""
-        gdb.write("\rloopscope: analyzing %s...%s\033[K" % (self.path, pct), gdb.STDERR)
+        gdb.write("\rloopscope: analyzing %s...%s\033[K" % (_d(self.path), pct), gdb.STDERR)
         gdb.flush()
         self.shown = True
 
@@ -580,8 +648,8 @@ class Progress:
         if self.shown:
             gdb.write("\r\033[K", gdb.STDERR)
         if interrupted:
-            gdb.write("loopscope: analysis of %s interrupted; it starts again on next use\n" % self.path,
-                      gdb.STDERR)
+            _write("loopscope: analysis of %s interrupted; it starts again on next use\n" % _d(self.path),
+                   gdb.STDERR)
 
 
 def _stderr_is_tty():
@@ -593,7 +661,7 @@ def _stderr_is_tty():
 
 def _print_warnings(module):
     for w in module.warnings[:5]:
-        _write("loopscope: warning: %s\n" % w, gdb.STDERR)
+        _write("loopscope: warning: %s\n" % _d(w), gdb.STDERR)
     if len(module.warnings) > 5:
         _write("loopscope: ... and %d more warnings\n" % (len(module.warnings) - 5), gdb.STDERR)
 
@@ -603,9 +671,11 @@ ANALYSES = Analyses()
 
 
 class Place:
-    """A runtime address resolved: object file, bias, link-time address, chain."""
+    """A runtime address resolved: object file (as GDB names it), bias,
+    link-time address, and the lookup object of the core (obj: addr,
+    module, chain, cut, depth, error)."""
 
-    def __init__(self, pc, quiet=False):
+    def __init__(self, pc, quiet=False, obj=None):
         self.pc = pc
         where = ADDRESSES.locate(pc)
         if where is None:
@@ -615,15 +685,26 @@ class Place:
         self.module = ANALYSES.get(self.path, quiet)
         # A file rebuilt while GDB (or the process) holds the old one: its
         # structure is not the program's, whatever the addresses say.
-        in_gdb = _gdb_build_id(self.path)
+        in_gdb = _objfile_build_id(self.path)
         on_disk = self.module.build_id
         if in_gdb and on_disk and in_gdb != on_disk:
             raise LoopscopeError(
                 "%s is not the file GDB loaded: its build-id is %s on disk and %s in GDB (rebuilt "
                 "since?); run `file %s` (and the program again) to load the new one"
-                % (self.path, on_disk, in_gdb, self.path))
-        self.chain = self.module.lookup(self.link)
-        self.depth = self.module.depth(self.link) if self.chain else 0
+                % (_d(self.path), on_disk, in_gdb, _d(self.path)))
+        self.obj = obj if obj is not None else self.module.chain(self.link)
+        self.chain = self.obj["chain"]
+        self.depth = self.obj["depth"]
+
+    @classmethod
+    def at(cls, pc, quiet=False):
+        """Place(pc), from the places of the current stop when it is there."""
+        key = (gdb.selected_inferior().num, pc)
+        got = PLACES.get(key)
+        if got is None:
+            got = cls(pc, quiet)
+            PLACES[key] = got
+        return got
 
     def loops(self):
         return [s for s in self.chain if s["kind"] == "loop"]
@@ -635,13 +716,44 @@ class Place:
     def runtime(self, link_addr):
         return link_addr + self.bias
 
+    def proc(self):
+        return self.chain[0] if self.chain and self.chain[0]["kind"] == "proc" else None
+
     def why_poor(self):
         """Why the chain is thin, or None."""
         if not self.module.has_dwarf:
             return ("%s has no debug information (stripped?): only procedures and loops "
                     "from machine code are known, without source lines or inlined calls"
-                    % self.path)
+                    % _d(self.path))
         return None
+
+
+# Places of the current stop, by (inferior, pc): a backtrace or a TUI redraw
+# after the first costs a dict lookup.  Emptied whenever the program may have
+# changed.
+PLACES = {}
+
+
+def _forget_places(*unused):
+    PLACES.clear()
+
+
+def command_start():
+    """What every loopscope command does first: GDB's styles as they are
+    now, and the analyzed files checked again (they may have been rebuilt
+    while GDB sat at its prompt)."""
+    STYLES.refresh()
+    ANALYSES.stopped()
+    PLACES.clear()
+
+
+def unresolved_note(proc):
+    """The words about PROC's indirect jumps that could not be resolved, or None."""
+    n = proc.get("unresolved_jumps", 0) if proc else 0
+    if not n:
+        return None
+    return ("%s has %d indirect jump%s that could not be resolved (a jump table?): its loops "
+            "may be incomplete" % (_d(proc.get("name") or "??"), n, "" if n == 1 else "s"))
 
 
 # ---- frames -----------------------------------------------------------------
@@ -694,6 +806,22 @@ def _segment(chain, k):
     return seg
 
 
+def enclosing_loops(chain, k):
+    """The loops around inline level K's code, outermost first: those of its
+    own part of CHAIN and of every level it is inlined into (an inlined
+    call made inside a loop runs inside that loop)."""
+    level = 0
+    out = []
+    for s in chain:
+        if s["kind"] == "inline":
+            level += 1
+            if level > k:
+                break
+        elif s["kind"] == "loop":
+            out.append(s)
+    return out
+
+
 def _selected_frame_or_none():
     try:
         return gdb.selected_frame()
@@ -701,9 +829,17 @@ def _selected_frame_or_none():
         return None
 
 
+def _eval_address(expr, command):
+    try:
+        val = gdb.parse_and_eval(expr)
+        return int(val.cast(gdb.lookup_type("unsigned long")))
+    except gdb.error as e:
+        raise LoopscopeError("%s: %s" % (command, e))
+
+
 def _pc_of_location(arg, command):
-    """Runtime addresses of LOCATION (list of (pc, label)); the selected frame's
-    pc when ARG is empty."""
+    """Runtime addresses of LOCATION (list of (pc, label)), which
+    loopscope_args checked; the selected frame's pc when ARG is empty."""
     if not arg:
         frame = _selected_frame_or_none()
         if frame is None:
@@ -713,57 +849,97 @@ def _pc_of_location(arg, command):
         return [(_lookup_pc(frame), "frame #%d" % frame.level())]
     if re.match(r"^(0[xX][0-9a-fA-F]+)$", arg):
         return [(int(arg, 16), arg)]
+    if arg.startswith("*"):  # an expression: never through decode_line (see loopscope_args)
+        return [(_eval_address(arg[1:], command), arg)]
     try:
         rest, sals = gdb.decode_line(arg)
     except gdb.error as e:
-        try:
+        try:  # an expression that is not a linespec: ktime_get+26
             val = gdb.parse_and_eval(arg)
             return [(int(val.cast(gdb.lookup_type("unsigned long"))), arg)]
         except gdb.error:
             raise LoopscopeError("%s: %s" % (command, e))
     if rest:
-        raise LoopscopeError("%s: junk after the location: %s" % (command, rest))
+        raise LoopscopeError("%s: junk after the location: %s" % (command, _d(rest)))
     pcs = []
     for sal in sals or ():
         if sal.pc and (sal.pc, arg) not in pcs:
             pcs.append((sal.pc, arg))
     if not pcs:
-        raise LoopscopeError("%s: %s has no code address" % (command, arg))
+        raise LoopscopeError("%s: %s has no code address" % (command, _d(arg)))
     return pcs
 
 
 # ---- structure ----------------------------------------------------------------
 
 
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def json_text(obj):
+    """OBJ as compact JSON, characters as they are, except a byte that is
+    not UTF-8 (a surrogate escape), which becomes the escape \\udcXX
+    (json.loads and os.fsencode give the byte back) instead of U+FFFD."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group(0)), text)
+
+
+def scope_json(s):
+    """A scope of a chain with the fields, in the order, of the lookup JSON
+    (libloopscope's ls_write_chain_json)."""
+    kind = s["kind"]
+    d = {"kind": kind}
+    if kind == "proc":
+        d["name"] = s.get("name")
+        if s.get("unresolved_jumps"):
+            d["unresolved_jumps"] = s["unresolved_jumps"]
+    elif kind == "inline":
+        d["name"] = s.get("name")
+        d["call_file"] = s.get("call_file")
+        d["call_line"] = s.get("call_line") or None
+    d["file"] = s.get("file")
+    d["line"] = s.get("line") or None  # null, not 0, as the CLI's JSON
+    if kind == "loop":
+        d["header"] = _hex(s["header"])
+        d["depth"] = s["depth"]
+        d["irreducible"] = s["irreducible"]
+    return d
+
+
 def chain_json(place):
-    """The chain in the CLI's `lookup --json` shape (design.md)."""
-    out = []
-    for s in place.chain:
-        d = {"kind": s["kind"]}
-        if s["kind"] in ("proc", "inline"):
-            d["name"] = s.get("name")
-        if s["kind"] == "inline":
-            d["call_file"] = s.get("call_file")
-            d["call_line"] = s.get("call_line") or None
-        d["file"] = s.get("file")
-        d["line"] = s.get("line") or None  # null, not 0, as the CLI's JSON
-        if s["kind"] == "loop":
-            d["header"] = _hex(s["header"])
-            d["depth"] = s["depth"]
-            d["irreducible"] = s["irreducible"]
-        out.append(d)
-    obj = {"addr": _hex(place.link), "pc": _hex(place.pc), "module": place.module.path, "chain": out}
-    if not place.chain:
-        obj["error"] = "address %s is outside any procedure" % _hex(place.link)
-    return obj
+    """The lookup object of design.md (what `loopscope lookup --json` prints),
+    every field of it, plus the runtime "pc"."""
+    obj = place.obj
+    out = {"addr": _hex(obj["addr"]), "pc": _hex(place.pc), "module": obj["module"],
+           "chain": [scope_json(s) for s in obj["chain"]]}
+    if obj["cut"]:
+        out["cut"] = obj["cut"]
+    if obj["error"]:
+        out["error"] = obj["error"]
+    return out
+
+
+def _gdb_line(pc, stmt):
+    """GDB's line at PC when GDB names the same file as STMT (GDB takes the
+    is_stmt row where several share the address; the core, as addr2line,
+    the last one); else STMT's own line."""
+    try:
+        sal = gdb.find_pc_line(pc)
+        if sal.symtab is not None and sal.line:
+            full = _host_bytes_as_str(sal.symtab.fullname)
+            if full and stmt.get("file") and (full == stmt["file"] or _short(full) == _short(stmt["file"])):
+                return sal.line
+    except (gdb.error, RuntimeError):
+        pass
+    return stmt.get("line")
 
 
 def format_chain(place):
     lines = []
     if place.bias:
-        lines.append("%s is %s+%s:" % (_saddr(_hex(place.pc)), _sfile(place.path), _hex(place.link)))
+        lines.append("%s is %s+%s:" % (_saddr(_hex(place.pc)), _sfile(_d(place.path)), _hex(place.link)))
     else:
-        lines.append("%s in %s:" % (_saddr(_hex(place.pc)), _sfile(place.path)))
+        lines.append("%s in %s:" % (_saddr(_hex(place.pc)), _sfile(_d(place.path))))
     if not place.chain:
         lines.append("  not inside any procedure loopscope knows")
     for i, s in enumerate(place.chain):
@@ -772,7 +948,10 @@ def format_chain(place):
             lines.append("  ...     %d deeper scopes cut (the chain is %d deep)"
                          % (place.depth - len(place.chain), place.depth))
         if kind == "proc":
-            lines.append("  proc    %s%s" % (_sfunc(s.get("name") or "??"), "  at " + _where(s) if s.get("file") else ""))
+            note = "  (%d unresolved indirect jump%s: loops may be incomplete)" % (
+                s["unresolved_jumps"], "" if s["unresolved_jumps"] == 1 else "s") if s.get("unresolved_jumps") else ""
+            lines.append("  proc    %s%s%s" % (_sfunc(s.get("name") or "??"),
+                                              "  at " + _where(s) if s.get("file") else "", note))
         elif kind == "inline":
             lines.append("  inline  %s  called at %s  (defined at %s)" % (
                 _sfunc(s.get("name") or "??"), _loc(s.get("call_file"), s.get("call_line")), _where(s)))
@@ -785,7 +964,7 @@ def format_chain(place):
         elif kind == "alien":
             lines.append("  alien   code from %s" % _where(s))
         elif kind == "stmt":
-            lines.append("  stmt    %s" % _where(s))
+            lines.append("  stmt    %s" % _loc(s.get("file"), _gdb_line(place.pc, s)))
         else:
             lines.append("  %-7s %s" % (kind, _where(s)))
     if place.chain and not place.loops():
@@ -796,6 +975,9 @@ def format_chain(place):
     return "\n".join(lines)
 
 
+STRUCTURE_ARGS = args.Spec("structure", {"-json": None}, location="location")
+
+
 class StructureCommand(gdb.Command):
     """Show the static scope chain of a code address, as loopscope recovered it.
 
@@ -804,28 +986,24 @@ Usage: structure [-json] [LOCATION]
 LOCATION is a linespec (FUNCTION, FILE:LINE, *ADDRESS) or an address; it
 defaults to the pc of the selected frame.  The chain runs from the procedure
 through inlined calls (with their call sites) and loops (source line, header
-address, depth) down to the statement.  Works on a live process, a core file
-and an executable alone.  With -json, print the chain in the shape of
-`loopscope lookup --json` (link-time "addr", plus the runtime "pc")."""
+address, depth) down to the statement (its line as GDB gives it).  Works on a
+live process, a core file and an executable alone.  With -json, print the
+chain as `loopscope lookup --json` does (link-time "addr", every field), plus
+the runtime "pc"; a byte of a name that is not UTF-8 is written \\udcXX."""
 
     def __init__(self):
-        super().__init__("structure", gdb.COMMAND_DATA, gdb.COMPLETE_LOCATION)
+        super().__init__("structure", gdb.COMMAND_DATA)
+
+    def complete(self, text, word):
+        return args.complete(STRUCTURE_ARGS, text, word)
 
     def invoke(self, arg, from_tty):
-        STYLES.refresh()
-        arg = arg.strip()
-        as_json = False
-        if arg == "-json" or arg.startswith("-json "):
-            as_json = True
-            arg = arg[5:].strip()
-        _check_location(arg, "structure")
-        for pc, label in _pc_of_location(arg, "structure"):
-            place = Place(pc)
-            if as_json:
-                obj = chain_json(place)
-                if place.depth > len(place.chain):
-                    obj["cut"] = place.depth - len(place.chain)
-                _write(json.dumps(obj) + "\n")
+        parsed = args.parse(STRUCTURE_ARGS, arg)
+        command_start()
+        for pc, label in _pc_of_location(parsed.location, "structure"):
+            place = Place.at(pc)
+            if parsed.has("-json"):
+                _write(json_text(chain_json(place)) + "\n")
             else:
                 _write(format_chain(place) + "\n")
 
@@ -833,21 +1011,36 @@ and an executable alone.  With -json, print the chain in the shape of
 # ---- info loops -------------------------------------------------------------------
 
 
+def _unquoted(name):
+    """NAME without one pair of enclosing quotes ('ns::f(int)' -> ns::f(int))."""
+    if len(name) >= 2 and name[0] in "'\"" and name[-1] == name[0]:
+        return name[1:-1]
+    return name
+
+
 def _function_pc(name):
     """A runtime address inside function NAME, from GDB's symbols."""
+    bare = _unquoted(name)
     try:
-        sym = gdb.lookup_symbol(name)[0]
+        sym = gdb.lookup_symbol(bare)[0]
     except gdb.error:
         sym = None
     if sym is None:
-        sym = gdb.lookup_global_symbol(name) or gdb.lookup_static_symbol(name)
+        try:
+            sym = gdb.lookup_global_symbol(bare) or gdb.lookup_static_symbol(bare)
+        except gdb.error:
+            sym = None
     if sym is not None and sym.addr_class == gdb.SYMBOL_LOC_BLOCK:
         return int(sym.value().address.cast(gdb.lookup_type("unsigned long")))
     try:  # a minimal symbol (no debug information)
-        val = gdb.parse_and_eval("&%s" % name) if not name.startswith("*") else gdb.parse_and_eval(name[1:])
+        expr = name[1:] if name.startswith("*") else "&%s" % name
+        val = gdb.parse_and_eval(expr)
         return int(val.cast(gdb.lookup_type("unsigned long")))
     except gdb.error:
         pass
+    # As a linespec, only if GDB's lexer takes all of it (see loopscope_args).
+    if name.startswith("*") or args.linespec_end(name) != len(name):
+        return None
     try:
         return _pc_of_location(name, "info loops")[0][0]
     except gdb.GdbError:
@@ -862,7 +1055,7 @@ def _loopscope_symbol_pc(name):
         if path != _progspace_filename() and not ANALYSES.has(path):
             continue  # analyzing every library to find one name costs too much
         try:
-            hit = ANALYSES.get(path).symbol(name)
+            hit = ANALYSES.get(path).symbol(_unquoted(name))
         except (gdb.GdbError, _loopscope.Error):
             continue
         if hit is not None:
@@ -908,16 +1101,17 @@ def _inlined_instances(name):
     function NAME, in the main program and the object files analyzed so
     far, and whether NAME is also a procedure of its own there."""
     found, own = [], False
+    bare = _unquoted(name)
     for path in ADDRESSES.paths():
         if path != _progspace_filename() and not ANALYSES.has(path):
             continue  # analyzing every library to find one name costs too much
         try:
             module = ANALYSES.get(path)
-        except gdb.GdbError:
+            own = own or module.symbol(bare) is not None
+        except (gdb.GdbError, _loopscope.Error):
             continue
-        own = own or module.symbol(name) is not None
         bias = ADDRESSES.bias_of(path) or 0
-        found += [(path, bias, proc, inl) for proc, inl in module.inlined(name)]
+        found += [(path, bias, proc, inl) for proc, inl in module.inlined(bare)]
     return found, own
 
 
@@ -926,40 +1120,45 @@ def _write_instances(instances, name, only_inlined):
     call site; calls whose code holds no loop are counted, not listed."""
     with_loops = [i for i in instances if _count_loops(i[3])]
     n = sum(_count_loops(i[3]) for i in with_loops)
-    head = "%s exists only inlined" % name if only_inlined else "%s is also inlined" % name
+    head = "%s exists only inlined" % _d(name) if only_inlined else "%s is also inlined" % _d(name)
     _write("%s: %d inlined call%s, %d with loops (%d loop%s):\n" % (
         head, len(instances), "" if len(instances) == 1 else "s", len(with_loops), n, "" if n == 1 else "s"))
     for path, bias, proc, inl in with_loops:
         _write("  in %s%s, %s called at %s:\n" % (
-            proc.get("name") or "??", " (%s)" % path if path != _progspace_filename() else "",
-            inl.get("name") or name, _loc(inl.get("call_file"), inl.get("call_line"))))
+            _sfunc(proc.get("name") or "??"), " (%s)" % _d(path) if path != _progspace_filename() else "",
+            _sfunc(inl.get("name") or name), _loc(inl.get("call_file"), inl.get("call_line"))))
         out = []
         _loop_lines(inl, bias, 2, out)
         _write("\n".join(out) + "\n")
+    notes = set(unresolved_note(i[2]) for i in instances) - {None}
+    for note in sorted(notes):
+        _write("note: %s\n" % note)
 
 
 def function_proc(name, command):
     """(pc, Place, proc dict with its subtree) of function NAME, or of the
     selected frame's function when NAME is empty."""
-    _check_location(name, command)
     if name:
         pc = _function_pc(name)
         if pc is None:
             pc = _loopscope_symbol_pc(name)
         if pc is None:
-            raise LoopscopeError("%s: no function named %s" % (command, name))
+            raise LoopscopeError("%s: no function named %s" % (command, _d(name)))
     else:
         frame = _selected_frame_or_none()
         if frame is None:
             raise LoopscopeError("%s: no process and no FUNCTION given: name a function" % command)
         pc = _lookup_pc(frame)
-    place = Place(pc)
+    place = Place.at(pc)
     proc = place.module.proc_at(place.link)
     if proc is None:
         raise LoopscopeError("%s: %s (%s) is not inside any procedure loopscope knows%s" % (
-            command, name or _hex(pc), _hex(place.link),
+            command, _d(name) or _hex(pc), _hex(place.link),
             "; " + place.why_poor() if place.why_poor() else ""))
     return pc, place, proc
+
+
+INFO_LOOPS_ARGS = args.Spec("info loops", location="function")
 
 
 class InfoLoopsCommand(gdb.Command):
@@ -972,14 +1171,19 @@ source line, header address, nesting depth, its exits and back edges; loops
 that come from an inlined callee are listed under that inlined call.  For a
 FUNCTION that exists only inlined, the loops of every inlined call of it are
 listed, each under its host procedure and call site (and, for a FUNCTION
-that is a procedure and is inlined too, after the procedure's own)."""
+that is a procedure and is inlined too, after the procedure's own).  A
+function with an indirect jump loopscope could not resolve (a jump table it
+could not read) is said to have loops that may be incomplete."""
 
     def __init__(self):
-        super().__init__("info loops", gdb.COMMAND_STATUS, gdb.COMPLETE_SYMBOL)
+        super().__init__("info loops", gdb.COMMAND_STATUS)
+
+    def complete(self, text, word):
+        return args.complete(INFO_LOOPS_ARGS, text, word)
 
     def invoke(self, arg, from_tty):
-        STYLES.refresh()
-        name = arg.strip()
+        name = args.parse(INFO_LOOPS_ARGS, arg).location
+        command_start()
         instances = []
         if name:
             instances, own = _inlined_instances(name)
@@ -989,9 +1193,9 @@ that is a procedure and is inlined too, after the procedure's own)."""
         pc, place, proc = function_proc(name, "info loops")
         n = _count_loops(proc)
         head = "%s%s in %s" % (_sfunc(proc.get("name") or "??"), " (%s)" % _where(proc) if proc.get("file") else "",
-                               _sfile(place.path))
+                               _sfile(_d(place.path)))
         if n == 0:
-            _write("%s has no loops.\n" % head)
+            _write("%s has no loops%s.\n" % (head, " loopscope could find" if proc.get("unresolved_jumps") else ""))
         else:
             _write("%d loop%s in %s:\n" % (n, "" if n == 1 else "s", head))
             out = []
@@ -999,9 +1203,9 @@ that is a procedure and is inlined too, after the procedure's own)."""
             _write("\n".join(out) + "\n")
         if name and instances:
             _write_instances(instances, name, False)
-        why = place.why_poor()
-        if why:
-            _write("note: " + why + "\n")
+        for note in (unresolved_note(proc), place.why_poor()):
+            if note:
+                _write("note: " + note + "\n")
 
 
 # ---- bt: frame decorator -----------------------------------------------------------
@@ -1024,7 +1228,7 @@ def backtrace_enabled():
 def frame_loop(frame):
     """(innermost loop dict, Place) of FRAME's own part of the chain (its
     inline level), or (None, Place); raises on frames loopscope cannot place."""
-    place = Place(_lookup_pc(frame), quiet=True)
+    place = Place.at(_lookup_pc(frame), quiet=True)
     seg = _segment(place.chain, _inline_depth(frame))
     loops = [s for s in seg if s["kind"] == "loop"]
     return (loops[-1] if loops else None), place
@@ -1032,14 +1236,14 @@ def frame_loop(frame):
 
 def _same_file_as_frame(frame, path):
     """PATH as GDB names the frame's file when it is that file (so both lines
-    of a frame read alike), else PATH itself."""
+    of a frame read alike), else PATH itself; escaped."""
     try:
         symtab = frame.find_sal().symtab
+        if symtab is not None and path and _host_bytes_as_str(symtab.fullname) == path:
+            return _d(_host_bytes_as_str(lambda: symtab.filename))
     except (gdb.error, RuntimeError):
-        symtab = None
-    if symtab is not None and path and symtab.fullname() == path:
-        return symtab.filename
-    return path
+        pass
+    return _d(path)
 
 
 class _LoopArg:
@@ -1087,11 +1291,11 @@ class LoopLineDecorator(FrameDecorator):
         return self._loop.get("line") if self._loop.get("file") else None
 
     def frame_args(self):
-        args = [_LoopArg("depth", self._loop["depth"]),
-                _LoopArg("header", _as_pointer(self._place.runtime(self._loop["header"])))]
+        args_ = [_LoopArg("depth", self._loop["depth"]),
+                 _LoopArg("header", _as_pointer(self._place.runtime(self._loop["header"])))]
         if self._loop["irreducible"]:
-            args.append(_LoopArg("entries", len(self._loop["entries"])))
-        return args
+            args_.append(_LoopArg("entries", len(self._loop["entries"])))
+        return args_
 
     def frame_locals(self):
         return None
@@ -1153,9 +1357,16 @@ class LoopFrameDecorator(FrameDecorator):
         if not self._plain():
             return super().filename()
         sal = self._sal()
-        if not sal.symtab or not sal.symtab.filename:
-            return gdb.solib_name(self.inferior_frame().pc())
-        return sal.symtab.filename
+        try:
+            if not sal.symtab:
+                return gdb.solib_name(self.inferior_frame().pc())
+            # MI has no "fullname" from frame filters (GDB 13): the full path
+            # then, which an IDE opens as it would the fullname.
+            name = _host_bytes_as_str(sal.symtab.fullname if loopscope_settings.MI_SESSION
+                                      else lambda: sal.symtab.filename)
+        except (gdb.error, RuntimeError):
+            return None
+        return _d(name) if name else None
 
     def line(self):
         if not self._plain():
@@ -1179,10 +1390,10 @@ class LoopFrameDecorator(FrameDecorator):
             if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
                     or frame.type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME)):
                 return super().function()
-            name = frame.name()
+            name = _host_bytes_as_str(frame.name)
         except Exception:
             name = None
-        return name if name is not None else "??"
+        return _d(name) if name is not None else "??"
 
     def elided(self):
         # (The filter is only enabled while the setting is on: no check here,
@@ -1222,45 +1433,90 @@ class LoopFrameFilter:
 # ---- $_loop_depth -----------------------------------------------------------------
 
 
-class LoopDepthFunction(gdb.Function):
-    """$_loop_depth([ADDR]) - the loop nesting depth at ADDR (default: the selected frame's pc).
+def frame_by_level(level, what):
+    try:
+        frame = gdb.newest_frame()
+    except gdb.error as e:
+        raise LoopscopeError("%s: %s" % (what, e))
+    while frame is not None and frame.level() < level:
+        frame = frame.older()
+    if frame is None or frame.level() != level:
+        raise LoopscopeError("%s: no frame at level %d" % (what, level))
+    return frame
 
-0 outside loops; counts every loop around the address, in the procedure and
-in the inlined calls it sits in."""
+
+def loop_depth_at_frame(frame, what):
+    """How many loops run around FRAME's code (its inline level's, and those
+    of the levels it is inlined into)."""
+    place = Place.at(_lookup_pc(frame), quiet=True)
+    if not place.chain:
+        raise LoopscopeError("%s: the structure at %s is unknown (%s is not inside any procedure "
+                             "loopscope knows%s)" % (what, _hex(frame.pc()), _hex(place.link),
+                                                     "; " + place.why_poor() if place.why_poor() else ""))
+    return len(enclosing_loops(place.chain, _inline_depth(frame)))
+
+
+class LoopDepthFunction(gdb.Function):
+    """$_loop_depth([FRAME]) - the loop nesting depth of the selected frame, or of frame FRAME.
+
+Counts the loops around the frame's code: those of its own function and of
+the functions it is inlined into (in an inline frame, the loops around its
+code, not around the innermost frame's).  FRAME is a frame level (an
+integer); a pointer (such as $pc or &function) is taken as a code address
+instead.  0 outside loops; an error where loopscope does not know the
+structure (no procedure there, or no symbols at all)."""
 
     def __init__(self):
         super().__init__("_loop_depth")
 
-    def invoke(self, *args):
-        if args:
-            pc = int(args[0].cast(gdb.lookup_type("unsigned long")))
-        else:
+    def invoke(self, *argv):
+        what = "$_loop_depth"
+        if len(argv) > 1:
+            raise LoopscopeError("%s: at most one argument (a frame level or a code address), got %d"
+                                 % (what, len(argv)))
+        if not argv:
             frame = _selected_frame_or_none()
             if frame is None:
-                raise LoopscopeError("$_loop_depth: no frame (no process, no core file); pass an address")
-            pc = _lookup_pc(frame)
-        return len(Place(pc, quiet=True).loops())
+                raise LoopscopeError("%s: no frame (no process, no core file); pass a code address" % what)
+            return loop_depth_at_frame(frame, what)
+        arg = argv[0]
+        code = arg.type.strip_typedefs().code
+        if code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_FUNC):
+            pc = int(arg.address if code == gdb.TYPE_CODE_FUNC else arg.cast(gdb.lookup_type("unsigned long")))
+            place = Place.at(pc, quiet=True)
+            if not place.chain:
+                raise LoopscopeError("%s: the structure at %s is unknown (not inside any procedure "
+                                     "loopscope knows)" % (what, _hex(pc)))
+            return len(place.loops())
+        if code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_BOOL):
+            raise LoopscopeError("%s: the argument is a frame level (an integer) or a code address "
+                                 "(a pointer), not %s" % (what, arg.type))
+        return loop_depth_at_frame(frame_by_level(int(arg), what), what)
 
 
-# ---- info loopscope ------------------------------------------------------------------
+# ---- maint info loopscope ---------------------------------------------------------
 
 
 class InfoLoopscopeCommand(gdb.Command):
     """List the object files loopscope analyzed in this session.
 
-Usage: info loopscope
+Usage: maint info loopscope
+
+(`info loopscope`, its old name, still works: deprecated, so that
+`info loop<TAB>` completes to `info loops` alone.)
 
 For each: where its debug information came from, its build-id, whether the
 structure came from the on-disk cache, and the warnings of its analysis."""
 
-    def __init__(self):
-        super().__init__("info loopscope", gdb.COMMAND_STATUS, gdb.COMPLETE_NONE)
+    def __init__(self, name="maint info loopscope"):
+        super().__init__(name, gdb.COMMAND_MAINTENANCE, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
+        args.parse(args.Spec("maint info loopscope"), arg)
         entries = ANALYSES.entries()
         if not entries:
             _write("loopscope %s: nothing analyzed yet (structures are built on first use).\n"
-                      % _loopscope.version)
+                   % _loopscope.version)
             return
         _write("loopscope %s analyses:\n" % _loopscope.version)
         for key, got in entries:
@@ -1268,16 +1524,23 @@ structure came from the on-disk cache, and the warnings of its analysis."""
                 _write("  %s\n" % got)
                 continue
             _write("  %s\n    debug info: %s\n    build-id: %s\n    %s, %d warning%s\n" % (
-                got.path, got.debug_path or "none", got.build_id or "none",
+                _d(got.path), _d(got.debug_path) or "none", got.build_id or "none",
                 "from the disk cache" if got.from_cache else "analyzed in this session",
                 len(got.warnings), "" if len(got.warnings) == 1 else "s"))
             for w in got.warnings:
-                _write("      %s\n" % w)
+                _write("      %s\n" % _d(w))
 
 
 # ---- registration -------------------------------------------------------------------
 
 _registered = False
+
+
+def _connect(events, handler):
+    for ev in events:
+        registry = getattr(gdb.events, ev, None)
+        if registry is not None:
+            registry.connect(quietly(handler))
 
 
 def register():
@@ -1293,22 +1556,21 @@ def register():
     loopscope_tui.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
+    InfoLoopscopeCommand("info loopscope")
+    try:  # deprecated, so that completion leaves it out: `info loop<TAB>` is `info loops`
+        gdb.execute('maint deprecate info loopscope "maint info loopscope"', to_string=True)
+    except gdb.error:
+        pass
     gdb.frame_filters["loopscope-loops"] = LoopFrameFilter()
     if hasattr(gdb, "MICommand"):  # GDB 13 and later
         import loopscope_mi
         loopscope_mi.register()
-    for ev in ("new_objfile", "clear_objfiles", "exited", "stop"):
-        registry = getattr(gdb.events, ev, None)
-        if registry is not None:
-            registry.connect(ADDRESSES.invalidate)
-    for ev in ("new_objfile", "clear_objfiles"):
-        registry = getattr(gdb.events, ev, None)
-        if registry is not None:
-            registry.connect(ANALYSES.forget)
-            registry.connect(_forget_names)
-    for ev in ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
-               "memory_changed", "register_changed"):
-        registry = getattr(gdb.events, ev, None)
-        if registry is not None:
-            registry.connect(FRAME_LOOPS.clear)
+    _connect(("new_objfile", "clear_objfiles", "exited"), ADDRESSES.invalidate)
+    _connect(("new_objfile", "clear_objfiles"), ANALYSES.forget)
+    _connect(("new_objfile", "clear_objfiles"), _forget_names)
+    _connect(("new_objfile", "clear_objfiles", "exited", "stop", "cont", "before_prompt"), ANALYSES.stopped)
+    changed = ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
+               "memory_changed", "register_changed")
+    _connect(changed, FRAME_LOOPS.clear)
+    _connect(changed, _forget_places)
     _registered = True

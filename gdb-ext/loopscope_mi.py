@@ -14,9 +14,23 @@
 # JSON ("addr", "header", "entries", "exits", "backedges") are link-time
 # addresses of the object file, as the CLI prints them; the ones ending in
 # "pc" ("pc", "header_pc") are the runtime addresses GDB uses.
+#
+# A byte of a name or path that is not UTF-8 is written as the four
+# characters \ooo (octal, as GDB prints such bytes): GDB 13 encodes the
+# strings of Python MI results in its host charset, which cannot carry the
+# byte itself.  The arguments go through loopscope_args, as the CLI's do.
+import re
+
 import gdb
 
+import loopscope_args as args
 import loopscope_gdb as ls
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def mi_text(s):
+    return _SURROGATE.sub(lambda m: "\\%03o" % (ord(m.group(0)) - 0xDC00), s)
 
 
 def mi_value(v):
@@ -29,7 +43,7 @@ def mi_value(v):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
-    return str(v)
+    return mi_text(str(v))
 
 
 def _edges(edges):
@@ -66,9 +80,14 @@ def loop_nest(node, bias):
     return out
 
 
-def _args(argv, command, most):
-    if len(argv) > most:
-        raise ls.LoopscopeError("%s: too many arguments (%s)" % (command, " ".join(argv)))
+STRUCTURE_ARGS = args.Spec("-loopscope-structure", location="location")
+LOOPS_ARGS = args.Spec("-loopscope-loops", location="function")
+STACK_ARGS = args.Spec("-loopscope-stack", words=2)
+
+
+def _argument(argv):
+    """MI has split the arguments (and taken their quotes): one string again."""
+    return " ".join(argv)
 
 
 class MiStructure(gdb.MICommand):
@@ -78,9 +97,10 @@ class MiStructure(gdb.MICommand):
         super().__init__("-loopscope-structure")
 
     def invoke(self, argv):
-        _args(argv, "-loopscope-structure", 1)
-        pc = ls._pc_of_location(argv[0] if argv else "", "-loopscope-structure")[0][0]
-        return mi_value(ls.chain_json(ls.Place(pc)))
+        location = args.parse(STRUCTURE_ARGS, _argument(argv)).location
+        ls.command_start()
+        pc = ls._pc_of_location(location, "-loopscope-structure")[0][0]
+        return mi_value(ls.chain_json(ls.Place.at(pc)))
 
 
 class MiLoops(gdb.MICommand):
@@ -90,10 +110,12 @@ class MiLoops(gdb.MICommand):
         super().__init__("-loopscope-loops")
 
     def invoke(self, argv):
-        _args(argv, "-loopscope-loops", 1)
-        pc, place, proc = ls.function_proc(argv[0] if argv else "", "-loopscope-loops")
+        name = args.parse(LOOPS_ARGS, _argument(argv)).location
+        ls.command_start()
+        pc, place, proc = ls.function_proc(name, "-loopscope-loops")
         return mi_value({"function": proc.get("name"), "file": proc.get("file"), "line": proc.get("line"),
-                         "module": place.path, "loops": loop_nest(proc, place.bias)})
+                         "module": place.path, "unresolved_jumps": proc.get("unresolved_jumps") or None,
+                         "loops": loop_nest(proc, place.bias)})
 
 
 class MiStack(gdb.MICommand):
@@ -103,12 +125,15 @@ class MiStack(gdb.MICommand):
         super().__init__("-loopscope-stack")
 
     def invoke(self, argv):
-        _args(argv, "-loopscope-stack", 2)
+        words = args.parse(STACK_ARGS, _argument(argv)).words
+        ls.command_start()
         try:
-            low = int(argv[0]) if argv else 0
-            high = int(argv[1]) if len(argv) > 1 else None
+            low = int(words[0]) if words else 0
+            high = int(words[1]) if len(words) > 1 else None
         except ValueError:
-            raise ls.LoopscopeError("-loopscope-stack: LOW and HIGH are frame levels: %s" % " ".join(argv))
+            raise ls.LoopscopeError("-loopscope-stack: LOW and HIGH are frame levels: %s" % args.escape(" ".join(words)))
+        if low < 0 or (high is not None and high < low):
+            raise ls.LoopscopeError("-loopscope-stack: LOW and HIGH are frame levels, LOW <= HIGH")
         try:
             frame = gdb.newest_frame()
         except gdb.error as e:
@@ -122,14 +147,15 @@ class MiStack(gdb.MICommand):
 
     @staticmethod
     def _frame(frame):
-        t = {"level": str(frame.level()), "addr": ls._hex(frame.pc()), "func": frame.name() or "??"}
+        t = {"level": str(frame.level()), "addr": ls._hex(frame.pc()),
+             "func": mi_text(ls._host_bytes_as_str(frame.name) or "??")}
         try:
-            place = ls.Place(ls._lookup_pc(frame), quiet=True)
+            place = ls.Place.at(ls._lookup_pc(frame), quiet=True)
         except (gdb.error, gdb.GdbError, RuntimeError) as e:
             t["error"] = str(e)
             return t
         seg = ls._segment(place.chain, ls._inline_depth(frame))
-        t["module"] = place.path
+        t["module"] = mi_text(place.path)
         t["loops"] = [mi_value(dict(loop_tuple(s, place.bias), exits=None, backedges=None, entries=None))
                       for s in seg if s["kind"] == "loop"]
         return t

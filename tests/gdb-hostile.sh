@@ -30,8 +30,8 @@ says() {
 # An unbalanced quote never reaches gdb.decode_line.
 out=$(gdb_run "$bin" -ex "structure 'main" -ex 'info loops "main' -ex "python print('alive')")
 alive "unbalanced quotes" "$out"
-says "unbalanced quote: structure says so" "structure: unbalanced single quote" "$out"
-says "unbalanced quote: info loops says so" "info loops: unbalanced double quote" "$out"
+says "unbalanced quote: structure says so" "structure: unmatched quote in the location" "$out"
+says "unbalanced quote: info loops says so" "info loops: unmatched quote in the function name" "$out"
 long=$(head -c 2000 /dev/zero | tr '\0' 'x')
 out=$(gdb_run "$bin" -ex "structure $long" -ex "python print('alive')")
 alive "a 2000-character location" "$out"

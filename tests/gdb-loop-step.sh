@@ -63,7 +63,7 @@ for cc in $(gdb_compilers); do
 	check_eq "$(value x "$out")" "$COLS" "$cc: break-loop -exit stops when the loop is done (scale_trips = $COLS)"
 	echo "$out" | grep -q '^BX pc=0x[0-9a-f]* hdrs=$'
 	ok $? "$cc: ... outside the loop (no loop around the stop pc)"
-	echo "$out" | grep -q "^Breakpoint [0-9]*: exit of the loop at loops.c:$SL"
+	echo "$out" | grep -q "^Breakpoints* [0-9-]*: exits of the loop at loops.c:$SL"
 	ok $? "$cc: break-loop -exit says which loop the breakpoints belong to"
 
 	# longjmp and throw out of a loop (leave.cpp, C++).

@@ -39,7 +39,7 @@ if build_fixture gcc -O2 gdb/loops.c "$bin"; then
 		-ex 'help function _loop_depth' -ex 'complete structure mai' -ex 'complete info loops sca' \
 		-ex 'complete loop-fin')
 	for want in 'Usage: structure \[-json\] \[LOCATION\]' 'Usage: info loops \[FUNCTION\]' \
-	            'Usage: loop-finish \[-count\]' '_loop_depth(\[ADDR\])' \
+	            'Usage: loop-finish \[-count\]' '_loop_depth(\[FRAME\])' \
 	            '^structure main$' '^info loops scale$' '^loop-finish$'; do
 		echo "$out" | grep -q "$want"
 		ok $? "help and completion: /$want/"

@@ -50,7 +50,7 @@ for cc in $(gdb_compilers); do
 	ok $? "$cc: the window shows the chain: proc main, inline sum_row called at line $CALL (the frame's own part marked)"
 	l=$(current_loop_line); [ -n "$l" ] && [ "$l" -ge "$IL" ] && [ "$l" -le "$IE" ]
 	ok $? "$cc: frame #0's current loop is the inner loop (line '$l' in $IL-$IE)"
-	grep -q 'header 0x[0-9a-f]*  depth 2' "$TMP/pane" && grep -q '[0-9] exits*: 0x' "$TMP/pane"
+	grep -q 'header 0x[0-9a-f]*  depth 2' "$TMP/pane" && grep -q '[0-9] exits*:' "$TMP/pane" && grep -q '0x[0-9a-f]* -> 0x[0-9a-f]*' "$TMP/pane"
 	ok $? "$cc: ... with its header, depth 2 and exits"
 	type up
 	wait_for 'frame #1  main' 20
