@@ -1246,6 +1246,34 @@ def _same_file_as_frame(frame, path):
     return _d(path)
 
 
+# GDB 13's MI printer of frame-filter arguments loops for ever on an argument
+# whose symbol MI does not print (an optimized-out one: sum_row's
+# row=<optimized out>): enumerate_args `continue`s before taking the next
+# argument.  Such an argument goes by name instead (GDB then asks nothing
+# of its symbol); the value is the same.
+_MI_SKIPPED = {getattr(gdb, "SYMBOL_LOC_" + n) for n in (
+    "UNDEF", "CONST", "TYPEDEF", "LABEL", "BLOCK", "CONST_BYTES", "UNRESOLVED", "OPTIMIZED_OUT")
+    if hasattr(gdb, "SYMBOL_LOC_" + n)}
+
+
+def _mi_skips(sym):
+    return isinstance(sym, gdb.Symbol) and sym.addr_class in _MI_SKIPPED
+
+
+class _NamedArg:
+    def __init__(self, sym, frame):
+        self._sym, self._frame = sym, frame
+
+    def symbol(self):
+        return self._sym.print_name
+
+    def value(self):
+        try:
+            return self._frame.read_var(self._sym)
+        except (gdb.error, ValueError, RuntimeError):
+            return self._sym.value(self._frame) if self._sym.needs_frame else self._sym.value()
+
+
 class _LoopArg:
     """One "NAME=VALUE" of the loop line (the frame-filter argument protocol)."""
 
@@ -1378,7 +1406,9 @@ class LoopFrameDecorator(FrameDecorator):
             return super().frame_args()
         if self._limited():
             return None
-        return gdb.FrameDecorator.FrameVars(self.inferior_frame()).fetch_frame_args()
+        frame = self.inferior_frame()
+        got = gdb.FrameDecorator.FrameVars(frame).fetch_frame_args()
+        return [_NamedArg(a.symbol(), frame) if _mi_skips(a.symbol()) else a for a in got or ()]
 
     def function(self):
         # FrameDecorator's default is str(symbol), "main(int, char**)" in C++;

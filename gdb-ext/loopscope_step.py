@@ -225,7 +225,7 @@ class LoopWatch:
     def decide(self, bp):
         if gdb.selected_thread() is None or gdb.selected_thread().global_num != self.thread_num:
             return False  # (thread-specific already; belt and braces)
-        if bp.kind in ("exit", "return", "header"):
+        if bp.kind in ("exit", "return", "header", "handler"):
             if bp.frame is not None and _newest_physical() != bp.frame:
                 return False
             bp.hits += 1
@@ -305,9 +305,20 @@ class LoopWatch:
                     continue
                 return "longjmp", None
             if bp.kind == "catch":
-                gdb.execute("finish", to_string=True)  # into the handler
-                return "exception", None
+                return self._to_handler()
             return bp.kind, bp
+
+    def _to_handler(self):
+        """From __cxa_begin_catch to the handler that called it: a
+        breakpoint where it returns, in that frame (not `finish`: its stop
+        record under MI has no reason when Python runs it)."""
+        handler = gdb.newest_frame().older()
+        bp = self._bp(handler.pc(), "handler", ls._physical(handler))
+        self.fired = None
+        gdb.execute("continue", to_string=True)
+        if self.fired is bp:
+            return "exception", None
+        return None, None
 
     def _still_inside(self):
         if not _frame_on_stack(self.phys):
