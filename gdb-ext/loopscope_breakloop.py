@@ -122,19 +122,23 @@ def loop_copies(location, command):
     return list(found.values())
 
 
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def _spec(copy, link):
-    """The location of link-time address LINK of COPY: *'func'+OFF when GDB
-    resolves the procedure's symbol to it, else *ADDRESS."""
+    """The location of link-time address LINK of COPY: *func+OFF when GDB
+    resolves the procedure's name to the procedure (so that a re-run that
+    loads the code elsewhere moves the breakpoint), else *ADDRESS."""
     proc, place = copy.proc, copy.place
-    name = (proc.get("linkage_name") or proc.get("name")) if proc else None
-    if name and proc.get("ranges") and "'" not in name and args.linespec_end("'%s'" % name) is not None:
+    name = proc.get("name") if proc else None
+    if name and proc.get("ranges") and _IDENT.match(name):
         start = min(lo for lo, hi in proc["ranges"])
         try:
-            sym = ls._function_pc("'%s'" % name)
-        except gdb.GdbError:
+            sym = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
+        except gdb.error:
             sym = None
         if sym is not None and sym - place.bias == start:
-            return "*'%s'+%d" % (name, link - start)
+            return "*%s+%d" % (name, link - start)
     return "*%s" % ls._hex(place.runtime(link))
 
 
@@ -161,7 +165,10 @@ def _new_breakpoint(spec, parsed):
         words.append("-force-condition")
     if parsed.condition is not None:
         words.append("if " + parsed.condition)
-    out = ls._execute(" ".join(words))
+    try:
+        out = ls._execute(" ".join(words))
+    except gdb.error as e:
+        out = str(e)
     new = [b for b in gdb.breakpoints() if b.number not in before]
     return (new[0] if new else None), out
 
@@ -301,7 +308,7 @@ def make_pending(parsed, argument, command, why):
     req = PendingLoop(parsed, argument)
     _PENDING.append(req)
     ls._write("%s: %s; breakpoint %d stands for it until a shared library defines it, then it becomes "
-              "the loop's breakpoints\n" % (command, why, req.number))
+              "the loop's breakpoints\n" % (command, why.rstrip("."), req.number))
 
 
 class BreakLoopCommand(gdb.Command):
