@@ -26,6 +26,8 @@
 #
 # Completion: options where an option may come, GDB's own location (or
 # symbol) completion elsewhere.
+import re
+
 import gdb
 
 MAX_ARG = 1024
@@ -406,6 +408,220 @@ def parse(spec, arg):
     return out
 
 
+# ---- names GDB 13 can look up without aborting ----------------------------------
+#
+# GDB 13's C++ symbol lookup (break, gdb.decode_line, gdb.lookup_symbol
+# alike) ends the session with an internal error on names its C++ name
+# splitter gets wrong: ::0, ::a!b, a>::x, a)b::x, operator::, "::a -" and
+# more (the quote fuzz finds them).  So a function name goes to GDB only if
+# it is a C++ name by the grammar below (qualified names, templates,
+# parameter lists, operators, destructors, ABI tags): what users type,
+# and what GDB prints.  Anything else is refused with a message.
+
+_IDENT_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_ABI_RE = re.compile(r"\[abi:[A-Za-z0-9_]+\]")
+_OPERATORS = ("->*", "->", "<<=", ">>=", "<=>", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+              "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "()", "[]", "+", "-", "*", "/",
+              "%", "^", "&", "|", "~", "!", "=", "<", ">", ",")
+_INNER_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$:<>()[]*&,. -+")
+
+
+def _balanced(s, i, open_, close):
+    """The index after the bracket group that opens at S[i], its content made
+    of harmless characters with (), <> and [] balanced inside; or None."""
+    stack = []
+    pairs = {"(": ")", "<": ">", "[": "]"}
+    j = i
+    while j < len(s):
+        c = s[j]
+        if c not in _INNER_OK:
+            return None
+        if c in pairs:
+            stack.append(pairs[c])
+        elif c in ")>]":
+            if not stack or stack.pop() != c:
+                return None
+            if not stack:
+                return j + 1
+        j += 1
+    return None
+
+
+def _skip_blanks(s, i):
+    while i < len(s) and s[i] == " ":
+        i += 1
+    return i
+
+
+def _operator(s, i):
+    """After "operator" at S[i-8:i]: the end of the operator's name, or None."""
+    j = _skip_blanks(s, i)
+    if s.startswith('""', j):  # a literal operator: operator"" _km
+        m = _IDENT_RE.match(s, _skip_blanks(s, j + 2))
+        return m.end() if m else None
+    for word in ("new", "delete"):
+        if s.startswith(word, j) and not (j + len(word) < len(s) and (s[j + len(word)].isalnum() or s[j + len(word)] == "_")):
+            j += len(word)
+            return j + 2 if s.startswith("[]", j) else j
+    for op in _OPERATORS:
+        if s.startswith(op, j):
+            return j + len(op)
+    if j == i:  # a conversion operator needs its blank: operator bool
+        return None
+    m = _IDENT_RE.match(s, j)  # operator bool, operator char const*
+    if not m:
+        return None
+    j = m.end()
+    while True:
+        if s.startswith("::", j):
+            m = _IDENT_RE.match(s, j + 2)
+            if not m:
+                return None
+            j = m.end()
+        elif j < len(s) and s[j] == "<":
+            j = _balanced(s, j, "<", ">")
+            if j is None:
+                return None
+        elif j < len(s) and s[j] in "*&":
+            j += 1
+        elif s.startswith(" const", j) or s.startswith(" volatile", j):
+            j += 6 if s.startswith(" const", j) else 9
+        elif s.startswith(" *", j) or s.startswith(" &", j):
+            j += 1
+        else:
+            return j
+
+
+def _component(s, i):
+    """One part of a qualified name at S[i]: identifier, ~identifier or
+    operator, with template arguments and ABI tags; its end, or None."""
+    if i < len(s) and s[i] == "~":
+        i += 1
+    m = _IDENT_RE.match(s, i)
+    if not m or (m.group(0).startswith("operator") and m.group(0) != "operator"):
+        return None  # (GDB reads "operatorif" as an operator's name, and aborts)
+    j = m.end()
+    if m.group(0) == "operator":
+        j = _operator(s, j)
+        if j is None:
+            return None
+    while True:
+        a = _ABI_RE.match(s, j)
+        if a:
+            j = a.end()
+        elif j < len(s) and s[j] == "<" and m.group(0) != "operator":
+            j = _balanced(s, j, "<", ">")
+            if j is None:
+                return None
+        else:
+            return j
+
+
+def c_name_end(s, i=0):
+    """The end of the C++ (or C) function name at S[i]: [::]part(::part)*
+    [(parameters)] [const] [&|&&] [ABI tags]; None if there is none."""
+    leading = s.startswith("::", i)
+    if leading:
+        i += 2
+        if s.startswith("operator", i) or s.startswith("~", i):
+            return None  # ::operator new, ::~Acc abort GDB 13
+    while True:
+        j = _component(s, i)
+        if j is None or (leading and "[abi:" in s[i:j]):
+            return None  # (::h[abi:cxx11] aborts it too)
+        leading = False
+        if s.startswith("::", j):
+            i = j + 2
+            continue
+        break
+    if j < len(s) and s[j] == "(":
+        j = _balanced(s, j, "(", ")")
+        if j is None:
+            return None
+        for q in (" const", " volatile", " &&", " &", "&&", "&"):
+            if s.startswith(q, j):
+                j += len(q)
+        while _ABI_RE.match(s, j):
+            j = _ABI_RE.match(s, j).end()
+    return j
+
+
+def is_function_name(name):
+    """Whether NAME (one pair of enclosing quotes allowed) is a function name
+    GDB 13 can look up safely."""
+    name = name.strip(_SPACE)
+    if len(name) >= 2 and name[0] in _QUOTES and name[-1] == name[0]:
+        name = name[1:-1]
+    return bool(name) and c_name_end(name) == len(name)
+
+
+_LINE_RE = re.compile(r"^[+-]?[0-9]+$")
+_OFFSET_RE = re.compile(r"^(.*?)[" + _SPACE + r"]*[+-][" + _SPACE + r"]*(0[xX][0-9a-fA-F]+|[0-9]+)$")
+
+
+def offset_expression(loc):
+    """Whether LOC is FUNCTION+OFFSET (ktime_get+26, an oops' f+0x4de): an
+    expression, evaluated as one (never a linespec: no such function)."""
+    m = _OFFSET_RE.match(loc)
+    return bool(m) and is_function_name(m.group(1))
+
+
+def _unquote(part):
+    part = part.strip(_SPACE)
+    if len(part) >= 2 and part[0] in _QUOTES and part[-1] == part[0]:
+        return part[1:-1]
+    return part
+
+
+def _file_split(loc):
+    """(FILE, REST) of FILE:REST (the first ':' that is not part of "::",
+    outside quotes and brackets), or (None, LOC)."""
+    quoted, depth, i = None, 0, 0
+    while i < len(loc):
+        c = loc[i]
+        if quoted:
+            if c == quoted:
+                quoted = None
+        elif c in _QUOTES:
+            quoted = c
+        elif c in "(<[":
+            depth += 1
+        elif c in ")>]" and depth:
+            depth -= 1
+        elif c == ":" and depth == 0:
+            if loc.startswith("::", i):
+                i += 2
+                continue
+            return loc[:i], loc[i + 1:]
+        i += 1
+    return None, loc
+
+
+def linespec_shape_ok(loc):
+    """Whether linespec LOC is LINE, FILE:LINE, FUNCTION, FILE:FUNCTION or
+    FUNCTION:LABEL, with FUNCTION a name is_function_name() takes (quotes
+    around a part allowed): what GDB can resolve without aborting."""
+    if _LINE_RE.match(_unquote(loc)) or offset_expression(loc):
+        return True
+    file, rest = _file_split(loc)
+    if file is not None:
+        f = _unquote(file)
+        # GDB looks a FILE it finds no file for up as a function (for
+        # FUNCTION:LABEL): no "::" or brackets there unless it is a name.
+        if not f or any(c in f for c in _QUOTES) or (
+                ("::" in f or any(c in f for c in "()<>[]")) and not is_function_name(file)):
+            return False
+        if _LINE_RE.match(_unquote(rest)):
+            return True
+        if is_function_name(rest):
+            return True
+        # FUNCTION:LABEL
+        if is_function_name(file) and _IDENT_RE.fullmatch(_unquote(rest)):
+            return True
+        return False
+    return is_function_name(loc)
+
+
 def split_location(spec, text):
     """(location, what follows it) of TEXT, checked by GDB's lexer rules."""
     if not text:
@@ -415,6 +631,8 @@ def split_location(spec, text):
         # takes all of it (see the callers); an open quote is a typo.
         if text[0] in _QUOTES and linespec_end(text) is None:
             _error(spec, "unmatched quote in the function name: %s" % escape(text))
+        if not text.startswith("*") and not is_function_name(text):
+            _error(spec, "not a function name: %s" % escape(text))
         return text, ""
     if text.startswith("*"):
         end = _expression_end(text)
@@ -426,6 +644,9 @@ def split_location(spec, text):
     location = text[:end].rstrip(_SPACE)
     if not location:
         _error(spec, "no location before %s" % escape(text[end:].strip(_SPACE)))
+    if not re.match(r"^(0[xX][0-9a-fA-F]+)$", location) and not linespec_shape_ok(location):
+        _error(spec, "not a location (LINE, FILE:LINE, FUNCTION, FILE:FUNCTION or *ADDRESS): %s" %
+               escape(location))
     return location, text[end:].strip(_SPACE)
 
 

@@ -851,6 +851,8 @@ def _pc_of_location(arg, command):
         return [(int(arg, 16), arg)]
     if arg.startswith("*"):  # an expression: never through decode_line (see loopscope_args)
         return [(_eval_address(arg[1:], command), arg)]
+    if args.offset_expression(arg):  # FUNCTION+OFFSET: an expression too
+        return [(_eval_address(arg, command), arg)]
     try:
         rest, sals = gdb.decode_line(arg)
     except gdb.error as e:
@@ -1019,7 +1021,16 @@ def _unquoted(name):
 
 
 def _function_pc(name):
-    """A runtime address inside function NAME, from GDB's symbols."""
+    """A runtime address inside function NAME, from GDB's symbols.  NAME is
+    *EXPRESSION, or a name loopscope_args.is_function_name takes: GDB 13's
+    symbol lookup aborts on some others (see there)."""
+    if name.startswith("*"):
+        try:
+            return int(gdb.parse_and_eval(name[1:]).cast(gdb.lookup_type("unsigned long")))
+        except gdb.error:
+            return None
+    if not args.is_function_name(name):
+        return None
     bare = _unquoted(name)
     try:
         sym = gdb.lookup_symbol(bare)[0]
