@@ -1389,7 +1389,7 @@ class LoopFrameDecorator(FrameDecorator):
 
     def _limited(self):
         sal = self._sal()
-        return (not sal.symtab or not sal.symtab.filename
+        return (not sal.symtab or not _host_bytes_as_str(lambda: sal.symtab.filename)
                 or self.inferior_frame().type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
 
     def filename(self):
@@ -1398,7 +1398,8 @@ class LoopFrameDecorator(FrameDecorator):
         sal = self._sal()
         try:
             if not sal.symtab:
-                return gdb.solib_name(self.inferior_frame().pc())
+                name = _host_bytes_as_str(lambda: gdb.solib_name(self.inferior_frame().pc()))
+                return _d(name) if name else None
             # MI has no "fullname" from frame filters (GDB 13): the full path
             # then, which an IDE opens as it would the fullname.
             name = _host_bytes_as_str(sal.symtab.fullname if loopscope_settings.MI_SESSION

@@ -62,7 +62,7 @@ cp "$bin" "$weird"
 out=$(gdb_run -ex 'structure main' -ex "break loops.c:$loop_line" -ex run -ex bt -ex structure \
 	-ex 'info loops' -ex 'print $_loop_depth()' -ex kill -ex "python print('alive')" --args "$weird")
 alive "a program path that is not UTF-8" "$out"
-says "not UTF-8: structure works (the path shown with replacement characters)" "^  proc +main" "$out"
+says "not UTF-8: structure works (the path's bytes shown escaped)" "^  proc +main" "$out"
 says "not UTF-8: bt shows the loop of the frame" "^    in loop \(depth=[0-9]+, header=0x[0-9a-f]+.*\) at .*loops\.c:[0-9]+" "$out"
 says "not UTF-8: \$_loop_depth works" '^\$1 = [1-9]' "$out"
 done_testing

@@ -169,8 +169,10 @@ TESTS += tests/gdb-inlined-loops.sh
 EXTRA_DIST += tests/gdb-inlined-loops.sh
 EXTRA_DIST += tests/fixtures/gdb/inlined_only.c
 # Issue 27 (GDB in real sessions): MI stops, threads.
-TESTS += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh
-EXTRA_DIST += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh
+TESTS += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh \
+	tests/gdb-nonutf8.sh
+EXTRA_DIST += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh \
+	tests/gdb-nonutf8.sh
 EXTRA_DIST += tests/fixtures/gdb/quote_fuzz.py tests/fixtures/gdb/udl.cpp
 EXTRA_DIST += tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c
 EXTRA_DIST += tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp
