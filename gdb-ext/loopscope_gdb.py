@@ -31,9 +31,11 @@
 #
 # Object files GDB reads through the target ("target:/usr/bin/app": the
 # program runs in another mount namespace, a container, or behind
-# gdbserver) are read locally through /proc/PID/root when the process is on
-# this machine, else at the same path, else copied with `remote get`; the
-# file found must have the build-id GDB read (local_file()).
+# gdbserver) are read through /proc/PID/root when the process is on this
+# machine (copied to a directory of ours: the library resolves that path
+# back into GDB's namespace), else at the same path, else copied with
+# `remote get`; the file found must have the build-id GDB read
+# (local_file()).
 #
 # Strings that come from outside (names from DWARF, paths) are kept as the
 # file system's bytes (str with surrogate escapes) and shown escaped
@@ -211,23 +213,76 @@ def _selected_pid():
         return 0
 
 
-def _remote_copy(path):
-    """PATH on the target, copied here with `remote get` (gdbserver and such),
-    in a directory of ours; None if that is not possible."""
-    cache = os.path.join(tempfile.gettempdir(), "loopscope-gdb-%d" % os.getuid())
+def _private_dir():
+    """A directory of ours alone for copies of target files (removed when GDB
+    exits), or None."""
+    prefix = "loopscope-gdb-%d-" % os.getuid()
+    d = os.path.join(tempfile.gettempdir(), prefix + str(os.getpid()))
     try:
-        os.makedirs(cache, mode=0o700, exist_ok=True)
-        st = os.lstat(cache)
+        if not os.path.isdir(d):
+            import atexit
+            import shutil
+            atexit.register(shutil.rmtree, d, True)
+            _remove_stale(prefix)
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.lstat(d)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
             return None  # not ours alone: never write there
     except OSError:
         return None
-    local = os.path.join(cache, "%d-%s" % (os.getpid(), os.path.basename(path)))
+    return d
+
+
+def _remove_stale(prefix):
+    """The private directories of earlier GDBs of ours that are gone (one
+    ended by a signal may not have removed its own)."""
+    import shutil
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        if not name.startswith(prefix) or not name[len(prefix):].isdigit():
+            continue
+        try:
+            os.kill(int(name[len(prefix):]), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        path = os.path.join(tmp, name)
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(path, True)
+
+
+def _remote_copy(path):
+    """PATH on the target, copied here with `remote get` (gdbserver and such);
+    None if that is not possible."""
+    d = _private_dir()
+    if d is None:
+        return None
+    local = os.path.join(d, "remote-" + os.path.basename(path))
     try:
         gdb.execute("remote get %s %s" % (path, local), to_string=True)
     except (gdb.error, UnicodeDecodeError):
         return None
     return local if os.path.exists(local) else None
+
+
+def _copy_of(path, build_id):
+    """A copy of PATH (a /proc/PID/root/... path, which the library would
+    resolve back into this namespace), named by its build-id, or None."""
+    import shutil
+    d = _private_dir()
+    if d is None:
+        return None
+    local = os.path.join(d, "%s-%s" % (build_id or "nobuildid", os.path.basename(path)))
+    if not os.path.exists(local):
+        try:
+            shutil.copyfile(path, local + ".tmp")
+            os.rename(local + ".tmp", local)
+        except OSError:
+            return None
+    return local
 
 
 _LOCAL = {}
@@ -264,7 +319,7 @@ def local_file(name):
         except (OSError, _loopscope.Error):
             continue
         if want is None or got == want:
-            found = c
+            found = c if not c.startswith("/proc/") else _copy_of(c, got)
             break
     _LOCAL[key] = found
     return found
@@ -912,7 +967,8 @@ def chain_json(place):
     """The lookup object of design.md (what `loopscope lookup --json` prints),
     every field of it, plus the runtime "pc"."""
     obj = place.obj
-    out = {"addr": _hex(obj["addr"]), "pc": _hex(place.pc), "module": obj["module"],
+    module = obj["module"] if not place.path.startswith(_TARGET) else place.path  # (not our copy's name)
+    out = {"addr": _hex(obj["addr"]), "pc": _hex(place.pc), "module": module,
            "chain": [scope_json(s) for s in obj["chain"]]}
     if obj["cut"]:
         out["cut"] = obj["cut"]
@@ -1610,7 +1666,10 @@ def register():
     _connect(("new_objfile", "clear_objfiles", "exited"), ADDRESSES.invalidate)
     _connect(("new_objfile", "clear_objfiles"), ANALYSES.forget)
     _connect(("new_objfile", "clear_objfiles"), _forget_names)
-    _connect(("new_objfile", "clear_objfiles", "exited", "stop", "cont", "before_prompt"), ANALYSES.stopped)
+    # (Not before_prompt: GDB runs it once more when a SIGTERM ends it, with
+    # Python's KeyboardInterrupt pending, and prints that.  Commands check
+    # the files themselves: command_start.)
+    _connect(("new_objfile", "clear_objfiles", "exited", "stop", "cont"), ANALYSES.stopped)
     changed = ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
                "memory_changed", "register_changed")
     _connect(changed, FRAME_LOOPS.clear)
