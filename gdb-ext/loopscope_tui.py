@@ -53,9 +53,11 @@ def _loop_lines(place, loop):
            "  header %s  depth %d%s" % (ls._hex(rt(loop["header"])), loop["depth"],
                                        "  irreducible" if loop["irreducible"] else ""),
            "  %d exit%s:" % (len(loop["exits"]), "" if len(loop["exits"]) == 1 else "s")]
-    out += ["    %s -> %s" % (ls._hex(rt(a)), ls._hex(rt(b))) for a, b in loop["exits"]]
+    # Where each exit leads first: what fits a narrow window (the rest
+    # scrolls sideways).  Back edges all lead to the header: where from.
+    out += ["    to %s  from %s" % (ls._hex(rt(b)), ls._hex(rt(a))) for a, b in loop["exits"]]
     out.append("  %d back edge%s:" % (len(loop["backedges"]), "" if len(loop["backedges"]) == 1 else "s"))
-    out += ["    %s -> %s" % (ls._hex(rt(a)), ls._hex(rt(b))) for a, b in loop["backedges"]]
+    out += ["    from %s" % ls._hex(rt(a)) for a, b in loop["backedges"]]
     return out
 
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gdb-tui.sh - the `loopscope` TUI window in `layout loops`, in a real GDB
 # under tmux (gcc and clang -O2): it shows the selected frame's chain and
-# current loop beside the source, and follows `up` and `down`.
+# current loop beside the source, and follows `up` and `down`; at 80x24,
+# an inline frame's loop, rows cut (not wrapped), scrolling to the exits.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
 gdb_need_ptrace
@@ -50,7 +51,7 @@ for cc in $(gdb_compilers); do
 	ok $? "$cc: the window shows the chain: proc main, inline sum_row called at line $CALL (the frame's own part marked)"
 	l=$(current_loop_line); [ -n "$l" ] && [ "$l" -ge "$IL" ] && [ "$l" -le "$IE" ]
 	ok $? "$cc: frame #0's current loop is the inner loop (line '$l' in $IL-$IE)"
-	grep -q 'header 0x[0-9a-f]*  depth 2' "$TMP/pane" && grep -q '[0-9] exits*:' "$TMP/pane" && grep -q '0x[0-9a-f]* -> 0x[0-9a-f]*' "$TMP/pane"
+	grep -q 'header 0x[0-9a-f]*  depth 2' "$TMP/pane" && grep -q '[0-9] exits*:' "$TMP/pane" && grep -q '    to 0x[0-9a-f]*' "$TMP/pane"
 	ok $? "$cc: ... with its header, depth 2 and exits"
 	type up
 	wait_for 'frame #1  main' 20
@@ -64,6 +65,63 @@ for cc in $(gdb_compilers); do
 	ok $? "$cc: after down, frame #0 again"
 	! grep -qi 'traceback\|Python Exception' "$TMP/pane"
 	ok $? "$cc: no Python error"
+done
+
+# At 80x24 (a common terminal): an inline frame inside loops shows the loop
+# around it; every line takes one row (the window is narrow: cut, never
+# wrapped); the window scrolls to the exits, one line per exit edge, as
+# many as `info loops` counts.  The window's column of the screen is
+# extracted by tests/fixtures/gdb/tui_column.py.
+src="$FIXTURES/gdb/tui_loops.c"
+BB=$(grep -n '@bump-body' "$src" | cut -d: -f1); ML=$(grep -n '@main-loop' "$src" | cut -d: -f1)
+col() { python3 "$FIXTURES/gdb/tui_column.py" loopscope <"$TMP/pane"; }
+changed() { # wait until the screen differs from $TMP/before (10 s at most)
+	_i=0
+	while [ "$_i" -lt 200 ]; do
+		T capture-pane -p -t ls >"$TMP/pane" 2>/dev/null
+		cmp -s "$TMP/pane" "$TMP/before" || return 0
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+for cc in $(gdb_compilers); do
+	bin="$TMP/tui-$cc"
+	build_fixture "$cc" -O2 gdb/tui_loops.c "$bin" || { fail "$cc: build tui_loops.c"; continue; }
+	want=$(gdb_run -ex "info loops main" "$bin" | sed -n "s/^ *loop at tui_loops.c:$ML  header .*  depth [0-9]*  (\([0-9]*\) exits*, .*/\1/p" | head -n 1)
+	T kill-server 2>/dev/null
+	sock="$TMP/tmux-80-$cc.sock"
+	T new-session -d -s ls -x 80 -y 24 "env XDG_CACHE_HOME=$TMP/cache $GDB -nx -q -ex 'source $GDBEXT' \
+		-ex 'break tui_loops.c:$BB' -ex run --args $bin 10; sleep 60"
+	wait_for '^Breakpoint 1, ' 60 || { fail "$cc 80x24: gdb stopped at the breakpoint"; continue; }
+	type 'layout loops'
+	wait_for 'frame #0  bump' 20
+	ok $? "$cc 80x24: layout loops shows the inline frame bump"
+	col >"$TMP/col"
+	grep -q "^current loop: at tui_loops.c:$ML\$" "$TMP/col"
+	ok_show $? "$cc 80x24: ... inside main's loop at line $ML (never: frame not in a loop)" "$TMP/col"
+	awk 'NR == 1 && /^frame #0  bump/ { a = 1 } NR == 2 && /^in \// { b = 1 } NR == 3 && /^ *$/ { c = 1 } NR == 4 && /^  proc    main/ { d = 1 } END { exit !(a && b && c && d) }' "$TMP/col"
+	ok_show $? "$cc 80x24: one row per line (a long path is cut, not wrapped)" "$TMP/col"
+	type 'focus loopscope'
+	wait_for 'Focus set to loopscope window' 20
+	n=0
+	while ! col | grep -q '^    to 0x' && [ $n -lt 30 ]; do
+		cp "$TMP/pane" "$TMP/before"
+		T send-keys -t ls Down
+		changed || break
+		n=$((n + 1))
+	done
+	col >"$TMP/col"
+	# Scroll on until the last exit line shows (the back edges follow it).
+	while ! grep -q 'back edge' "$TMP/col" && [ $n -lt 30 ]; do
+		cp "$TMP/pane" "$TMP/before"; T send-keys -t ls Down; changed || break; col >"$TMP/col"; n=$((n + 1))
+	done
+	shown=$(sed -n 's/^  \([0-9]*\) exits*:$/\1/p' "$TMP/col")
+	rows=$(grep -c '^    to 0x[0-9a-f]*' "$TMP/col")
+	[ -n "$shown" ] && [ "$shown" = "$want" ] && [ "$rows" = "$want" ]
+	ok_show $? "$cc 80x24: scrolled ($n lines) to the exits: $want exits, as info loops counts them, one row each" "$TMP/col"
+	! grep -qi 'traceback\|Python Exception' "$TMP/pane"
+	ok $? "$cc 80x24: no Python error"
 done
 
 # Styles: in a terminal, file names, function names and addresses of

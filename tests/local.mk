@@ -176,6 +176,7 @@ EXTRA_DIST += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh
 EXTRA_DIST += tests/fixtures/gdb/quote_fuzz.py tests/fixtures/gdb/udl.cpp
 EXTRA_DIST += tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c
 EXTRA_DIST += tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py
+EXTRA_DIST += tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py
 EXTRA_DIST += tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp
 EXTRA_DIST += tests/fixtures/loop_lines.c
 # The library's boundary (issue 10): exports, install, pkg-config.
