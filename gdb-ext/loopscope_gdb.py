@@ -1306,7 +1306,10 @@ def _same_file_as_frame(frame, path):
     of a frame read alike), else PATH itself; escaped."""
     try:
         symtab = frame.find_sal().symtab
-        if symtab is not None and path and _host_bytes_as_str(symtab.fullname) == path:
+        full = _host_bytes_as_str(symtab.fullname) if symtab is not None else None
+        # (normalized: with a relative DW_AT_comp_dir, as glibc's ./nptl,
+        # GDB's full name holds "./nptl/./nptl/x.c")
+        if full and path and os.path.normpath(full) == os.path.normpath(path):
             return _d(_host_bytes_as_str(lambda: symtab.filename))
     except (gdb.error, RuntimeError):
         pass
@@ -1555,7 +1558,7 @@ def loop_depth_at_frame(frame, what):
 
 
 class LoopDepthFunction(gdb.Function):
-    """$_loop_depth([FRAME]) - the loop nesting depth of the selected frame, or of frame FRAME.
+    """$_loop_depth([FRAME]) - loop nesting depth of the selected frame, or FRAME.
 
 Counts the loops around the frame's code: those of its own function and of
 the functions it is inlined into (in an inline frame, the loops around its

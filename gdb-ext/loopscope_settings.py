@@ -66,8 +66,8 @@ changed.  auto (the default) is on, except in a GDB started with
 loops instead; off leaves backtraces entirely to GDB.  `bt -hide` also
 leaves the lines out."""
 
-    set_doc = "Set whether backtraces show the loop each frame is in."
-    show_doc = "Show whether backtraces show the loop each frame is in."
+    set_doc = "Set whether backtraces show each frame's loop."
+    show_doc = "Show whether backtraces show each frame's loop."
 
     def __init__(self):
         super().__init__("loopscope backtrace", gdb.COMMAND_STACK, gdb.PARAM_AUTO_BOOLEAN)
@@ -87,8 +87,8 @@ $XDG_CACHE_HOME/loopscope (keyed by build-id) when it is there, and written
 there after the first analysis.  Off: every object file is analyzed afresh
 (once per session)."""
 
-    set_doc = "Set whether loopscope uses its on-disk analysis cache."
-    show_doc = "Show whether loopscope uses its on-disk analysis cache."
+    set_doc = "Set whether loopscope uses its analysis cache."
+    show_doc = "Show whether loopscope uses its analysis cache."
 
     def __init__(self):
         super().__init__("loopscope cache", gdb.COMMAND_DATA, gdb.PARAM_BOOLEAN)
@@ -106,8 +106,8 @@ A colon-separated list of directories searched by build-id
 default): GDB's own "debug-file-directory".  Analyses already made are
 dropped when it changes."""
 
-    set_doc = "Set the directories loopscope looks in for separate debug files."
-    show_doc = "Show the directories loopscope looks in for separate debug files."
+    set_doc = "Set loopscope's debug file directories."
+    show_doc = "Show loopscope's debug file directories."
 
     def __init__(self, on_change):
         super().__init__("loopscope debug-file-directory", gdb.COMMAND_FILES, gdb.PARAM_STRING)

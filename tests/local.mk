@@ -170,13 +170,14 @@ EXTRA_DIST += tests/gdb-inlined-loops.sh
 EXTRA_DIST += tests/fixtures/gdb/inlined_only.c
 # Issue 27 (GDB in real sessions): MI stops, threads.
 TESTS += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh \
-	tests/gdb-nonutf8.sh tests/gdb-attach.sh tests/gdb-chain-fields.sh
+	tests/gdb-nonutf8.sh tests/gdb-attach.sh tests/gdb-chain-fields.sh tests/gdb-commands.sh
 EXTRA_DIST += tests/gdb-mi-stops.sh tests/gdb-threads.sh tests/gdb-break-loop.sh tests/gdb-quote-fuzz.sh \
-	tests/gdb-nonutf8.sh tests/gdb-attach.sh tests/gdb-chain-fields.sh
+	tests/gdb-nonutf8.sh tests/gdb-attach.sh tests/gdb-chain-fields.sh tests/gdb-commands.sh
 EXTRA_DIST += tests/fixtures/gdb/quote_fuzz.py tests/fixtures/gdb/udl.cpp
 EXTRA_DIST += tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c
 EXTRA_DIST += tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py
 EXTRA_DIST += tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py tests/fixtures/gdb/gen_inline.py
+EXTRA_DIST += tests/fixtures/gdb/qsort_cmp.c
 EXTRA_DIST += tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp
 EXTRA_DIST += tests/fixtures/loop_lines.c
 # The library's boundary (issue 10): exports, install, pkg-config.
