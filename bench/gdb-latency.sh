@@ -25,6 +25,9 @@
 # printing path, which costs +30-48% by itself on this stack; the
 # extension's own work (a cached lookup per frame) is the rest.
 # `set loopscope backtrace off` disables the filter: GDB's own bt, +0%.
+# Last, a warm bt of 23 frames through C++ inline frames (the first bt
+# after each stop, CPU time), against plain bt and a pass-through filter:
+# see bench/README.md for the figures before and after issue 27.
 set -eu
 builddir=$(cd "${1:-.}" && pwd)
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -157,6 +160,88 @@ PY
 echo "== warm bt of 20 frames in libc"
 gdb -nx -batch -ex "source $ext" -ex 'break cmp' -ex run -ex bt -ex "source $tmp/bt.py" -ex kill \
 	--args "$tmp/deep" 8 2>&1 | grep '^RESULT' | tee -a "$tmp/out"
+
+# A backtrace through inline frames, as in optimized C++: 23 frames, 11 of
+# them inlined, 22 in loops (a template recursion whose levels each inline
+# a loop that calls the next).  Issue 27: a warm 22-frame bt of lzip cost
+# 5x plain bt.  Timed in CPU time (steadier than wall time on a loaded
+# machine), the program stopped again between samples (the first bt after
+# a stop: GDB unwinds afresh, the extension's analysis is warm), loop
+# lines on, off, and a pass-through frame filter, alternated.
+cat >"$tmp/inl.cpp" <<'CPP'
+#include <cstdio>
+#include <cstdlib>
+volatile long sink;
+__attribute__((noinline)) long leaf(long x) { sink += x; return x * 3; }
+template <int N> struct Level {
+	static inline __attribute__((always_inline)) long inner(long n) {
+		long s = 0;
+		for (long i = 0; i < n; i++)
+			s += Level<N - 1>::outer(n);
+		return s;
+	}
+	__attribute__((noinline)) static long outer(long n) {
+		long s = 0;
+		for (long j = 0; j < 1; j++)
+			s += inner(n) + j;
+		return s;
+	}
+};
+template <> struct Level<0> {
+	__attribute__((noinline)) static long outer(long n) { return leaf(n); }
+};
+int main(int argc, char **argv) {
+	long n = argc > 1 ? atol(argv[1]) : 1, t = 0;
+	for (int r = 0; r < 100000; r++)
+		t += Level<10>::outer(n);
+	printf("%ld\n", t);
+	return 0;
+}
+CPP
+g++ -O2 -g -o "$tmp/inl" "$tmp/inl.cpp"
+cat >"$tmp/inl.py" <<'PY'
+import statistics, time
+import gdb
+from gdb.FrameDecorator import FrameDecorator
+
+class PassThrough(FrameDecorator):
+    def function(self):
+        return self.inferior_frame().name() or "??"
+
+class PassThroughFilter:
+    def __init__(self):
+        self.name, self.priority, self.enabled = "pass-through", 1, False
+    def filter(self, frames):
+        return map(PassThrough, frames)
+
+def bt_ms():
+    t = time.process_time()
+    gdb.execute("bt", to_string=True)
+    return (time.process_time() - t) * 1000.0
+
+out = gdb.execute("bt", to_string=True)
+print("RESULT inline bt frames: %d, %d inlined, %d loop lines" % (
+    out.count("\n#") + 1, out.count("::inner ("), out.count("    in loop (")))
+passthrough = PassThroughFilter()
+gdb.frame_filters["pass-through"] = passthrough
+first = {"on": [], "off": [], "pass-through": []}
+second = {"on": [], "off": [], "pass-through": []}
+for k in range(150):
+    mode = ("on", "off", "pass-through")[k % 3]
+    gdb.execute("set loopscope backtrace " + ("on" if mode == "on" else "off"))
+    passthrough.enabled = mode == "pass-through"
+    first[mode].append(bt_ms())
+    second[mode].append(bt_ms())
+    gdb.execute("continue", to_string=True)
+for label, res in (("first bt after a stop", first), ("second bt, same stop", second)):
+    m = {k: statistics.median(v) for k, v in res.items()}
+    print("RESULT inline %-22s loop lines %.2f ms, plain bt %.2f ms: ratio %.2fx;"
+          " a pass-through frame filter alone: %.2fx" % (label, m["on"], m["off"], m["on"] / m["off"],
+                                                         m["pass-through"] / m["off"]))
+PY
+echo "== warm bt of 23 frames through inline frames (C++)"
+gdb -nx -batch -ex "source $ext" -ex 'break leaf' -ex run -ex bt -ex "source $tmp/inl.py" -ex kill \
+	--args "$tmp/inl" 1 2>&1 | grep '^RESULT' | tee -a "$tmp/out"
 
 grep -q 'under 1 ms: NO' "$tmp/out" && exit 1
 grep -q 'under 1 ms: yes' "$tmp/out"

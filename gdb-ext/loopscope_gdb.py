@@ -150,12 +150,15 @@ def _execute(command):
 
 
 # Asked once and kept until GDB's object files change (register() connects
-# _forget_names to those events).
+# _forget_names to those events, which also count in _GENERATION: a
+# backtrace asks for each frame, and gdb.objfiles() builds a list).
 _NAMES = {}
+_GENERATION = [0]
 
 
 def _forget_names(*unused):
     _NAMES.clear()
+    _GENERATION[0] += 1
 
 
 def _progspace_filename():
@@ -167,7 +170,7 @@ def _progspace_filename():
 
 def _objfile_names():
     """[(path, objfile)] of every objfile GDB has loaded."""
-    key = ("objfiles", len(gdb.objfiles()))
+    key = ("objfiles", _GENERATION[0])
     if key not in _NAMES:
         out = []
         for obj in gdb.objfiles():
@@ -182,7 +185,7 @@ def _objfile_names():
 
 def _objfile_build_id(path):
     """The build-id GDB read from object file PATH (as GDB names it), or None."""
-    key = ("build-id", path, len(gdb.objfiles()))
+    key = ("build-id", path, _GENERATION[0])
     if key not in _NAMES:
         found = None
         names = _objfile_names()
@@ -432,7 +435,7 @@ class AddressMap:
         # and a library loaded or unloaded.  It runs for every frame of a
         # backtrace.
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, _progspace_filename(), len(gdb.objfiles()))
+        return (inf.num, inf.pid, _progspace_filename(), _GENERATION[0])
 
     def _elf_sections(self, name):
         path = local_file(name)
@@ -666,6 +669,7 @@ class Analyses:
 
     def clear(self):
         """Drop every analysis (the debug directories changed)."""
+        _GENERATION[0] += 1  # (what was found with them goes too)
         self._by_key.clear()
         self._key_of_path.clear()
         self._checked.clear()
@@ -747,7 +751,7 @@ class Place:
                 "%s is not the file GDB loaded: its build-id is %s on disk and %s in GDB (rebuilt "
                 "since?); run `file %s` (and the program again) to load the new one"
                 % (_d(self.path), on_disk, in_gdb, _d(self.path)))
-        self.obj = obj if obj is not None else self.module.chain(self.link)
+        self.obj = obj if obj is not None else _chain_of(self.module, self.link)
         self.chain = self.obj["chain"]
         self.depth = self.obj["depth"]
 
@@ -783,6 +787,27 @@ class Place:
         return None
 
 
+# The chain of a link-time address does not change while its analysis
+# lives: kept per analysis (a bounded memo), so that a backtrace after the
+# next stop at the same code looks nothing up again.
+_CHAINS = {}
+_CHAINS_MAX = 1 << 16
+
+
+def _chain_of(module, link):
+    memo = _CHAINS.get(id(module))
+    if memo is None or memo[0] is not module:
+        if len(_CHAINS) > 64:
+            _CHAINS.clear()
+        memo = _CHAINS[id(module)] = (module, {})
+    got = memo[1].get(link)
+    if got is None:
+        if len(memo[1]) >= _CHAINS_MAX:
+            memo[1].clear()
+        got = memo[1][link] = module.chain(link)
+    return got
+
+
 # Places of the current stop, by (inferior, pc): a backtrace or a TUI redraw
 # after the first costs a dict lookup.  Emptied whenever the program may have
 # changed.
@@ -814,30 +839,58 @@ def unresolved_note(proc):
 # ---- frames -----------------------------------------------------------------
 
 
+# Frames of the current stop: (thread, level, pc) -> (lookup pc, inline
+# depth), found for a whole physical frame at once (its inline frames
+# share it): a backtrace walks each frame once instead of once per frame
+# it asks about (frame.older() and .newer() cost microseconds each).
+_SHAPES = {}
+
+
+def _forget_shapes(*unused):
+    _SHAPES.clear()
+
+
+def _shape_key(frame):
+    thread = gdb.selected_thread()
+    return (thread.global_num if thread else 0, frame.level(), frame.pc())
+
+
+def _frame_shape(frame):
+    """(lookup pc, inline depth) of FRAME: see _lookup_pc and _inline_depth."""
+    key = _shape_key(frame)
+    got = _SHAPES.get(key)
+    if got is not None:
+        return got
+    pc = frame.pc()
+    group = [frame]  # the frames of this physical frame, newest first
+    while True:
+        n = group[0].newer()
+        if n is None or n.type() != gdb.INLINE_FRAME or n.pc() != pc:
+            break
+        group.insert(0, n)
+    newer = group[0].newer()
+    lookup = pc if newer is None or newer.type() == gdb.SIGTRAMP_FRAME else pc - 1
+    f = frame
+    while f is not None and f.type() == gdb.INLINE_FRAME:
+        f = f.older()
+        if f is not None:
+            group.append(f)
+    depth = len(group) - 1 if group[-1].type() != gdb.INLINE_FRAME else len(group)
+    for i, g in enumerate(group):
+        _SHAPES[(key[0], g.level(), g.pc())] = (lookup, max(depth - i, 0))
+    return _SHAPES[key]
+
+
 def _lookup_pc(frame):
     """The pc to look FRAME up at: a caller's pc is a return address, which may
     already be past the call's scope (the last instruction of a loop), so its
     call instruction (pc - 1) is looked up instead, as GDB does for blocks."""
-    pc = frame.pc()
-    f = frame
-    while True:  # the youngest frame of this physical frame (inline frames share its pc)
-        n = f.newer()
-        if n is None:
-            return pc
-        if n.type() == gdb.INLINE_FRAME and n.pc() == pc:
-            f = n
-            continue
-        return pc if n.type() == gdb.SIGTRAMP_FRAME else pc - 1
+    return _frame_shape(frame)[0]
 
 
 def _inline_depth(frame):
     """How many inline levels FRAME is below its physical frame's procedure."""
-    k = 0
-    f = frame
-    while f is not None and f.type() == gdb.INLINE_FRAME:
-        k += 1
-        f = f.older()
-    return k
+    return _frame_shape(frame)[1]
 
 
 def _physical(frame):
@@ -1292,28 +1345,31 @@ def backtrace_enabled():
     return loopscope_settings.backtrace_on()
 
 
-def frame_loop(frame):
-    """(innermost loop dict, Place) of FRAME's own part of the chain (its
-    inline level), or (None, Place); raises on frames loopscope cannot place."""
-    place = Place.at(_lookup_pc(frame), quiet=True)
-    seg = _segment(place.chain, _inline_depth(frame))
-    loops = [s for s in seg if s["kind"] == "loop"]
-    return (loops[-1] if loops else None), place
+_SAME_FILE = {}
 
 
-def _same_file_as_frame(frame, path):
+def _same_file_as_frame(frame, path, sal=None):
     """PATH as GDB names the frame's file when it is that file (so both lines
-    of a frame read alike), else PATH itself; escaped."""
+    of a frame read alike), else PATH itself; escaped.  SAL: the frame's, if
+    the caller has it."""
     try:
-        symtab = frame.find_sal().symtab
-        full = _host_bytes_as_str(symtab.fullname) if symtab is not None else None
-        # (normalized: with a relative DW_AT_comp_dir, as glibc's ./nptl,
-        # GDB's full name holds "./nptl/./nptl/x.c")
-        if full and path and os.path.normpath(full) == os.path.normpath(path):
-            return _d(_host_bytes_as_str(lambda: symtab.filename))
+        symtab = (sal or frame.find_sal()).symtab
+        if symtab is None or not path:
+            return _d(path)
+        name = _host_bytes_as_str(lambda: symtab.filename)
+        key = (path, name)
+        got = _SAME_FILE.get(key)
+        if got is None:
+            full = _host_bytes_as_str(symtab.fullname)
+            # (normalized: with a relative DW_AT_comp_dir, as glibc's ./nptl,
+            # GDB's full name holds "./nptl/./nptl/x.c")
+            same = bool(full) and os.path.normpath(full) == os.path.normpath(path)
+            got = _SAME_FILE[key] = _d(name if same else path)
+            if len(_SAME_FILE) > 4096:
+                _SAME_FILE.clear()
+        return got
     except (gdb.error, RuntimeError):
-        pass
-    return _d(path)
+        return _d(path)
 
 
 # GDB 13's MI printer of frame-filter arguments loops for ever on an argument
@@ -1358,6 +1414,7 @@ class _LoopArg:
 
 
 _void_ptr = None
+_HEADERS = {}  # runtime header address -> the gdb.Value that prints it
 
 
 def _as_pointer(addr):
@@ -1370,9 +1427,9 @@ def _as_pointer(addr):
 class LoopLineDecorator(FrameDecorator):
     """The elided line "in loop (depth=D, header=0x...) at FILE:LINE"."""
 
-    def __init__(self, fobj, loop, place):
+    def __init__(self, fobj, loop, place, sal=None):
         super().__init__(fobj)
-        self._loop, self._place = loop, place
+        self._loop, self._place, self._sal = loop, place, sal
 
     def function(self):
         return "in loop"
@@ -1383,16 +1440,22 @@ class LoopLineDecorator(FrameDecorator):
     def filename(self):
         if not self._loop.get("file"):
             return None
-        return _same_file_as_frame(self.inferior_frame(), self._loop["file"])
+        return _same_file_as_frame(self.inferior_frame(), self._loop["file"], self._sal)
 
     def line(self):
         return self._loop.get("line") if self._loop.get("file") else None
 
     def frame_args(self):
-        args_ = [_LoopArg("depth", self._loop["depth"]),
-                 _LoopArg("header", _as_pointer(self._place.runtime(self._loop["header"])))]
-        if self._loop["irreducible"]:
-            args_.append(_LoopArg("entries", len(self._loop["entries"])))
+        loop = self._loop
+        addr = self._place.runtime(loop["header"])
+        header = _HEADERS.get(addr)
+        if header is None:
+            if len(_HEADERS) > 4096:
+                _HEADERS.clear()
+            header = _HEADERS[addr] = _as_pointer(addr)
+        args_ = [_LoopArg("depth", loop["depth"]), _LoopArg("header", header)]
+        if loop["irreducible"]:
+            args_.append(_LoopArg("entries", len(loop["entries"])))
         return args_
 
     def frame_locals(self):
@@ -1402,31 +1465,60 @@ class LoopLineDecorator(FrameDecorator):
         return None
 
 
-class _FrameLoopCache:
-    """(thread, level, pc) -> (loop, place) of the frames of the current stop:
-    a second `bt` (or `bt` after `frame N`) costs a dict lookup per frame.
-    Emptied whenever the frames may have changed."""
+# The loop of a frame is a function of its lookup pc and inline depth, in
+# one process and one set of object files: kept across stops (stepping
+# through a loop shows the same frames again and again).  Emptied when
+# object files change (_GENERATION) and bounded.
+_LOOP_MEMO = {}
 
-    def __init__(self):
-        self.entries = {}
 
-    def clear(self, *unused):
-        self.entries.clear()
+def loop_of(frame, shape=None):
+    """(innermost loop of FRAME's own inline level or None, Place): as
+    frame_loop, from SHAPE ((lookup pc, inline depth), when the caller
+    knows it) and the memo."""
+    lookup, depth = shape if shape is not None else _frame_shape(frame)
+    inf = gdb.selected_inferior()
+    key = (inf.num, inf.pid, lookup, depth, _GENERATION[0])
+    got = _LOOP_MEMO.get(key)
+    if got is None:
+        place = Place.at(lookup, quiet=True)
+        loops = [s for s in _segment(place.chain, depth) if s["kind"] == "loop"]
+        got = (loops[-1] if loops else None, place)
+        if len(_LOOP_MEMO) >= 1 << 16:
+            _LOOP_MEMO.clear()
+        _LOOP_MEMO[key] = got
+    return got
 
-    def get(self, frame):
+
+def _shaped(frame_iter):
+    """The frames of a backtrace decorated, each with its (lookup pc, inline
+    depth) found from its neighbours in the stream (the inline frames of a
+    physical frame come before it): no frame is walked twice."""
+    group, before, first = [], None, True
+    for d in frame_iter:
         try:
-            thread = gdb.selected_thread()
-            key = (thread.global_num if thread else 0, frame.level(), frame.pc())
+            f = d.inferior_frame()
+            t = f.type()
         except (gdb.error, RuntimeError):
-            return frame_loop(frame)
-        got = self.entries.get(key)
-        if got is None:
-            got = frame_loop(frame)
-            self.entries[key] = got
-        return got
-
-
-FRAME_LOOPS = _FrameLoopCache()
+            for gd, gf, gt in group:
+                yield LoopFrameDecorator(gd)
+            group, first = [], False
+            yield LoopFrameDecorator(d)
+            continue
+        group.append((d, f, t))
+        if t == gdb.INLINE_FRAME:
+            continue
+        newest = group[0][1]
+        shape = None
+        if not first or newest.level() == 0:
+            pc = newest.pc()
+            lookup = pc if (first or before == gdb.SIGTRAMP_FRAME) else pc - 1
+            shape = lookup
+        for i, (gd, gf, gt) in enumerate(group):
+            yield LoopFrameDecorator(gd, None if shape is None else (shape, len(group) - 1 - i), gf, gt)
+        before, group, first = t, [], False
+    for gd, gf, gt in group:
+        yield LoopFrameDecorator(gd, None, gf, gt)
 
 
 class LoopFrameDecorator(FrameDecorator):
@@ -1435,6 +1527,21 @@ class LoopFrameDecorator(FrameDecorator):
 
     filename, line and frame_args give what FrameDecorator gives, from one
     find_sal per frame instead of four (a backtrace's cost is per frame)."""
+
+    def __init__(self, base, shape=None, frame=None, ftype=None):
+        super().__init__(base)
+        self._shape = shape
+        self._frame, self._ftype = frame, ftype  # (from _shaped: asked once)
+
+    def inferior_frame(self):
+        if self._frame is None:
+            self._frame = super().inferior_frame()
+        return self._frame
+
+    def _type(self):
+        if self._ftype is None:
+            self._ftype = self.inferior_frame().type()
+        return self._ftype
 
     def _plain(self):
         return type(self._base) in (gdb.Frame, FrameDecorator)
@@ -1447,9 +1554,13 @@ class LoopFrameDecorator(FrameDecorator):
             return self._sal_v
 
     def _limited(self):
-        sal = self._sal()
-        return (not sal.symtab or not _host_bytes_as_str(lambda: sal.symtab.filename)
-                or self.inferior_frame().type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
+        try:
+            return self._limited_v
+        except AttributeError:
+            sal = self._sal()
+            self._limited_v = (not sal.symtab or not _host_bytes_as_str(lambda: sal.symtab.filename)
+                               or self._type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
+            return self._limited_v
 
     def filename(self):
         if not self._plain():
@@ -1479,6 +1590,8 @@ class LoopFrameDecorator(FrameDecorator):
             return None
         frame = self.inferior_frame()
         got = gdb.FrameDecorator.FrameVars(frame).fetch_frame_args()
+        if not loopscope_settings.MI_SESSION:  # (the loop is MI's alone)
+            return got
         return [_NamedArg(a.symbol(), frame) if _mi_skips(a.symbol()) else a for a in got or ()]
 
     def function(self):
@@ -1489,7 +1602,7 @@ class LoopFrameDecorator(FrameDecorator):
         try:
             frame = self.inferior_frame()
             if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
-                    or frame.type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME)):
+                    or self._type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME)):
                 return super().function()
             name = _host_bytes_as_str(frame.name)
         except Exception:
@@ -1501,12 +1614,12 @@ class LoopFrameDecorator(FrameDecorator):
         # gdb.parameter costs more than the lookup.)
         base = super().elided()
         try:
-            loop, place = FRAME_LOOPS.get(self.inferior_frame())
+            loop, place = loop_of(self.inferior_frame(), self._shape)
         except Exception:  # never an exception in place of a frame
             return base
         if loop is None:
             return base
-        line = LoopLineDecorator(self._base, loop, place)
+        line = LoopLineDecorator(self._base, loop, place, self._sal() if self._plain() else None)
         return [line] + list(base) if base else [line]
 
 
@@ -1528,7 +1641,7 @@ class LoopFrameFilter:
         gdb.set_parameter("loopscope backtrace", bool(value))
 
     def filter(self, frame_iter):
-        return map(LoopFrameDecorator, frame_iter)
+        return _shaped(frame_iter)
 
 
 # ---- $_loop_depth -----------------------------------------------------------------
@@ -1675,6 +1788,6 @@ def register():
     _connect(("new_objfile", "clear_objfiles", "exited", "stop", "cont"), ANALYSES.stopped)
     changed = ("new_objfile", "clear_objfiles", "exited", "stop", "cont", "inferior_call",
                "memory_changed", "register_changed")
-    _connect(changed, FRAME_LOOPS.clear)
     _connect(changed, _forget_places)
+    _connect(changed + ("new_thread",), _forget_shapes)
     _registered = True
