@@ -127,18 +127,23 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def _spec(copy, link):
     """The location of link-time address LINK of COPY: *func+OFF when GDB
-    resolves the procedure's name to the procedure (so that a re-run that
-    loads the code elsewhere moves the breakpoint), else *ADDRESS."""
+    resolves the procedure's name (its linkage name first) to the
+    procedure, so that the breakpoint moves with the code (a PIE before
+    `run`, a re-run that loads it elsewhere); else *ADDRESS."""
     proc, place = copy.proc, copy.place
-    name = proc.get("name") if proc else None
-    if name and proc.get("ranges") and _IDENT.match(name):
+    if proc and proc.get("ranges"):
         start = min(lo for lo, hi in proc["ranges"])
-        try:
-            sym = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
-        except gdb.error:
-            sym = None
-        if sym is not None and sym - place.bias == start:
-            return "*%s+%d" % (name, link - start)
+        # The linkage (mangled) name is an identifier for C++ too; GDB's
+        # expression parser finds it as a minimal symbol.
+        for name in (proc.get("linkage_name"), proc.get("name")):
+            if not name or not _IDENT.match(name):
+                continue
+            try:
+                sym = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
+            except gdb.error:
+                continue
+            if sym - place.bias == start:
+                return "*%s+%d" % (name, link - start)
     return "*%s" % ls._hex(place.runtime(link))
 
 

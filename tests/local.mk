@@ -178,6 +178,10 @@ EXTRA_DIST += tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c
 EXTRA_DIST += tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py
 EXTRA_DIST += tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py tests/fixtures/gdb/gen_inline.py
 EXTRA_DIST += tests/fixtures/gdb/qsort_cmp.c
+# Slow tier (needs the real-code corpus: lzip's Debian source, built by gcc
+# and clang): break-loop on a loop inlined 61 times, an exception, MI, gdb -p.
+TESTS += tests/gdb-real.py
+EXTRA_DIST += tests/gdb-real.py
 EXTRA_DIST += tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp
 EXTRA_DIST += tests/fixtures/loop_lines.c
 # The library's boundary (issue 10): exports, install, pkg-config.
