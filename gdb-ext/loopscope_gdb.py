@@ -1361,9 +1361,12 @@ def _same_file_as_frame(frame, path, sal=None):
         got = _SAME_FILE.get(key)
         if got is None:
             full = _host_bytes_as_str(symtab.fullname)
-            # (normalized: with a relative DW_AT_comp_dir, as glibc's ./nptl,
-            # GDB's full name holds "./nptl/./nptl/x.c")
-            same = bool(full) and os.path.normpath(full) == os.path.normpath(path)
+            # (normalized; with a relative DW_AT_comp_dir, as glibc's ./nptl,
+            # GDB's full name doubles it, "./nptl/./nptl/x.c", where the
+            # library's path is nptl/x.c, GDB's file name's)
+            norm = os.path.normpath(path)
+            same = (bool(full) and os.path.normpath(full) == norm) or (
+                bool(name) and not os.path.isabs(name) and os.path.normpath(name) == norm)
             got = _SAME_FILE[key] = _d(name if same else path)
             if len(_SAME_FILE) > 4096:
                 _SAME_FILE.clear()
