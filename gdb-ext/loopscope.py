@@ -8,7 +8,7 @@
 # into GDB's system gdbinit directory, or add the line to ~/.gdbinit.
 # `man loopscope-gdb` and `help structure`, `help info loops`, `help
 # loop-next`, `help loop-finish`, `help break-loop`, `help show loopscope`,
-# `help function _loop_depth` and `help info loopscope` describe them.
+# `help function _loop_depth` and `help maint info loopscope` describe them.
 #
 # This file only finds the C module _loopscope (next to this file once
 # installed, in .libs/ in a build tree, or in $LOOPSCOPE_GDB_LIBDIR) and

@@ -15,7 +15,8 @@
 # and GDB's styles for text output.  The rest lives beside it:
 # loopscope_args.py (the argument parser: every command's input goes
 # through it first), loopscope_settings.py (set/show loopscope),
-# loopscope_step.py (loop-next, loop-finish, break-loop), loopscope_mi.py
+# loopscope_step.py (loop-next, loop-finish), loopscope_breakloop.py
+# (break-loop), loopscope_mi.py
 # (MI commands), loopscope_tui.py (the TUI window and `layout loops`);
 # _loopscope.c is the C module.
 #

@@ -2,9 +2,8 @@
 #
 #   loop-finish [-count]              run until the loop at $pc is left
 #   loop-next [N] [-depth D]          run to the start of the N-th next iteration
-#   break-loop [-exit] [-temporary] LOCATION [thread N] [if COND]
-#                                     breakpoints at a loop's header, or its exits,
-#                                     in every copy of the loop
+#
+# (break-loop is loopscope_breakloop.py's.)
 #
 # Owns the breakpoints that watch a loop of one physical frame (LoopWatch):
 # its header, its exits (the targets of every edge leaving it, as loopscope
