@@ -389,6 +389,9 @@ Module_init(ModuleObject *self, PyObject *args, PyObject *kwds)
 	opt.progress = 0; /* GDB owns the terminal */
 	opt.cache_dir = cache_dir;
 	opt.debug_file_path = debug_file_path;
+	/* as the loopscope command takes them: loopscope(1) */
+	opt.read_sources = getenv("LOOPSCOPE_NO_SOURCE") == NULL;
+	opt.source_path = getenv("LOOPSCOPE_SOURCE_PATH");
 	struct warn_sink sink = {.messages = NULL};
 	pthread_mutex_init(&sink.lock, NULL);
 	opt.warn = warn_collect;

@@ -115,11 +115,11 @@ int ls_analyze(ls_module *m, ls_error *err)
 	struct worker *workers = ls_xcalloc(nthreads, sizeof *workers);
 	for (int t = 0; t < nthreads; t++)
 		workers[t] = (struct worker){ &an, &m->thread_arenas[t] };
-	/* $LOOPSCOPE_NO_SOURCE: loop lines from DWARF alone (to measure the
+	/* opt.read_sources 0: loop lines from DWARF alone (to measure the
 	 * DWARF rules, or to ignore a source tree that does not match).
-	 * $LOOPSCOPE_SOURCE_PATH: where to look for sources that are not at
-	 * the paths DWARF names (a distribution's prefix-mapped build). */
-	m->sources = getenv("LOOPSCOPE_NO_SOURCE") ? NULL : ls_source_cache_new(getenv("LOOPSCOPE_SOURCE_PATH"));
+	 * opt.source_path: where to look for sources that are not at the
+	 * paths DWARF names (a distribution's prefix-mapped build). */
+	m->sources = m->opt.read_sources ? ls_source_cache_new(m->opt.source_path) : NULL;
 	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);

@@ -1,5 +1,7 @@
 /* api.c - the module's life cycle: open (the stages in pipeline.c, under
- * an out-of-memory guard), the module getters, and close. */
+ * an out-of-memory guard), the module getters, and close; the options as
+ * the caller gives them (of its own size: loopscope.h, "ABI rules"); the
+ * version. */
 #include "cfg/cfg.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
@@ -17,15 +19,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ls_options_init(ls_options *opt)
+const char *ls_version(void)
+{
+	return LS_VERSION;
+}
+
+/* The defaults of every field, the ones added since the caller was built
+ * included. */
+static void options_defaults(ls_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
+	opt->size = sizeof *opt;
 	opt->use_cache = 1;
 	opt->progress = 1;
 	opt->want_loops = 1;
+	opt->read_sources = 1;
 }
 
-ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err)
+void ls_options_init_sized(ls_options *opt, size_t size)
+{
+	if (!opt || size < sizeof opt->size)
+		return;
+	ls_options full;
+	options_defaults(&full);
+	full.size = size;
+	memcpy(opt, &full, size < sizeof full ? size : sizeof full);
+	if (size > sizeof full) /* a newer caller: its fields are unknown here */
+		memset((char *)opt + sizeof full, 0, size - sizeof full);
+}
+
+int ls_options_import(ls_options *dst, const ls_options *src, ls_error *err)
+{
+	options_defaults(dst);
+	if (!src)
+		return 0;
+	if (src->size < LS_OPTIONS_MIN_SIZE) {
+		ls_set_error(err, LS_ERR_USAGE, "ls_options of %zu bytes: not set by ls_options_init", src->size);
+		return -1;
+	}
+	memcpy(dst, src, src->size < sizeof *dst ? src->size : sizeof *dst);
+	dst->size = sizeof *dst;
+	return 0;
+}
+
+LS_DEFAULT_SYMBOL(ls_module_open, ls_module_open_v02, LOOPSCOPE_0.2);
+ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error *err)
 {
 	if (!path || !*path) {
 		ls_set_error(err, LS_ERR_USAGE, "no file name given");
@@ -41,10 +79,10 @@ ls_module *ls_module_open(const char *path, const ls_options *opt, ls_error *err
 		return NULL;
 	}
 	m->fd = -1;
-	if (opt)
-		m->opt = *opt;
-	else
-		ls_options_init(&m->opt);
+	if (ls_options_import(&m->opt, opt, err) < 0) {
+		free(m);
+		return NULL;
+	}
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) {

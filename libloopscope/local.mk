@@ -4,13 +4,16 @@
 # The stages are built once, into a convenience library compiled with
 # -fvisibility=hidden (loopscope.h alone declares default visibility), which
 # the unit tests link to reach internal stages.  libloopscope.so is that
-# library behind libloopscope/loopscope.map: only loopscope.h's functions, in the
-# version node LOOPSCOPE_0.1.
+# library behind libloopscope/loopscope.map: only loopscope.h's functions, in
+# its version nodes (LOOPSCOPE_0.1, LOOPSCOPE_0.2).  loopscope-version.h is
+# made by configure (LS_VERSION, from AC_INIT).
 lib_LTLIBRARIES += libloopscope.la
 noinst_LTLIBRARIES += libloopscope-internal.la
 include_HEADERS += libloopscope/loopscope.h
+nodist_include_HEADERS = libloopscope/loopscope-version.h
+EXTRA_DIST += libloopscope/loopscope-version.h.in
 libloopscope_internal_la_SOURCES = \
-	libloopscope/api.c libloopscope/pipeline.c libloopscope/pipeline.h \
+	libloopscope/api.c libloopscope/compat.c libloopscope/pipeline.c libloopscope/pipeline.h \
 	libloopscope/analyze.c libloopscope/analyze.h \
 	libloopscope/support/base.h libloopscope/support/error.c libloopscope/support/file.c \
 	libloopscope/support/arena.c libloopscope/support/strtab.c libloopscope/support/demangle.c \
@@ -33,7 +36,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_dir.c \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c
-libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden
+libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden -DLS_SYMVER
 libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread
 # The one JSON writer: the library's JSON outputs, `loopscope lookup --json`
 # and `perf loops report --format=json` share it.  A convenience library of
@@ -43,7 +46,7 @@ libloopscope_json_la_SOURCES = libloopscope/support/json_writer.c libloopscope/s
 libloopscope_json_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libloopscope_la_SOURCES =
 libloopscope_la_LIBADD = libloopscope-internal.la
-libloopscope_la_LDFLAGS = -version-info 0:0:0 -Wl,--version-script=$(srcdir)/libloopscope/loopscope.map
+libloopscope_la_LDFLAGS = -version-info 1:0:1 -Wl,--version-script=$(srcdir)/libloopscope/loopscope.map
 EXTRA_libloopscope_la_DEPENDENCIES = $(srcdir)/libloopscope/loopscope.map
 EXTRA_DIST += libloopscope/loopscope.map libloopscope/README.md
 # pkg-config --cflags --libs loopscope

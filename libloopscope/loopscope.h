@@ -49,6 +49,33 @@
  * them.  For relocatable objects (.o, .ko) the sections are laid out one
  * after another with .text at 0, so that .text addresses are objdump's;
  * ls_module_section() tells where any other section is.
+ *
+ * ABI rules (what a program built against this header may rely on when the
+ * library under it is newer; loopscope.map lists the symbols, node by node):
+ *
+ *   - Handles are opaque (ls_module, ls_scope, ls_file, ...): they grow
+ *     freely.
+ *   - A struct the caller allocates and passes in (ls_options) begins with
+ *     its size, which its _init function sets to the sizeof the caller was
+ *     compiled with.  The library reads only that many bytes and takes its
+ *     defaults for fields added since; new fields go at the end, and their
+ *     default keeps the old behaviour.  Call the _init function, never
+ *     memset and fill by hand: a size of 0 is refused (LS_ERR_USAGE).
+ *   - A struct the caller allocates and the library fills (ls_error,
+ *     ls_symbol, ls_range, ls_edge) never changes: a new one comes with a
+ *     new function.  One the library owns and hands out by const pointer
+ *     (ls_section, ls_cache_info) only grows at its end.
+ *   - Enums only gain values at their end: a caller's switch needs a
+ *     default.
+ *   - Every exported function is in a version node of loopscope.map: a new
+ *     function goes into the node of the next release; a function whose
+ *     arguments change meaning gets a new node and the old one stays, for
+ *     the programs linked against it (the LOOPSCOPE_0.1 ls_options, without
+ *     a size, is converted: libloopscope/compat.c).  A released node never
+ *     changes; the soname (libloopscope.so.0) changes only if one is
+ *     dropped.
+ *   - LS_VERSION is the version of this header; ls_version() the library's
+ *     at run time.  Both come from configure.ac's AC_INIT.
  */
 #ifndef LOOPSCOPE_H
 #define LOOPSCOPE_H
@@ -66,7 +93,13 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define LS_VERSION "0.1.0"
+/* LS_VERSION: the version of this header, "MAJOR.MINOR.PATCH" (configure
+ * writes it into loopscope-version.h from AC_INIT). */
+#include "loopscope-version.h"
+
+/* The version of the library running, as LS_VERSION was when it was built.
+ * Since LOOPSCOPE_0.2. */
+const char *ls_version(void);
 
 /* Callers' room for a chain.  A deeper chain (a loop nest hundreds deep)
  * is cut in the middle: the procedure and the outermost scopes are kept,
@@ -95,6 +128,7 @@ typedef struct ls_error {
 typedef void (*ls_warn_fn)(void *ctx, const char *message);
 
 typedef struct ls_options {
+	size_t size;         /* sizeof(ls_options) as the caller sees it: ls_options_init sets it */
 	int jobs;            /* analysis threads; 0: as many as cores */
 	int use_cache;       /* read and write $XDG_CACHE_HOME/loopscope */
 	int progress;        /* show progress on stderr when it is a terminal */
@@ -111,9 +145,24 @@ typedef struct ls_options {
 	 * LS_ERR_INTERRUPTED.  When set, it replaces the stderr meter. */
 	int (*progress_fn)(void *ctx, size_t done, size_t total);
 	void *progress_ctx;
+	/* Since LOOPSCOPE_0.2.  The source files DWARF names are read for the
+	 * loops' lines (a `for (;;)` has no line-table row of its own); the
+	 * cache records which were read (and which were looked for and not
+	 * found), so that a source that appears or changes is a miss. */
+	int read_sources;    /* 1: read them; 0: DWARF alone (the CLI: $LOOPSCOPE_NO_SOURCE) */
+	const char *source_path; /* NULL, or directories (colon-separated) where sources are
+	                          * looked for when DWARF's path cannot be read: DIR/PATH, then
+	                          * PATH without its leading components (the CLI:
+	                          * $LOOPSCOPE_SOURCE_PATH) */
 } ls_options;
 
-void ls_options_init(ls_options *opt);
+/* Sets OPT to the defaults and OPT->size to SIZE, which must be
+ * sizeof(ls_options) as the caller was compiled: call ls_options_init. */
+void ls_options_init_sized(ls_options *opt, size_t size);
+static inline void ls_options_init(ls_options *opt)
+{
+	ls_options_init_sized(opt, sizeof *opt);
+}
 
 typedef struct ls_module ls_module;
 typedef struct ls_scope ls_scope;

@@ -295,6 +295,8 @@ void pl_dsos_begin(struct pl_attrib *a)
 	ls_options_init(&a->lsopt);
 	a->lsopt.warn = ls_warn_sink;
 	a->lsopt.progress = 0;
+	a->lsopt.read_sources = getenv("LOOPSCOPE_NO_SOURCE") == NULL;
+	a->lsopt.source_path = getenv("LOOPSCOPE_SOURCE_PATH");
 	const char *bd = getenv("PERF_BUILDID_DIR");
 	const char *home = getenv("HOME");
 	if (!home) {

@@ -7,8 +7,9 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 MAN="$top_srcdir/man/loopscope.1"
 COMPLETION="$top_srcdir/man/completion/loopscope"
-# The version the sources say (loopscope.h), not what the program prints.
-version=$(sed -n 's/^#define LS_VERSION "\(.*\)"$/\1/p' "$top_srcdir/libloopscope/loopscope.h")
+# The version the sources say (configure.ac's AC_INIT, the one place it is
+# written), not what the program prints.
+version=$(sed -n 's/^AC_INIT(\[loopscope\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
 
 for sub in "" struct lookup decode cache; do
 	name="loopscope${sub:+ $sub}"

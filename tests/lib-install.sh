@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/lib-install.sh - libloopscope as a program outside the tree sees it:
 # the exported symbols are exactly loopscope.h's functions, in the version
-# node LOOPSCOPE_0.1; the library, its header and loopscope.pc install
+# nodes of loopscope.map, LOOPSCOPE_0.1 being release 0.1.0's as it was
+# (tests/fixtures/lib/loopscope-0.1/loopscope.map); the library, its header and loopscope.pc install
 # (into a scratch DESTDIR); a program built with
 # `pkg-config --cflags --libs loopscope` against that copy runs lookups that
 # agree with `loopscope lookup --json`.
@@ -21,7 +22,7 @@ names = set(re.findall(r"\b(ls_[a-z0-9_]+)\s*\(", src))
 print("\n".join(sorted(names)))
 PY
 nm -D --defined-only "$SO" >"$TMP/nm"
-awk '$2 == "T" { print $3 }' "$TMP/nm" | sed 's/@.*//' | sort >"$TMP/exported"
+awk '$2 == "T" { print $3 }' "$TMP/nm" | sed 's/@.*//' | sort -u >"$TMP/exported"
 if diff "$TMP/api" "$TMP/exported" >"$TMP/diff"; then
 	pass "nm -D exports exactly loopscope.h's $(wc -l <"$TMP/api") functions"
 else
@@ -29,12 +30,20 @@ else
 fi
 other=$(awk '$2 != "T" && !($2 == "A" && $3 ~ /^LOOPSCOPE_/)' "$TMP/nm")
 check_eq "$other" "" "no other defined dynamic symbol (data, weak, unversioned)"
-unversioned=$(awk '$2 == "T" && $3 !~ /@@LOOPSCOPE_0\.1$/' "$TMP/nm")
-check_eq "$unversioned" "" "every exported function is in version node LOOPSCOPE_0.1"
+unversioned=$(awk '$2 == "T" && $3 !~ /@@?LOOPSCOPE_0\.[12]$/' "$TMP/nm")
+check_eq "$unversioned" "" "every exported function is in version node LOOPSCOPE_0.1 or LOOPSCOPE_0.2"
+# 0.1 is released: what it exports never changes (0.2 adds beside it).
+sed -n 's/^[[:space:]]*\(ls_[a-z0-9_]*\);$/\1/p' "$FIXTURES/lib/loopscope-0.1/loopscope.map" | sort >"$TMP/v01"
+awk '$2 == "T" && $3 ~ /@@?LOOPSCOPE_0\.1$/ { print $3 }' "$TMP/nm" | sed 's/@.*//' | sort >"$TMP/exported01"
+if diff "$TMP/v01" "$TMP/exported01" >"$TMP/diff"; then
+	pass "LOOPSCOPE_0.1 exports release 0.1.0's $(wc -l <"$TMP/v01") functions, no more, no fewer"
+else
+	fail "LOOPSCOPE_0.1 exports release 0.1.0's functions"; sed 's/^/# /' "$TMP/diff"
+fi
 
 # 2. Install the library, the header and the .pc file into a scratch root.
 ROOT="$TMP/root"
-if make -s -C "$top_builddir" DESTDIR="$ROOT" install-libLTLIBRARIES install-includeHEADERS \
+if make -s -C "$top_builddir" DESTDIR="$ROOT" install-libLTLIBRARIES install-includeHEADERS install-nodist_includeHEADERS \
 	install-pkgconfigDATA >"$TMP/install.log" 2>&1; then
 	pass "make install (library, header, loopscope.pc) into a DESTDIR"
 else

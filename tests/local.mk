@@ -187,6 +187,11 @@ EXTRA_DIST += tests/fixtures/loop_lines.c
 # The library's boundary (issue 10): exports, install, pkg-config.
 TESTS += tests/lib-install.sh
 EXTRA_DIST += tests/lib-install.sh tests/fixtures/lib/lookup.c
+# Issue 21: a program built against release 0.1.0's header and library runs
+# on this one (the LOOPSCOPE_0.1 ls_options without a size field).
+TESTS += tests/lib-abi.sh
+EXTRA_DIST += tests/lib-abi.sh tests/fixtures/lib/abi01.c \
+	tests/fixtures/lib/loopscope-0.1/loopscope.h tests/fixtures/lib/loopscope-0.1/loopscope.map
 check_PROGRAMS += tests/file-info
 tests_file_info_SOURCES = tests/file-info.c
 tests_file_info_LDADD = libloopscope.la

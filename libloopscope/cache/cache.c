@@ -860,7 +860,7 @@ static bool write_all(int fd, const void *buf, size_t size)
  * so readers never see a partial file; then the directory's size bound. */
 static void write_entry(ls_module *m, const struct cache_key *k, const char *buf, uint64_t size)
 {
-	if (size > ls_cache_bound(&m->opt)) {
+	if (size > ls_cache_bound_of(&m->opt)) {
 		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
 			(unsigned long long)size);
 		return;

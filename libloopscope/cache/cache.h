@@ -33,6 +33,9 @@ void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta 
 
 /* cache_dir.c: the directory (0700), its temporaries and its size bound. */
 bool ls_cache_dir_of(const ls_options *opt, char *buf, size_t size);
+/* The bound (opt->cache_max_bytes, $LOOPSCOPE_CACHE_SIZE, 1 GiB); OPT as
+ * ls_options_import made it, or NULL. */
+uint64_t ls_cache_bound_of(const ls_options *opt);
 int ls_cache_dir_make(const char *dir);            /* 0, or -1 with errno */
 /* Removes temporaries left by killed stores (their process is gone, or
  * they are an hour old). */

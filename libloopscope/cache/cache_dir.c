@@ -77,7 +77,7 @@ int ls_cache_dir_make(const char *dir)
 	return 0;
 }
 
-uint64_t ls_cache_bound(const ls_options *opt)
+uint64_t ls_cache_bound_of(const ls_options *opt)
 {
 	if (opt && opt->cache_max_bytes)
 		return opt->cache_max_bytes;
@@ -279,14 +279,24 @@ static void evict(const char *dir, uint64_t bound, const char *keep, ls_cache_fn
 
 void ls_cache_enforce_bound(const ls_options *opt, const char *dir, const char *keep)
 {
-	evict(dir, ls_cache_bound(opt), keep, NULL, NULL);
+	evict(dir, ls_cache_bound_of(opt), keep, NULL, NULL);
 }
 
 /* ---- the public side ---------------------------------------------------------- */
 
-int ls_cache_dir(const ls_options *opt, char *buf, size_t size)
+/* Each takes the caller's ls_options, of the size it was built with. */
+LS_DEFAULT_SYMBOL(ls_cache_dir, ls_cache_dir_v02, LOOPSCOPE_0.2);
+int ls_cache_dir_v02(const ls_options *opt, char *buf, size_t size)
 {
-	return ls_cache_dir_of(opt, buf, size) ? 0 : -1;
+	ls_options o;
+	return ls_options_import(&o, opt, NULL) == 0 && ls_cache_dir_of(&o, buf, size) ? 0 : -1;
+}
+
+LS_DEFAULT_SYMBOL(ls_cache_bound, ls_cache_bound_v02, LOOPSCOPE_0.2);
+uint64_t ls_cache_bound_v02(const ls_options *opt)
+{
+	ls_options o;
+	return ls_cache_bound_of(ls_options_import(&o, opt, NULL) == 0 ? &o : NULL);
 }
 
 static int open_dir(const ls_options *opt, char *dir, size_t size, ls_error *err)
@@ -345,7 +355,7 @@ static int prune_entries(const ls_options *opt, const char *dir, ls_cache_fn fn,
 	}
 	free(meta);
 	listing_free(&l);
-	evict(dir, ls_cache_bound(opt), NULL, fn, ctx);
+	evict(dir, ls_cache_bound_of(opt), NULL, fn, ctx);
 	return 0;
 }
 
@@ -370,6 +380,10 @@ static int clear_entries(const ls_options *opt, const char *dir, ls_cache_fn fn,
 static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, const char *, ls_cache_fn, void *),
                         ls_cache_fn fn, void *ctx, ls_error *err)
 {
+	ls_options o;
+	if (ls_options_import(&o, opt, err) < 0)
+		return -1;
+	opt = &o;
 	char dir[PATH_MAX];
 	int rc = open_dir(opt, dir, sizeof dir, err);
 	if (rc != 0)
@@ -389,17 +403,20 @@ static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, con
 	return 0;
 }
 
-int ls_cache_list(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+LS_DEFAULT_SYMBOL(ls_cache_list, ls_cache_list_v02, LOOPSCOPE_0.2);
+int ls_cache_list_v02(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
 {
 	return on_cache_dir(opt, list_entries, fn, ctx, err);
 }
 
-int ls_cache_prune(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+LS_DEFAULT_SYMBOL(ls_cache_prune, ls_cache_prune_v02, LOOPSCOPE_0.2);
+int ls_cache_prune_v02(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
 {
 	return on_cache_dir(opt, prune_entries, fn, ctx, err);
 }
 
-int ls_cache_clear(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
+LS_DEFAULT_SYMBOL(ls_cache_clear, ls_cache_clear_v02, LOOPSCOPE_0.2);
+int ls_cache_clear_v02(const ls_options *opt, ls_cache_fn fn, void *ctx, ls_error *err)
 {
 	return on_cache_dir(opt, clear_entries, fn, ctx, err);
 }

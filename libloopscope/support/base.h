@@ -32,6 +32,34 @@
  * belong in structure/check.c, run with --enable-debug-checks. */
 #include <assert.h>
 
+/* ---- the public interface's versions (loopscope.map) -------------------- */
+
+/* A public function whose arguments changed meaning exists once per version
+ * node (loopscope.h, "ABI rules"): the current one is defined as NAME_IMPL
+ * and exported as NAME@@NODE, the default that programs link against now;
+ * compat.c defines the older ones, exported as NAME@OLDNODE for the
+ * programs linked before.  The library's own code calls NAME_IMPL or an
+ * internal function, never NAME.  The versions exist when the library is
+ * built (libloopscope/local.mk defines LS_SYMVER); a stage compiled on its
+ * own, into a shared object without loopscope.map (tests/core-loops.py
+ * uses loopscope's own code as loops to find), has none. */
+#ifdef LS_SYMVER
+#define LS_DEFAULT_SYMBOL(name, impl, node)                                                         \
+	__typeof__(name) impl __attribute__((visibility("default")));                              \
+	__asm__(".symver " #impl ", " #name "@@" #node)
+#define LS_COMPAT_SYMBOL(name, impl, node) __asm__(".symver " #impl ", " #name "@" #node)
+#else
+#define LS_DEFAULT_SYMBOL(name, impl, node) __typeof__(name) impl __attribute__((visibility("default")))
+#define LS_COMPAT_SYMBOL(name, impl, node) extern int ls_no_symbol_versions_
+#endif
+
+/* The callers' ls_options (of the size they were built with) as this
+ * library's: defaults for what they do not have; -1 (LS_ERR_USAGE) if it was
+ * not set by ls_options_init.  SRC NULL: the defaults. */
+int ls_options_import(ls_options *dst, const ls_options *src, ls_error *err);
+/* The smallest ls_options a caller may pass: LOOPSCOPE_0.2's. */
+#define LS_OPTIONS_MIN_SIZE (offsetof(ls_options, source_path) + sizeof(const char *))
+
 /* ---- errors and warnings (error.c) ------------------------------------- */
 
 void ls_set_error(ls_error *err, ls_status code, const char *fmt, ...)
