@@ -359,6 +359,18 @@ void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
 
+/* ---- opening input files ------------------------------------------------ */
+
+/* Opens PATH read-only, close-on-exec, if it is a regular file: a FIFO, a
+ * device or a socket is refused without being read (a plain open() of a
+ * FIFO waits for a writer for ever, a device's may act).  Every file
+ * libloopscope reads is opened so; front ends open theirs with it too.
+ * Returns the descriptor, or -1 with ERR: "PATH: is a directory", "PATH:
+ * not a regular file (a FIFO)", "PATH: No such file or directory"
+ * (LS_ERR_NOT_FOUND), ...  FLAGS must be 0 (room for further checks).
+ * Since LOOPSCOPE_0.2. */
+int ls_open_regular(const char *path, unsigned flags, ls_error *err);
+
 /* ---- the analysis cache ------------------------------------------------ */
 
 /* One cache file, as ls_cache_list() and friends see it. */

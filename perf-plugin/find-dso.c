@@ -384,7 +384,6 @@ static void read_kallsyms(const struct pl_attrib *a, struct symtab *t, char **bu
 	 * the recorded kernel's, and a plain file reads many times faster than
 	 * /proc/kallsyms (which the kernel formats line by line) */
 	int fd = -1;
-	const char *why;
 	pd_reader *r = a->rep->r;
 	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
@@ -395,10 +394,10 @@ static void read_kallsyms(const struct pl_attrib *a, struct symtab *t, char **bu
 			sprintf(hex + 2 * k, "%02x", b->id[k]);
 		hex[2 * b->size] = 0;
 		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
-		fd = pd_open_regular(p, &why);
+		fd = ls_open_regular(p, 0, NULL);
 		if (fd < 0) {
 			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
-			fd = pd_open_regular(p, &why);
+			fd = ls_open_regular(p, 0, NULL);
 		}
 	}
 	if (fd < 0) {

@@ -12,6 +12,7 @@
  * readable plus a count of what was lost.
  */
 #include "perf_data.h"
+#include "loopscope.h" /* ls_open_regular */
 
 #include <assert.h>
 #include <errno.h>
@@ -632,38 +633,14 @@ pd_reader *pd_open_mem(const char *name, const uint8_t *data, size_t size, char 
 	return finish_open(r, err, errlen);
 }
 
-int pd_open_regular(const char *path, const char **why)
-{
-	/* O_NONBLOCK: open() of a FIFO returns at once instead of waiting
-	 * for a writer; nothing is read before fstat says it is a file. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		*why = strerror(errno);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*why = S_ISDIR(st.st_mode) ? "is a directory" : S_ISFIFO(st.st_mode) ? "not a regular file (a FIFO)"
-		       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "not a regular file (a device)"
-		       : "not a regular file";
-		close(fd);
-		return -1;
-	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	return fd;
-}
-
 /* Append file PATH to the owned buffer of R; -1 (ERR set) if unreadable. */
 static int append_file(pd_reader *r, const char *path, size_t *cap, char *err, size_t errlen)
 {
-	const char *why;
-	int fd = pd_open_regular(path, &why);
+	ls_error le;
+	int fd = ls_open_regular(path, 0, &le);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		snprintf(err, errlen, "%s", le.message);
+		errno = le.code == LS_ERR_NOT_FOUND ? ENOENT : EIO;
 		return -1;
 	}
 	uint8_t *buf = (uint8_t *)r->base;
@@ -728,15 +705,14 @@ static pd_reader *open_dir(const char *path, char *err, size_t errlen)
 pd_reader *pd_open(const char *path, char *err, size_t errlen)
 {
 	int is_stdin = !strcmp(path, "-");
-	const char *why = NULL;
 	struct stat dst;
 	if (!is_stdin && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode))
 		return open_dir(path, err, errlen);
-	int fd = is_stdin ? 0 : pd_open_regular(path, &why);
+	ls_error le;
+	int fd = is_stdin ? 0 : ls_open_regular(path, 0, &le);
 	if (fd < 0) {
-		/* pd_open_regular says why whenever it fails */
-		snprintf(err, errlen, "%s: %s%s", path, why,
-			 !strncmp(why, "not a regular file", 18) ? " (to read a pipe, use -i -)" : "");
+		snprintf(err, errlen, "%s%s", le.message,
+			 strstr(le.message, ": not a regular file (") ? " (to read a pipe, use -i -)" : "");
 		return NULL;
 	}
 	pd_reader *r = calloc(1, sizeof *r);

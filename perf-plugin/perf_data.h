@@ -165,9 +165,6 @@ typedef struct pd_reader pd_reader;
  * "PATH: reason" into ERR.  Warnings (truncation, bad feature sections) are
  * collected and read with pd_warnings(). */
 pd_reader *pd_open(const char *path, char *err, size_t errlen);
-/* Opens PATH for reading if it is a regular file; never blocks on a FIFO
- * nor touches a device.  -1 with *WHY (a printable reason) otherwise. */
-int pd_open_regular(const char *path, const char **why);
 /* Same, over a buffer the caller keeps alive (the fuzz target uses it). */
 pd_reader *pd_open_mem(const char *name, const uint8_t *data, size_t size, char *err, size_t errlen);
 void pd_close(pd_reader *r);

@@ -255,7 +255,7 @@ static bool content_hash(const ls_module *m, uint64_t *hash)
 {
 	const char *why;
 	struct stat st;
-	int fd = ls_open_regular(m->path, &st, &why);
+	int fd = ls_open_input(m->path, &st, &why);
 	if (fd < 0)
 		return false;
 	size_t cap = 1 << 20;
@@ -578,7 +578,7 @@ static char *read_entry(const ls_module *m, const struct cache_key *k, struct ca
 {
 	struct stat st;
 	const char *open_why;
-	int fd = ls_open_regular(k->path, &st, &open_why);
+	int fd = ls_open_input(k->path, &st, &open_why);
 	if (fd < 0) {
 		*why = errno == ENOENT ? "no entry yet" : open_why;
 		return NULL;
@@ -720,7 +720,7 @@ void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta 
 	memset(meta, 0, sizeof *meta);
 	struct stat st;
 	const char *why;
-	int fd = ls_open_regular(file, &st, &why);
+	int fd = ls_open_input(file, &st, &why);
 	if (fd < 0) {
 		meta->problem = why;
 		return;

@@ -130,7 +130,7 @@ ls_file *ls_file_open(const char *path, ls_error *err)
 	/* A FIFO or device named where a binary is expected must not block us
 	 * (file.c): only regular files are opened. */
 	const char *why;
-	f->fd = ls_open_regular(path, NULL, &why);
+	f->fd = ls_open_input(path, NULL, &why);
 	if (f->fd < 0) {
 		ls_set_error(err, errno == ENOENT ? LS_ERR_NOT_FOUND : LS_ERR_IO, "%s: %s", path, why);
 		free(f);

@@ -472,7 +472,7 @@ static void find_dwarf(ls_module *m)
 	}
 	struct stat st;
 	const char *why;
-	int fd = ls_open_regular(m->path, &st, &why);
+	int fd = ls_open_input(m->path, &st, &why);
 	if (fd < 0)
 		return;
 	if (st.st_ino != m->file_stat.st_ino || st.st_dev != m->file_stat.st_dev) {
@@ -549,7 +549,7 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 	/* Never blocks on a FIFO: checked to be a regular file before reading. */
 	const char *why;
 	struct stat st;
-	int fd = ls_open_regular(abs, &st, &why);
+	int fd = ls_open_input(abs, &st, &why);
 	if (fd < 0) {
 		if (errno == EISDIR)
 			ls_set_error(err, LS_ERR_IO, "%s: is a directory", path);

@@ -184,9 +184,10 @@ char *ls_demangle(const char *name);
 
 #include <sys/stat.h>
 /* Opens PATH read-only if it is a regular file, never blocking on a FIFO
- * or touching a device: -1 with *WHY ("a FIFO", strerror) otherwise.
- * ST (may be NULL) gets the file's fstat. */
-int ls_open_regular(const char *path, struct stat *st, const char **why);
+ * or touching a device: -1 with *WHY ("a FIFO", strerror) and errno
+ * (EISDIR, EINVAL: not regular; else open's) otherwise.  ST (may be NULL)
+ * gets the file's fstat.  The front ends' face: ls_open_regular. */
+int ls_open_input(const char *path, struct stat *st, const char **why);
 /* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
 bool ls_path_is_special(const char *path, const char **what);
 const char *ls_file_type_name(mode_t mode);

@@ -7,6 +7,10 @@
  * open() itself return at once for FIFOs), checked with fstat() to be a
  * regular file before a byte is read, and only then switched back to
  * blocking reads.
+ *
+ * The one place that does so: the stages call ls_open_input (a reason as a
+ * string, the fstat), the front ends ls_open_regular (loopscope.h: an
+ * ls_error naming the file).
  */
 #include "support/base.h"
 
@@ -33,7 +37,7 @@ const char *ls_file_type_name(mode_t mode)
 	return "not a regular file";
 }
 
-int ls_open_regular(const char *path, struct stat *st, const char **why)
+int ls_open_input(const char *path, struct stat *st, const char **why)
 {
 	struct stat local;
 	if (!st)
@@ -68,4 +72,24 @@ bool ls_path_is_special(const char *path, const char **what)
 		return false;
 	*what = ls_file_type_name(st.st_mode);
 	return true;
+}
+
+int ls_open_regular(const char *path, unsigned flags, ls_error *err)
+{
+	if (!path || flags) {
+		ls_set_error(err, LS_ERR_USAGE, "%s: ls_open_regular: %s", path ? path : "(null)",
+			     path ? "unknown flags" : "no file name");
+		return -1;
+	}
+	const char *why;
+	int fd = ls_open_input(path, NULL, &why);
+	if (fd >= 0)
+		return fd;
+	if (errno == EISDIR)
+		ls_set_error(err, LS_ERR_IO, "%s: is a directory", path);
+	else if (errno == EINVAL)
+		ls_set_error(err, LS_ERR_IO, "%s: not a regular file (%s)", path, why);
+	else
+		ls_set_error(err, errno == ENOENT ? LS_ERR_NOT_FOUND : LS_ERR_IO, "%s: %s", path, why);
+	return -1;
 }
