@@ -354,8 +354,17 @@ typedef enum ls_format {
 
 #include <stdio.h>
 int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err);
-/* One JSON object (the lookup contract of design.md), without a newline. */
+/* One JSON object (the lookup contract of design.md), without a newline:
+ * {"addr":"0x..","module":PATH,"chain":[SCOPE,...]} with, when they apply,
+ * "cut":N (the scopes left out between the last two of a chain deeper than
+ * LS_MAX_CHAIN) and "error" (no procedure holds ADDR).  A proc scope says
+ * "unresolved_jumps":N when its loops may be incomplete (see
+ * ls_proc_unresolved_jumps).  Every front end prints chains with it. */
 void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out);
+/* The same object into BUF (SIZE bytes, NUL-terminated, cut to fit) for
+ * callers without a stream (the GDB module parses it): returns its whole
+ * length, as snprintf does; 0 if out of memory.  Since LOOPSCOPE_0.2. */
+size_t ls_chain_json(const ls_module *m, uint64_t addr, char *buf, size_t size);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
 

@@ -383,6 +383,50 @@ static void test_json(ls_module *m)
 	free(chains);
 }
 
+/* ls_chain_json (the GDB module's): the same bytes as the stream writer,
+ * snprintf's contract, and every field a chain can carry: a procedure's
+ * unresolved jumps, and "cut" for a chain deeper than LS_MAX_CHAIN (a proc,
+ * 300 nested loops and a statement: 302 scopes, 46 cut). */
+static void test_chain_buffer(void)
+{
+	ls_module *m = new_module("/abs/deep", "00ee", "/nonexistent");
+	struct ls_scope *root = node(m, LS_SCOPE_MODULE, NULL, NULL, 0);
+	root->name = m->path;
+	m->root = root;
+	struct ls_scope *p = node(m, LS_SCOPE_PROC, root, SRC, 1);
+	p->name = "deep";
+	p->unresolved_jumps = 3;
+	ls_scope_add_range(&m->arena, p, 0x1000, 0x1100);
+	struct ls_scope *parent = p;
+	for (unsigned d = 1; d <= 300; d++) {
+		struct ls_scope *l = node(m, LS_SCOPE_LOOP, parent, SRC, d + 1);
+		ls_scope_add_range(&m->arena, l, 0x1000, 0x1100);
+		l->loop = loop_info(m, 0x1000, d, (uint64_t[]){ 0x1000 }, 1);
+		parent = l;
+	}
+	struct ls_scope *s = node(m, LS_SCOPE_STMT, parent, SRC, 400);
+	ls_scope_add_range(&m->arena, s, 0x1000, 0x1100);
+	index_tree(m);
+
+	char *want = chain_of(m, 0x1010);
+	size_t need = ls_chain_json(m, 0x1010, NULL, 0);
+	char *buf = malloc(need + 1);
+	size_t got = ls_chain_json(m, 0x1010, buf, need + 1);
+	ok(need == strlen(want) && got == need && strcmp(buf, want) == 0,
+	   "ls_chain_json: the bytes of ls_write_chain_json, its length returned (%zu)", need);
+	char small[16];
+	got = ls_chain_json(m, 0x1010, small, sizeof small);
+	ok(got == need && strlen(small) == sizeof small - 1 && strncmp(small, want, sizeof small - 1) == 0,
+	   "ls_chain_json into a short buffer: cut and terminated, the whole length returned");
+	ok(strstr(buf, "{\"kind\":\"proc\",\"name\":\"deep\",\"unresolved_jumps\":3,") != NULL,
+	   "a procedure's unresolved jumps are in its chain");
+	ok(strstr(buf, "],\"cut\":46}") != NULL && json_valid(buf),
+	   "a chain 302 deep: 256 scopes and \"cut\":46");
+	free(buf);
+	free(want);
+	free_module(m);
+}
+
 static void test_text(ls_module *m)
 {
 	char *t = render(m, OUT_TEXT);
@@ -703,6 +747,7 @@ int main(void)
 	index_tree(m);
 
 	test_json(m);
+	test_chain_buffer();
 	test_text(m);
 	test_xml(m, dir);
 	test_cache(m, dir);

@@ -2,7 +2,9 @@
  *
  * Owns the JSON shapes of design.md: `loopscope struct --format=json` (the
  * whole tree, every scope with "children" and "ranges") and the one-line
- * lookup object of `loopscope lookup --json` (ls_write_chain_json).
+ * lookup object of `loopscope lookup --json` (ls_write_chain_json, and
+ * ls_chain_json for callers without a stream: the GDB module).  Every
+ * front end that prints a chain as JSON prints this one.
  *
  * The chain writer is the lookup hot path (hundreds of thousands of
  * addresses per run); json_writer.c formats by hand into a buffer that goes
@@ -16,6 +18,8 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 void ls_json_string(FILE *out, const char *s)
 {
@@ -141,6 +145,24 @@ void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out)
 	}
 	ls_jw_object_end(&w);
 	ls_jw_finish(&w);
+}
+
+size_t ls_chain_json(const ls_module *m, uint64_t addr, char *buf, size_t size)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return 0;
+	ls_write_chain_json(m, addr, f);
+	bool ok = fclose(f) == 0;
+	if (ok && size) {
+		size_t n = len < size - 1 ? len : size - 1;
+		memcpy(buf, text, n);
+		buf[n] = 0;
+	}
+	free(text);
+	return ok ? len : 0;
 }
 
 /* ---- the whole tree ------------------------------------------------------ */
