@@ -16,8 +16,9 @@
  * --modules, /usr/lib/debug/lib/modules/RELEASE, its build-id, or
  * debuginfod.  The release comes from -r, else from the log's "CPU: ...
  * RELEASE #N" line, else uname.  With --decodecode the bytes of a `Code:`
- * line are disassembled (objdump, as scripts/decodecode does) with the
- * faulting instruction and the instructions of its innermost loop marked.
+ * line are disassembled (libloopscope's libopcodes, in objdump's layout, as
+ * scripts/decodecode shows them) with the faulting instruction and the
+ * instructions of its innermost loop marked.
  *
  * File names are shown without the build directory (--strip-prefix; by
  * default the directory that init/main.c is in, as decode_stacktrace.sh
@@ -739,32 +740,83 @@ static const ls_scope *loop_of(const ls_module *m, uint64_t addr)
 	return loop;
 }
 
-/* objdump over the bytes from byte FROM on, at link-time addresses; each
- * instruction annotated with the trap and RIP's loop. */
-static void disassemble(struct decoder *d, FILE *out, const char *pfx, const char *file, uint64_t vma,
-                        size_t from, uint64_t rip, const ls_scope *rip_loop)
+/* The instructions of a Code: line, each on a line as `objdump -D -b
+ * binary` prints it (scripts/decodecode's output, which kernel developers
+ * read): ADDRESS:<tab>up to 7 bytes, padded<tab>TEXT, longer instructions
+ * going on with their bytes on lines of their own, zeros skipped as
+ * objdump skips them.  The text is libloopscope's (ls_disassemble), the
+ * libopcodes objdump prints with.  Each line is annotated with the trap and
+ * the faulting instruction's loop. */
+struct listing {
+	struct decoder *d;
+	FILE *out;
+	const char *pfx;
+	uint64_t rip;
+	const ls_scope *rip_loop;
+	int skip;              /* leading address digits objdump leaves out */
+};
+
+/* objdump's address column: 16 digits less SKIP, leading zeros as
+ * spaces (a lone 0 kept, on the first line of an instruction). */
+static void objdump_address(char *buf, size_t size, uint64_t a, int skip, bool first)
 {
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd,
-	         "objdump -D -b binary -m i386:x86-64 --adjust-vma=0x%" PRIx64 " --start-address=0x%" PRIx64
-	         " '%s' 2>/dev/null", vma, vma + from, file);
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return;
-	char line[1024];
-	while (fgets(line, sizeof line, p)) {
-		uint64_t a;
-		char *colon = strchr(line, ':');
-		if (!colon || colon[1] != '\t' || !parse_hex(line + strspn(line, " "), (size_t)(colon - line - strspn(line, " ")), &a))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		const ls_scope *l = d->rip_obj && d->rip_obj->mod ? loop_of(d->rip_obj->mod, a) : NULL;
-		fprintf(out, "%s# %s%s%s", pfx, a == rip ? "*" : " ", line, a == rip ? "\t\t<-- trapping instruction" : "");
-		if (rip_loop && l == rip_loop)
-			fprintf(out, "\t[loop at %s:%u]", shown(d, ls_scope_file(l)), ls_scope_line(l));
-		fputc('\n', out);
+	char full[17];
+	snprintf(full, sizeof full, "%016" PRIx64, a);
+	char *s = full + skip, *p = s;
+	while (*p == '0')
+		*p++ = ' ';
+	if (!*p && first)
+		p[-1] = '0';
+	snprintf(buf, size, "%s", s);
+}
+
+static void listing_line(struct listing *l, uint64_t a, const char *body)
+{
+	struct decoder *d = l->d;
+	const ls_scope *loop = d->rip_obj && d->rip_obj->mod ? loop_of(d->rip_obj->mod, a) : NULL;
+	fprintf(l->out, "%s# %s%s%s", l->pfx, a == l->rip ? "*" : " ", body,
+	        a == l->rip ? "\t\t<-- trapping instruction" : "");
+	if (l->rip_loop && loop == l->rip_loop)
+		fprintf(l->out, "\t[loop at %s:%u]", shown(d, ls_scope_file(loop)), ls_scope_line(loop));
+	fputc('\n', l->out);
+}
+
+static int listing_insn(void *ctx, uint64_t addr, const uint8_t *bytes, size_t len, const char *text)
+{
+	struct listing *l = ctx;
+	if (!text)
+		return 0; /* objdump's "..." line: no address, not shown */
+	char line[512], a[24];
+	objdump_address(a, sizeof a, addr, l->skip, true);
+	size_t n = (size_t)snprintf(line, sizeof line, "%s:\t", a);
+	for (size_t i = 0; i < 7; i++)
+		n += (size_t)snprintf(line + n, sizeof line - n, i < len ? "%02x " : "   ", i < len ? bytes[i] : 0);
+	snprintf(line + n, sizeof line - n, "\t%s", text);
+	listing_line(l, addr, line);
+	for (size_t at = 7; at < len; at += 7) {
+		objdump_address(a, sizeof a, addr + at, l->skip, false);
+		n = (size_t)snprintf(line, sizeof line, "%s:\t", a);
+		for (size_t i = at; i < len && i < at + 7; i++)
+			n += (size_t)snprintf(line + n, sizeof line - n, "%02x ", bytes[i]);
+		listing_line(l, addr + at, line);
 	}
-	pclose(p);
+	return 0;
+}
+
+/* The bytes from byte FROM on, at link-time addresses from VMA. */
+static void disassemble(struct decoder *d, FILE *out, const char *pfx, const uint8_t *bytes, size_t n,
+                        uint64_t vma, size_t from, uint64_t rip, const ls_scope *rip_loop)
+{
+	/* objdump drops leading zeros of the section's end address, 4 digits
+	 * at a time, keeping at least one */
+	char end[17];
+	snprintf(end, sizeof end, "%016" PRIx64, vma + n);
+	int zeros = (int)strspn(end, "0");
+	struct listing l = { d, out, pfx, rip, rip_loop, zeros ? (zeros - 1) & -4 : 0 };
+	ls_error err;
+	if (ls_disassemble(ls_module_machine(d->rip_obj->mod), bytes + from, n - from, vma + from,
+	                   LS_DISASM_SKIP_ZEROES, listing_insn, &l, &err) < 0)
+		fprintf(stderr, "loopscope decode: %s\n", err.message);
 }
 
 static void decode_code_line(struct decoder *d, FILE *out, const char *line)
@@ -780,25 +832,16 @@ static void decode_code_line(struct decoder *d, FILE *out, const char *line)
 	char pfx[64];
 	size_t sl = stamp_len(line);
 	snprintf(pfx, sizeof pfx, "%.*s  ", (int)(sl < 40 ? sl : 40), line);
-	char tmp[] = "/tmp/loopscope-code-XXXXXX";
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return;
-	bool ok = write(fd, bytes, n) == (ssize_t)n;
-	close(fd);
 	uint64_t vma = d->rip_addr - fault;
 	const ls_scope *rip_loop = loop_of(d->rip_obj->mod, d->rip_addr);
-	if (ok) {
-		fprintf(out, "%s# All code (at link-time addresses)\n", pfx);
-		disassemble(d, out, pfx, tmp, vma, 0, d->rip_addr, rip_loop);
-		fprintf(out, "%s# Code starting with the faulting instruction\n", pfx);
-		disassemble(d, out, pfx, tmp, vma, fault, d->rip_addr, rip_loop);
-		if (rip_loop)
-			fprintf(out, "%s# the faulting instruction is in the loop at %s:%u (header 0x%" PRIx64 ", depth %u)\n",
-			        pfx, shown(d, ls_scope_file(rip_loop)), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
-			        ls_loop_depth(rip_loop));
-	}
-	unlink(tmp);
+	fprintf(out, "%s# All code (at link-time addresses)\n", pfx);
+	disassemble(d, out, pfx, bytes, n, vma, 0, d->rip_addr, rip_loop);
+	fprintf(out, "%s# Code starting with the faulting instruction\n", pfx);
+	disassemble(d, out, pfx, bytes, n, vma, fault, d->rip_addr, rip_loop);
+	if (rip_loop)
+		fprintf(out, "%s# the faulting instruction is in the loop at %s:%u (header 0x%" PRIx64 ", depth %u)\n",
+		        pfx, shown(d, ls_scope_file(rip_loop)), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
+		        ls_loop_depth(rip_loop));
 }
 
 /* ---- the command --------------------------------------------------------------- */

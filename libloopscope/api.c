@@ -133,6 +133,7 @@ const char *ls_module_build_id(const ls_module *m) { return m->build_id; }
 int ls_module_has_dwarf(const ls_module *m) { return m->dwarf != NULL || (m->dwarf_found && m->from_cache); }
 int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
 int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
+int ls_module_machine(const ls_module *m) { return m->ehdr.e_machine; }
 const ls_scope *ls_module_root(const ls_module *m) { return m->root; }
 
 static int write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)

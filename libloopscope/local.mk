@@ -25,6 +25,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h \
 	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
 	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c \
+	libloopscope/cfg/opcodes.h libloopscope/cfg/disasm.c \
 	libloopscope/cfg/cfg.c libloopscope/cfg/cfg.h libloopscope/cfg/cfg_private.h \
 	libloopscope/cfg/eh_frame.c libloopscope/cfg/jump_tables.c libloopscope/cfg/noreturn.c \
 	libloopscope/loops/loop_forest.c libloopscope/loops/loop_forest.h \

@@ -194,6 +194,7 @@ const char *ls_module_build_id(const ls_module *m);   /* hex, or NULL */
 int ls_module_has_dwarf(const ls_module *m);
 int ls_module_is_relocatable(const ls_module *m);     /* ET_REL: .o, .ko */
 int ls_module_from_cache(const ls_module *m);         /* structure came from the cache */
+int ls_module_machine(const ls_module *m);            /* ELF e_machine (ls_disassemble); since 0.2 */
 
 /* The root of the scope tree (kind LS_SCOPE_MODULE). */
 const ls_scope *ls_module_root(const ls_module *m);
@@ -275,6 +276,35 @@ const ls_section *ls_file_section_named(const ls_file *f, const char *name); /* 
  * the next one); among several at one address, the last in the table.
  * OUT->size is st_size.  -1 if none. */
 int ls_file_symbol_at(const ls_file *f, uint64_t addr, ls_symbol *out);
+
+/* F's ELF machine (e_machine: 62 for x86-64), for ls_disassemble.  Since
+ * LOOPSCOPE_0.2. */
+int ls_file_machine(const ls_file *f);
+/* The bytes at link-time addresses [LO, HI) into BUF (HI - LO bytes), from
+ * the executable section of F that holds them all: 0, or -1 with ERR (no
+ * code section holds them, the file is cut short).  Since LOOPSCOPE_0.2. */
+int ls_file_read_code(const ls_file *f, uint64_t lo, uint64_t hi, uint8_t *buf, ls_error *err);
+
+/* ---- disassembly -------------------------------------------------------- */
+
+/* Machine code as text, as objdump prints it, from the libopcodes the
+ * analysis decodes with: AT&T syntax ("mov    %rsp,%rbp") unless
+ * LS_DISASM_INTEL (objdump -M intel); branch targets as "0x401156". */
+#define LS_DISASM_INTEL       1u /* Intel syntax */
+#define LS_DISASM_SKIP_ZEROES 2u /* runs of zero bytes skipped as objdump -d skips them ("...") */
+
+/* Called on each instruction in address order with its address, bytes and
+ * text ("(bad)", LEN 1, for bytes that do not decode), or with TEXT NULL
+ * for a run of zeros LS_DISASM_SKIP_ZEROES skips.  A nonzero return stops. */
+typedef int (*ls_insn_fn)(void *ctx, uint64_t addr, const uint8_t *bytes, size_t len, const char *text);
+
+/* Disassembles the SIZE bytes of CODE, the first at address ADDR, as
+ * machine E_MACHINE's (an ELF e_machine: ls_file_machine; 62, x86-64, is the
+ * one supported), calling FN on each instruction.  0, or -1 with ERR
+ * (LS_ERR_UNSUPPORTED: no disassembler for E_MACHINE; LS_ERR_USAGE: unknown
+ * FLAGS).  Safe on several threads at once.  Since LOOPSCOPE_0.2. */
+int ls_disassemble(int e_machine, const uint8_t *code, size_t size, uint64_t addr, unsigned flags, ls_insn_fn fn,
+                   void *ctx, ls_error *err);
 
 /* ---- lookup ----------------------------------------------------------- */
 

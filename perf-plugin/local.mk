@@ -12,7 +12,7 @@ perf_loops_SOURCES = \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
 	perf-plugin/browser.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS) $(NCURSES_CFLAGS)
-perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) $(NCURSES_LIBS)
+perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(NCURSES_LIBS)
 
 # The perf.data reader under libFuzzer: ./configure --enable-fuzz CC=clang
 if ENABLE_FUZZ

@@ -5,6 +5,11 @@
  *   file-info FILE sections          "NAME ADDR SIZE OFFSET ALIGN FLAGS" per section
  *   file-info FILE offset OFF...     the address each file offset loads at, or "-"
  *   file-info FILE symbol ADDR...    "NAME ADDR SIZE" of the function there, or "-"
+ *   file-info FILE code LO HI [intel] [zeros]
+ *                                    ls_disassemble of ls_file_read_code's [LO, HI):
+ *                                    "ADDR<tab>TEXT" per instruction, "ADDR<tab>..." per
+ *                                    run of zeros skipped (tests/lib-disasm.sh)
+ *   file-info RAW raw VMA [intel] [zeros]   the same of a file of raw bytes at VMA
  *
  * Exit status 1 (with ls_error's message) if FILE cannot be opened. */
 #include "loopscope.h"
@@ -14,12 +19,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int print_insn(void *ctx, uint64_t addr, const uint8_t *bytes, size_t len, const char *text)
+{
+	(void)ctx, (void)bytes, (void)len;
+	printf("%" PRIx64 "\t%s\n", addr, text ? text : "...");
+	return 0;
+}
+
+/* ARGV from FIRST on: "intel" and "zeros". */
+static unsigned disasm_flags(int argc, char **argv, int first)
+{
+	unsigned flags = 0;
+	for (int i = first; i < argc; i++)
+		flags |= !strcmp(argv[i], "intel") ? LS_DISASM_INTEL : !strcmp(argv[i], "zeros") ? LS_DISASM_SKIP_ZEROES : 0;
+	return flags;
+}
+
+static int disassemble(int machine, const uint8_t *code, size_t n, uint64_t vma, unsigned flags)
+{
+	ls_error err;
+	if (ls_disassemble(machine, code, n, vma, flags, print_insn, NULL, &err) < 0) {
+		fprintf(stderr, "file-info: %s (code %d)\n", err.message, (int)err.code);
+		return 1;
+	}
+	return 0;
+}
+
+static int raw(const char *path, uint64_t vma, unsigned flags)
+{
+	FILE *in = fopen(path, "rb");
+	static uint8_t code[64 << 20];
+	size_t n = in ? fread(code, 1, sizeof code, in) : 0;
+	if (in)
+		fclose(in);
+	return disassemble(62 /* EM_X86_64 */, code, n, vma, flags);
+}
+
+static int code(ls_file *f, uint64_t lo, uint64_t hi, unsigned flags)
+{
+	ls_error err;
+	uint8_t *buf = malloc(hi > lo ? hi - lo : 1);
+	int rc = 1;
+	if (ls_file_read_code(f, lo, hi, buf, &err) < 0)
+		fprintf(stderr, "file-info: %s (code %d)\n", err.message, (int)err.code);
+	else
+		rc = disassemble(ls_file_machine(f), buf, hi - lo, lo, flags);
+	free(buf);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: file-info FILE build-id|sections|offset|symbol [ARG...]\n");
 		return 2;
 	}
+	if (!strcmp(argv[2], "raw") && argc >= 4)
+		return raw(argv[1], strtoull(argv[3], NULL, 0), disasm_flags(argc, argv, 4));
 	ls_error err;
 	ls_file *f = ls_file_open(argv[1], &err);
 	if (!f) {
@@ -32,6 +88,10 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			printf("%02x", bits[i]);
 		putchar('\n');
+	} else if (!strcmp(argv[2], "code") && argc >= 5) {
+		int rc = code(f, strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0), disasm_flags(argc, argv, 5));
+		ls_file_close(f);
+		return rc;
 	} else if (!strcmp(argv[2], "sections")) {
 		for (size_t i = 0; i < ls_file_nsections(f); i++) {
 			const ls_section *s = ls_file_section(f, i);

@@ -197,6 +197,10 @@ tests_file_info_SOURCES = tests/file-info.c
 tests_file_info_LDADD = libloopscope.la
 TESTS += tests/lib-file.sh
 EXTRA_DIST += tests/lib-file.sh
+# Issue 21: the one disassembler (ls_disassemble) against objdump, and
+# decode's Code: listing.
+TESTS += tests/lib-disasm.sh
+EXTRA_DIST += tests/lib-disasm.sh
 TESTS += tests/perf-install.sh
 TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp

@@ -14,6 +14,7 @@
  * ls_decoder per thread, as decode.h says.
  */
 #include "cfg/decode.h"
+#include "cfg/opcodes.h"
 
 #include <assert.h>
 #include <dis-asm.h>
@@ -639,21 +640,16 @@ struct ls_decoder *ls_decoder_new(int e_machine)
 {
 	if (e_machine != EM_X86_64)
 		return NULL;
-	disassembler_ftype fn = disassembler(bfd_arch_i386, false, bfd_mach_x86_64, NULL);
-	if (!fn)
-		return NULL;
 	struct ls_decoder *d = calloc(1, sizeof *d);
 	if (!d)
 		return NULL;
-	d->print_insn = fn;
-	init_disassemble_info(&d->info, d, plain_printf, styled_printf);
-	d->info.arch = bfd_arch_i386;
-	d->info.mach = bfd_mach_x86_64;
-	d->info.endian = BFD_ENDIAN_LITTLE;
-	d->info.read_memory_func = buffer_read_memory;
+	d->print_insn = ls_opcodes_init(&d->info, e_machine, NULL, d, plain_printf, styled_printf);
+	if (!d->print_insn) {
+		free(d);
+		return NULL;
+	}
 	d->info.memory_error_func = memory_error;
 	d->info.print_address_func = print_address;
-	disassemble_init_for_target(&d->info);
 	return d;
 }
 

@@ -29,8 +29,10 @@ struct ls_file_syms {
 
 struct ls_file {
 	int fd;
+	char *path;                /* for messages */
 	Elf *elf;
 	bool relocatable;
+	int machine;               /* e_machine */
 	const uint8_t *build_id;   /* in the mapping */
 	size_t build_id_size;
 	struct ls_file_seg *segs;  /* PT_LOAD, in program-header order */
@@ -145,8 +147,10 @@ ls_file *ls_file_open(const char *path, ls_error *err)
 		return NULL;
 	}
 	f->relocatable = eh.e_type == ET_REL;
+	f->machine = eh.e_machine;
+	f->path = strdup(path);
 	read_build_id(f);
-	if (read_segments(f) < 0 || read_sections(f) < 0) {
+	if (!f->path || read_segments(f) < 0 || read_sections(f) < 0) {
 		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
 		ls_file_close(f);
 		return NULL;
@@ -167,6 +171,7 @@ void ls_file_close(ls_file *f)
 		elf_end(f->elf);
 	if (f->fd >= 0)
 		close(f->fd);
+	free(f->path);
 	free(f);
 }
 
@@ -178,6 +183,35 @@ size_t ls_file_build_id(const ls_file *f, const uint8_t **bits)
 }
 
 int ls_file_is_relocatable(const ls_file *f) { return f->relocatable; }
+int ls_file_machine(const ls_file *f) { return f->machine; }
+
+int ls_file_read_code(const ls_file *f, uint64_t lo, uint64_t hi, uint8_t *buf, ls_error *err)
+{
+	const ls_section *sec = NULL;
+	for (size_t i = 0; i < f->nsecs; i++) {
+		const ls_section *s = &f->secs[i];
+		if ((s->flags & LS_SECTION_EXEC) && lo >= s->addr && hi >= lo && hi - s->addr <= s->size)
+			sec = s;
+	}
+	if (!sec) {
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no code section holds %#llx-%#llx", f->path,
+			     (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	size_t n = hi - lo;
+	for (size_t got = 0; got < n;) {
+		ssize_t k = pread(f->fd, buf + got, n - got, (off_t)(sec->offset + (lo - sec->addr) + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			ls_set_error(err, LS_ERR_IO, "%s: the code at %#llx is cut short", f->path,
+				     (unsigned long long)(lo + got));
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	return 0;
+}
 
 int ls_file_offset_to_addr(const ls_file *f, uint64_t off, uint64_t *addr)
 {
