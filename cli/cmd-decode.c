@@ -28,13 +28,11 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -65,12 +63,6 @@ struct decoder {
 	uint64_t rip_addr;
 	bool have_rip;
 };
-
-static bool file_exists(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
 
 static char *xstrdup(const char *s)
 {
@@ -122,104 +114,24 @@ static const char *release_of(struct decoder *d)
 	return d->release;
 }
 
-static char *find_vmlinux(struct decoder *d)
+/* The debug file of vmlinux (NAME "") or module NAME: ls_find_debug_file's
+ * search (--modules first, the debug directory, the build-id, debuginfod);
+ * NULL if none.  One found by name whose build-id is not BUILD_ID is taken
+ * when nothing matches (open_kobj warns). */
+static char *find_debug(struct decoder *d, const char *name, const char *build_id)
 {
-	if (d->vmlinux_arg)
-		return xstrdup(d->vmlinux_arg);
-	const char *r = release_of(d);
-	const char *cands[] = {
-		"/usr/lib/debug/boot/vmlinux-%s", "/usr/lib/debug/boot/vmlinux-%s.debug",
-		"/boot/vmlinux-%s", "/usr/lib/debug/lib/modules/%s/vmlinux",
-		"/lib/modules/%s/build/vmlinux", "/lib/modules/%s/vmlinux",
-	};
-	char p[4096];
-	for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
-		snprintf(p, sizeof p, cands[i], r);
-		if (file_exists(p))
-			return xstrdup(p);
-	}
-	return NULL;
-}
-
-/* DIR searched (recursively) for NAME.ko, '-' and '_' alike. */
-static char *find_ko(const char *dir, const char *name, int depth)
-{
-	DIR *dp = opendir(dir);
-	if (!dp || depth > 8) {
-		if (dp)
-			closedir(dp);
+	ls_debug_query q;
+	ls_debug_query_init(&q);
+	q.target = name[0] ? LS_DEBUG_KMODULE : LS_DEBUG_VMLINUX;
+	q.module = name;
+	q.release = release_of(d);
+	q.build_id = build_id;
+	q.dirs = d->modules_dir;
+	q.debug_file_path = d->common.debug_dir ? d->common.debug_dir : getenv("LOOPSCOPE_DEBUG_DIR");
+	char path[4096];
+	if (ls_find_debug_file(&q, path, sizeof path, NULL, NULL) < 0)
 		return NULL;
-	}
-	char *found = NULL;
-	struct dirent *e;
-	while (!found && (e = readdir(dp))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[4096];
-		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-		size_t n = strlen(e->d_name);
-		if (n > 3 && strcmp(e->d_name + n - 3, ".ko") == 0) {
-			char base[256];
-			snprintf(base, sizeof base, "%.*s", (int)(n - 3), e->d_name);
-			normalize_modname(base);
-			if (strcmp(base, name) == 0 && file_exists(p))
-				found = xstrdup(p);
-			continue;
-		}
-		struct stat st;
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			found = find_ko(p, name, depth + 1);
-	}
-	closedir(dp);
-	return found;
-}
-
-/* The debug file of BUILD_ID (hex) through debuginfod, when DEBUGINFOD_URLS
- * is set and libdebuginfod is there (loaded on demand, as libdwfl does). */
-static char *debuginfod_find(const char *build_id)
-{
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (!urls || !*urls)
-		return NULL;
-	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW);
-	if (!h)
-		return NULL;
-	void *(*begin)(void) = (void *(*)(void))dlsym(h, "debuginfod_begin");
-	int (*find)(void *, const unsigned char *, int, char **) =
-		(int (*)(void *, const unsigned char *, int, char **))dlsym(h, "debuginfod_find_debuginfo");
-	void (*end)(void *) = (void (*)(void *))dlsym(h, "debuginfod_end");
-	char *path = NULL;
-	void *client = begin && find && end ? begin() : NULL;
-	if (client) {
-		int fd = find(client, (const unsigned char *)build_id, 0, &path);
-		if (fd >= 0)
-			close(fd);
-		else
-			path = NULL;
-		end(client);
-	}
-	dlclose(h);
-	return path;
-}
-
-static char *find_module(struct decoder *d, const char *name, const char *build_id)
-{
-	char *p = NULL;
-	if (d->modules_dir && (p = find_ko(d->modules_dir, name, 0)))
-		return p;
-	char dir[4096];
-	snprintf(dir, sizeof dir, "/usr/lib/debug/lib/modules/%s", release_of(d));
-	if ((p = find_ko(dir, name, 0)))
-		return p;
-	if (build_id && strlen(build_id) > 2) {
-		char bp[4096];
-		snprintf(bp, sizeof bp, "/usr/lib/debug/.build-id/%.2s/%s.debug", build_id, build_id + 2);
-		if (file_exists(bp))
-			return xstrdup(bp);
-		if ((p = debuginfod_find(build_id)))
-			return p;
-	}
-	return NULL;
+	return xstrdup(path);
 }
 
 /* The directory the build ran in, as the path of init/main.c shows it
@@ -266,10 +178,10 @@ static ls_module *open_kobj(struct decoder *d, struct kobj *o, const char *build
 	if (o->tried)
 		return o->mod;
 	o->tried = true;
-	if (!o->name[0])
-		o->path = find_vmlinux(d);
+	if (!o->name[0] && d->vmlinux_arg)
+		o->path = xstrdup(d->vmlinux_arg);
 	else
-		o->path = find_module(d, o->name, build_id);
+		o->path = find_debug(d, o->name, build_id);
 	if (!o->path) {
 		if (o->name[0])
 			fprintf(stderr, "loopscope decode: [%s]: no debug .ko found (--modules, "

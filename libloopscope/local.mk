@@ -19,6 +19,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/support/arena.c libloopscope/support/strtab.c libloopscope/support/demangle.c \
 	libloopscope/support/progress.c libloopscope/support/workers.c \
 	libloopscope/elf/module.c libloopscope/elf/module.h libloopscope/elf/elf_file.c \
+	libloopscope/elf/debuginfo.c libloopscope/elf/debuginfo.h \
 	libloopscope/elf/relocate.c libloopscope/elf/relocate.h \
 	libloopscope/elf/symbols.c libloopscope/elf/symbols.h \
 	libloopscope/dwarf/inline_tree.c libloopscope/dwarf/inline_tree.h \
@@ -38,7 +39,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden -DLS_SYMVER
-libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread
+libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODES_LIBS) $(IBERTY_LIBS) -lpthread -ldl
 # The one JSON writer: the library's JSON outputs, `loopscope lookup --json`
 # and `perf loops report --format=json` share it.  A convenience library of
 # its own, since the front ends link libloopscope.so, which does not export it.

@@ -398,6 +398,58 @@ size_t ls_chain_json(const ls_module *m, uint64_t addr, char *buf, size_t size);
 /* Writes S as a JSON string literal (quoted, escaped) to OUT; NULL as null. */
 void ls_json_string(FILE *out, const char *s);
 
+/* ---- finding debug files ------------------------------------------------ */
+
+/* What a front end looks for before it can open a module: a binary's
+ * separate debug file by build-id, or a kernel's (vmlinux) or kernel
+ * module's (.ko) file with debug information.  ls_module_open finds a
+ * module's own separate debug file by itself. */
+typedef enum ls_debug_target {
+	LS_DEBUG_BY_BUILD_ID, /* DEBUGDIR/.build-id/xx/yyyy.debug, then debuginfod */
+	LS_DEBUG_VMLINUX,     /* the kernel image of a release */
+	LS_DEBUG_KMODULE,     /* a kernel module of a release */
+} ls_debug_target;
+
+typedef struct ls_debug_query {
+	size_t size;           /* sizeof(ls_debug_query) as the caller sees it: set by ls_debug_query_init */
+	ls_debug_target target;
+	const char *build_id;  /* hex; NULL if unknown (then no check and no debuginfod) */
+	const char *release;   /* kernel release, as uname -r prints it; NULL: the running kernel's */
+	const char *module;    /* LS_DEBUG_KMODULE: its name ("nf_conntrack"; '-' and '_' alike) */
+	const char *dirs;      /* LS_DEBUG_KMODULE: directories searched first, whole trees, for NAME.ko
+	                        * (colon-separated; decode's and perf loops' --modules) */
+	const char *debug_file_path; /* as ls_options.debug_file_path (NULL: /usr/lib/debug) */
+	int debuginfod;        /* ask the servers of $DEBUGINFOD_URLS when nothing here matches (1) */
+} ls_debug_query;
+
+/* Sets Q to the defaults (target LS_DEBUG_BY_BUILD_ID, debuginfod 1) and
+ * Q->size to SIZE: call ls_debug_query_init.  Since LOOPSCOPE_0.2. */
+void ls_debug_query_init_sized(ls_debug_query *q, size_t size);
+static inline void ls_debug_query_init(ls_debug_query *q)
+{
+	ls_debug_query_init_sized(q, sizeof *q);
+}
+
+#define LS_FOUND_BUILD_ID_DIFFERS 1u /* found by name only: its build-id is not Q's (none matched) */
+#define LS_FOUND_DEBUGINFOD       2u /* fetched by debuginfod (a file in its cache) */
+
+/* Looks for Q's file, in this order (DEBUGDIR: each directory of
+ * debug_file_path; R: the release; N: the module):
+ *
+ *   vmlinux  DEBUGDIR/.build-id/xx/yyyy.debug, DEBUGDIR/boot/vmlinux-R[.debug],
+ *            DEBUGDIR/lib/modules/R/vmlinux, /boot/vmlinux-R,
+ *            /lib/modules/R/build/vmlinux, /lib/modules/R/vmlinux
+ *   module   N.ko under Q->dirs, DEBUGDIR/.build-id/xx/yyyy.debug,
+ *            N.ko under DEBUGDIR/lib/modules/R
+ *
+ * then debuginfod.  With a build-id, a file whose build-id differs is
+ * passed over, and given (LS_FOUND_BUILD_ID_DIFFERS in *FOUND) only if
+ * nothing matches.  Writes the path into PATH (SIZE bytes) and sets *FOUND
+ * (may be NULL): 0, or -1 with ERR (LS_ERR_NOT_FOUND).  debuginfod's client
+ * library (and libcurl) is loaded only when $DEBUGINFOD_URLS names a server.
+ * Since LOOPSCOPE_0.2. */
+int ls_find_debug_file(const ls_debug_query *q, char *path, size_t size, unsigned *found, ls_error *err);
+
 /* ---- opening input files ------------------------------------------------ */
 
 /* Opens PATH read-only, close-on-exec, if it is a regular file: a FIFO, a

@@ -527,36 +527,23 @@ static ls_module *open_module_with(const ls_options *lsopt, int verbose, int qui
 	return m;
 }
 
-/* The debug .ko of module DSO ([ext4] or /lib/modules/R/kernel/fs/ext4/ext4.ko.xz):
- * under --modules or /usr/lib/debug/lib/modules/RELEASE, by name, '-' and
- * '_' alike; NULL if none. */
-static char *find_ko(const char *dir, const char *want, int depth)
+/* The debug file of the kernel (MODULE NULL) or of a module, through
+ * libloopscope's search (ls_find_debug_file: --modules, the debug
+ * directory, the build-id, debuginfod), into P.  It must carry the
+ * recorded build-id when there is one: 0, or -1. */
+static int find_kernel_debug(struct pl_attrib *a, pl_dso *dso, const char *module, char *p, size_t size)
 {
-	DIR *dp = depth < 8 ? opendir(dir) : NULL;
-	if (!dp)
-		return NULL;
-	char *found = NULL;
-	struct dirent *e;
-	while (!found && (e = readdir(dp))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-		size_t n = strlen(e->d_name);
-		if (n > 3 && !strcmp(e->d_name + n - 3, ".ko")) {
-			char base[256];
-			snprintf(base, sizeof base, "%.*s", (int)(n - 3), e->d_name);
-			for (char *c = base; *c; c++)
-				if (*c == '-')
-					*c = '_';
-			if (!strcmp(base, want))
-				found = pl_xstrdup(p);
-		} else if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
-			found = find_ko(p, want, depth + 1);
-		}
-	}
-	closedir(dp);
-	return found;
+	char hex[41];
+	pl_dso_build_id_hex(dso, hex);
+	ls_debug_query q;
+	ls_debug_query_init(&q);
+	q.target = module ? LS_DEBUG_KMODULE : LS_DEBUG_VMLINUX;
+	q.module = module;
+	q.release = a->osrelease;
+	q.build_id = dso->build_id_size ? hex : NULL;
+	q.dirs = module ? a->rep->opt->modules : NULL;
+	unsigned found;
+	return ls_find_debug_file(&q, p, size, &found, NULL) == 0 && !(found & LS_FOUND_BUILD_ID_DIFFERS) ? 0 : -1;
 }
 
 /* The module loader's layout of a .ko's code (kernel/module: the core's
@@ -583,31 +570,15 @@ static void module_layout(struct dso_attr *d)
 
 static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 {
-	char want[256], dir[PATH_MAX];
+	char want[256], p[PATH_MAX];
 	snprintf(want, sizeof want, "%s", dso->short_name[0] == '[' ? dso->short_name + 1 : dso->short_name);
 	want[strcspn(want, "]")] = 0;
-	char *p = NULL;
-	if (a->rep->opt->modules)
-		p = find_ko(a->rep->opt->modules, want, 0);
-	if (!p) {
-		snprintf(dir, sizeof dir, "/usr/lib/debug/lib/modules/%s", a->osrelease);
-		p = find_ko(dir, want, 0);
-	}
-	if (!p && dso->build_id_size) {
-		char hex[41];
-		pl_dso_build_id_hex(dso, hex);
-		snprintf(dir, sizeof dir, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-		if (file_exists(dir))
-			p = pl_xstrdup(dir);
-	}
-	if (!p)
+	if (find_kernel_debug(a, dso, want, p, sizeof p) < 0)
 		return;
 	if (load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p))) {
-		d->path = p;
+		d->path = pl_xstrdup(p);
 		module_layout(d);
-		return;
 	}
-	free(p);
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path)
@@ -653,25 +624,9 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 				fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image\n", k);
 		}
 		if (dso->kind == PL_DSO_KERNEL) {
-			const char *cands[] = {
-				"/usr/lib/debug/boot/vmlinux-%s",
-				"/usr/lib/debug/lib/modules/%s/vmlinux",
-				"/boot/vmlinux-%s",
-				"/lib/modules/%s/build/vmlinux",
-			};
-			for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !d->mod; i++) {
-				snprintf(p, sizeof p, cands[i], a->osrelease);
-				if (!file_exists(p) || load_elf(a, dso, d, p, 1) != 1)
-					continue;
-				d->mod = open_module(a, p);
-				if (d->mod)
-					d->path = pl_xstrdup(p);
-			}
-			if (!d->mod && dso->build_id_size) {
-				snprintf(p, sizeof p, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-				if (file_exists(p) && load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p)))
-					d->path = pl_xstrdup(p);
-			}
+			if (!d->mod && find_kernel_debug(a, dso, NULL, p, sizeof p) == 0 &&
+			    load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p)))
+				d->path = pl_xstrdup(p);
 			if (d->mod) {
 				uint64_t text, size;
 				if (ls_module_symbol(d->mod, "_text", &text, &size) < 0)

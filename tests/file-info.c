@@ -10,6 +10,9 @@
  *                                    "ADDR<tab>TEXT" per instruction, "ADDR<tab>..." per
  *                                    run of zeros skipped (tests/lib-disasm.sh)
  *   file-info RAW raw VMA [intel] [zeros]   the same of a file of raw bytes at VMA
+ *   file-info DEBUGPATH find-debug build-id|vmlinux|module ID|- RELEASE|- [MODULE [DIRS]]
+ *                                    ls_find_debug_file with that query ("-": NULL):
+ *                                    "PATH [differs] [debuginfod]" (tests/lib-debuginfo.sh)
  *
  * Exit status 1 (with ls_error's message) if FILE cannot be opened. */
 #include "loopscope.h"
@@ -68,12 +71,42 @@ static int code(ls_file *f, uint64_t lo, uint64_t hi, unsigned flags)
 	return rc;
 }
 
+static const char *arg_or_null(int argc, char **argv, int i)
+{
+	return i < argc && strcmp(argv[i], "-") ? argv[i] : NULL;
+}
+
+static int find_debug(int argc, char **argv)
+{
+	ls_debug_query q;
+	ls_debug_query_init(&q);
+	q.debug_file_path = arg_or_null(argc, argv, 1);
+	q.target = !strcmp(argv[3], "vmlinux") ? LS_DEBUG_VMLINUX : !strcmp(argv[3], "module") ? LS_DEBUG_KMODULE
+	                                                                                       : LS_DEBUG_BY_BUILD_ID;
+	q.build_id = arg_or_null(argc, argv, 4);
+	q.release = arg_or_null(argc, argv, 5);
+	q.module = arg_or_null(argc, argv, 6);
+	q.dirs = arg_or_null(argc, argv, 7);
+	char path[4096];
+	unsigned found;
+	ls_error err;
+	if (ls_find_debug_file(&q, path, sizeof path, &found, &err) < 0) {
+		fprintf(stderr, "file-info: %s (code %d)\n", err.message, (int)err.code);
+		return 1;
+	}
+	printf("%s%s%s\n", path, found & LS_FOUND_BUILD_ID_DIFFERS ? " differs" : "",
+	       found & LS_FOUND_DEBUGINFOD ? " debuginfod" : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: file-info FILE build-id|sections|offset|symbol [ARG...]\n");
 		return 2;
 	}
+	if (!strcmp(argv[2], "find-debug") && argc >= 6)
+		return find_debug(argc, argv);
 	if (!strcmp(argv[2], "raw") && argc >= 4)
 		return raw(argv[1], strtoull(argv[3], NULL, 0), disasm_flags(argc, argv, 4));
 	ls_error err;

@@ -201,6 +201,10 @@ EXTRA_DIST += tests/lib-file.sh
 # decode's Code: listing.
 TESTS += tests/lib-disasm.sh
 EXTRA_DIST += tests/lib-disasm.sh
+# Issue 21: the one search for debug files (decode's, perf loops') and
+# debuginfod, against a local server of its protocol.
+TESTS += tests/lib-debuginfo.sh
+EXTRA_DIST += tests/lib-debuginfo.sh
 TESTS += tests/perf-install.sh
 TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp

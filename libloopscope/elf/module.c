@@ -1,9 +1,10 @@
-/* module.c - opens the ELF file with libdwfl and finds its debug information.
+/* module.c - opens the ELF file with libdwfl and reads its debug
+ * information.
  *
- * Owns the first part of struct ls_module: path, debug_path, build_id, the
- * Dwfl session, the main Elf (the code), the Dwarf (possibly from a separate
- * debug file found by build-id, .gnu_debuglink or debuginfod), the bias, and
- * the executable sections with their bytes.
+ * Owns the first part of struct ls_module: path, build_id, the Dwfl
+ * session, the main Elf (the code), the Dwarf (possibly from a separate
+ * debug file, which debuginfo.c finds: build-id, .gnu_debuglink,
+ * debuginfod), the bias, and the executable sections with their bytes.
  *
  * Before libdwfl sees the file we check it ourselves with plain libelf, so
  * that garbage, truncated and foreign files give a message that names the
@@ -17,6 +18,7 @@
  * of .text symbols), so DWARF addresses, symbol values and text addresses
  * agree.  relocate.c then relocates the code against that layout.
  */
+#include "elf/debuginfo.h"
 #include "elf/module.h"
 #include "elf/relocate.h"
 #include "support/base.h"
@@ -221,7 +223,7 @@ static int validate_elf(const char *path, int fd, ls_error *err)
 	return rc;
 }
 
-static char *hex_string(const unsigned char *bits, int len)
+char *ls_hex_string(const unsigned char *bits, int len)
 {
 	static const char digits[] = "0123456789abcdef";
 	char *s = ls_xmalloc((size_t)len * 2 + 1);
@@ -233,120 +235,7 @@ static char *hex_string(const unsigned char *bits, int len)
 	return s;
 }
 
-/* ---- separate debug files ---------------------------------------------------
- *
- * libdwfl opens the candidates for a separate debug file (by build-id under
- * every directory of the search path, by .gnu_debuglink next to the file,
- * in its .debug/ and under the global directories) with a plain open(): a
- * FIFO planted at one of those names would block the run for ever.  Every
- * candidate it may try is looked at first; if one of them is a FIFO, device
- * or socket, the search is not made and a warning says why.
- *
- * When no candidate exists at all and no debuginfod server is configured,
- * the search is not made either: libdwfl would find nothing, then load
- * libdebuginfod (with libcurl and its TLS stack: 60-70 ms) only to learn
- * that there is no server to ask. */
-
-struct candidates {
-	const ls_module *m;
-	char special[PATH_MAX];      /* the first special file found, or "" */
-	const char *what;
-	bool any_file;               /* some candidate is a regular file */
-	char by_build_id[PATH_MAX];  /* the first DIR/.build-id/xx/yyyy.debug that is one, or "" */
-};
-
-static void check_candidate(struct candidates *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void check_candidate(struct candidates *c, const char *fmt, ...)
-{
-	if (c->special[0])
-		return;
-	char p[PATH_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(p, sizeof p, fmt, ap);
-	va_end(ap);
-	struct stat st;
-	if (n <= 0 || (size_t)n >= sizeof p || stat(p, &st) < 0 || S_ISDIR(st.st_mode))
-		return;
-	if (S_ISREG(st.st_mode)) {
-		c->any_file = true;
-		if (!c->by_build_id[0] && strstr(p, "/.build-id/"))
-			memcpy(c->by_build_id, p, (size_t)n + 1);
-		return;
-	}
-	memcpy(c->special, p, (size_t)n + 1);
-	c->what = ls_file_type_name(st.st_mode);
-}
-
-/* Every name libdwfl's standard search may open for MOD (a superset). */
-static void check_candidates(struct candidates *c, Dwfl_Module *mod, const char *file_name,
-			     const char *debuglink_file)
-{
-	const ls_module *m = c->m;
-	const char *path = m && m->debuginfo_path ? m->debuginfo_path : ":.debug:/usr/lib/debug";
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int idlen = dwfl_module_build_id(mod, &bits, &vaddr);
-	char *id = idlen > 1 ? hex_string(bits, idlen) : NULL;
-	char dir[PATH_MAX] = ".";
-	const char *base = file_name ? file_name : "";
-	const char *slash = strrchr(base, '/');
-	if (slash) {
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - base), base);
-		base = slash + 1;
-	}
-	char link[NAME_MAX + 16];
-	if (debuglink_file)
-		snprintf(link, sizeof link, "%s", debuglink_file);
-	else
-		snprintf(link, sizeof link, "%s.debug", base);
-	for (const char *p = path;;) {
-		size_t len = strcspn(p, ":");
-		const char *e = p;
-		while (len && (*e == '+' || *e == '-'))
-			e++, len--;
-		if (len && e[0] == '/') {
-			if (id)
-				check_candidate(c, "%.*s/.build-id/%.2s/%s.debug", (int)len, e, id, id + 2);
-			check_candidate(c, "%.*s/%s/%s", (int)len, e, dir, link);
-			check_candidate(c, "%.*s/%s", (int)len, e, link);
-		} else if (len) {
-			check_candidate(c, "%s/%.*s/%s", dir, (int)len, e, link);
-		} else {
-			check_candidate(c, "%s/%s", dir, link);
-		}
-		if (e[len] != ':')
-			break;
-		p = e + len + 1;
-	}
-	free(id);
-}
-
-int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
-			   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-			   char **debuginfo_file_name)
-{
-	const ls_module *m = *userdata; /* set by ls_elf_open; NULL for other users */
-	struct candidates *c = ls_xcalloc(1, sizeof *c);
-	c->m = m;
-	check_candidates(c, mod, file_name, debuglink_file);
-	if (c->special[0]) {
-		ls_warn(m ? &m->opt : NULL, "%s: %s is %s, not a debug file: separate debug information not searched",
-			file_name ? file_name : modname, c->special, c->what);
-		free(c);
-		return -1;
-	}
-	const char *servers = getenv("DEBUGINFOD_URLS");
-	bool searchable = c->any_file || (servers && *servers);
-	free(c);
-	if (!searchable)
-		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
-}
-
-static bool has_section(Elf *elf, const char *want)
+bool ls_elf_has_section(Elf *elf, const char *want)
 {
 	size_t shstrndx;
 	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
@@ -435,76 +324,6 @@ static uint64_t relocatable_base(const ls_module *m)
 	Dwarf_Addr start = 0;
 	dwfl_module_info(m->dwmod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	return start;
-}
-
-/* Whether there is DWARF to read, without reading it (finding the file is
- * cheap, the inflating of its sections in dwfl_module_getdwarf is not):
- * the file's own .debug_info; else a debug file named by build-id, as
- * libdwfl looks for first; else, when some other candidate exists, the
- * rest of libdwfl's own search (debuglink, CRC checked), made on a second,
- * throwaway Dwfl.  Never libdwfl's search on the module itself, nor its
- * build-id step on any module: both leave a debug ELF in the module without
- * the state getdwarf sets with it (the bias came out wrong, and freeing the
- * module closed descriptor 0).  Sets m->dwarf_found and m->debug_path. */
-static void find_dwarf(ls_module *m)
-{
-	if (has_section(m->elf, ".debug_info") || has_section(m->elf, ".zdebug_info")) {
-		m->dwarf_found = true;
-		m->debug_path = ls_xstrdup(m->path);
-		return;
-	}
-	GElf_Word crc = 0;
-	const char *link = dwelf_elf_gnu_debuglink(m->elf, &crc);
-	struct candidates *c = ls_xcalloc(1, sizeof *c);
-	c->m = m;
-	check_candidates(c, m->dwmod, m->path, link);
-	bool special = c->special[0], any = c->any_file;
-	if (c->by_build_id[0]) {
-		m->dwarf_found = true;
-		char *d = realpath(c->by_build_id, NULL);
-		m->debug_path = d ? d : ls_xstrdup(c->by_build_id);
-	}
-	free(c);
-	if (m->dwarf_found || !any) {
-		/* a special file among the candidates: the real load says so */
-		m->dwarf_found |= special;
-		return;
-	}
-	struct stat st;
-	const char *why;
-	int fd = ls_open_input(m->path, &st, &why);
-	if (fd < 0)
-		return;
-	if (st.st_ino != m->file_stat.st_ino || st.st_dev != m->file_stat.st_dev) {
-		close(fd); /* replaced since: leave the search to the real load */
-		m->dwarf_found = true;
-		return;
-	}
-	Dwfl *probe = dwfl_begin(&m->dwfl_callbacks);
-	Dwfl_Module *pm = probe ? dwfl_report_offline(probe, m->path, m->path, fd) : NULL;
-	if (!pm) {
-		if (!probe)
-			close(fd);
-		dwfl_end(probe);
-		m->dwarf_found = true; /* the real load will say what is wrong */
-		return;
-	}
-	dwfl_report_end(probe, NULL, NULL);
-	Dwarf_Addr base = 0;
-	const char *modname = dwfl_module_info(pm, NULL, &base, NULL, NULL, NULL, NULL, NULL);
-	/* no build-id file exists (checked above), so the build-id step of
-	 * the standard search finds nothing and leaves the module as it was */
-	char *found = NULL;
-	void *no_userdata = NULL;
-	int dfd = dwfl_standard_find_debuginfo(pm, &no_userdata, modname, base, m->path, link, crc, &found);
-	if (dfd >= 0) {
-		close(dfd);
-		m->dwarf_found = true;
-		char *d = found ? realpath(found, NULL) : NULL;
-		m->debug_path = d ? d : ls_xstrdup(found ? found : m->path);
-	}
-	free(found);
-	dwfl_end(probe);
 }
 
 void ls_elf_load_dwarf(ls_module *m, ls_error *err)
@@ -607,16 +426,16 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err)
 	}
 	m->relocatable = m->ehdr.e_type == ET_REL;
 	/* Kernel code knows its own noreturn functions (procs.c) and thunks. */
-	m->kernel = has_section(m->elf, ".modinfo") || has_section(m->elf, "__ksymtab") ||
-	            has_section(m->elf, "__bug_table");
+	m->kernel = ls_elf_has_section(m->elf, ".modinfo") || ls_elf_has_section(m->elf, "__ksymtab") ||
+	            ls_elf_has_section(m->elf, "__bug_table");
 
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
 	if (len > 0)
-		m->build_id = hex_string(bits, len);
+		m->build_id = ls_hex_string(bits, len);
 
-	find_dwarf(m);
+	ls_debuginfo_find(m);
 	if (m->relocatable)
 		m->bias = relocatable_base(m);
 	if (collect_text(m, err) < 0)

@@ -90,6 +90,10 @@ int ls_elf_open(ls_module *m, const char *path, ls_error *err);
  * m->dwarf, or warns and goes on without it.  Idempotent. */
 void ls_elf_load_dwarf(ls_module *m, ls_error *err);
 void ls_elf_close(ls_module *m);
+/* BITS as hex (malloc'd: ls_xmalloc). */
+char *ls_hex_string(const unsigned char *bits, int len);
+/* ELF has a section named WANT. */
+bool ls_elf_has_section(Elf *elf, const char *want);
 /* The section holding ADDR, or NULL. */
 const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr);
 
