@@ -27,7 +27,6 @@
 #include "cli.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,6 +57,7 @@ struct decoder {
 	bool strip_known;
 	struct kobj *objs;
 	size_t nobjs, cap_objs;
+	ls_kmap *kmap;             /* the runtime maps of the options, or NULL */
 	/* the last RIP frame, for --decodecode */
 	struct kobj *rip_obj;
 	uint64_t rip_addr;
@@ -405,157 +405,35 @@ static void learn_release(struct decoder *d, const char *line)
 
 /* ---- runtime addresses ----------------------------------------------------- */
 
-/* Where a module's sections are at run time: from /proc/modules (.text at
- * the module's base), /sys/module/M/sections/S, or a kallsyms dump (a
- * symbol of the module at its runtime address). */
-struct placement {
-	char module[64];
-	char section[64];      /* "" with a symbol: ANCHOR's section */
-	char anchor[256];      /* kallsyms: the symbol whose runtime address is START */
-	uint64_t start, size;  /* size 0: up to the next placement */
-};
-
-static struct placement *places;
-static size_t nplaces, cap_places;
-
-static void add_place(const char *mod, const char *sec, const char *anchor, uint64_t start, uint64_t size)
-{
-	if (nplaces == cap_places) {
-		cap_places = cap_places ? 2 * cap_places : 64;
-		places = realloc(places, cap_places * sizeof *places);
-		if (!places)
-			exit(EXIT_ANALYSIS);
-	}
-	struct placement *p = &places[nplaces++];
-	memset(p, 0, sizeof *p);
-	snprintf(p->module, sizeof p->module, "%s", mod);
-	normalize_modname(p->module);
-	snprintf(p->section, sizeof p->section, "%s", sec);
-	snprintf(p->anchor, sizeof p->anchor, "%s", anchor);
-	p->start = start;
-	p->size = size;
-}
-
-static int read_proc_modules(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	if (!f) {
-		fprintf(stderr, "loopscope decode: %s: %s\n", file, strerror(errno));
-		return -1;
-	}
-	char line[1024], name[128], state[32], deps[512];
-	unsigned long long size, base;
-	int refs;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%127s %llu %d %511s %31s %llx", name, &size, &refs, deps, state, &base) == 6 && base)
-			add_place(name, ".text", "", base, size);
-	fclose(f);
-	return 0;
-}
-
-static int read_sys_module(const char *dir)
-{
-	DIR *dp = opendir(dir);
-	if (!dp) {
-		fprintf(stderr, "loopscope decode: %s: %s\n", dir, strerror(errno));
-		return -1;
-	}
-	struct dirent *e;
-	while ((e = readdir(dp))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char sd[4096];
-		snprintf(sd, sizeof sd, "%s/%s/sections", dir, e->d_name);
-		DIR *sp = opendir(sd);
-		if (!sp)
-			continue;
-		struct dirent *s;
-		while ((s = readdir(sp))) {
-			if (strcmp(s->d_name, ".") == 0 || strcmp(s->d_name, "..") == 0)
-				continue;
-			char p[4096 + 256];
-			snprintf(p, sizeof p, "%s/%s", sd, s->d_name);
-			FILE *f = fopen(p, "r");
-			unsigned long long a = 0;
-			if (f && fscanf(f, "%llx", &a) == 1 && a)
-				add_place(e->d_name, s->d_name, "", a, 0);
-			if (f)
-				fclose(f);
-		}
-		closedir(sp);
-	}
-	closedir(dp);
-	return 0;
-}
-
-/* kallsyms: the KASLR offset from _text, and per module its lowest text
- * symbol as an anchor. */
-static int read_kallsyms(struct decoder *d, const char *file, uint64_t *text_runtime)
-{
-	FILE *f = fopen(file, "r");
-	if (!f) {
-		fprintf(stderr, "loopscope decode: %s: %s\n", file, strerror(errno));
-		return -1;
-	}
-	char line[1024], type[8], name[256], mod[128];
-	unsigned long long a;
-	size_t first = nplaces;
-	*text_runtime = 0;
-	while (fgets(line, sizeof line, f)) {
-		int n = sscanf(line, "%llx %7s %255s [%127[^]]]", &a, type, name, mod);
-		if (n < 3 || !a || (type[0] != 't' && type[0] != 'T'))
-			continue;
-		if (n == 3) {
-			if (strcmp(name, "_text") == 0)
-				*text_runtime = a;
-			continue;
-		}
-		struct placement *p = NULL;
-		char norm[128];
-		snprintf(norm, sizeof norm, "%s", mod);
-		normalize_modname(norm);
-		for (size_t i = first; i < nplaces && !p; i++)
-			if (strcmp(places[i].module, norm) == 0)
-				p = &places[i];
-		if (!p)
-			add_place(mod, "", name, a, 0);
-		else if (a < p->start) {
-			p->start = a;
-			snprintf(p->anchor, sizeof p->anchor, "%s", name);
-		}
-	}
-	fclose(f);
-	(void)d;
-	return 0;
-}
-
-static int cmp_place(const void *a, const void *b)
-{
-	const struct placement *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* RAW (a runtime address) -> object and link-time address. */
+/* RAW (a runtime address) -> object and link-time address: a module's
+ * when the runtime maps (--proc-modules, --sys-module, --kallsyms: d->kmap)
+ * place it in one, else vmlinux's through the KASLR offset. */
 static struct kobj *map_raw(struct decoder *d, uint64_t raw, uint64_t *link)
 {
-	const struct placement *best = NULL;
-	for (size_t i = 0; i < nplaces; i++)
-		if (places[i].start <= raw)
-			best = &places[i];
-	/* (placements are modules': their area is above the kernel's text) */
-	if (best && (best->size ? raw - best->start < best->size : raw - best->start < (64u << 20))) {
-		struct kobj *o = kobj_get(d, best->module);
+	const ls_kplace *p = d->kmap ? ls_kmap_place(d->kmap, raw) : NULL;
+	if (p) {
+		struct kobj *o = kobj_get(d, p->module);
 		ls_module *m = open_kobj(d, o, NULL);
 		uint64_t base, size;
 		if (!m)
 			return NULL;
-		if (best->anchor[0]) {
-			if (ls_module_symbol(m, best->anchor, &base, &size) < 0)
-				return NULL;
-		} else if (ls_module_section(m, best->section, &base, &size) < 0) {
-			return NULL;
+		/* /proc/modules gives the base (and a size): past .text, the
+		 * loader's layout says which section */
+		if (p->section && p->size && ls_module_kernel_addr(m, raw - p->start, link) == 0)
+			return o;
+		/* kallsyms: the module's symbol nearest below, when its name
+		 * is one function's of the .ko (else the module's first) */
+		const ls_ksym *k = p->symbol ? ls_kmap_symbol_at(d->kmap, raw) : NULL;
+		ls_symbol fn;
+		if (k && k->module && !strcmp(k->module, p->module) &&
+		    ls_module_functions_named(m, k->name, &fn, 1) == 1) {
+			*link = fn.addr + (raw - k->addr);
+			return o;
 		}
-		*link = base + (raw - best->start);
+		if (p->symbol ? ls_module_symbol(m, p->symbol, &base, &size) < 0
+		              : ls_module_section(m, p->section, &base, &size) < 0)
+			return NULL;
+		*link = base + (raw - p->start);
 		return o;
 	}
 	struct kobj *vm = kobj_get(d, "");
@@ -847,28 +725,30 @@ static int parse_options(struct decoder *d, int argc, char **argv)
 /* The runtime maps the options name; the KASLR offset of --kallsyms needs vmlinux. */
 static int load_runtime_maps(struct decoder *d)
 {
-	if (d->proc_modules && read_proc_modules(d->proc_modules) < 0)
+	if (!d->proc_modules && !d->sys_module && !d->kallsyms_file)
+		return 0;
+	ls_error err;
+	if (!(d->kmap = ls_kmap_new()) ||
+	    (d->proc_modules && ls_kmap_read_proc_modules(d->kmap, d->proc_modules, &err) < 0) ||
+	    (d->sys_module && ls_kmap_read_sys_module(d->kmap, d->sys_module, &err) < 0) ||
+	    (d->kallsyms_file && ls_kmap_read_kallsyms(d->kmap, d->kallsyms_file, &err) < 0)) {
+		fprintf(stderr, "loopscope decode: %s\n", d->kmap ? err.message : "out of memory");
 		return -1;
-	if (d->sys_module && read_sys_module(d->sys_module) < 0)
-		return -1;
+	}
 	if (d->kallsyms_file) {
-		uint64_t text_rt;
-		if (read_kallsyms(d, d->kallsyms_file, &text_rt) < 0)
-			return -1;
+		uint64_t text_rt = 0, text, size;
 		struct kobj *vm = kobj_get(d, "");
 		ls_module *m = open_kobj(d, vm, NULL);
-		uint64_t text, size;
-		if (text_rt && m && ls_module_symbol(m, "_text", &text, &size) == 0) {
-			d->kaslr = (int64_t)(text_rt - text);
-			d->have_kaslr = true;
-		} else if (!text_rt) {
+		if (ls_kmap_text(d->kmap, &text_rt) < 0) {
 			fprintf(stderr, "loopscope decode: %s: no _text symbol (kallsyms with addresses hidden?)\n",
 			        d->kallsyms_file);
 			return -1;
 		}
+		if (m && ls_module_symbol(m, "_text", &text, &size) == 0) {
+			d->kaslr = (int64_t)(text_rt - text);
+			d->have_kaslr = true;
+		}
 	}
-	if (nplaces)
-		qsort(places, nplaces, sizeof *places, cmp_place);
 	return 0;
 }
 
@@ -882,9 +762,8 @@ static void decoder_free(struct decoder *d)
 	}
 	free(d->objs);
 	free(d->strip);
-	free(places);
-	places = NULL;
-	nplaces = cap_places = 0;
+	ls_kmap_free(d->kmap);
+	d->kmap = NULL;
 }
 
 int cmd_decode(int argc, char **argv)

@@ -20,6 +20,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/support/progress.c libloopscope/support/workers.c \
 	libloopscope/elf/module.c libloopscope/elf/module.h libloopscope/elf/elf_file.c \
 	libloopscope/elf/debuginfo.c libloopscope/elf/debuginfo.h \
+	libloopscope/kernel/kmap.c libloopscope/kernel/layout.c \
 	libloopscope/elf/relocate.c libloopscope/elf/relocate.h \
 	libloopscope/elf/symbols.c libloopscope/elf/symbols.h \
 	libloopscope/dwarf/inline_tree.c libloopscope/dwarf/inline_tree.h \

@@ -233,6 +233,74 @@ int ls_module_resolve(const ls_module *m, const char *name, uint64_t off, uint64
 /* The symbol kallsyms would print for ADDR (FUNC+OFF/SIZE); -1 if none. */
 int ls_module_symbolize(const ls_module *m, uint64_t addr, ls_symbol *out);
 
+/* ---- kernels: where a running kernel's code is -------------------------- */
+
+/* The kernel's module loader lays a .ko's core code sections out from the
+ * module's base (what /proc/modules prints, and perf's map of the module
+ * starts at): section-header order, each at its alignment, .init ones
+ * apart.  Where each is, as an offset from the base, and where it is in M
+ * (a .ko's link-time addresses, .text at 0). */
+typedef struct ls_ksection {
+	const char *name;
+	uint64_t offset;  /* from the module's base */
+	uint64_t size;
+	uint64_t addr;    /* in M */
+} ls_ksection;
+/* M's layout (M a .ko; none for other files): returns how many sections
+ * there are, the first CAP written to OUT.  Since LOOPSCOPE_0.2. */
+size_t ls_module_kernel_layout(const ls_module *m, ls_ksection *out, size_t cap);
+/* OFF (a runtime address minus the module's base) to its address in M
+ * through that layout: 0, or -1 if no code section holds it.  0.2. */
+int ls_module_kernel_addr(const ls_module *m, uint64_t off, uint64_t *addr);
+
+/* What a running kernel says of itself, from its files or copies of them
+ * (a bug report's): its code symbols (/proc/kallsyms) and where its
+ * modules were loaded (/proc/modules, /sys/module/M/sections).  Read with
+ * the ls_kmap_read_* calls, then asked from any number of threads (not
+ * while being read).  Since LOOPSCOPE_0.2. */
+typedef struct ls_kmap ls_kmap;
+
+typedef struct ls_ksym {
+	const char *name;
+	uint64_t addr;       /* runtime */
+	const char *module;  /* NULL: the kernel's own; else the module's name, '-' written '_' */
+	char type;           /* kallsyms' type letter: 't', 'T', 'w' or 'W' (code) */
+} ls_ksym;
+
+/* Where part of a module is at run time: SECTION starts at START
+ * (/proc/modules: ".text" at the base; /sys/module: each section), or
+ * SYMBOL of the module is at START (kallsyms: its lowest code symbol). */
+typedef struct ls_kplace {
+	const char *module;  /* '-' written '_' */
+	const char *section; /* or NULL */
+	const char *symbol;  /* or NULL */
+	uint64_t start;      /* runtime */
+	uint64_t size;       /* the module's (/proc/modules), or 0: unknown */
+} ls_kplace;
+
+ls_kmap *ls_kmap_new(void);   /* NULL if out of memory */
+void ls_kmap_free(ls_kmap *km);
+/* A kallsyms file: its code symbols with an address (hidden addresses,
+ * all 0, give none) and each module's lowest as a place.  0, or -1 with
+ * ERR naming the file (a line that does not parse is skipped). */
+int ls_kmap_read_kallsyms(ls_kmap *km, const char *path, ls_error *err);
+/* A /proc/modules file: each loaded module's base and size. */
+int ls_kmap_read_proc_modules(ls_kmap *km, const char *path, ls_error *err);
+/* A /sys/module tree: DIR/M/sections/S for every module M and section S. */
+int ls_kmap_read_sys_module(ls_kmap *km, const char *dir, ls_error *err);
+/* The code symbols by address (symbols at one address in the file's order). */
+size_t ls_kmap_nsymbols(const ls_kmap *km);
+const ls_ksym *ls_kmap_symbol(const ls_kmap *km, size_t i);
+/* The last symbol at or below ADDR, or NULL. */
+const ls_ksym *ls_kmap_symbol_at(const ls_kmap *km, uint64_t addr);
+/* kallsyms' _text (where the kernel's text was put: minus vmlinux's _text,
+ * the KASLR offset): 0, or -1 if no kallsyms read had it. */
+int ls_kmap_text(const ls_kmap *km, uint64_t *addr);
+/* The module place holding runtime address ADDR: the last place at or
+ * below it, if ADDR is within its size (unknown: within 64 MiB); NULL
+ * when ADDR is no module's (the kernel's own, then). */
+const ls_kplace *ls_kmap_place(const ls_kmap *km, uint64_t addr);
+
 /* ---- ELF files, read without analysis --------------------------------- */
 
 /* What a front end needs of a binary before, or instead of, analyzing it:

@@ -73,7 +73,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 		char name[64];
 		if (kernel) {
 			pl_load_kallsyms(a);
-			const struct sym *s = pl_symtab_find(&a->kallsyms, addr);
+			const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 			if (s)
 				return named_node(a, parent, NULL, s->name);
 			snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
@@ -91,8 +91,8 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	} else if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
 		uint64_t off = addr - map->start;
 		for (size_t i = 0; i < d->nksecs && !have_link; i++)
-			if (off >= d->ksecs[i].off && off - d->ksecs[i].off < d->ksecs[i].size) {
-				link = d->ksecs[i].link + (off - d->ksecs[i].off);
+			if (off >= d->ksecs[i].offset && off - d->ksecs[i].offset < d->ksecs[i].size) {
+				link = d->ksecs[i].addr + (off - d->ksecs[i].offset);
 				have_link = 1;
 			}
 	} else if (d->file) {
@@ -125,7 +125,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 		}
 	}
 	if (d->use_kallsyms) {
-		const struct sym *s = pl_symtab_find(&a->kallsyms, addr);
+		const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 		if (s)
 			return named_node(a, parent, map->dso, s->name);
 	}

@@ -12,16 +12,6 @@
 #include <limits.h>
 #include <pthread.h>
 
-struct sym {
-	uint64_t addr, size;
-	const char *name; /* interned, or in the kallsyms buffer */
-};
-
-struct symtab {
-	struct sym *v;
-	size_t n;
-};
-
 struct dso_attr {
 	int tried;
 	char *path;          /* the file the structure comes from */
@@ -31,9 +21,7 @@ struct dso_attr {
 	int use_kallsyms;
 	/* a module: its code sections where the kernel's module loader puts
 	 * them (offsets from the map's start) and where they are in the .ko */
-	struct kmod_sec {
-		uint64_t off, size, link;
-	} *ksecs;
+	ls_ksection *ksecs;
 	size_t nksecs;
 };
 
@@ -42,11 +30,10 @@ struct pl_attrib {
 	ls_options lsopt;
 	struct dso_attr *dattr; /* by dso index */
 	size_t ndattr;
-	struct symtab kallsyms;
-	char *kallsyms_buf;
+	ls_kmap *kmap;            /* the kernel's symbols (kallsyms) */
 	int kallsyms_tried;
-	/* kallsyms read into the two above on a thread of its own from the
-	 * start (find-dso.c): theirs until joined */
+	/* kallsyms read into kmap on a thread of its own from the start
+	 * (find-dso.c): the thread's until joined */
 	pthread_t ks_thread;
 	int ks_reading;           /* started, not joined */
 	char home_debug[PATH_MAX];
@@ -85,8 +72,7 @@ void pl_dsos_end(struct pl_attrib *a);
 struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso);
 /* A runtime address in MAP -> the link-time address in its file. */
 int pl_to_link(const struct dso_attr *d, const pl_map *m, uint64_t addr, uint64_t *out);
-/* /proc/kallsyms into a->kallsyms, once; and the symbol at or before ADDR. */
+/* kallsyms into a->kmap, once (then ls_kmap_symbol_at). */
 void pl_load_kallsyms(struct pl_attrib *a);
-const struct sym *pl_symtab_find(const struct symtab *t, uint64_t addr);
 
 #endif

@@ -24,29 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- symbols: /proc/kallsyms (an ELF's own come from ls_file_symbol_at) ---------- */
-
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct sym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-const struct sym *pl_symtab_find(const struct symtab *t, uint64_t addr)
-{
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	return &t->v[lo - 1];
-}
-
 /* ---- per binary ------------------------------------------------------------- */
 
 struct warn_count {
@@ -313,6 +290,11 @@ void pl_dsos_begin(struct pl_attrib *a)
 		snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
 	else if (uname(&u) == 0)
 		snprintf(a->osrelease, sizeof a->osrelease, "%s", u.release);
+	a->kmap = ls_kmap_new();
+	if (!a->kmap) {
+		fputs("perf-loops: out of memory\n", stderr);
+		exit(1);
+	}
 	prefetch_start(a);
 	kallsyms_start(a);
 }
@@ -333,8 +315,7 @@ void pl_dsos_end(struct pl_attrib *a)
 		free(d->ksecs);
 	}
 	free(a->dattr);
-	free(a->kallsyms.v);
-	free(a->kallsyms_buf);
+	ls_kmap_free(a->kmap);
 }
 
 
@@ -364,28 +345,16 @@ static int load_elf(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const 
 	return match;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* /proc/kallsyms: "ADDR TYPE NAME [MODULE]", about 150k lines.  Read in one
- * go and parsed by hand; the names stay in the buffer (sscanf and a copy
- * per name were most of the time of a small report). */
-/* The kernel's function symbols into T, sorted, their names pointing into
- * *BUF.  It reads only what pl_dsos_begin set (and the file's build-ids):
+/* The kernel's symbols from kallsyms into a->kmap (libloopscope parses
+ * it).  It reads only what pl_dsos_begin set (and the file's build-ids):
  * it runs on a thread of its own (kallsyms_main). */
-static void read_kallsyms(const struct pl_attrib *a, struct symtab *t, char **bufp)
+static void read_kallsyms(const struct pl_attrib *a)
 {
 	/* perf record keeps a copy of kallsyms in its build-id cache: it is
 	 * the recorded kernel's, and a plain file reads many times faster than
 	 * /proc/kallsyms (which the kernel formats line by line) */
-	int fd = -1;
 	pd_reader *r = a->rep->r;
-	for (size_t i = 0; i < pd_nbuild_ids(r) && fd < 0; i++) {
+	for (size_t i = 0; i < pd_nbuild_ids(r); i++) {
 		const pd_build_id *b = pd_build_id_at(r, i);
 		if (strcmp(b->filename, "[kernel.kallsyms]"))
 			continue;
@@ -394,78 +363,22 @@ static void read_kallsyms(const struct pl_attrib *a, struct symtab *t, char **bu
 			sprintf(hex + 2 * k, "%02x", b->id[k]);
 		hex[2 * b->size] = 0;
 		snprintf(p, sizeof p, "%s/[kernel.kallsyms]/%s/kallsyms", a->home_debug, hex);
-		fd = ls_open_regular(p, 0, NULL);
-		if (fd < 0) {
-			snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
-			fd = ls_open_regular(p, 0, NULL);
-		}
-	}
-	if (fd < 0) {
-		struct utsname u;
-		/* /proc/kallsyms describes the running kernel, which must be the recorded one */
-		if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
+		if (ls_kmap_read_kallsyms(a->kmap, p, NULL) == 0)
 			return;
-		fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+		snprintf(p, sizeof p, "%s/.build-id/%.2s/%s/kallsyms", a->home_debug, hex, hex + 2);
+		if (ls_kmap_read_kallsyms(a->kmap, p, NULL) == 0)
+			return;
 	}
-	if (fd < 0)
+	struct utsname u;
+	/* /proc/kallsyms describes the running kernel, which must be the recorded one */
+	if (uname(&u) == 0 && a->osrelease[0] && strcmp(u.release, a->osrelease))
 		return;
-	size_t cap = 8 << 20, len = 0;
-	char *buf = pl_xmalloc(cap);
-	for (;;) {
-		if (len + 65536 > cap) {
-			cap *= 2;
-			buf = pl_xrealloc(buf, cap);
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = 0;
-	*bufp = buf;
-	size_t vcap = 0;
-	int sorted = 1;
-	for (char *p = buf, *end = buf + len; p < end;) {
-		char *nl = memchr(p, '\n', end - p);
-		if (!nl)
-			nl = end;
-		*nl = 0;
-		uint64_t addr = 0;
-		int h;
-		char *q = p;
-		while ((h = hexval(*q)) >= 0)
-			addr = addr << 4 | h, q++;
-		if (*q == ' ' && q[1] && q[2] == ' ' && addr) {
-			char type = q[1];
-			char *name = q + 3, *sp = strchr(name, '\t');
-			if (sp)
-				*sp = 0; /* drop the [module] column */
-			if (type == 't' || type == 'T' || type == 'w' || type == 'W') {
-				if (t->n == vcap) {
-					vcap = vcap ? vcap * 2 : 65536;
-					t->v = pl_xrealloc(t->v, vcap * sizeof *t->v);
-				}
-				struct sym *s = &t->v[t->n++];
-				s->addr = addr;
-				s->size = 0;
-				s->name = name;
-				if (t->n > 1 && s[-1].addr > addr)
-					sorted = 0;
-			}
-		}
-		p = nl + 1;
-	}
-	if (!sorted)
-		qsort(t->v, t->n, sizeof *t->v, sym_cmp);
+	ls_kmap_read_kallsyms(a->kmap, "/proc/kallsyms", NULL);
 }
 
 static void *kallsyms_main(void *arg)
 {
-	struct pl_attrib *a = arg;
-	read_kallsyms(a, &a->kallsyms, &a->kallsyms_buf);
+	read_kallsyms(arg);
 	return NULL;
 }
 
@@ -484,7 +397,7 @@ static void kallsyms_start(struct pl_attrib *a)
 }
 
 /* The table read by kallsyms_main, once it is done; or read now.  Nothing
- * reads a->kallsyms before this (pl_symtab_find comes after it). */
+ * reads a->kmap before this (ls_kmap_symbol_at comes after it). */
 void pl_load_kallsyms(struct pl_attrib *a)
 {
 	if (a->kallsyms_tried)
@@ -495,7 +408,7 @@ void pl_load_kallsyms(struct pl_attrib *a)
 		a->ks_reading = 0;
 		return;
 	}
-	read_kallsyms(a, &a->kallsyms, &a->kallsyms_buf);
+	read_kallsyms(a);
 }
 
 /* One line per binary: the first warning (it names the binary and the
@@ -546,28 +459,6 @@ static int find_kernel_debug(struct pl_attrib *a, pl_dso *dso, const char *modul
 	return ls_find_debug_file(&q, p, size, &found, NULL) == 0 && !(found & LS_FOUND_BUILD_ID_DIFFERS) ? 0 : -1;
 }
 
-/* The module loader's layout of a .ko's code (kernel/module: the core's
- * SHF_EXECINSTR sections, .init ones aside, one after another in section
- * order, each at its alignment): perf records the module's base, and an
- * address in .text.unlikely is found from there. */
-static void module_layout(struct dso_attr *d)
-{
-	uint64_t off = 0;
-	for (size_t i = 0; d->file && i < ls_file_nsections(d->file); i++) {
-		const ls_section *sec = ls_file_section(d->file, i);
-		const unsigned code = LS_SECTION_ALLOC | LS_SECTION_EXEC;
-		uint64_t link, size;
-		if ((sec->flags & code) != code || !strncmp(sec->name, ".init", 5))
-			continue;
-		off = (off + sec->align - 1) & ~(sec->align - 1);
-		if (ls_module_section(d->mod, sec->name, &link, &size) == 0) {
-			d->ksecs = pl_xrealloc(d->ksecs, (d->nksecs + 1) * sizeof *d->ksecs);
-			d->ksecs[d->nksecs++] = (struct kmod_sec){ off, sec->size, link };
-		}
-		off += sec->size;
-	}
-}
-
 static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 {
 	char want[256], p[PATH_MAX];
@@ -577,7 +468,11 @@ static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
 		return;
 	if (load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p))) {
 		d->path = pl_xstrdup(p);
-		module_layout(d);
+		/* where the module loader put its code: perf records the
+		 * module's base, and .text.unlikely is found from there */
+		d->nksecs = ls_module_kernel_layout(d->mod, NULL, 0);
+		d->ksecs = d->nksecs ? pl_xmalloc(d->nksecs * sizeof *d->ksecs) : NULL;
+		ls_module_kernel_layout(d->mod, d->ksecs, d->nksecs);
 	}
 }
 
@@ -637,7 +532,7 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 			}
 		}
 		pl_load_kallsyms(a);
-		d->use_kallsyms = a->kallsyms.n > 0;
+		d->use_kallsyms = ls_kmap_nsymbols(a->kmap) > 0;
 		return d;
 	}
 	if (dso->kind == PL_DSO_ANON)

@@ -24,7 +24,7 @@ EXTRA_DIST += tests/fixtures/bad_decode.s
 EXTRA_DIST += tests/fixtures/bad_jumptable.s
 EXTRA_DIST += tests/fixtures/bad_overlap.s
 EXTRA_DIST += tests/fixtures/jump_tables.s
-EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c
+EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c
 EXTRA_DIST += bench/lookup.sh
 EXTRA_DIST += bench/struct.sh
 EXTRA_DIST += bench/README.md
@@ -50,6 +50,12 @@ fuzz_cache_SOURCES = tests/fuzz-cache.c
 fuzz_cache_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_cache_LDFLAGS = $(FUZZ_LINK_FLAGS)
 fuzz_cache_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+# Issue 21: a running kernel's files as ls_kmap reads them.
+noinst_PROGRAMS += fuzz-kmap
+fuzz_kmap_SOURCES = tests/fuzz-kmap.c
+fuzz_kmap_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_kmap_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_kmap_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
 FUZZ_TIME = 300
 fuzz-module-run: fuzz-module
 	mkdir -p fuzz-corpus/seed fuzz-corpus/work
@@ -205,6 +211,11 @@ EXTRA_DIST += tests/lib-disasm.sh
 # debuginfod, against a local server of its protocol.
 TESTS += tests/lib-debuginfo.sh
 EXTRA_DIST += tests/lib-debuginfo.sh
+# Issue 21: decode of raw addresses through kallsyms, /proc/modules and
+# /sys/module as libloopscope reads them (ls_kmap), against the module
+# loader's layout.
+TESTS += tests/cli-decode-maps.sh
+EXTRA_DIST += tests/cli-decode-maps.sh
 TESTS += tests/perf-install.sh
 TESTS += tests/perf-report-options.sh
 EXTRA_DIST += tests/perf-report-options.sh tests/fixtures/perf/cxx_names.cpp
