@@ -99,6 +99,31 @@ static void assemble(ls_module *m, struct ls_scope **results)
 	m->root = root;
 }
 
+static int cmp_probe(const void *a, const void *b)
+{
+	return strcmp(((const struct ls_source_probe *)a)->path, ((const struct ls_source_probe *)b)->path);
+}
+
+/* The source files the loop lines looked at, by path, each once (several
+ * threads may have looked for one file under several names). */
+static void keep_probes(ls_module *m)
+{
+	size_t n;
+	struct ls_source_probe *p = ls_source_cache_take_probes(m->sources, &n);
+	if (n)
+		qsort(p, n, sizeof *p, cmp_probe);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(p[k - 1].path, p[i].path)) {
+			free(p[i].path);
+			continue;
+		}
+		p[k++] = p[i];
+	}
+	m->source_probes = p;
+	m->nsource_probes = k;
+}
+
 int ls_analyze(ls_module *m, ls_error *err)
 {
 	struct analysis an = { .m = m };
@@ -124,6 +149,7 @@ int ls_analyze(ls_module *m, ls_error *err)
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);
 	ls_progress_end(&an.progress);
+	keep_probes(m);
 	ls_source_cache_free(m->sources);
 	m->sources = NULL;
 	if (stopped) { /* the procedures' scopes live in the arenas: freed with m */

@@ -107,6 +107,7 @@ void ls_module_close(ls_module *m)
 		return;
 	ls_lookup_index_free(&m->lookup);
 	ls_source_cache_free(m->sources); /* set only during the analysis */
+	ls_source_probes_free(m->source_probes, m->nsource_probes);
 	ls_symindex_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);

@@ -142,6 +142,9 @@ EXTRA_DIST += tests/corpus/bench.lua
 # Issue 14: hostile files (cache tampering, non-regular files, amplification).
 TESTS += tests/core-cache.sh
 EXTRA_DIST += tests/core-cache.sh tests/hostile-elf.py
+# Issue 21: every input of the analysis is in the cache's key.
+TESTS += tests/core-cache-key.sh
+EXTRA_DIST += tests/core-cache-key.sh
 TESTS += tests/perf-hostile.sh tests/perf-order.sh
 EXTRA_DIST += tests/perf-hostile.sh tests/perf-order.sh tests/hostile-perf.py
 TESTS += tests/gdb-hostile.sh

@@ -21,19 +21,25 @@
  * instead of collecting and sorting every range again (a third of the
  * load's time on libc).
  *
- * A cache can only miss, never lie.  The directory is shared and its files
- * are untrusted: a file is opened only if it is a regular file; the entry
- * must be for this very file (its build-id, and the size, mtime and inode
- * the binary had when it was stored), made by this very libloopscope, in
- * this format, with a checksum over all of its bytes; every count, offset
- * and index is checked.  Anything else is a miss, with a note saying why
- * under -v.  Stores write a temporary file of their own (0600, in a 0700
+ * A cache can only miss, never lie: every input that changes the tree is
+ * in the key.  The entry must be for this very file (its build-id, and the
+ * size, mtime and inode the binary had when it was stored), made by this
+ * very libloopscope (its build-id: cache/producer), in this format, with
+ * the options that change the analysis (loops, reading sources, the
+ * source path), from the same debug file (its path and identity), and
+ * every source file the loop lines looked at -- read, or looked for and
+ * not found -- must be as it was (present or absent, size, mtime, inode):
+ * a source that appears later is a miss.  The directory is shared and its
+ * files are untrusted: a file is opened only if it is a regular file; the
+ * checksum covers all of its bytes; every count, offset and index is
+ * checked.  Anything else is a miss, with a note saying why under -v.  Stores write a temporary file of their own (0600, in a 0700
  * directory) and rename() it into place, so concurrent writers and readers
  * are safe; a hit refreshes the file's mtime, which is what the size
  * bound's least-recently-used eviction goes by (cache_dir.c).
  */
 #include "cache/cache.h"
 #include "elf/module.h"
+#include "loops/source.h"
 #include "structure/lookup.h"
 #include "structure/scope.h"
 #include "support/base.h"
@@ -56,8 +62,9 @@
 #define CACHE_MAX_DEPTH 4096 /* deeper trees are refused: walkers recurse */
 
 enum {
-	CACHE_HAS_LOOPS = 1, /* built with opt.want_loops */
-	CACHE_HAS_DWARF = 2, /* built with debug information */
+	CACHE_HAS_LOOPS = 1,    /* built with opt.want_loops */
+	CACHE_HAS_DWARF = 2,    /* built with debug information */
+	CACHE_READ_SOURCES = 4, /* built with opt.read_sources */
 };
 
 struct cache_header {
@@ -83,6 +90,21 @@ struct cache_header {
 	uint64_t nedges, edges_off;   /* loop back edges and exits */
 	uint64_t nsegs, segs_off;     /* the lookup index: uint32 range indices, by address */
 	uint64_t strtab_size, strtab_off;
+	/* The other inputs: the debug file (its path when found, and what it
+	 * was then), the source path option, the source files looked at. */
+	uint32_t debug_path_str, source_path_str; /* string offsets or CACHE_NONE */
+	uint64_t debug_size, debug_ino;
+	int64_t debug_mtime_sec, debug_mtime_nsec;
+	uint64_t nprobes, probes_off;
+};
+
+/* A source file the loop lines looked at, as it was. */
+struct cache_probe {
+	uint32_t path;          /* string offset */
+	uint32_t exists;
+	uint32_t mode, pad;
+	uint64_t size, ino;
+	int64_t mtime_sec, mtime_nsec;
 };
 
 struct cache_scope {
@@ -109,6 +131,7 @@ _Static_assert(sizeof(ls_edge) == 16, "ls_edge is stored raw");
 _Static_assert(sizeof(struct cache_header) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_scope) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_loop) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_probe) % 8 == 0, "sections are 8-aligned");
 
 /* ---- a fast 64-bit hash (xxHash64's structure: four lanes of
  * multiply-rotate, then an avalanche) --------------------------------------- */
@@ -295,14 +318,29 @@ struct cache_key {
 	char path[PATH_MAX];
 	uint64_t src_hash;  /* 0 when keyed by build-id */
 	uint32_t flags;
+	char why[PATH_MAX + 128]; /* a miss's reason that names a file */
 };
+
+/* opt.source_path as the analysis uses it: NULL when it names nothing. */
+static const char *source_path(const ls_module *m)
+{
+	const char *p = m->opt.source_path;
+	return m->opt.read_sources && p && *p ? p : NULL;
+}
+
+/* The options and facts a tree depends on that the flags hold. */
+static uint32_t key_flags(const ls_module *m)
+{
+	return (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf_found ? CACHE_HAS_DWARF : 0) |
+	       (m->opt.read_sources ? CACHE_READ_SOURCES : 0);
+}
 
 static bool cache_key(const ls_module *m, struct cache_key *k)
 {
 	memset(k, 0, sizeof *k);
 	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir))
 		return false;
-	k->flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf_found ? CACHE_HAS_DWARF : 0);
+	k->flags = key_flags(m);
 	const char *variant = m->opt.want_loops ? "" : "-noloops";
 	int n;
 	if (m->build_id && is_hex_id(m->build_id)) {
@@ -377,7 +415,10 @@ static const char *header_problem(const struct cache_header *h, const struct cac
 	if (memcmp(h->producer, producer, sizeof producer) != 0)
 		return "made by another build of libloopscope";
 	if ((h->flags & CACHE_HAS_LOOPS) != (k->flags & CACHE_HAS_LOOPS))
-		return "made with another --loops setting";
+		return k->flags & CACHE_HAS_LOOPS ? "made without loops (want_loops 0)" : "made with loops (want_loops 1)";
+	if ((h->flags & CACHE_READ_SOURCES) != (k->flags & CACHE_READ_SOURCES))
+		return k->flags & CACHE_READ_SOURCES ? "made without reading the source files"
+						     : "made reading the source files, which are not read now";
 	if (h->flags != k->flags)
 		return k->flags & CACHE_HAS_DWARF ? "made without debug information, which is there now"
 						  : "made with debug information, which is not there now";
@@ -389,7 +430,9 @@ static const char *header_problem(const struct cache_header *h, const struct cac
 	    section_ok(h->addrs_off, h->naddrs, sizeof(uint64_t), size) &&
 	    section_ok(h->edges_off, h->nedges, sizeof(ls_edge), size) &&
 	    section_ok(h->segs_off, h->nsegs, sizeof(uint32_t), size) &&
+	    section_ok(h->probes_off, h->nprobes, sizeof(struct cache_probe), size) &&
 	    section_ok(h->strtab_off, h->strtab_size, 1, size) &&
+	    str_ok(h->debug_path_str, h->strtab_size) && str_ok(h->source_path_str, h->strtab_size) &&
 	    h->nscopes >= 1 && h->nscopes < CACHE_NONE && h->nloops < CACHE_NONE &&
 	    h->strtab_size >= 1 && h->strtab_size <= CACHE_NONE &&
 	    str_ok(h->path_str, h->strtab_size) && str_ok(h->build_id_str, h->strtab_size))
@@ -397,18 +440,63 @@ static const char *header_problem(const struct cache_header *h, const struct cac
 	return "corrupt header";
 }
 
+static bool same_file(const struct stat *st, uint64_t size, uint64_t ino, int64_t sec, int64_t nsec)
+{
+	return size == (uint64_t)st->st_size && ino == (uint64_t)st->st_ino && sec == (int64_t)st->st_mtim.tv_sec &&
+	       nsec == (int64_t)st->st_mtim.tv_nsec;
+}
+
+/* Why the debug file and the source files the tree was made from are not
+ * as they were, or NULL: the entry's records at BLOB (the whole file),
+ * its strings at STRTAB; the message in BUF. */
+static const char *inputs_problem(const struct cache_header *h, const char *blob, const char *strtab, char *buf,
+				  size_t size)
+{
+	struct stat st;
+	const char *debug = str_at(strtab, h->debug_path_str);
+	if (debug && (stat(debug, &st) < 0 ||
+		      !same_file(&st, h->debug_size, h->debug_ino, h->debug_mtime_sec, h->debug_mtime_nsec))) {
+		snprintf(buf, size, "its debug file %s changed since (size, mtime or inode differ)", debug);
+		return buf;
+	}
+	const struct cache_probe *pr = (const struct cache_probe *)(blob + h->probes_off);
+	for (uint64_t i = 0; i < h->nprobes; i++) {
+		const char *path = str_at(strtab, pr[i].path);
+		bool exists = path && stat(path, &st) == 0;
+		const char *what = !path ? "a source file record is corrupt" :
+				   exists != (pr[i].exists != 0) ? (exists ? "appeared" : "is gone") :
+				   exists && ((uint32_t)st.st_mode != pr[i].mode ||
+					      !same_file(&st, pr[i].size, pr[i].ino, pr[i].mtime_sec, pr[i].mtime_nsec))
+					   ? "changed (size, mtime or inode differ)" : NULL;
+		if (what) {
+			snprintf(buf, size, "source file %s %s since it was made", path ? path : "", what);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 /* Why the entry is not for the file M analyzed, or NULL: another binary's
- * entry under this name, or the binary changed since the store. */
-static const char *identity_problem(const ls_module *m, const struct cache_header *h, const char *strtab)
+ * entry under this name, the binary changed since the store, another
+ * source path, another debug file, or one of them or a source file
+ * changed (the message in BUF). */
+static const char *identity_problem(const ls_module *m, const struct cache_header *h, const char *blob,
+				    const char *strtab, char *buf, size_t size)
 {
 	const char *id = str_at(strtab, h->build_id_str);
 	if ((id != NULL) != (m->build_id != NULL) || (id && strcmp(id, m->build_id) != 0))
 		return "made for another binary (its build-id differs)";
-	const struct stat *st = &m->file_stat;
-	if (h->src_size != (uint64_t)st->st_size || h->src_ino != (uint64_t)st->st_ino ||
-	    h->src_mtime_sec != (int64_t)st->st_mtim.tv_sec || h->src_mtime_nsec != (int64_t)st->st_mtim.tv_nsec)
+	if (!same_file(&m->file_stat, h->src_size, h->src_ino, h->src_mtime_sec, h->src_mtime_nsec))
 		return "the binary is not the file it was made from (size, mtime or inode differ)";
-	return NULL;
+	const char *sp = str_at(strtab, h->source_path_str), *want = source_path(m);
+	if ((sp != NULL) != (want != NULL) || (sp && strcmp(sp, want) != 0))
+		return "made with another source path";
+	const char *debug = str_at(strtab, h->debug_path_str);
+	if ((debug != NULL) != (m->debug_path != NULL) || (debug && strcmp(debug, m->debug_path) != 0)) {
+		snprintf(buf, size, "made with another debug file (%s)", debug ? debug : "none");
+		return buf;
+	}
+	return inputs_problem(h, blob, strtab, buf, size);
 }
 
 /* A big tree (libc's: 10 MB of file, 15 MB of nodes) is mostly page-fault
@@ -573,7 +661,7 @@ out:
 
 /* Reads the entry at K->path into a fresh blob (file bytes, then room for
  * NODES nodes and LOOPS loop records); NULL with *WHY on any problem. */
-static char *read_entry(const ls_module *m, const struct cache_key *k, struct cache_header *h,
+static char *read_entry(const ls_module *m, struct cache_key *k, struct cache_header *h,
 			size_t *blob_size, const char **why)
 {
 	struct stat st;
@@ -611,7 +699,7 @@ static char *read_entry(const ls_module *m, const struct cache_key *k, struct ca
 	*why = "corrupt (its string table is not terminated)";
 	if (blob[h->strtab_off + h->strtab_size - 1] != '\0')
 		goto fail;
-	if ((*why = identity_problem(m, h, blob + h->strtab_off)))
+	if ((*why = identity_problem(m, h, blob, blob + h->strtab_off, k->why, sizeof k->why)))
 		goto fail;
 	/* A hit: the entry is recently used (the size bound evicts by mtime). */
 	(void)futimens(fd, NULL);
@@ -685,8 +773,15 @@ int ls_cache_forge(void *file, size_t size, ls_module *m)
 	h.header_size = sizeof h;
 	h.file_size = size;
 	producer_id(h.producer);
-	h.flags = (m->opt.want_loops ? CACHE_HAS_LOOPS : 0) | (m->dwarf_found ? CACHE_HAS_DWARF : 0);
+	h.flags = key_flags(m);
 	h.src_hash = 0;
+	/* no other input: the debug file's, the source path's and the source
+	 * files' checks would miss before the records are read */
+	h.debug_path_str = h.source_path_str = CACHE_NONE;
+	h.nprobes = 0;
+	free(m->debug_path);
+	m->debug_path = NULL;
+	m->opt.source_path = NULL;
 	m->file_stat.st_size = (off_t)h.src_size;
 	m->file_stat.st_ino = (ino_t)h.src_ino;
 	m->file_stat.st_mtim.tv_sec = (time_t)h.src_mtime_sec;
@@ -761,9 +856,10 @@ void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta 
 	struct stat bs;
 	if (!bin || stat(bin, &bs) < 0)
 		meta->problem = "its binary is gone";
-	else if (h.src_size != (uint64_t)bs.st_size || h.src_ino != (uint64_t)bs.st_ino ||
-		 h.src_mtime_sec != (int64_t)bs.st_mtim.tv_sec || h.src_mtime_nsec != (int64_t)bs.st_mtim.tv_nsec)
+	else if (!same_file(&bs, h.src_size, h.src_ino, h.src_mtime_sec, h.src_mtime_nsec))
 		meta->problem = "its binary changed since";
+	else /* its debug file or a source file changed (the options are the caller's) */
+		meta->problem = inputs_problem(&h, buf, strtab, meta->why, sizeof meta->why);
 out:
 	free(buf);
 	close(fd);
@@ -961,8 +1057,32 @@ static size_t layout_header(const ls_module *m, const struct cache_key *k, const
 	h->nsegs = n->nsegs;
 	h->segs_off = off;
 	off += align8(n->nsegs * sizeof(uint32_t));
+	h->nprobes = m->nsource_probes;
+	h->probes_off = off;
+	off += m->nsource_probes * sizeof(struct cache_probe);
 	h->strtab_off = off;
 	return off;
+}
+
+/* The inputs besides the binary: the debug file as it was when found, the
+ * source path, the source files the loop lines looked at. */
+static void fill_inputs(const ls_module *m, char *buf, struct cache_header *h, struct str_table *strs)
+{
+	h->debug_path_str = strt_add(strs, m->debug_path);
+	if (m->debug_path) {
+		h->debug_size = (uint64_t)m->debug_stat.st_size;
+		h->debug_ino = (uint64_t)m->debug_stat.st_ino;
+		h->debug_mtime_sec = (int64_t)m->debug_stat.st_mtim.tv_sec;
+		h->debug_mtime_nsec = (int64_t)m->debug_stat.st_mtim.tv_nsec;
+	}
+	h->source_path_str = strt_add(strs, source_path(m));
+	struct cache_probe *pr = (struct cache_probe *)(buf + h->probes_off);
+	for (size_t i = 0; i < m->nsource_probes; i++) {
+		const struct ls_source_probe *p = &m->source_probes[i];
+		pr[i] = (struct cache_probe){ .path = strt_add(strs, p->path), .exists = p->exists, .mode = p->mode,
+		                              .size = p->size, .ino = p->ino, .mtime_sec = p->mtime_sec,
+		                              .mtime_nsec = p->mtime_nsec };
+	}
 }
 
 /* Each statement's first range index in the file, by its address in
@@ -1151,6 +1271,7 @@ void ls_cache_store(ls_module *m)
 		goto out;
 	}
 	fill_records(m->root, buf, &h, &strs, &stmts);
+	fill_inputs(m, buf, &h, &strs);
 	if (!fill_segs(buf, &h, ix, &stmts)) {
 		ls_warn(&m->opt, "%s: not cached: its lookup index does not match its tree", m->path);
 		goto out;

@@ -9,8 +9,10 @@
  * issue 8a's scope record (unresolved_jumps), and issue 8b's loops placed
  * by voting instructions, new loop lines, line-0 code in [no line]
  * statements: a tree cached by an older loopscope must not be read back.
- * 6: the lookup index is stored too (its order of the statement ranges). */
-#define LS_CACHE_FORMAT_VERSION 6
+ * 6: the lookup index is stored too (its order of the statement ranges).
+ * 7: every input is in the key (issue 21): the debug file found and its
+ * identity, read_sources and source_path, the source files looked at. */
+#define LS_CACHE_FORMAT_VERSION 7
 
 /* cache.c: one entry per module; every mismatch is a miss (a -v note). */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */
@@ -28,6 +30,7 @@ struct ls_cache_meta {
 	char build_id[129];
 	bool loops;
 	const char *problem;       /* NULL if the file would load (as far as its own bytes go) */
+	char why[4096 + 128];      /* where PROBLEM names a file */
 };
 void ls_cache_read_meta(const char *file, bool full_check, struct ls_cache_meta *meta);
 

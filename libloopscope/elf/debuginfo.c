@@ -231,7 +231,7 @@ int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
  * build-id step on any module: both leave a debug ELF in the module without
  * the state getdwarf sets with it (the bias came out wrong, and freeing the
  * module closed descriptor 0).  Sets m->dwarf_found and m->debug_path. */
-void ls_debuginfo_find(ls_module *m)
+static void find_dwarf(ls_module *m)
 {
 	if (ls_elf_has_section(m->elf, ".debug_info") || ls_elf_has_section(m->elf, ".zdebug_info")) {
 		m->dwarf_found = true;
@@ -292,6 +292,13 @@ void ls_debuginfo_find(ls_module *m)
 	dwfl_end(probe);
 }
 
+
+void ls_debuginfo_find(ls_module *m)
+{
+	find_dwarf(m);
+	if (m->debug_path && stat(m->debug_path, &m->debug_stat) < 0)
+		memset(&m->debug_stat, 0, sizeof m->debug_stat);
+}
 
 /* ---- the front ends' search ------------------------------------------------------
  *

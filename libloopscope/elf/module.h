@@ -31,7 +31,8 @@ struct ls_text {
 struct ls_module {
 	ls_options opt;
 	char *path;                /* absolute */
-	char *debug_path;
+	char *debug_path;          /* debuginfo.c: the file DWARF is read from, or NULL */
+	struct stat debug_stat;    /* debuginfo.c: that file when it was found (the cache's key) */
 	char *build_id;            /* hex */
 	int fd;
 	Dwfl *dwfl;
@@ -63,6 +64,10 @@ struct ls_module {
 	/* source.c: source files read for the loop lines, during the
 	 * analysis only (NULL otherwise). */
 	struct ls_source_cache *sources;
+	/* analyze.c: every source file the loop lines looked at (found or
+	 * not), sorted by path, one each: stored with the tree (cache.c) */
+	struct ls_source_probe *source_probes;
+	size_t nsource_probes;
 	bool debug_loop_lines;     /* $LOOPSCOPE_DEBUG_LOOP_LINES: each loop's line and rule on stderr */
 
 	struct ls_strtab strings;

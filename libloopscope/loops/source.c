@@ -15,13 +15,17 @@
  * enough for the question asked (does this line start a loop, and does its
  * body reach that line), and it never fails: a file it cannot make sense of
  * only gives fewer or wider statements.  Files are read once per module,
- * on first use, under a lock (the analysis runs on several threads). */
+ * on first use, under a lock (the analysis runs on several threads), and
+ * only if they are regular files.  Every file looked at, found or not, is
+ * recorded: the cache keys the tree by them (cache.c). */
 #include "loops/source.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Files bigger than this are not sources a loop line should come from. */
 #define MAX_SOURCE_SIZE (64u << 20)
@@ -465,21 +469,49 @@ static void find_statements(struct ls_source *src)
 		qsort(src->stmts, src->nstmts, sizeof *src->stmts, cmp_stmt);
 }
 
-static struct ls_source *source_read(const char *path)
+/* What a file was when it was looked at: absent, or its type, size, mtime
+ * and inode (the cache compares them later: cache.c). */
+static void probe_of(struct ls_source_probe *p, const struct stat *st)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
+	p->exists = st != NULL;
+	if (st) {
+		p->mode = (uint32_t)st->st_mode;
+		p->size = (uint64_t)st->st_size;
+		p->ino = (uint64_t)st->st_ino;
+		p->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+		p->mtime_nsec = (int64_t)st->st_mtim.tv_nsec;
+	}
+}
+
+/* The file at PATH as tokens, or NULL (missing, not a regular file -- a
+ * FIFO is never waited on --, empty, too big, or not text).  *PROBE says
+ * what was there. */
+static struct ls_source *source_read(const char *path, struct ls_source_probe *probe)
+{
 	struct stat st;
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > MAX_SOURCE_SIZE) {
-		fclose(f);
+	const char *why;
+	int fd = ls_open_input(path, &st, &why);
+	if (fd < 0) {
+		bool there = errno != ENOENT && errno != ENOTDIR && stat(path, &st) == 0;
+		probe_of(probe, there ? &st : NULL);
 		return NULL;
 	}
-	size_t size = (size_t)st.st_size;
+	probe_of(probe, &st);
+	if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_SOURCE_SIZE) {
+		close(fd);
+		return NULL;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
 	char *text = ls_xmalloc(size + 1);
-	size_t got = fread(text, 1, size, f);
-	fclose(f);
+	while (got < size) {
+		ssize_t n = read(fd, text + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
 	text[got] = 0;
 	/* A NUL inside: not a source file. */
 	if (got == 0 || memchr(text, 0, got)) {
@@ -526,6 +558,10 @@ struct ls_source_cache {
 		struct ls_source *src;     /* NULL: not readable */
 	} *slots;
 	size_t nslots, count;
+	/* every file looked at, found or not, in order (the cache's key:
+	 * a source that appears or changes later must be a miss) */
+	struct ls_source_probe *probes;
+	size_t nprobes, cap_probes;
 };
 
 struct ls_source_cache *ls_source_cache_new(const char *search_path)
@@ -552,9 +588,19 @@ struct ls_source_cache *ls_source_cache_new(const char *search_path)
  * components dropped one by one ("posix/posix/regcomp.c" of a
  * prefix-mapped build is DIR/posix/regcomp.c), as GDB's `directory` finds
  * sources. */
-static struct ls_source *source_find(const struct ls_source_cache *c, const char *path)
+/* PATH read (recorded as a probe, PATH then owned by the cache). */
+static struct ls_source *source_try(struct ls_source_cache *c, char *path)
 {
-	struct ls_source *src = path[0] == '/' ? source_read(path) : NULL;
+	c->probes = ls_grow(c->probes, &c->cap_probes, c->nprobes + 1, sizeof *c->probes);
+	struct ls_source_probe *p = &c->probes[c->nprobes++];
+	memset(p, 0, sizeof *p);
+	p->path = path;
+	return source_read(path, p);
+}
+
+static struct ls_source *source_find(struct ls_source_cache *c, const char *path)
+{
+	struct ls_source *src = path[0] == '/' ? source_try(c, ls_xstrdup(path)) : NULL;
 	for (size_t d = 0; d < c->ndirs && !src; d++) {
 		for (const char *tail = path; tail && *tail && !src;) {
 			while (*tail == '/')
@@ -562,12 +608,29 @@ static struct ls_source *source_find(const struct ls_source_cache *c, const char
 			size_t n = strlen(c->dirs[d]) + strlen(tail) + 2;
 			char *full = ls_xmalloc(n);
 			snprintf(full, n, "%s/%s", c->dirs[d], tail);
-			src = source_read(full);
-			free(full);
+			src = source_try(c, full);
 			tail = strchr(tail, '/');
 		}
 	}
 	return src;
+}
+
+struct ls_source_probe *ls_source_cache_take_probes(struct ls_source_cache *c, size_t *n)
+{
+	*n = c ? c->nprobes : 0;
+	if (!c)
+		return NULL;
+	struct ls_source_probe *p = c->probes;
+	c->probes = NULL;
+	c->nprobes = c->cap_probes = 0;
+	return p;
+}
+
+void ls_source_probes_free(struct ls_source_probe *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].path);
+	free(p);
 }
 
 void ls_source_cache_free(struct ls_source_cache *c)
@@ -580,6 +643,7 @@ void ls_source_cache_free(struct ls_source_cache *c)
 	for (size_t i = 0; i < c->ndirs; i++)
 		free(c->dirs[i]);
 	free(c->dirs);
+	ls_source_probes_free(c->probes, c->nprobes);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

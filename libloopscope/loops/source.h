@@ -16,10 +16,25 @@ struct ls_src_stmt {
 struct ls_source;
 struct ls_source_cache;
 
+/* A file the reader looked at, and what it was: what the loop lines read
+ * (or found missing), kept with the cached tree, which a change of any of
+ * them makes stale. */
+struct ls_source_probe {
+	char *path;
+	bool exists;
+	uint32_t mode;             /* st_mode (a directory, a FIFO: not read) */
+	uint64_t size, ino;
+	int64_t mtime_sec, mtime_nsec;
+};
+
 /* SEARCH_PATH: directories (colon-separated, or NULL) where sources are
  * looked for when DWARF's path cannot be read. */
 struct ls_source_cache *ls_source_cache_new(const char *search_path);
 void ls_source_cache_free(struct ls_source_cache *c);
+/* The files looked at so far, in order (*N of them): the caller's, to free
+ * with ls_source_probes_free. */
+struct ls_source_probe *ls_source_cache_take_probes(struct ls_source_cache *c, size_t *n);
+void ls_source_probes_free(struct ls_source_probe *p, size_t n);
 /* The file at PATH (interned: the cache compares pointers), or found under
  * the search path, read once; NULL if it cannot be read.  Thread-safe. */
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path);
