@@ -26,8 +26,7 @@ uninstall-perf-completion:
 
 # The distribution (make dist, make distcheck): files no other rule lists.
 EXTRA_DIST += examples/small.cpp bench/perf-report.sh \
-	scripts/build scripts/check scripts/demo scripts/setup-deps scripts/distcheck \
-	tests/perf-loops.sh tests/perf-badinput.sh tests/perf-command.sh tests/perf-install.sh
+	scripts/build scripts/check scripts/demo scripts/setup-deps scripts/distcheck
 # The developer scripts and notes the tests and bench/ name (issues 9-14).
 EXTRA_DIST += scripts/check-sanitizers scripts/fuzz-ci scripts/fuzz-coverage \
 	scripts/longest-functions scripts/mutate-campaign

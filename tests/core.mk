@@ -1,0 +1,93 @@
+# tests/core.mk - the analysis (libloopscope) through the loopscope CLI and
+# its unit tests: inline chains, lines, loops, procedures, the cache, hostile
+# and bad input, threads.  See tests/README.md (tiers, oracles, adding one).
+#
+# CORE_TESTS (scripts) and CORE_UNIT_TESTS (programs) run in `make check`,
+# CORE_SLOW_TESTS in `make check-slow`; `make check-core` runs the first two.
+CORE_TESTS = \
+	tests/core-inline.py \
+	tests/core-badinput.sh \
+	tests/core-unresolved.sh \
+	tests/core-cache.sh \
+	tests/core-cache-key.sh \
+	tests/core-hostile.sh \
+	tests/core-threads.sh \
+	tests/core-symbolizer.py \
+	tests/core-loops.py \
+	tests/struct-output.py \
+	tests/line0.py
+CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
+CORE_SLOW_TESTS =
+TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
+SLOW_TESTS += $(CORE_SLOW_TESTS)
+EXTRA_DIST += $(CORE_TESTS) $(CORE_SLOW_TESTS) tests/core-common.py tests/hostile-elf.py
+check-core:
+	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CORE_TESTS) $(CORE_UNIT_TESTS)'
+.PHONY: check-core
+
+check_PROGRAMS += $(CORE_UNIT_TESTS)
+tests_unit_output_SOURCES = tests/unit-output.c
+tests_unit_output_LDADD = libloopscope-internal.la
+tests_unit_loop_forest_SOURCES = tests/unit-loop-forest.c
+tests_unit_loop_forest_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_loop_forest_LDADD = libloopscope-internal.la
+tests_unit_cfg_SOURCES = tests/unit-cfg.c
+tests_unit_cfg_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_cfg_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+tests_unit_dwarf_SOURCES = tests/unit-dwarf.c
+tests_unit_dwarf_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_dwarf_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+tests_unit_source_SOURCES = tests/unit-source.c
+tests_unit_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_source_LDADD = libloopscope-internal.la
+
+# The fixtures the core tests compile at test time.
+EXTRA_DIST += \
+	tests/fixtures/small.cpp tests/fixtures/inline_deep.c tests/fixtures/recursion.c \
+	tests/fixtures/cold.c tests/fixtures/shlib.c tests/fixtures/shlib_main.c \
+	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/line0.c \
+	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
+	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
+	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s
+
+# The core's libFuzzer targets (scripts/fuzz-ci builds and runs them all):
+# ./configure --enable-fuzz CC=clang, then make fuzz-module (build) or make
+# fuzz-module-run (seeds + 5 minutes).  The core's objects are linked in
+# directly (not the shared library) and every object is built with the
+# fuzzer's coverage and ASan.
+EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c
+EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
+	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
+	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1
+if ENABLE_FUZZ
+AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined
+noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap
+fuzz_module_SOURCES = tests/fuzz-module.c
+fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_module_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_module_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+fuzz_debuginfo_SOURCES = tests/fuzz-debuginfo.c
+fuzz_debuginfo_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_debuginfo_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_debuginfo_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+fuzz_cache_SOURCES = tests/fuzz-cache.c
+fuzz_cache_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_cache_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_cache_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+# a running kernel's files (kallsyms, /proc/modules, /sys/module) as ls_kmap reads them
+fuzz_kmap_SOURCES = tests/fuzz-kmap.c
+fuzz_kmap_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_kmap_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_kmap_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+FUZZ_TIME = 300
+fuzz-module-run: fuzz-module
+	mkdir -p fuzz-corpus/seed fuzz-corpus/work
+	for s in inline_deep recursion cold loops; do \
+	  gcc -O2 -g -o fuzz-corpus/seed/$$s $(srcdir)/tests/fixtures/$$s.c || exit 1; \
+	  strip -o fuzz-corpus/seed/$$s-stripped fuzz-corpus/seed/$$s; done
+	gcc -O2 -g -o fuzz-corpus/seed/bad_decode $(srcdir)/tests/fixtures/bad_decode.s
+	./fuzz-module -max_total_time=$(FUZZ_TIME) -rss_limit_mb=4096 -max_len=262144 \
+	  -artifact_prefix=fuzz-corpus/ fuzz-corpus/work fuzz-corpus/seed
+.PHONY: fuzz-module-run
+endif
