@@ -10,8 +10,11 @@
 [ -f "$top_builddir/Makefile" ] || skip_all "no configured build tree"
 PREFIX="$TMP/prefix"
 # the files of the distribution, as `make dist` would pack them
-make -s -C "$top_builddir" distdir distdir="$TMP/src" >"$TMP/distdir.log" 2>&1
-ok $? "make distdir" || { cat "$TMP/distdir.log" >&2; done_testing; }
+if make -s -C "$top_builddir" distdir distdir="$TMP/src" >"$TMP/distdir.log" 2>&1; then
+	pass "make distdir"
+else
+	fail "make distdir"; sed 's/^/# /' "$TMP/distdir.log"; done_testing
+fi
 cd "$TMP/src" || exit 1
 ./configure --quiet --prefix="$PREFIX" >"$TMP/configure.log" 2>&1 && \
 	make -s -j"$(nproc)" >"$TMP/make.log" 2>&1 && make -s install >"$TMP/install.log" 2>&1
