@@ -9,13 +9,15 @@
 # with the real bytes, timestamps.  Checked:
 #   1. the decoded log, annotation lines left out, is the input byte for byte;
 #   2. every frame gets annotated; each annotation's chain (function, file,
-#      line per inline level) is faddr2line's on the same FUNC+OFF/SIZE, and
-#      its function chain llvm-symbolizer's on the address;
+#      line per inline level) is faddr2line's on the same FUNC+OFF/SIZE
+#      (addr2line as faddr2line runs it, on every frame; faddr2line itself on
+#      a fixed sample: it costs 3 s a frame), and its function chain
+#      llvm-symbolizer's on the address;
 #   3. --decodecode marks the trapping instruction and the loop it is in;
 #   4. lookup of FUNC+OFF/SIZE for static functions with several copies:
 #      each copy gives faddr2line's line, /SIZE choosing the copy, with and
-#      without the cache; a wrong size and an offset past the size are errors
-#      that say so.
+#      without the cache (faddr2line itself on the copies of one name); a
+#      wrong size and an offset past the size are errors that say so.
 import os
 import random
 import re
@@ -220,34 +222,57 @@ def strip_prefix(f):
 
 
 # ---- against faddr2line and llvm-symbolizer -------------------------------------------
+# Every frame's chain is checked against faddr2line's answer made as faddr2line makes
+# it: addr2line with faddr2line's options on the symbol's value plus the offset, one
+# run per object (K.addr2line_chains).  faddr2line itself costs 3 s a frame on vmlinux
+# (it sorts the whole symbol table and reads the DWARF again for each), so it runs on a
+# fixed sample, every FADDR2LINE_EVERY-th frame: its chain must be that same chain and
+# ours, which checks what the rest assumes (FUNC+OFF/SIZE is the symbol's value plus
+# OFF, the sizes in the log are the ones faddr2line accepts).
+FADDR2LINE_EVERY = 5
 
-def compare(objfile, group, what):
-    if not FADDR2LINE:
-        t.skip("faddr2line not available (linux-source cannot be installed)")
-        return
-    toks = [tok for (_, tok, _, _) in group]
-    fa = subprocess.run([FADDR2LINE, objfile] + toks, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        universal_newlines=True)
-    want = K.parse_faddr2line(fa.stdout)
+
+def norm(chain):
+    return [(K.plain(f), strip_prefix(p), l) for (f, p, l) in chain]
+
+
+def compare(objfile, group, what, section=None):
+    want = K.addr2line_chains(objfile, [a for (_, _, _, a) in group], section)
     good, bad = 0, []
     for (i, tok, mod, a) in group:
-        theirs = [(K.plain(f), strip_prefix(p), l) for (f, p, l) in (want.get(tok) or [[]])[0]]
-        ours = [(K.plain(f), strip_prefix(p), l) for (f, p, l) in our_chain(blocks.get(i, []))]
+        theirs = norm(want.get(a, []))
+        ours = norm(our_chain(blocks.get(i, [])))
         if theirs and theirs == ours:
             good += 1
         else:
             bad.append((tok, ours, theirs))
-    t.ok(not bad, "%s: %d/%d frames' chains (function, file:line per level) are faddr2line's" %
-         (what, good, len(group)))
+    t.ok(group and not bad, "%s: %d/%d frames' chains (function, file:line per level) are faddr2line's "
+         "(addr2line as faddr2line runs it)" % (what, good, len(group)))
     for b in bad[:3]:
         t.diag("%s\n  ours:        %s\n  faddr2line:  %s" % b)
+    if not FADDR2LINE:
+        t.skip("%s: faddr2line itself: not available (linux-source cannot be installed)" % what)
+        return
+    sample = group[::FADDR2LINE_EVERY]
+    fa = K.parse_faddr2line(subprocess.run([FADDR2LINE, objfile] + [tok for (_, tok, _, _) in sample],
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           universal_newlines=True).stdout)
+    bad = []
+    for (i, tok, mod, a) in sample:
+        theirs = norm((fa.get(tok) or [[]])[0])
+        if not theirs or theirs != norm(want.get(a, [])) or theirs != norm(our_chain(blocks.get(i, []))):
+            bad.append((tok, norm(want.get(a, [])), theirs))
+    t.ok(sample and not bad, "%s: faddr2line itself on %d of the %d frames (%s): the same chains" %
+         (what, len(sample), len(group), ", ".join(tok for (_, tok, _, _) in sample)))
+    for b in bad[:3]:
+        t.diag("%s\n  addr2line:   %s\n  faddr2line:  %s" % b)
 
 
 vm_group = [f for f in frames if f[2] == ""]
 ko_group = [f for f in frames if f[2] == "ext4"]
 compare(VMLINUX, vm_group, "vmlinux")
 if EXT4:
-    compare(EXT4, ko_group, "ext4.ko")
+    compare(EXT4, ko_group, "ext4.ko", ".text")
 else:
     t.skip("no ext4.ko in the debug package")
 
@@ -273,29 +298,41 @@ for b in bad[:3]:
 dups = sorted(n for n, v in funcs.items() if len(v) >= 2 and len({sizes[(n, s.addr)] for s in v}) == len(v))
 dups = rng.sample(dups, min(6, len(dups)))
 t.ok(len(dups) >= 6, "%d static functions with several copies of different sizes" % len(dups))
-toks = []
+toks, tok_addr = [], {}
 for n in dups:
     for s in funcs[n]:
-        toks.append("%s+0x%x/0x%x" % (n, min(4, sizes[(n, s.addr)]), sizes[(n, s.addr)]))
-fa = K.parse_faddr2line(subprocess.run([FADDR2LINE, VMLINUX] + toks, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       universal_newlines=True).stdout) if FADDR2LINE else None
+        tok = "%s+0x%x/0x%x" % (n, min(4, sizes[(n, s.addr)]), sizes[(n, s.addr)])
+        toks.append(tok)
+        tok_addr[tok] = s.addr + min(4, sizes[(n, s.addr)])
+# The answer for every copy: addr2line as faddr2line runs it, at that copy's address.
+dup_want = K.addr2line_chains(VMLINUX, sorted(tok_addr.values()))
 for cache in ("--no-cache", None):
     args = [C.LOOPSCOPE, "lookup", "--json"] + ([cache] if cache else []) + [VMLINUX] + toks
     got = [__import__("json").loads(l) for l in subprocess.run(args, stdout=subprocess.PIPE,
                                                                 universal_newlines=True).stdout.splitlines()]
     label = "without the cache" if cache else "with the cache"
     t.ok(len(got) == len(toks), "%s: one answer per FUNC+OFF/SIZE of a duplicated name (%d)" % (label, len(toks)))
-    if fa is None:
-        t.skip("faddr2line not available")
-        continue
     agree = 0
     for tok, g in zip(toks, got):
         st = [c for c in g.get("chain", []) if c["kind"] == "stmt"]
-        theirs = fa.get(tok)
-        if st and theirs and (strip_prefix(st[0]["file"]), st[0]["line"]) == (strip_prefix(theirs[0][0][1]), theirs[0][0][2]):
+        theirs = dup_want.get(tok_addr[tok])
+        if st and theirs and (strip_prefix(st[0]["file"]), st[0]["line"]) == (strip_prefix(theirs[0][1]), theirs[0][2]):
             agree += 1
     t.ok(agree == len(toks), "%s: %d/%d copies resolve to faddr2line's file:line (/SIZE picks the copy)" %
          (label, agree, len(toks)))
+# faddr2line itself (15 s a copy here) on the copies of one name (the one with the
+# fewest): /SIZE picks the copy whose address the answers above assumed.
+if FADDR2LINE:
+    n1 = min(dups, key=lambda n: (len(funcs[n]), n))
+    one = [tok for tok in toks if tok.startswith(n1 + "+")]
+    fa = K.parse_faddr2line(subprocess.run([FADDR2LINE, VMLINUX] + one, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, universal_newlines=True).stdout)
+    same = [tok for tok in one if fa.get(tok) and len(fa[tok]) == 1 and
+            norm(fa[tok][0]) == norm(dup_want.get(tok_addr[tok], []))]
+    t.ok(len(same) == len(one), "faddr2line itself on the %d copies of %s: /SIZE picks the copy (%d/%d)" %
+         (len(one), n1, len(same), len(one)))
+else:
+    t.skip("faddr2line itself on the copies of a duplicated name: not available")
 n0 = dups[0]
 s0 = funcs[n0][0]
 size0 = sizes[(n0, s0.addr)]
