@@ -43,10 +43,10 @@ if run "a device as BINARY" struct /dev/zero; then
 fi
 
 # .gnu_debuglink naming a FIFO next to the binary.
-build_fixture gcc -O2 loops.c "$TMP/linked" || skip_all "cannot build the fixture"
+build_fixture gcc -O2 loops.c "$TMP/linked" || fail_all "gcc builds loops.c"
 objcopy --only-keep-debug "$TMP/linked" "$TMP/linked.debug" && strip -g "$TMP/linked" &&
 	objcopy --add-gnu-debuglink="$TMP/linked.debug" "$TMP/linked" && rm -f "$TMP/linked.debug" &&
-	mkfifo "$TMP/linked.debug" || skip_all "objcopy cannot make a debuglink"
+	mkfifo "$TMP/linked.debug" || fail_all "objcopy makes a debuglink to a FIFO"
 if run "a FIFO as the separate debug file" struct --no-cache "$TMP/linked"; then
 	[ $rc -eq 0 ] && grep -q "linked.debug is a FIFO, not a debug file" "$TMP/err" && grep -q "proc main" "$TMP/out"
 	ok $? "a FIFO as the separate debug file: no hang; a warning names it; the structure from symbols"
@@ -61,7 +61,7 @@ lines += ["{ volatile int v%d = argc + %d; sink += v%d;" % (i, i, i) for i in ra
 lines += ["}"] * n + ["return 0; }"]
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
-gcc -O0 -g -o "$TMP/deepdie" "$TMP/deepdie.c" || skip_all "gcc cannot build deep DWARF"
+gcc -O0 -g -o "$TMP/deepdie" "$TMP/deepdie.c" || fail_all "gcc builds the 1,100-deep DWARF"
 if run "DWARF nested 1,100 deep" struct --no-cache "$TMP/deepdie"; then
 	[ $rc -eq 0 ] && ! grep -q "corrupt DWARF" "$TMP/err" && grep -q "stmt deepdie.c:1102" "$TMP/out"
 	ok $? "DWARF nested 1,100 DIEs deep: read (no 'corrupt DWARF'), its lines in the structure"
@@ -76,7 +76,7 @@ lines += ["for (int i%d = 0; i%d < n; i%d++) {" % (i, i, i) for i in range(n)]
 lines += ["sink += i%d;" % (n - 1)] + ["}"] * n + ["return 0; }"]
 open(sys.argv[1], "w").write("\n".join(lines) + "\n")
 PY
-gcc -O1 -g -o "$TMP/deep" "$TMP/deep.c" || skip_all "gcc cannot build the deep nest"
+gcc -O1 -g -o "$TMP/deep" "$TMP/deep.c" || fail_all "gcc builds the 300-deep nest"
 # the statement of the innermost loop body: "sink += i299;" is line 304
 addr=$("$LOOPSCOPE" struct --no-cache --format=json "$TMP/deep" 2>/dev/null | python3 -c '
 import json, sys
@@ -106,7 +106,7 @@ else
 fi
 
 # A sparse file declaring a 1 GiB function: bounded, not gigabytes.
-python3 "$top_srcdir/tests/hostile-elf.py" huge-function "$TMP/huge" 1 || skip_all "hostile-elf.py failed"
+python3 "$top_srcdir/tests/hostile-elf.py" huge-function "$TMP/huge" 1 || fail_all "tests/hostile-elf.py makes the 1 GiB function"
 (
 	sanitized "$LOOPSCOPE" || ulimit -v 4000000 2>/dev/null
 	timeout 60 "$LOOPSCOPE" struct --no-cache "$TMP/huge" >"$TMP/out" 2>"$TMP/err"
@@ -120,7 +120,7 @@ ok $? "a sparse ELF declaring a 1 GiB function: exit 0 under a 4 GB limit, a war
 # One function that is a nest of 6,666 irreducible loops (20,000 blocks):
 # Havlak's moved entering edges and per-loop lists took n^2 memory (620 MB).
 python3 "$top_srcdir/bench/irreducible-nest.py" 20000 "$TMP/nest.s" && gcc -o "$TMP/nest" "$TMP/nest.s" ||
-	skip_all "cannot build the irreducible nest"
+	fail_all "bench/irreducible-nest.py and gcc make the irreducible nest"
 if [ -x /usr/bin/time ] && run "an irreducible nest of 20,000 blocks" struct --no-cache --format=json "$TMP/nest"; then
 	/usr/bin/time -o "$TMP/time" -f '%M' "$LOOPSCOPE" struct --no-cache "$TMP/nest" >/dev/null 2>&1
 	rss=$(tail -n 1 "$TMP/time")
@@ -141,7 +141,7 @@ sys.exit(0 if len(l) == 1 and l[0]["irreducible"] and len(l[0]["entries"]) == 20
 fi
 
 # An overlong SLEB128 in a CIE, and an LSDA: the landing pad is in the CFG.
-gcc -o "$TMP/eh_sleb" "$FIXTURES/eh_sleb.s" 2>"$TMP/cc.err" || skip_all "cannot assemble eh_sleb.s"
+gcc -o "$TMP/eh_sleb" "$FIXTURES/eh_sleb.s" 2>"$TMP/cc.err" || fail_all "gcc assembles eh_sleb.s: $(head -c 200 "$TMP/cc.err")"
 if run "a 9-byte SLEB128 in .eh_frame" struct --no-cache --format=json "$TMP/eh_sleb"; then
 	[ $rc -eq 0 ] && python3 -c '
 import json, sys
@@ -158,7 +158,7 @@ fi
 
 # No procedure at all: the XML writer's empty list.
 printf 'int data_only = 42;\n' >"$TMP/data.c"
-gcc -shared -nostdlib -o "$TMP/data.so" "$TMP/data.c" || skip_all "cannot build a data-only object"
+gcc -shared -nostdlib -o "$TMP/data.so" "$TMP/data.c" || fail_all "gcc builds a data-only object"
 if run "XML of a file without procedures" struct --no-cache --format=xml "$TMP/data.so"; then
 	[ $rc -eq 0 ] && grep -q '<LM ' "$TMP/out" && ! grep -q '<P ' "$TMP/out"
 	ok $? "XML of a file without procedures: a module with no P"

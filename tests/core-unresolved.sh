@@ -10,7 +10,7 @@
 [ -x "$LOOPSCOPE" ] || skip_all "$LOOPSCOPE not built"
 command -v gcc >/dev/null || skip_all "gcc not installed"
 command -v python3 >/dev/null || skip_all "python3 not installed"
-gcc -pie -o "$TMP/jt" "$FIXTURES/jump_tables.s" 2>"$TMP/cc.err" || skip_all "jump_tables.s does not link: $(head -c 200 "$TMP/cc.err")"
+gcc -pie -o "$TMP/jt" "$FIXTURES/jump_tables.s" 2>"$TMP/cc.err" || fail_all "jump_tables.s links: $(head -c 200 "$TMP/cc.err")"
 
 "$LOOPSCOPE" struct "$TMP/jt" >"$TMP/text" 2>"$TMP/err"
 ok $? "struct exits 0"

@@ -9,9 +9,9 @@
 bin="$TMP/loops"
 nodebug="$TMP/loops-nodebug"
 stripped="$TMP/loops-stripped"
-build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
-gcc -O2 -o "$nodebug" "$GDB_FIXTURE" || skip_all "cannot build the fixture without -g"
-strip -o "$stripped" "$bin" || skip_all "strip failed"
+build_fixture gcc -O2 gdb/loops.c "$bin" || fail_all "gcc builds the fixture"
+gcc -O2 -o "$nodebug" "$GDB_FIXTURE" || fail_all "gcc builds the fixture without -g"
+strip -o "$stripped" "$bin" || fail_all "strip"
 main_addr=0x$(nm "$bin" | sed -n 's/^\([0-9a-f]*\) T main$/\1/p')
 
 # expect LABEL PATTERN OUTPUT: OUTPUT matches PATTERN (grep -E) and has no traceback.

@@ -10,7 +10,7 @@
 . "$top_srcdir/tests/gdb-lib.sh"
 
 bin="$TMP/loops"
-build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
+build_fixture gcc -O2 gdb/loops.c "$bin" || fail_all "gcc builds the fixture"
 loop_line=$(line_of inner-body)
 [ -n "$loop_line" ] || skip_all "the fixture has no @inner-body marker"
 

@@ -9,7 +9,7 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 libc=/lib/x86_64-linux-gnu/libc.so.6
 [ -f "$libc" ] || skip_all "no $libc"
 bin="$TMP/loops"
-build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
+build_fixture gcc -O2 gdb/loops.c "$bin" || fail_all "gcc builds the fixture"
 
 # One tmux server per session (a server just killed may still be exiting).
 sock="$TMP/tmux.sock"

@@ -1,6 +1,9 @@
 # tests/lib.sh - TAP helpers and fixture builds for the shell tests.
 #   . "$top_srcdir/tests/lib.sh"
 #   ok CONDITION-EXIT-STATUS "description"; skip_all "reason"; done_testing
+# skip_all only for a missing facility (a tool not installed, perf record not
+# permitted); when the product fails, or a fixture of ours does not build
+# with the compiler that is there, the test cannot go on: fail_all "reason".
 set -u
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
@@ -23,6 +26,7 @@ fail() { ok 1 "$1"; }
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $1"; }
 diag() { echo "# $*"; }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+fail_all() { fail "$1"; done_testing; }
 done_testing() { echo "1..$_tap_n"; exit 0; }
 # check_eq GOT WANT DESCRIPTION
 check_eq() {

@@ -6,9 +6,10 @@
 . "$top_srcdir/tests/lib.sh"
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 TREE="$FIXTURES/perf/tree.py"
 
-build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 perf record -q -e cpu-clock --call-graph=fp -o "$TMP/good.data" "$TMP/split" 10 >/dev/null 2>"$TMP/rec.err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 total=$(python3 "$TREE" /dev/stdin samples <<EOT

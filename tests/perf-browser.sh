@@ -9,12 +9,13 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 grep -q "HAVE_NCURSES" "$top_builddir/Makefile" 2>/dev/null || skip_all "perf-loops built without ncurses (no browser)"
 line_of() { grep -n "$2" "$FIXTURES/perf/$1" | head -n 1 | cut -d: -f1; }
 INNER=$(line_of inline_loop.c LOOP-INNER)
 OUTER=$(line_of inline_loop.c LOOP-OUTER)
 
-build_fixture gcc -O2 perf/inline_loop.c "$TMP/inl" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/inline_loop.c "$TMP/inl" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/inl" 20000 >/dev/null 2>"$TMP/rec.err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 R() { "$PERF_LOOPS" report -i "$TMP/rec.data" --stdio --no-pager "$@" 2>/dev/null; }

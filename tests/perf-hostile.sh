@@ -85,7 +85,7 @@ else
 fi
 
 # ---- amplification ---------------------------------------------------------------
-$HOSTILE plain "$TMP/plain.data" || skip_all "hostile-perf.py failed"
+$HOSTILE plain "$TMP/plain.data" || fail_all "tests/hostile-perf.py writes plain.data"
 report "$TMP/plain.data"
 base_rss=$rss
 diag "baseline (1 event, 50000 samples): $secs s, $rss KB"

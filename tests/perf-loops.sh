@@ -7,6 +7,7 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 TREE="$FIXTURES/perf/tree.py"
 CFLAGS="-O2 -g -fno-omit-frame-pointer"
 
@@ -18,7 +19,7 @@ record() { # record OUT.data COMMAND...
 	perf record -q -e cpu-clock --call-graph=fp -o "$_out" "$@" >"$TMP/rec.out" 2>"$TMP/rec.err"
 }
 
-build_fixture gcc -O2 perf/inline_loop.c "$TMP/inline_gcc" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/inline_loop.c "$TMP/inline_gcc" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 record "$TMP/probe.data" true || skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 
 share() { python3 "$TREE" "$1" share "$2"; }

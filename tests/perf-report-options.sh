@@ -11,6 +11,7 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 line_of() { grep -n "$2" "$FIXTURES/perf/$1" | head -n 1 | cut -d: -f1; }
 BIG=$(line_of split_loops.c LOOP-BIG)
 SMALL=$(line_of split_loops.c LOOP-SMALL)
@@ -18,7 +19,7 @@ OUTER=$((BIG - 1))
 
 export HOME="$TMP/home" # perf's build-id cache: private (for --symfs)
 mkdir -p "$HOME"
-build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 cd "$TMP" || exit 1
 perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/split" 10 >/dev/null 2>"$TMP/rec.err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
