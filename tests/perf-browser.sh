@@ -24,16 +24,24 @@ sock="$TMP/tmux.sock"
 T() { tmux -S "$sock" "$@"; }
 trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
 screen() { T capture-pane -p -t b >"$TMP/pane" 2>/dev/null; }
-wait_for() { # PATTERN SECONDS: poll the screen until PATTERN shows
+# settle SECONDS COMMAND...: poll the screen (into $TMP/pane) until COMMAND,
+# run on it, is true; at most SECONDS.  No fixed sleeps after keystrokes:
+# each check waits for the screen it expects, then reads the last screen
+# (which says what went wrong if it never came).
+settle() {
+	_t=$1
+	shift
 	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
+	while [ "$_i" -lt $((_t * 20)) ]; do
 		screen
-		grep -q -e "$1" "$TMP/pane" && return 0
+		"$@" && return 0
 		sleep 0.05
 		_i=$((_i + 1))
 	done
 	return 1
 }
+shows() { grep -q -e "$1" "$TMP/pane"; }
+wait_for() { settle "$2" shows "$1"; } # PATTERN SECONDS
 keys() { T send-keys -t b "$@"; }
 # the status line (the selected entry), second from the bottom
 status() { grep -v '^ *$' "$TMP/pane" | tail -n 2 | head -n 1 | sed 's/ *$//'; }
@@ -61,23 +69,28 @@ depth=$(awk '/inline_loop.c:'"$INNER"'$/ { print NR; exit }' "$TMP/stdio")
 [ -n "$depth" ] || depth=7
 i=1
 while [ "$i" -lt "$depth" ]; do keys Enter Down; i=$((i + 1)); done
-sleep 0.3; screen
-check_eq "$(rows | head -n "$depth")" "$(head -n "$depth" "$TMP/stdio" | sed 's/ *$//')" \
-	"Enter/Down down the hottest path: the $depth rows are --stdio's, figures and names"
+want_rows=$(head -n "$depth" "$TMP/stdio" | sed 's/ *$//')
 sel=$(sed -n "${depth}p" "$TMP/stdio" | sed 's/^ *[0-9.]*% *[0-9.]*% *[0-9]*  *//; s/ *$//')
+expanded() { [ "$(rows | head -n "$depth")" = "$want_rows" ] && [ "$(status)" = "$sel" ]; }
+settle 10 expanded
+check_eq "$(rows | head -n "$depth")" "$want_rows" \
+	"Enter/Down down the hottest path: the $depth rows are --stdio's, figures and names"
 check_eq "$(status)" "$sel" "the status line names the selected entry"
-keys C; sleep 0.3; screen
+keys C
 top=$(awk 'substr($0, 32, 2) == "  " && substr($0, 34, 1) != " "' "$TMP/stdio" | wc -l)
 [ "$top" -gt 46 ] && top=46 # the screen's rows
+collapsed() { [ "$(rows | wc -l)" = "$top" ]; }
+settle 10 collapsed
 check_eq "$(rows | wc -l)" "$top" "C collapses everything: one row per top-level entry"
 
 # L: the hottest loop, then the next; as --format=loops ranks them
 R --format=loops | grep '^ *[0-9]' | sed 's/^ *[0-9.]*% *[0-9.]*% *[0-9]*  //; s/  (.*//' >"$TMP/loops"
-keys L; sleep 0.3; screen
-status | grep -q "^$(sed -n 1p "$TMP/loops")   \[loop 1 of"
+status_is() { status | grep -q "$1"; }
+keys L
+settle 10 status_is "^$(sed -n 1p "$TMP/loops")   \[loop 1 of"
 ok $? "L selects the hottest loop, $(sed -n 1p "$TMP/loops") (--format=loops' first)"
-keys L; sleep 0.3; screen
-status | grep -q "^$(sed -n 2p "$TMP/loops")   \[loop 2 of"
+keys L
+settle 10 status_is "^$(sed -n 2p "$TMP/loops")   \[loop 2 of"
 ok $? "L again: the next, $(sed -n 2p "$TMP/loops")"
 # its row's figures are the tree's
 row=$(grep "  - $(sed -n 2p "$TMP/loops")\$\|  + $(sed -n 2p "$TMP/loops")\$" "$TMP/pane" | head -n 1 | awk '{ print $1, $2, $3 }')
@@ -85,20 +98,28 @@ check_eq "$row" "$(grep "  $(sed -n 2p "$TMP/loops")\$" "$TMP/stdio" | head -n 1
 	"... its row's Children, Self and Samples are the --stdio tree's"
 
 # / search
-keys C H /; sleep 0.2; keys -l work; keys Enter; sleep 0.3; screen
-status | grep -q "^inlined work\$"
+keys C H /
+wait_for "^search:" 10 || diag "no search prompt on the screen"
+keys -l work
+keys Enter
+settle 10 status_is "^inlined work\$"
 ok $? "/work selects [I] work, its full name on the status line"
 grep -q "      + \[I\] work (at inline_loop.c:$((OUTER + 1)))" "$TMP/pane"
 ok $? "... opening its ancestors so that its row shows"
 
 # v: flat, then loops; their figures are --format=flat's and --format=loops'
-keys v; sleep 0.3; screen
-grep -q "^perf loops: flat" "$TMP/pane" && rows | grep -qF "$(R --format=flat | grep '^ *[0-9]' | grep '  main  ' | sed 's/ *$//')"
+flat_main=$(R --format=flat | grep '^ *[0-9]' | grep '  main  ' | sed 's/ *$//')
+flat_view() { shows "^perf loops: flat" && rows | grep -qF "$flat_main"; }
+keys v
+settle 10 flat_view
 ok $? "v: the flat view, main's row as --format=flat's"
-keys v; sleep 0.3; screen
-got=$(rows | head -n 2 | awk '{ $4 = ""; print }' | sed 's/  */ /g')
 want=$(R --format=loops | grep '^ *[0-9]' | head -n 2 | awk '{ $4 = ""; print }' | sed 's/  */ /g')
-grep -q "^perf loops: loops" "$TMP/pane" && [ "$got" = "$want" ]
+loops_view() {
+	got=$(rows | head -n 2 | awk '{ $4 = ""; print }' | sed 's/  */ /g')
+	shows "^perf loops: loops" && [ "$got" = "$want" ]
+}
+keys v
+settle 10 loops_view
 ok $? "v again: the loops view, Total, Own, Samples and context as --format=loops"
 [ "$got" = "$want" ] || { diag "got:  $got"; diag "want: $want"; }
 
@@ -116,8 +137,8 @@ ok $? "... the loop's bracket row with Total and Own is annotate --stdio's"
 keys s
 wait_for "^Annotate asm: main" 20 && grep -q "head of loop at inline_loop.c" "$TMP/pane"
 ok $? "s: the assembly, loop heads marked"
-keys q; sleep 0.3; screen
-grep -q "^perf loops: loops" "$TMP/pane"
+keys q
+wait_for "^perf loops: loops" 10
 ok $? "q in annotate goes back to the loops view"
 keys q
 wait_for "BROWSER-EXIT=0" 10
