@@ -170,10 +170,8 @@ static bool cfg_sane(const struct ls_cfg *cfg, const struct ls_proc *p, char *wh
 			}
 	}
 	/* reachable: the entry, and every successor of a reachable block. */
-	size_t nreach = 0;
 	for (size_t b = 0; b < cfg->nblocks; b++) {
 		const struct ls_block *blk = &cfg->blocks[b];
-		nreach += blk->reachable;
 		for (uint32_t k = 0; k < blk->nsucc; k++)
 			if (blk->reachable && !cfg->blocks[cfg->edges[cfg->succ[blk->first_succ + k]].to].reachable) {
 				snprintf(why, whylen, "a successor of reachable block %zu is not reachable", b);

@@ -473,7 +473,7 @@ static void test_random(void)
 		unsigned *depth = calloc(nl + 1, sizeof *depth);
 		for (size_t l = 0; l < nl; l++) {
 			entry[l] = calloc(n, 1);
-			size_t ne = 1;
+			size_t nentries = 1;
 			for (size_t b = 0; b < n; b++) {
 				if (!r.loops[l].mask[b] || b == r.loops[l].header)
 					continue;
@@ -482,12 +482,12 @@ static void test_random(void)
 					uint32_t p = cfg.edges[cfg.pred[blk->first_pred + q]].from;
 					if (reach[p] && !r.loops[l].mask[p]) {
 						entry[l][b] = 1;
-						ne++;
+						nentries++;
 						break;
 					}
 				}
 			}
-			irr[l] = ne > 1;
+			irr[l] = nentries > 1;
 		}
 		for (size_t l = 0; l < nl; l++) {
 			int p = r.loops[l].parent;
