@@ -44,4 +44,5 @@ check-all: check-slow-setup
 # The benchmarks and scripts the tests name.
 EXTRA_DIST += bench/README.md bench/lookup.sh bench/struct.sh bench/decode.sh \
 	bench/growth.sh bench/irreducible-nest.py scripts/setup-kernel-dbg scripts/time-tests \
-	scripts/build-copy.sh scripts/mutate-forkserver.c scripts/show-regressions bench/annotate.sh
+	scripts/build-copy.sh scripts/mutate-forkserver.c scripts/show-regressions bench/annotate.sh \
+	scripts/check-werror
