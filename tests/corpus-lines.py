@@ -297,7 +297,8 @@ def corpus_builds(tap_skip):
     names = os.environ.get("LOOPSCOPE_CORPUS_PROGRAMS")
     builds, missing = corpus.build_all(names=set(names.split(",")) if names else None)
     if not builds:
-        C.skip_all("the corpus could not be built (no deb-src, no network?): %s" % ", ".join(missing[:4]))
+        C.skip_all("the corpus is not there (make check-slow-setup fetches and builds it; no deb-src or no network?): %s"
+                    % ", ".join(missing[:4]))
     return builds, missing
 
 
@@ -420,7 +421,7 @@ def main():
     tap = C.Tap()
     verbose = os.environ.get("LOOPSCOPE_CORPUS_LINES_ALL") == "1"
     for m in missing:
-        tap.skip("%s: not built" % m)
+        tap.skip("%s: not built (make check-slow-setup builds it)" % m)
     run(tap, builds, verbose, dwarf_only=False)
     run(tap, builds, verbose, dwarf_only=True)
     tap.done()

@@ -186,7 +186,7 @@ def main():
     os.environ.setdefault("LOOPSCOPE_CORPUS_QUIET", "1")
     builds, missing = corpus.build_all()
     if not any(b.oracle is not None for b in builds):
-        C.skip_all("the corpus cannot be had here (apt-get source needs a deb-src entry and the network): "
+        C.skip_all("the corpus is not there (make check-slow-setup fetches and builds it; apt-get source needs a deb-src entry and the network): "
                    "%s" % ", ".join(missing[:4]))
     tap = C.Tap()
     if missing:

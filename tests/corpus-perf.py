@@ -80,7 +80,7 @@ def main():
         b = corpus.build(program, cc, opt)
         label = "%s %s %s" % (name, cc, opt)
         if b is None:
-            tap.skip("%s: the corpus cannot be had here (apt-get source)" % label)
+            tap.skip("%s: not in the corpus (make check-slow-setup fetches and builds it)" % label)
             continue
         data = os.path.join(tmp, "%s-%s.data" % (name, cc))
         # Call graphs from DWARF: the corpus is built as distributions build,

@@ -202,10 +202,10 @@ def main():
     names = os.environ.get("LOOPSCOPE_CORPUS_PROGRAMS")
     builds, missing = corpus.build_all(names=set(names.split(",")) if names else None)
     if not builds:
-        C.skip_all("the corpus could not be built (no deb-src, no network?)")
+        C.skip_all("the corpus is not there (make check-slow-setup fetches and builds it; no deb-src or no network?)")
     tap = C.Tap()
     for m in missing:
-        tap.skip("%s: not built" % m)
+        tap.skip("%s: not built (make check-slow-setup builds it)" % m)
     totals = defaultdict(Counter)
     # Two builds at a time: each is one loopscope, one objdump and one
     # llvm-symbolizer process.

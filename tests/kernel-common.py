@@ -1,6 +1,7 @@
 # tests/kernel-common.py - shared helpers of the kernel tests (kernel-*.py):
 # Debian's debug kernel (scripts/setup-kernel-dbg installs linux-image-amd64-dbg
-# when it is missing; the tests skip when it cannot be had), the kernel's own
+# when it is missing, but not under make check, which never installs: make
+# check-slow-setup does; the tests skip when it is not there), the kernel's own
 # scripts/faddr2line (from Debian's linux-source), and the symbol table as
 # readelf prints it.  Loaded with load() below, not run as a test.
 #
@@ -29,7 +30,9 @@ def _setup(arg=None):
 
 
 def vmlinux_or_skip():
-    """The debug vmlinux (installed if missing), or a TAP skip of the whole test."""
+    """The debug vmlinux, or a TAP skip of the whole test.  Installed if
+    missing, but not under make (LOOPSCOPE_NO_KERNEL_DBG=1): there make
+    check-slow-setup installs it before the slow tier's tests."""
     path, why = _setup()
     if not path:
         C.skip_all("no kernel debug info: " + why)
