@@ -10,9 +10,8 @@
 #                     scripts/setup-deps; never installs or downloads anything
 #   make check-slow   the slow tier (SLOW_TESTS): the kernel's debug image and
 #                     the real-code corpus, set up first (both may download)
-#   make check-all    both
-# scripts/check runs both and everything else CI runs (sanitizers, fuzzing,
-# the -Werror build, distcheck).
+#   make check-all    everything CI runs: scripts/check (.ci/run), both tiers,
+#                     the -Werror build, sanitizers, fuzzing, distcheck
 SLOW_TESTS =
 EXTRA_DIST += tests/lib.sh tests/tap.h
 include $(srcdir)/tests/core.mk
@@ -37,12 +36,18 @@ check-slow-setup:
 	 echo "check-slow: a part of the corpus could not be built: its tests will skip it"
 check-slow: check-slow-setup
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'
-check-all: check-slow-setup
-	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(TESTS) $(SLOW_TESTS)'
+# scripts/check builds in its own tree and the sanitizer and fuzz runs copy
+# a git checkout: elsewhere (a tarball, a build outside the sources) both
+# tiers are make check and make check-slow.
+check-all:
+	@if test "$(abs_top_srcdir)" != "$(abs_top_builddir)" || test ! -e "$(abs_top_srcdir)/.git"; then \
+	  echo "check-all runs scripts/check in a git checkout built in place; here: make check check-slow" >&2; \
+	  exit 1; fi
+	cd "$(abs_top_srcdir)" && scripts/check --all
 .PHONY: check-slow-setup check-slow check-all
 
 # The benchmarks and scripts the tests name.
 EXTRA_DIST += bench/README.md bench/lookup.sh bench/struct.sh bench/decode.sh \
 	bench/growth.sh bench/irreducible-nest.py scripts/setup-kernel-dbg scripts/time-tests \
-	scripts/build-copy.sh scripts/mutate-forkserver.c scripts/show-regressions bench/annotate.sh \
+	scripts/build-copy.sh scripts/show-regressions bench/annotate.sh \
 	scripts/check-werror
