@@ -11,7 +11,7 @@
 gdb_need_ptrace
 
 mkdir -p "$TMP/bin"
-build_fixture gcc -O2 gdb/spin.c "$TMP/bin/spin" || skip_all "cannot build spin.c"
+build_fixture gcc -O2 gdb/spin.c "$TMP/bin/spin" || fail_all "gcc builds spin.c"
 BODY=$(grep -n '@spin-body' "$FIXTURES/gdb/spin.c" | cut -d: -f1)
 report() { # FILE RC
 	while IFS= read -r line; do

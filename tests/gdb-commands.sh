@@ -17,7 +17,7 @@ expect() { # LABEL PATTERN OUTPUT
 	if echo "$3" | grep -qE "$2"; then pass "$1"; else fail "$1"; diag "want /$2/ in:"; echo "$3" | tail -n 15 | sed 's/^/# /'; fi
 }
 bin="$TMP/loops-gcc"
-build_fixture gcc -O2 gdb/loops.c "$bin" || skip_all "cannot build the fixture"
+build_fixture gcc -O2 gdb/loops.c "$bin" || fail_all "gcc builds the fixture"
 
 # Help: no line longer than 80 columns.
 out=$(gdb_run -ex 'help structure' -ex 'help info loops' -ex 'help loop-next' -ex 'help loop-finish' \
