@@ -27,10 +27,11 @@ GDB_TESTS = \
 	tests/gdb-attach.sh \
 	tests/gdb-chain-fields.sh \
 	tests/gdb-commands.sh
-# gdb-real.py builds lzip (Debian's source) through the corpus.
+# gdb-real.py builds lzip (Debian's source) through the corpus' build.
 GDB_SLOW_TESTS = \
 	tests/gdb-kernel.sh \
 	tests/gdb-real.py
+CORPUS_SOURCES += lzip
 TESTS += $(GDB_TESTS)
 SLOW_TESTS += $(GDB_SLOW_TESTS)
 EXTRA_DIST += $(GDB_TESTS) $(GDB_SLOW_TESTS) tests/gdb-lib.sh

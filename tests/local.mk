@@ -13,6 +13,9 @@
 #   make check-all    everything CI runs: scripts/check (.ci/run), both tiers,
 #                     the -Werror build, sanitizers, fuzzing, distcheck
 SLOW_TESTS =
+# Debian source packages that slow tests build themselves, beyond the
+# corpus' own programs (fetched by check-slow-setup: tests never download).
+CORPUS_SOURCES =
 EXTRA_DIST += tests/lib.sh tests/tap.h
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/lib.mk
@@ -34,6 +37,8 @@ check-slow-setup:
 	@echo "check-slow: the real-code corpus (tests/corpus/corpus.py)"
 	@python3 $(top_srcdir)/tests/corpus/corpus.py >/dev/null || \
 	 echo "check-slow: a part of the corpus could not be built: its tests will skip it"
+	@test -z "$(CORPUS_SOURCES)" || python3 $(top_srcdir)/tests/corpus/corpus.py --fetch $(CORPUS_SOURCES) || \
+	 echo "check-slow: a source package could not be fetched: the tests that build it will skip"
 check-slow: check-slow-setup
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SLOW_TESTS)'
 # scripts/check builds in its own tree and the sanitizer and fuzz runs copy

@@ -17,7 +17,9 @@
 #   same program at the same addresses without them.
 #
 # Used by the corpus tests (tests/corpus-*.py) and by `python3
-# tests/corpus/corpus.py [--list | PROGRAM...]`, which fetches and builds.
+# tests/corpus/corpus.py [--list | PROGRAM... | --fetch PACKAGE...]`, which
+# fetches and builds (or with --fetch only fetches: for the source packages
+# that tests build themselves, such as gdb-real.py's lzip).
 # The corpus lives in $LOOPSCOPE_CORPUS_DIR (default /var/tmp/loopscope-corpus)
 # and is built once per compiler version and flags; a missing source package
 # (no network, no deb-src) makes the tests skip, never fail.  Under make check
@@ -369,6 +371,13 @@ def main(argv):
         for p in PROGRAMS:
             print("%-16s %-10s %s" % (p.name, p.package, p.kind))
         return 0
+    if argv[1:2] == ["--fetch"]:
+        # the sources of PACKAGEs that tests build themselves (make
+        # check-slow-setup: CORPUS_SOURCES of the test registries)
+        missing = [pkg for pkg in argv[2:] if source_dir(pkg) is None]
+        for pkg in missing:
+            print("%s: not fetched" % pkg)
+        return 1 if missing else 0
     builds, missing = build_all(names=set(argv[1:]) or None)
     for b in builds:
         extra = " (%d clang loops)" % len(b.oracle) if b.oracle is not None else ""
