@@ -19,7 +19,7 @@ unset LOOPSCOPE_NO_SOURCE LOOPSCOPE_SOURCE_PATH LOOPSCOPE_NO_CACHE LOOPSCOPE_DEB
 SRC="$TMP/src"
 mkdir -p "$SRC"
 cp "$FIXTURES/loop_lines.c" "$SRC/"
-(cd "$SRC" && clang -O2 -g -o "$TMP/ll" loop_lines.c) || skip_all "clang -O2 loop_lines.c fails"
+(cd "$SRC" && clang -O2 -g -o "$TMP/ll" loop_lines.c) || fail_all "clang -O2 builds loop_lines.c"
 
 # case LABEL REGEX [VAR=VALUE...] -- [OPTIONS...]: struct -v of BIN ($TMP/ll
 # unless set) with the cache, in that environment: a miss saying REGEX
