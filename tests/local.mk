@@ -16,7 +16,9 @@ SLOW_TESTS =
 # Debian source packages that slow tests build themselves, beyond the
 # corpus' own programs (fetched by check-slow-setup: tests never download).
 CORPUS_SOURCES =
-EXTRA_DIST += tests/lib.sh tests/tap.h
+# tests/README.md's table against the registries (any component's).
+TESTS += tests/tests-readme.sh
+EXTRA_DIST += tests/README.md tests/lib.sh tests/tap.h
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/lib.mk
 include $(srcdir)/tests/cli.mk
