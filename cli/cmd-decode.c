@@ -24,7 +24,7 @@
  * default the directory that init/main.c is in, as decode_stacktrace.sh
  * finds it).
  */
-#include "cli.h"
+#include "decode.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -161,7 +161,7 @@ static void learn_strip_prefix(struct decoder *d, const ls_module *vm)
 	d->strip = xstrdup("");
 }
 
-static const char *shown(const struct decoder *d, const char *file)
+const char *decode_shown(const struct decoder *d, const char *file)
 {
 	if (!file)
 		return "??";
@@ -203,6 +203,17 @@ static ls_module *open_kobj(struct decoder *d, struct kobj *o, const char *build
 
 /* ---- the annotation of one frame ------------------------------------------- */
 
+/* The innermost loop of ADDR in M, or NULL. */
+const ls_scope *decode_loop_of(const ls_module *m, uint64_t addr)
+{
+	const ls_scope *chain[LS_MAX_CHAIN], *loop = NULL;
+	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
+	for (size_t i = 0; i < n; i++)
+		if (ls_scope_kind_of(chain[i]) == LS_SCOPE_LOOP)
+			loop = chain[i];
+	return loop;
+}
+
 static void print_chain(struct decoder *d, FILE *out, const char *pfx, const ls_module *m, uint64_t addr)
 {
 	if (!d->strip_known) {
@@ -239,154 +250,13 @@ static void print_chain(struct decoder *d, FILE *out, const char *pfx, const ls_
 			line = ls_scope_call_line(frames[k + 1]);
 		}
 		fprintf(out, "%s# %s%s at %s:%u\n", pfx, k == nf - 1 ? "" : " (inlined by) ",
-		        ls_scope_name(frames[k]) ? ls_scope_name(frames[k]) : "??", shown(d, file), line);
+		        ls_scope_name(frames[k]) ? ls_scope_name(frames[k]) : "??", decode_shown(d, file), line);
 	}
 	if (loop)
-		fprintf(out, "%s# in loop at %s:%u, depth %u%s\n", pfx, shown(d, ls_scope_file(loop)),
+		fprintf(out, "%s# in loop at %s:%u, depth %u%s\n", pfx, decode_shown(d, ls_scope_file(loop)),
 		        ls_scope_line(loop), ls_loop_depth(loop), ls_loop_irreducible(loop) ? " (irreducible)" : "");
 }
 
-/* ---- parsing log lines ---------------------------------------------------- */
-
-struct frame {
-	size_t col;            /* where the symbol or address starts */
-	char name[256];        /* symbol, or "" for a raw address */
-	uint64_t off, size, raw;
-	bool has_size;
-	char module[64];
-	char build_id[96];
-	bool rip;
-};
-
-/* The length of a leading timestamp or syslog prefix ("[  12.3] ", "<4>[..]"). */
-static size_t stamp_len(const char *line)
-{
-	const char *p = line;
-	if (p[0] == '<' && isdigit((unsigned char)p[1])) {
-		const char *q = strchr(p, '>');
-		if (q && q - p < 5)
-			p = q + 1;
-	}
-	if (p[0] == '[') {
-		const char *q = strchr(p, ']');
-		if (q && q - p < 40)
-			p = q + 1;
-	}
-	return (size_t)(p - line);
-}
-
-static bool parse_hex(const char *s, size_t n, uint64_t *v)
-{
-	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2, n -= 2;
-	if (n == 0 || n > 16)
-		return false;
-	uint64_t x = 0;
-	for (size_t i = 0; i < n; i++) {
-		int c = tolower((unsigned char)s[i]), h = isdigit(c) ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (h < 0)
-			return false;
-		x = x << 4 | (uint64_t)h;
-	}
-	*v = x;
-	return true;
-}
-
-/* NAME+0xOFF[/0xSIZE] in [S, S+N): a symbolic frame. */
-static bool parse_symbolic(const char *s, size_t n, struct frame *f)
-{
-	const char *plus = memchr(s, '+', n);
-	if (!plus || plus == s || (size_t)(plus - s) >= sizeof f->name)
-		return false;
-	for (const char *p = s; p < plus; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.' && *p != '$')
-			return false;
-	const char *slash = memchr(plus, '/', (size_t)(s + n - plus));
-	const char *oend = slash ? slash : s + n;
-	if (!parse_hex(plus + 1, (size_t)(oend - plus - 1), &f->off))
-		return false;
-	f->has_size = slash != NULL;
-	if (slash && !parse_hex(slash + 1, (size_t)(s + n - slash - 1), &f->size))
-		return false;
-	memcpy(f->name, s, (size_t)(plus - s));
-	f->name[plus - s] = 0;
-	return true;
-}
-
-/* The words of LINE (start, length), at most CAP. */
-static size_t split_words(const char *line, size_t *st, size_t *len, size_t cap)
-{
-	size_t n = 0;
-	for (size_t i = 0; line[i] && n < cap;) {
-		while (line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r')
-			i++;
-		if (!line[i])
-			break;
-		st[n] = i;
-		while (line[i] && line[i] != ' ' && line[i] != '\t' && line[i] != '\n' && line[i] != '\r')
-			i++;
-		len[n] = i - st[n];
-		n++;
-	}
-	return n;
-}
-
-/* Whether LINE names a frame, as decode_stacktrace.sh reads one: the last
- * word (or the one before a [mod] / [mod buildid] tag) is the symbol. */
-static bool parse_frame(const char *line, struct frame *f)
-{
-	memset(f, 0, sizeof *f);
-	size_t st[64], len[64];
-	size_t nw = split_words(line, st, len, 64);
-	if (nw == 0 || strncmp(line + st[0], "Code:", 5) == 0)
-		return false;
-	/* skip the timestamp's words ("[", "12.345]") */
-	size_t first = 0, sl = stamp_len(line);
-	while (first < nw && st[first] < sl)
-		first++;
-	if (first >= nw)
-		return false;
-	size_t last = nw - 1;
-	/* [mod buildid]: two words; [mod]: one */
-	if (last > first && line[st[last] + len[last] - 1] == ']' && line[st[last - 1]] == '[' &&
-	    line[st[last - 1] + len[last - 1] - 1] != ']') {
-		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last - 1] - 1, line + st[last - 1] + 1);
-		snprintf(f->build_id, sizeof f->build_id, "%.*s", (int)len[last] - 1, line + st[last]);
-		last -= 2;
-	} else if (last > first && line[st[last]] == '[' && line[st[last] + len[last] - 1] == ']' &&
-	           line[st[last] + 1] != '<') {
-		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last] - 2, line + st[last] + 1);
-		last -= 1;
-	}
-	if (last < first || last >= nw)
-		return false;
-	const char *w = line + st[last];
-	size_t wn = len[last];
-	/* (sym), SEG:sym as RIP lines print it */
-	if (wn && w[0] == '(')
-		w++, wn--;
-	if (wn && w[wn - 1] == ')')
-		wn--;
-	const char *colon = memchr(w, ':', wn);
-	if (colon) {
-		wn -= (size_t)(colon + 1 - w);
-		w = colon + 1;
-	}
-	f->col = (size_t)(w - line);
-	for (size_t i = first; i <= last; i++)
-		if (len[i] >= 4 && strncmp(line + st[i], "RIP:", 4) == 0)
-			f->rip = true;
-	if (parse_symbolic(w, wn, f))
-		return true;
-	/* [<ffffffff8113ca57>] or a bare 0xffffffff... (raw runtime addresses) */
-	if (wn > 4 && w[0] == '[' && w[1] == '<' && w[wn - 1] == ']' && w[wn - 2] == '>')
-		return parse_hex(w + 2, wn - 4, &f->raw) && f->raw >> 63;
-	if (wn > 2 && w[0] == '0' && w[1] == 'x')
-		return parse_hex(w, wn, &f->raw) && f->raw >> 63;
-	return false;
-}
-
-/* "CPU: 0 PID: 1 Comm: x Not tainted 6.1.0-56-amd64 #1 Debian ...": the release. */
 static void learn_release(struct decoder *d, const char *line)
 {
 	if (d->release[0] || d->release_arg || !strstr(line, "CPU:"))
@@ -448,7 +318,7 @@ static struct kobj *map_raw(struct decoder *d, uint64_t raw, uint64_t *link)
 static void annotate(struct decoder *d, FILE *out, const char *line, const struct frame *f)
 {
 	char pfx[512];
-	size_t sl = stamp_len(line);
+	size_t sl = decode_stamp_len(line);
 	size_t col = f->col < sizeof pfx - 8 ? f->col : sizeof pfx - 8;
 	if (sl > col)
 		sl = col;
@@ -489,149 +359,6 @@ static void annotate(struct decoder *d, FILE *out, const char *line, const struc
 		d->rip_addr = addrs[0];
 		d->have_rip = true;
 	}
-}
-
-/* ---- Code: lines (--decodecode) -------------------------------------------- */
-
-/* The bytes of "Code: 48 89 e5 <0f> 0b ..." (the faulting one in <>, or
- * (..) for an instruction pointer the CPU had already moved past). */
-static size_t code_bytes(const char *s, uint8_t *bytes, size_t cap, size_t *fault)
-{
-	size_t n = 0;
-	*fault = SIZE_MAX;
-	for (const char *p = s; *p && n < cap;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		bool mark = *p == '<' || *p == '(';
-		if (mark)
-			p++;
-		uint64_t v;
-		size_t k = strspn(p, "0123456789abcdefABCDEF");
-		if (k != 2 || !parse_hex(p, 2, &v))
-			break;
-		if (mark)
-			*fault = n;
-		bytes[n++] = (uint8_t)v;
-		p += 2;
-		if (*p == '>' || *p == ')')
-			p++;
-	}
-	return n;
-}
-
-/* The innermost loop of ADDR in M, or NULL. */
-static const ls_scope *loop_of(const ls_module *m, uint64_t addr)
-{
-	const ls_scope *chain[LS_MAX_CHAIN], *loop = NULL;
-	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
-	for (size_t i = 0; i < n; i++)
-		if (ls_scope_kind_of(chain[i]) == LS_SCOPE_LOOP)
-			loop = chain[i];
-	return loop;
-}
-
-/* The instructions of a Code: line, each on a line as `objdump -D -b
- * binary` prints it (scripts/decodecode's output, which kernel developers
- * read): ADDRESS:<tab>up to 7 bytes, padded<tab>TEXT, longer instructions
- * going on with their bytes on lines of their own, zeros skipped as
- * objdump skips them.  The text is libloopscope's (ls_disassemble), the
- * libopcodes objdump prints with.  Each line is annotated with the trap and
- * the faulting instruction's loop. */
-struct listing {
-	struct decoder *d;
-	FILE *out;
-	const char *pfx;
-	uint64_t rip;
-	const ls_scope *rip_loop;
-	int skip;              /* leading address digits objdump leaves out */
-};
-
-/* objdump's address column: 16 digits less SKIP, leading zeros as
- * spaces (a lone 0 kept, on the first line of an instruction). */
-static void objdump_address(char *buf, size_t size, uint64_t a, int skip, bool first)
-{
-	char full[17];
-	snprintf(full, sizeof full, "%016" PRIx64, a);
-	char *s = full + skip, *p = s;
-	while (*p == '0')
-		*p++ = ' ';
-	if (!*p && first)
-		p[-1] = '0';
-	snprintf(buf, size, "%s", s);
-}
-
-static void listing_line(struct listing *l, uint64_t a, const char *body)
-{
-	struct decoder *d = l->d;
-	const ls_scope *loop = d->rip_obj && d->rip_obj->mod ? loop_of(d->rip_obj->mod, a) : NULL;
-	fprintf(l->out, "%s# %s%s%s", l->pfx, a == l->rip ? "*" : " ", body,
-	        a == l->rip ? "\t\t<-- trapping instruction" : "");
-	if (l->rip_loop && loop == l->rip_loop)
-		fprintf(l->out, "\t[loop at %s:%u]", shown(d, ls_scope_file(loop)), ls_scope_line(loop));
-	fputc('\n', l->out);
-}
-
-static int listing_insn(void *ctx, uint64_t addr, const uint8_t *bytes, size_t len, const char *text)
-{
-	struct listing *l = ctx;
-	if (!text)
-		return 0; /* objdump's "..." line: no address, not shown */
-	char line[512], a[24];
-	objdump_address(a, sizeof a, addr, l->skip, true);
-	size_t n = (size_t)snprintf(line, sizeof line, "%s:\t", a);
-	for (size_t i = 0; i < 7; i++)
-		n += (size_t)snprintf(line + n, sizeof line - n, i < len ? "%02x " : "   ", i < len ? bytes[i] : 0);
-	snprintf(line + n, sizeof line - n, "\t%s", text);
-	listing_line(l, addr, line);
-	for (size_t at = 7; at < len; at += 7) {
-		objdump_address(a, sizeof a, addr + at, l->skip, false);
-		n = (size_t)snprintf(line, sizeof line, "%s:\t", a);
-		for (size_t i = at; i < len && i < at + 7; i++)
-			n += (size_t)snprintf(line + n, sizeof line - n, "%02x ", bytes[i]);
-		listing_line(l, addr + at, line);
-	}
-	return 0;
-}
-
-/* The bytes from byte FROM on, at link-time addresses from VMA. */
-static void disassemble(struct decoder *d, FILE *out, const char *pfx, const uint8_t *bytes, size_t n,
-                        uint64_t vma, size_t from, uint64_t rip, const ls_scope *rip_loop)
-{
-	/* objdump drops leading zeros of the section's end address, 4 digits
-	 * at a time, keeping at least one */
-	char end[17];
-	snprintf(end, sizeof end, "%016" PRIx64, vma + n);
-	int zeros = (int)strspn(end, "0");
-	struct listing l = { d, out, pfx, rip, rip_loop, zeros ? (zeros - 1) & -4 : 0 };
-	ls_error err;
-	if (ls_disassemble(ls_module_machine(d->rip_obj->mod), bytes + from, n - from, vma + from,
-	                   LS_DISASM_SKIP_ZEROES, listing_insn, &l, &err) < 0)
-		fprintf(stderr, "loopscope decode: %s\n", err.message);
-}
-
-static void decode_code_line(struct decoder *d, FILE *out, const char *line)
-{
-	const char *code = strstr(line, "Code: ");
-	if (!code || !d->have_rip || !d->rip_obj || !d->rip_obj->mod)
-		return;
-	uint8_t bytes[256];
-	size_t fault;
-	size_t n = code_bytes(code + 6, bytes, sizeof bytes, &fault);
-	if (n == 0 || fault == SIZE_MAX)
-		return;
-	char pfx[64];
-	size_t sl = stamp_len(line);
-	snprintf(pfx, sizeof pfx, "%.*s  ", (int)(sl < 40 ? sl : 40), line);
-	uint64_t vma = d->rip_addr - fault;
-	const ls_scope *rip_loop = loop_of(d->rip_obj->mod, d->rip_addr);
-	fprintf(out, "%s# All code (at link-time addresses)\n", pfx);
-	disassemble(d, out, pfx, bytes, n, vma, 0, d->rip_addr, rip_loop);
-	fprintf(out, "%s# Code starting with the faulting instruction\n", pfx);
-	disassemble(d, out, pfx, bytes, n, vma, fault, d->rip_addr, rip_loop);
-	if (rip_loop)
-		fprintf(out, "%s# the faulting instruction is in the loop at %s:%u (header 0x%" PRIx64 ", depth %u)\n",
-		        pfx, shown(d, ls_scope_file(rip_loop)), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
-		        ls_loop_depth(rip_loop));
 }
 
 /* ---- the command --------------------------------------------------------------- */
@@ -787,14 +514,14 @@ int cmd_decode(int argc, char **argv)
 		bool nl = line[len - 1] == '\n';
 		learn_release(&d, line);
 		struct frame f;
-		if (parse_frame(line, &f)) {
+		if (decode_parse_frame(line, &f)) {
 			if (!nl)
 				putchar('\n');
 			annotate(&d, stdout, line, &f);
 		} else if (d.decodecode && strstr(line, "Code: ")) {
 			if (!nl)
 				putchar('\n');
-			decode_code_line(&d, stdout, line);
+			decode_code_line(&d, stdout, line, d.have_rip && d.rip_obj ? d.rip_obj->mod : NULL, d.rip_addr);
 		}
 	}
 	free(line);
