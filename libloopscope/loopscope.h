@@ -488,6 +488,8 @@ typedef struct ls_debug_query {
 	                        * (colon-separated; decode's and perf loops' --modules) */
 	const char *debug_file_path; /* as ls_options.debug_file_path (NULL: /usr/lib/debug) */
 	int debuginfod;        /* ask the servers of $DEBUGINFOD_URLS when nothing here matches (1) */
+	int progress;          /* a debuginfod download shows its progress on stderr when it is a
+	                        * terminal (0) */
 } ls_debug_query;
 
 /* Sets Q to the defaults (target LS_DEBUG_BY_BUILD_ID, debuginfod 1) and
@@ -513,8 +515,11 @@ static inline void ls_debug_query_init(ls_debug_query *q)
  * then debuginfod.  With a build-id, a file whose build-id differs is
  * passed over, and given (LS_FOUND_BUILD_ID_DIFFERS in *FOUND) only if
  * nothing matches.  Writes the path into PATH (SIZE bytes) and sets *FOUND
- * (may be NULL): 0, or -1 with ERR (LS_ERR_NOT_FOUND).  debuginfod's client
- * library (and libcurl) is loaded only when $DEBUGINFOD_URLS names a server.
+ * (may be NULL): 0, or -1 with ERR: LS_ERR_NOT_FOUND, or LS_ERR_IO when a
+ * debuginfod server could not be reached; the message says which ("no
+ * server has build-id ...", "server unreachable (URL: Connection
+ * refused)").  debuginfod's client library (and libcurl) is loaded only
+ * when $DEBUGINFOD_URLS names a server.
  * Since LOOPSCOPE_0.2. */
 int ls_find_debug_file(const ls_debug_query *q, char *path, size_t size, unsigned *found, ls_error *err);
 

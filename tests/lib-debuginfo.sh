@@ -131,6 +131,22 @@ grep -q "#" "$TMP/decoded" || diag "$(cat "$TMP/decoded" "$TMP/err")"
 LD_DEBUG=libs "$LOOPSCOPE" struct --no-cache --debug-dir "$empty" "$TMP/stripped" 2>&1 >/dev/null |
 	grep -q "calling init: .*libcurl"
 ok $? "with DEBUGINFOD_URLS, libcurl is loaded"
+# why nothing came: a server that answers "no such build-id", one that cannot be reached
+got=$("$INFO" "$empty" find-debug build-id 0123456789abcdef0123456789abcdef01234567 - 2>&1)
+case "$got" in
+*"no server has build-id 0123456789abcdef"*) pass "debuginfod: a build-id no server has is said so" ;;
+*) fail "debuginfod: a build-id no server has is said so"; diag "$got" ;;
+esac
+DEBUGINFOD_URLS="http://127.0.0.1:1" DEBUGINFOD_CACHE_PATH="$TMP/dcache2" \
+	"$INFO" "$empty" find-debug build-id "$id" - >"$TMP/got" 2>&1
+grep -q "server unreachable (http://127.0.0.1:1: Connection refused)" "$TMP/got"
+ok $? "debuginfod: a server that is down is 'unreachable', not 'not found'"
+grep -q "unreachable" "$TMP/got" || diag "$(cat "$TMP/got")"
+DEBUGINFOD_URLS="http://127.0.0.1:1" DEBUGINFOD_CACHE_PATH="$TMP/dcache3" \
+	"$LOOPSCOPE" struct --no-cache --debug-dir "$empty" "$TMP/stripped" >/dev/null 2>"$TMP/err"
+grep -q "no DWARF debug information; debuginfod: server unreachable" "$TMP/err"
+ok $? "struct of a stripped binary, the server down: the warning says the server is unreachable"
+grep -q "unreachable" "$TMP/err" || diag "$(cat "$TMP/err")"
 unset DEBUGINFOD_URLS
 LD_DEBUG=libs "$LOOPSCOPE" struct --no-cache --debug-dir "$empty" "$TMP/stripped" 2>&1 >/dev/null |
 	grep "calling init: .*\(libcurl\|libdebuginfod\)" >"$TMP/loaded"

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- debuginfod ------------------------------------------------------------- */
@@ -48,11 +49,16 @@ bool ls_debuginfod_configured(void)
 	return urls && *urls;
 }
 
-/* libdebuginfod's client calls, loaded once on first use. */
+/* libdebuginfod's client calls, loaded once on first use (the progress
+ * and user-data calls are optional: older clients lack them). */
+typedef int (*progress_cb)(void *client, long done, long total);
 static struct {
 	void *(*begin)(void);
 	int (*find_debuginfo)(void *client, const unsigned char *id, int len, char **path);
 	void (*end)(void *client);
+	void (*set_progressfn)(void *client, progress_cb fn);
+	void (*set_user_data)(void *client, void *data);
+	void *(*get_user_data)(void *client);
 } client_lib;
 static pthread_once_t client_lib_once = PTHREAD_ONCE_INIT;
 
@@ -64,28 +70,88 @@ static void client_lib_load(void)
 	*(void **)&client_lib.begin = dlsym(h, "debuginfod_begin");
 	*(void **)&client_lib.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
 	*(void **)&client_lib.end = dlsym(h, "debuginfod_end");
+	*(void **)&client_lib.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&client_lib.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	*(void **)&client_lib.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	if (!client_lib.set_user_data || !client_lib.get_user_data)
+		client_lib.set_progressfn = NULL;
 	if (!client_lib.begin || !client_lib.find_debuginfo || !client_lib.end)
 		client_lib.begin = NULL; /* kept loaded: libcurl may not take an unload */
 }
 
-int ls_debuginfod_find(const char *id, char *path, size_t size)
+/* A download's meter on stderr (a terminal's): "loopscope: debuginfod:
+ * BUILDID: 12 of 604 MiB". */
+struct download {
+	const char *id;
+	bool shown;
+	time_t last;
+};
+
+static int download_progress(void *client, long done, long total)
 {
-	if (!id || !*id || !ls_debuginfod_configured())
-		return -1;
+	struct download *dl = client_lib.get_user_data(client);
+	time_t now = time(NULL);
+	if (!dl || (dl->shown && now == dl->last))
+		return 0;
+	dl->shown = true;
+	dl->last = now;
+	if (total > 0)
+		fprintf(stderr, "\rloopscope: debuginfod: downloading %.16s...: %ld of %ld MiB\033[K", dl->id,
+			done >> 20, total >> 20);
+	else
+		fprintf(stderr, "\rloopscope: debuginfod: downloading %.16s...: %ld MiB\033[K", dl->id, done >> 20);
+	return 0;
+}
+
+/* Why debuginfod did not give ID: RC is the client's -errno. */
+static void debuginfod_failure(int rc, const char *id, char *why, size_t wsize)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (rc == -ENOENT)
+		snprintf(why, wsize, "debuginfod: no server has build-id %s (%s)", id, urls);
+	else if (rc == -ECONNREFUSED || rc == -EHOSTUNREACH || rc == -ENETUNREACH || rc == -ETIME ||
+		 rc == -ETIMEDOUT || rc == -ECONNRESET || rc == -ECONNABORTED)
+		snprintf(why, wsize, "debuginfod: server unreachable (%s: %s)", urls, strerror(-rc));
+	else
+		snprintf(why, wsize, "debuginfod: build-id %s not fetched (%s: %s)", id, urls,
+			 rc < 0 ? strerror(-rc) : "no file");
+}
+
+int ls_debuginfod_find(const char *id, char *path, size_t size, bool progress, char *why, size_t wsize)
+{
+	if (!id || !*id || !ls_debuginfod_configured()) {
+		snprintf(why, wsize, "DEBUGINFOD_URLS is not set");
+		return LS_DEBUGINFOD_OFF;
+	}
 	pthread_once(&client_lib_once, client_lib_load);
 	void *client = client_lib.begin ? client_lib.begin() : NULL;
-	if (!client)
-		return -1;
+	if (!client) {
+		snprintf(why, wsize, "debuginfod: %s", client_lib.begin ? "cannot start its client"
+			 : "libdebuginfod.so.1 is not installed");
+		return LS_DEBUGINFOD_OFF;
+	}
+	struct download dl = { id, false, 0 };
+	if (progress && client_lib.set_progressfn && isatty(STDERR_FILENO)) {
+		client_lib.set_user_data(client, &dl);
+		client_lib.set_progressfn(client, download_progress);
+	}
 	char *found = NULL;
 	int fd = client_lib.find_debuginfo(client, (const unsigned char *)id, 0, &found);
 	client_lib.end(client);
-	int rc = -1;
+	if (dl.shown)
+		fputs("\r\033[K", stderr);
+	int rc = LS_DEBUGINFOD_MISSING;
 	if (fd >= 0) {
 		close(fd);
 		if (found && strlen(found) < size) {
 			memcpy(path, found, strlen(found) + 1);
 			rc = 0;
+		} else {
+			snprintf(why, wsize, "debuginfod: the path of build-id %s is too long", id);
 		}
+	} else {
+		debuginfod_failure(fd, id, why, wsize);
+		rc = fd == -ENOENT ? LS_DEBUGINFOD_MISSING : LS_DEBUGINFOD_FAILED;
 	}
 	free(found);
 	return rc;
@@ -203,6 +269,13 @@ int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 			   char **debuginfo_file_name)
 {
 	const ls_module *m = *userdata; /* set by ls_elf_open; NULL for other users */
+	if (m && m->debuginfod_tried) {
+		/* fetched already (fetch_from_debuginfod), or not to be had */
+		int fd = m->debug_path ? ls_open_regular(m->debug_path, 0, NULL) : -1;
+		if (fd >= 0)
+			*debuginfo_file_name = ls_xstrdup(m->debug_path);
+		return fd;
+	}
 	struct candidates *c = ls_xcalloc(1, sizeof *c);
 	c->m = m;
 	check_candidates(c, mod, file_name, debuglink_file);
@@ -219,6 +292,23 @@ int ls_dwfl_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					    debuglink_crc, debuginfo_file_name);
+}
+
+/* The debug file of M's build-id from debuginfod, with progress on a
+ * terminal: m->debug_path, or the reason in m->debuginfod_why.  The real
+ * load opens that file (ls_dwfl_find_debuginfo), not libdwfl's own
+ * client, which would ask the servers again and say nothing of why. */
+static void fetch_from_debuginfod(ls_module *m)
+{
+	char path[PATH_MAX], why[1024];
+	m->debuginfod_tried = true;
+	if (ls_debuginfod_find(m->build_id, path, sizeof path, m->opt.progress, why, sizeof why) < 0) {
+		m->debuginfod_why = ls_xstrdup(why);
+		return;
+	}
+	m->dwarf_found = true;
+	char *real = realpath(path, NULL);
+	m->debug_path = real ? real : ls_xstrdup(path);
 }
 
 /* Whether there is DWARF to read, without reading it (finding the file is
@@ -250,10 +340,15 @@ static void find_dwarf(ls_module *m)
 		m->debug_path = d ? d : ls_xstrdup(c->by_build_id);
 	}
 	free(c);
-	/* nothing here, but a debuginfod server may have it (by build-id) */
-	if (m->dwarf_found || special || (!any && !(m->build_id && ls_debuginfod_configured()))) {
+	if (m->dwarf_found || special) {
 		/* a special file among the candidates: the real load says so */
 		m->dwarf_found |= special;
+		return;
+	}
+	/* nothing here, but a debuginfod server may have it (by build-id) */
+	if (!any) {
+		if (m->build_id && ls_debuginfod_configured())
+			fetch_from_debuginfod(m);
 		return;
 	}
 	struct stat st;
@@ -575,7 +670,10 @@ int ls_find_debug_file(const ls_debug_query *query, char *path, size_t size, uns
 		find_module(&s);
 	else
 		each_debug_root(&s, by_build_id);
-	if (!s.found && q.debuginfod && s.idlen && ls_debuginfod_find(q.build_id, path, size) == 0) {
+	char why[1024] = "";
+	int fetched = LS_DEBUGINFOD_OFF;
+	if (!s.found && q.debuginfod && s.idlen &&
+	    (fetched = ls_debuginfod_find(q.build_id, path, size, q.progress, why, sizeof why)) == 0) {
 		s.found = true;
 		if (found)
 			*found |= LS_FOUND_DEBUGINFOD;
@@ -588,8 +686,11 @@ int ls_find_debug_file(const ls_debug_query *query, char *path, size_t size, uns
 	}
 	if (!s.found) {
 		char what[512];
-		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no debug file found%s", target_name(&q, what, sizeof what),
-			     s.idlen && q.debuginfod && !ls_debuginfod_configured() ? " (DEBUGINFOD_URLS is not set)" : "");
+		if (!why[0] && q.debuginfod && !s.idlen)
+			snprintf(why, sizeof why, "no build-id to ask debuginfod for");
+		ls_set_error(err, fetched == LS_DEBUGINFOD_FAILED ? LS_ERR_IO : LS_ERR_NOT_FOUND,
+			     "%s: no debug file found%s%s%s", target_name(&q, what, sizeof what), why[0] ? " (" : "",
+			     why, why[0] ? ")" : "");
 		return -1;
 	}
 	return 0;

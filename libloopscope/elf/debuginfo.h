@@ -12,10 +12,17 @@
 void ls_debuginfo_find(ls_module *m);
 
 /* The debug file of build-id ID (hex) from the debuginfod servers of
- * $DEBUGINFOD_URLS, into PATH: 0, or -1 when none is configured, the
- * client library is not installed, or no server has it.  libdebuginfod
- * (and its libcurl) is loaded only when a server is configured. */
-int ls_debuginfod_find(const char *id, char *path, size_t size);
+ * $DEBUGINFOD_URLS, into PATH: 0, or one of these with the reason in WHY
+ * ("debuginfod: no server has build-id ...", "debuginfod: server
+ * unreachable (URL: Connection refused)").  With PROGRESS, a download
+ * shows its progress on stderr when it is a terminal.  libdebuginfod (and
+ * its libcurl) is loaded only when a server is configured. */
+enum {
+	LS_DEBUGINFOD_OFF = -1,     /* no server configured, or no client library */
+	LS_DEBUGINFOD_MISSING = -2, /* the servers answered: none has it */
+	LS_DEBUGINFOD_FAILED = -3,  /* no answer: unreachable, timed out, refused */
+};
+int ls_debuginfod_find(const char *id, char *path, size_t size, bool progress, char *why, size_t wsize);
 /* $DEBUGINFOD_URLS names a server. */
 bool ls_debuginfod_configured(void);
 

@@ -463,7 +463,8 @@ void ls_elf_close(ls_module *m)
 	free(m->debug_path);
 	free(m->build_id);
 	free(m->debuginfo_path);
-	m->path = m->debug_path = m->build_id = m->debuginfo_path = NULL;
+	free(m->debuginfod_why);
+	m->path = m->debug_path = m->build_id = m->debuginfo_path = m->debuginfod_why = NULL;
 }
 
 const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr)

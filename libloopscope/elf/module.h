@@ -42,6 +42,8 @@ struct ls_module {
 	bool dwarf_found;          /* module.c: debug info is there (in the file or a debug file);
 	                            * false again if ls_elf_load_dwarf cannot read it */
 	bool dwarf_tried;          /* ls_elf_load_dwarf ran */
+	bool debuginfod_tried;     /* debuginfo.c asked debuginfod (debug_path: what it gave) */
+	char *debuginfod_why;      /* debuginfo.c: why debuginfod gave nothing, or NULL */
 	Dwarf_Addr bias;           /* dwfl address = link-time address + bias */
 	struct stat file_stat;     /* module.c: fstat of the file analyzed, when opened */
 	Dwfl_Callbacks dwfl_callbacks; /* module.c: libdwfl keeps a pointer to it */
