@@ -25,7 +25,8 @@
  *     is followed: that fragment is decoded as part of the procedure;
  *   - in a relocatable object, calls to undefined symbols (relocate.c) are
  *     calls out of the module, which never return when the name says so;
- *   - hlt goes on to the next instruction (after the interrupt it waits for).
+ *   - hlt goes on to the next instruction (after the interrupt it waits for);
+ *   - jump labels branch both ways and a WARN's ud2 goes on (kernel_edges.c).
  */
 #include "cfg/cfg_private.h"
 
@@ -63,6 +64,7 @@ void ls_cfg_module_free(ls_module *m)
 	pthread_mutex_destroy(&c->lock);
 	free(c->secs);
 	free(c->sites);
+	free(c->ksites);
 	free(c->thunks);
 	free(c->relocs);
 	free(c->data_bounds);
@@ -84,6 +86,7 @@ void ls_cfg_load_sections(const ls_module *m, struct ls_cfg_module *c)
 		return;
 	c->sections_ready = true;
 	load_thunks(m, c);
+	ls_kernel_sites_load(m, c);
 	if (!m->elf || m->relocatable)
 		return;
 	size_t shstrndx = 0;
@@ -247,6 +250,7 @@ static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool 
 			continue;
 		}
 		apply_thunk(b->cache, in);
+		ls_kernel_site_apply(b->cache, in);
 		/* In the kernel, hlt waits for an interrupt and goes on (idle
 		 * loops); in user space it faults. */
 		if (in->opcode == LS_MN_HLT && b->m->kernel)
@@ -601,6 +605,8 @@ int ls_cfg_run_builder(struct builder *b)
 	 * file declaring a gigabyte one) is not decoded: its instructions would
 	 * take gigabytes.  Its statements still come from the line table. */
 	uint64_t bytes = code_bytes(b);
+	if (ls_kernel_code32(b->m, proc->name))
+		return -1;
 	if (bytes > LS_MAX_PROC_CODE) {
 		if (!b->quiet)
 			ls_warn(&b->m->opt, "%s: %s: %llu MiB of code, more than the %llu MiB a procedure may have: "

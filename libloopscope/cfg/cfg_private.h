@@ -36,6 +36,14 @@ struct thunk {
 	uint8_t kind;
 };
 
+/* A site of the kernel's tables (kernel_edges.c): a jump label's nop or
+ * jmp and its target, or a WARN's ud2. */
+enum { KSITE_JUMP_LABEL = 1, KSITE_WARN = 2 };
+struct kernel_site {
+	uint64_t addr, target;
+	uint8_t kind;
+};
+
 struct ls_cfg_module {
 	pthread_mutex_t lock;
 	atomic_bool thunks_ready;
@@ -46,6 +54,8 @@ struct ls_cfg_module {
 	size_t nsecs;
 	struct eh_site *sites; /* sorted by lo */
 	size_t nsites;
+	struct kernel_site *ksites; /* sorted by addr */
+	size_t nksites;
 	/* For reading and bounding jump tables: the dynamic relocations
 	 * (sorted by offset), and where data objects start and end (symbols;
 	 * sorted, unique). */
@@ -155,6 +165,15 @@ uint64_t ls_eh_landing_pad(const struct ls_cfg_module *c, uint64_t addr);
 void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c);
 /* Finds the targets of B's indirect jumps (b->jt), marking them leaders. */
 void ls_jt_resolve(struct builder *b, uint8_t *leader);
+
+/* kernel_edges.c */
+/* The jump labels and WARN sites of a kernel image or module.  Caller holds the lock. */
+void ls_kernel_sites_load(const ls_module *m, struct ls_cfg_module *c);
+/* A jump label's site becomes a branch to its target or the next
+ * instruction, a WARN's ud2 falls through. */
+void ls_kernel_site_apply(const struct ls_cfg_module *c, struct ls_insn *in);
+/* Whether procedure NAME of M is the kernel's 32-bit code (not decoded). */
+bool ls_kernel_code32(const ls_module *m, const char *name);
 
 /* noreturn.c */
 int32_t ls_cfg_proc_index(const ls_module *m, const struct ls_proc *p);
