@@ -1,9 +1,15 @@
 /* decode-log.c - reading a kernel log for `loopscope decode`: which lines
- * name a frame and which frame.
+ * name a frame and which frame, the kernel release and the KASLR offset a
+ * report names, and where one report ends and the next begins.
  *
  * Frames are read as scripts/decode_stacktrace.sh reads them: the last word
  * of the line (or the one before a `[mod]` or `[mod buildid]` tag) is the
- * symbol, FUNC+0xOFF/0xSIZE, or a raw runtime address.
+ * symbol, FUNC+0xOFF/0xSIZE, or a raw runtime address.  What the kernel
+ * prints there is a return address for every frame of a stack trace (%pB,
+ * one byte past the call) and the address itself only for the interrupted
+ * instruction (a `RIP:` line) and a WARN's site (the `WARNING: CPU: ...
+ * at` line): struct frame's `exact` tells which, so that a return address
+ * is looked up at its call.
  */
 #include "decode.h"
 
@@ -83,8 +89,43 @@ static size_t split_words(const char *line, size_t *st, size_t *len, size_t cap)
 	return n;
 }
 
-/* Whether LINE names a frame, as decode_stacktrace.sh reads one: the last
- * word (or the one before a [mod] / [mod buildid] tag) is the symbol. */
+/* [<ffffffff8113ca57>] (old kernels print one before each symbol). */
+static bool bracketed_address(const char *w, size_t wn, uint64_t *v)
+{
+	return wn > 4 && w[0] == '[' && w[1] == '<' && w[wn - 1] == ']' && w[wn - 2] == '>' &&
+	       decode_parse_hex(w + 2, wn - 4, v) && *v >> 63;
+}
+
+/* The [mod] or [mod buildid] tag at the end of the words (LAST moves before it). */
+static void module_tag(const char *line, const size_t *st, const size_t *len, size_t first, size_t *last,
+                       struct frame *f)
+{
+	size_t l = *last;
+	if (l > first && line[st[l] + len[l] - 1] == ']' && line[st[l - 1]] == '[' &&
+	    line[st[l - 1] + len[l - 1] - 1] != ']') {
+		snprintf(f->module, sizeof f->module, "%.*s", (int)len[l - 1] - 1, line + st[l - 1] + 1);
+		snprintf(f->build_id, sizeof f->build_id, "%.*s", (int)len[l] - 1, line + st[l]);
+		*last = l - 2;
+	} else if (l > first && line[st[l]] == '[' && line[st[l] + len[l] - 1] == ']' && line[st[l] + 1] != '<') {
+		snprintf(f->module, sizeof f->module, "%.*s", (int)len[l] - 2, line + st[l] + 1);
+		*last = l - 1;
+	}
+}
+
+/* Whether the line shows where the CPU was rather than a return address:
+ * "RIP: 0010:F+O/S", old kernels' "IP: [<...>] F", a WARN's "WARNING: CPU:
+ * 2 PID: 9 at FILE:LINE F+O/S". */
+static bool exact_address_line(const char *line, const size_t *st, const size_t *len, size_t first, size_t last)
+{
+	for (size_t i = first; i <= last; i++) {
+		const char *w = line + st[i];
+		if ((len[i] >= 4 && !strncmp(w, "RIP:", 4)) || (len[i] == 3 && !strncmp(w, "IP:", 3)))
+			return true;
+	}
+	return last > first + 1 && len[first] == 8 && !strncmp(line + st[first], "WARNING:", 8) &&
+	       !strncmp(line + st[first + 1], "CPU:", 4);
+}
+
 bool decode_parse_frame(const char *line, struct frame *f)
 {
 	memset(f, 0, sizeof *f);
@@ -99,17 +140,7 @@ bool decode_parse_frame(const char *line, struct frame *f)
 	if (first >= nw)
 		return false;
 	size_t last = nw - 1;
-	/* [mod buildid]: two words; [mod]: one */
-	if (last > first && line[st[last] + len[last] - 1] == ']' && line[st[last - 1]] == '[' &&
-	    line[st[last - 1] + len[last - 1] - 1] != ']') {
-		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last - 1] - 1, line + st[last - 1] + 1);
-		snprintf(f->build_id, sizeof f->build_id, "%.*s", (int)len[last] - 1, line + st[last]);
-		last -= 2;
-	} else if (last > first && line[st[last]] == '[' && line[st[last] + len[last] - 1] == ']' &&
-	           line[st[last] + 1] != '<') {
-		snprintf(f->module, sizeof f->module, "%.*s", (int)len[last] - 2, line + st[last] + 1);
-		last -= 1;
-	}
+	module_tag(line, st, len, first, &last, f);
 	if (last < first || last >= nw)
 		return false;
 	const char *w = line + st[last];
@@ -125,16 +156,98 @@ bool decode_parse_frame(const char *line, struct frame *f)
 		w = colon + 1;
 	}
 	f->col = (size_t)(w - line);
-	for (size_t i = first; i <= last; i++)
-		if (len[i] >= 4 && strncmp(line + st[i], "RIP:", 4) == 0)
-			f->rip = true;
-	if (parse_symbolic(w, wn, f))
+	f->exact = exact_address_line(line, st, len, first, last);
+	if (parse_symbolic(w, wn, f)) {
+		/* "[<ffffffffad480f88>] generic_perform_write+0xd8/0x240": the
+		 * runtime address of the same frame */
+		for (size_t i = first; i < last && !f->has_raw; i++)
+			f->has_raw = bracketed_address(line + st[i], len[i], &f->raw);
 		return true;
+	}
 	/* [<ffffffff8113ca57>] or a bare 0xffffffff... (raw runtime addresses) */
-	if (wn > 4 && w[0] == '[' && w[1] == '<' && w[wn - 1] == ']' && w[wn - 2] == '>')
-		return decode_parse_hex(w + 2, wn - 4, &f->raw) && f->raw >> 63;
-	if (wn > 2 && w[0] == '0' && w[1] == 'x')
-		return decode_parse_hex(w, wn, &f->raw) && f->raw >> 63;
+	if (bracketed_address(w, wn, &f->raw) ||
+	    (wn > 2 && w[0] == '0' && w[1] == 'x' && decode_parse_hex(w, wn, &f->raw) && f->raw >> 63))
+		return f->has_raw = true;
 	return false;
 }
 
+/* A release as uname -r prints it: a digit first, then [0-9A-Za-z._+~-]. */
+static bool release_word(const char *b, size_t n)
+{
+	if (n == 0 || n >= 128 || !isdigit((unsigned char)b[0]) || !memchr(b, '.', n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)b[i]) && !strchr("._+~-", b[i]))
+			return false;
+	return true;
+}
+
+bool decode_release_in(const char *line, char *buf, size_t size)
+{
+	const char *v = strstr(line, "Linux version ");
+	if (v) {
+		v += 14;
+		size_t n = strcspn(v, " \t\r\n");
+		if (release_word(v, n) && n < size) {
+			snprintf(buf, size, "%.*s", (int)n, v);
+			return true;
+		}
+	}
+	/* "... Not tainted R #1 ...", "... Tainted: G W R #1", lockdep's
+	 * "R #1 Not tainted": the word before " #N" on a line that says
+	 * whether the kernel is tainted */
+	if (!strstr(line, "ainted"))
+		return false;
+	for (const char *h = strstr(line, " #"); h; h = strstr(h + 1, " #")) {
+		if (!isdigit((unsigned char)h[2]))
+			continue;
+		const char *b = h;
+		while (b > line && b[-1] != ' ' && b[-1] != '\t')
+			b--;
+		size_t n = (size_t)(h - b);
+		if (release_word(b, n) && n < size) {
+			snprintf(buf, size, "%.*s", (int)n, b);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool decode_kernel_offset_in(const char *line, int64_t *off)
+{
+	const char *k = strstr(line, "Kernel Offset: ");
+	if (!k)
+		return false;
+	k += 15;
+	if (!strncmp(k, "disabled", 8)) {
+		*off = 0;
+		return true;
+	}
+	size_t n = strspn(k, "0123456789abcdefxABCDEFX");
+	uint64_t v;
+	if (!decode_parse_hex(k, n, &v))
+		return false;
+	*off = (int64_t)v;
+	return true;
+}
+
+int decode_boundary(const char *line)
+{
+	static const char *const opens[] = {
+		"------------[ cut here ]", "WARNING:", "BUG:", "INFO:", "Oops:", "Kernel panic - not syncing",
+		"kernel BUG at", "general protection fault", "watchdog: BUG:", "rcu: INFO:", "NMI backtrace for cpu",
+		"UBSAN:", "unreferenced object", "Unable to handle kernel", "==================================",
+	};
+	const char *p = line + decode_stamp_len(line);
+	/* a syslog line: "Nov 25 17:01:02 host kernel: TEXT" */
+	const char *k = strstr(p, "kernel: ");
+	if (k && k - p < 64)
+		p = k + 8 + decode_stamp_len(k + 8);
+	p += strspn(p, " \t");
+	if (strstr(p, "---[ end "))
+		return LINE_CLOSES;
+	for (size_t i = 0; i < sizeof opens / sizeof *opens; i++)
+		if (!strncmp(p, opens[i], strlen(opens[i])))
+			return LINE_OPENS;
+	return LINE_INSIDE;
+}

@@ -75,7 +75,10 @@ for i, (name, o) in lay.items():
     open(tmp + "/sys/mymod/sections/" + name, "w").write("0x%x\n" % (BASE + o))
 lines, want = [], []
 for n, a, s, i in sorted(kf) + [f for f in sorted(vf) if f[0].startswith("kern_")]:
-    for o in (0, s // 2, s - 1):
+    # return addresses, named as the kernel's %pB names them: of the call
+    # (address - 1), so never at offset 0 and at most at the size (just
+    # past a function that ends in a noreturn call)
+    for o in (1, s // 2, s):
         rt = ((BASE + lay[i][1] + a if (n, a, s, i) in kf else a + KASLR) + o) % (1 << 64)
         lines.append("[    1.000000]  [<%016x>]" % rt)
         want.append("%s+0x%x" % (n, o))

@@ -42,7 +42,7 @@ for sub in "" struct lookup decode cache; do
 	[ -z "$sub" ] && continue
 	# Every long option of the subcommand is documented and completed.
 	# shellcheck disable=SC2086
-	opts=$("$LOOPSCOPE" $sub --usage | grep -o -- '--[a-z][a-z-]*' | sort -u |
+	opts=$("$LOOPSCOPE" $sub --usage | grep -o -- '--[a-z][a-z0-9-]*' | sort -u |
 		grep -vx -- '--help\|--usage\|--version')
 	missing=""
 	completed=$(sed -n "s/^	$sub) opts=\"\(.*\)\" ;;$/\1/p" "$COMPLETION")

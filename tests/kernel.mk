@@ -10,7 +10,8 @@ KERNEL_SLOW_TESTS = \
 	tests/kernel-ko.py \
 	tests/kernel-decode.py \
 	tests/kernel-loops.py \
-	tests/kernel-callsites.py
+	tests/kernel-callsites.py \
+	tests/kernel-reports.py
 SLOW_TESTS += $(KERNEL_SLOW_TESTS)
 EXTRA_DIST += $(KERNEL_SLOW_TESTS) tests/kernel-common.py
 check-kernel:
