@@ -17,7 +17,8 @@
 #      a loop is in it, a WARN's CPU line after its RIP;
 #   4. KASLR: a panic's `Kernel Offset:` line after the raw addresses maps
 #      them, a bare address outside vmlinux gets a hint, and a [<ADDR>]
-#      F+OFF pair that disagrees with --kaslr-offset is named.
+#      F+OFF pair that disagrees with --kaslr-offset is named; with
+#      --kallsyms and no -r, the release is still the log's.
 # The answers come from readelf, objdump and llvm-symbolizer, never from
 # loopscope.
 import os
@@ -398,4 +399,14 @@ t.ok("says the KASLR offset is 0x%x, not 0x%x" % (OFF, OFF + 0x1000) in out and 
 rc, out, err = decode("\n".join(panic[:3]) + "\n", "--vmlinux", VMLINUX)
 blocks, _ = blocks_of(out)
 t.ok(chain_of(blocks.get(2, [])) == want[1], "no offset given: the log's [<ADDR>] F+OFF pair gives it")
+# --kallsyms and no -r: the offset from kallsyms' _text, vmlinux from the release the log
+# names (not this machine's), though the report names it after its frames
+text = next(s.addr for s in syms if s.name == "_text")
+with open(os.path.join(tmp, "kallsyms"), "w") as fp:
+    fp.write("%016x T _text\n%016x T _stext\n" % (text + OFF, text + OFF))
+rc, out, err = decode("\n".join(panic[:1] + panic[2:3] + ["[ 9.000004] " + cpu]) + "\n",
+                      "--kallsyms", os.path.join(tmp, "kallsyms"))
+blocks, _ = blocks_of(out)
+t.ok(chain_of(blocks.get(1, [])) == want[1], "--kallsyms, no -r: the release the log names after the frame, "
+     "the offset kallsyms gives: %s (%s)" % (chain_of(blocks.get(1, []))[:1], err.strip()[-200:]))
 t.done()
