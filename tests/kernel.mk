@@ -11,7 +11,8 @@ KERNEL_SLOW_TESTS = \
 	tests/kernel-decode.py \
 	tests/kernel-loops.py \
 	tests/kernel-callsites.py \
-	tests/kernel-reports.py
+	tests/kernel-reports.py \
+	tests/kernel-debuginfod.py
 SLOW_TESTS += $(KERNEL_SLOW_TESTS)
 EXTRA_DIST += $(KERNEL_SLOW_TESTS) tests/kernel-common.py
 check-kernel:
