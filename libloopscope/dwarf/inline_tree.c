@@ -20,6 +20,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
 #endif
+#include "dwarf/die_order.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
 #include "elf/module.h"
@@ -372,13 +373,18 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 /* Walks the DIEs below DIE in DIE order, depth first.  The nesting is
  * followed on an explicit stack, not by recursion: valid DWARF may nest
  * thousands of DIEs deep (generated code, deep lexical blocks), and only
- * memory bounds how deep. */
+ * memory bounds how deep.  A DIE's sibling is found once its subtree is
+ * walked, one byte past the terminator of its children (die_order.c), not
+ * by dwarf_siblingof before: without DW_AT_sibling (clang) libdw scans the
+ * subtree to find it, and N nested DIEs cost N^2. */
 static void walk_children(struct walker *w, Dwarf_Die *die)
 {
 	struct frame {
-		Dwarf_Die die;               /* the next DIE to visit at this level */
+		Dwarf_Die die;               /* the DIE being walked at this level */
 		struct ls_inl_node *func, *scope;
 		size_t depth;                /* of the DIEs at this level */
+		bool walked;                 /* DIE visited; its children (if any) done */
+		const unsigned char *kids_end; /* its children's terminator; NULL: not known */
 	} *stack = NULL;
 	size_t n = 0, cap = 0;
 	Dwarf_Die child;
@@ -387,6 +393,8 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		w->bad = true;
 	if (rc != 0)
 		return;
+	struct ls_die_unit unit;
+	bool fast = ls_die_unit_init(&unit, die);
 	/* Subprograms whose subtree the walk is in, with the depth of their
 	 * DIE: nodes are made in DIE order, so a subprogram's nodes end where
 	 * the walk next visits a DIE at its depth or above. */
@@ -394,41 +402,55 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 	size_t nopen = 0, cap_open = 0;
 	struct ls_inline_index *ix = w->ix;
 	stack = ls_grow(stack, &cap, 1, sizeof *stack);
-	stack[n++] = (struct frame){ child, NULL, NULL, 1 };
+	stack[n++] = (struct frame){ .die = child, .depth = 1 };
 	while (n && !w->bad) {
 		struct frame *f = &stack[n - 1];
-		Dwarf_Die cur = f->die;
-		struct ls_inl_node *dfunc = NULL, *dscope = NULL;
-		size_t depth = f->depth;
-		for (; nopen && open[nopen - 1].depth >= depth; nopen--)
-			w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;
-		size_t nsubs = ix->nsubs;
-		bool descend = visit_die(w, &cur, f->func, f->scope, &dfunc, &dscope);
-		if (w->bad)
-			break;
-		if (ix->nsubs > nsubs) {
-			open = ls_grow(open, &cap_open, nopen + 1, sizeof *open);
-			open[nopen++] = (struct open_sub){ ix->nsubs - 1, depth };
+		const unsigned char *end = NULL; /* just past f->die's subtree */
+		if (f->walked) {
+			end = f->kids_end ? f->kids_end + 1 : NULL;
+		} else {
+			struct ls_inl_node *dfunc = NULL, *dscope = NULL;
+			size_t depth = f->depth;
+			for (; nopen && open[nopen - 1].depth >= depth; nopen--)
+				w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;
+			size_t nsubs = ix->nsubs;
+			bool descend = visit_die(w, &f->die, f->func, f->scope, &dfunc, &dscope);
+			if (w->bad)
+				break;
+			if (ix->nsubs > nsubs) {
+				open = ls_grow(open, &cap_open, nopen + 1, sizeof *open);
+				open[nopen++] = (struct open_sub){ ix->nsubs - 1, depth };
+			}
+			f->walked = true;
+			rc = descend ? dwarf_child(&f->die, &child) : 1;
+			if (rc < 0) {
+				w->bad = true;
+				break;
+			}
+			if (rc == 0) {
+				stack = ls_grow(stack, &cap, n + 1, sizeof *stack);
+				stack[n++] = (struct frame){ .die = child, .func = dfunc, .scope = dscope,
+				                             .depth = depth + 1 };
+				continue;
+			}
+			/* No children, or not walked: scanned once, here. */
+			end = fast ? ls_die_subtree_end(&unit, &f->die) : NULL;
 		}
-		/* This level goes on with the sibling once CUR's subtree is done. */
-		rc = dwarf_siblingof(&f->die, &f->die);
-		if (rc < 0) {
-			w->bad = true;
-			break;
-		}
-		if (rc != 0)
-			n--;
-		if (!descend)
-			continue;
-		rc = dwarf_child(&cur, &child);
+		/* This level goes on with the sibling. */
+		rc = end ? ls_die_at(&unit, end, &f->die) : dwarf_siblingof(&f->die, &f->die);
 		if (rc < 0) {
 			w->bad = true;
 			break;
 		}
 		if (rc == 0) {
-			stack = ls_grow(stack, &cap, n + 1, sizeof *stack);
-			stack[n++] = (struct frame){ child, dfunc, dscope, depth + 1 };
+			f->walked = false;
+			f->kids_end = NULL;
+			continue;
 		}
+		/* The level is done: its terminator (when known) tells where its
+		 * parent's subtree ends. */
+		if (--n)
+			stack[n - 1].kids_end = end;
 	}
 	for (; nopen; nopen--)
 		w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;

@@ -1,0 +1,29 @@
+/* die_order.h - where a DIE's subtree ends without libdw's rescans
+ * (die_order.c), for the inline tree's walk. */
+#ifndef LOOPSCOPE_DIE_ORDER_H
+#define LOOPSCOPE_DIE_ORDER_H
+
+#include "support/base.h"
+
+/* One unit's bounds and the sizes its forms depend on. */
+struct ls_die_unit {
+	struct Dwarf_CU *cu;
+	const unsigned char *end;         /* just past the unit */
+	uint16_t version;
+	uint8_t addr_size, offset_size;
+};
+
+/* U for the unit of CUDIE; false if its header cannot be read (the caller
+ * then walks with libdw alone). */
+bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie);
+/* Just past DIE's own attributes: its first child, its sibling or the
+ * terminator of its list.  NULL if unknown (a form not known here, or
+ * corrupt data): ask dwarf_child/dwarf_siblingof. */
+const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *die);
+/* Just past DIE's whole subtree, scanned once; NULL if unknown. */
+const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *die);
+/* What is at P, just past a DIE or a subtree: 1 a list's terminator, 0 a
+ * DIE (in *NEXT), -1 nothing (outside the unit: corrupt). */
+int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *next);
+
+#endif
