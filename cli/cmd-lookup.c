@@ -99,7 +99,7 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 		return;
 	}
 	putchar('\n');
-	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(m, addr) : n;
+	size_t depth = ls_lookup_depth(m, addr); /* past n: cut */
 	for (size_t i = 0; i < n; i++) {
 		const ls_scope *s = chain[i];
 		const char *file = ls_scope_file(s) ? ls_scope_file(s) : "??";

@@ -512,7 +512,7 @@ chain_object(ModuleObject *self, uint64_t addr)
 	size_t n = ls_lookup_chain(self->m, addr, chain, LS_MAX_CHAIN);
 	if (n > LS_MAX_CHAIN)
 		n = LS_MAX_CHAIN;
-	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(self->m, addr) : n;
+	size_t depth = n ? ls_lookup_depth(self->m, addr) : 0; /* past n: cut */
 	PyObject *d = PyDict_New();
 	PyObject *list = d ? PyList_New((Py_ssize_t)n) : NULL;
 	if (!list)

@@ -103,7 +103,9 @@ const char *ls_version(void);
 
 /* Callers' room for a chain.  A deeper chain (a loop nest hundreds deep)
  * is cut in the middle: the procedure and the outermost scopes are kept,
- * then the statement; ls_lookup_depth() gives the uncut length. */
+ * then the statement; ls_lookup_depth() gives the uncut length.  Inlined
+ * calls nested deeper than LS_MAX_CHAIN - 2 are cut in the structure itself
+ * (the outermost kept): ls_lookup_depth() counts them too. */
 #define LS_MAX_CHAIN 256
 
 typedef enum ls_status {
@@ -385,8 +387,10 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr);
  * return address of a call that never returns, the call being the last
  * instruction) gets that call's procedure and statement, as addr2line gives
  * it the call's function and line: [proc, stmt].  A chain longer than CAP
- * keeps the procedure and the outermost CAP - 1 scopes, then the statement:
- * the scopes cut (ls_lookup_depth() - CAP of them) lie between the last two. */
+ * keeps the procedure and the outermost CAP - 1 scopes, then the statement.
+ * The scopes cut, ls_lookup_depth() less the length returned (nonzero also
+ * for a shorter chain whose inlined calls nest past LS_MAX_CHAIN - 2), lie
+ * between the last two. */
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap);
 /* The full length of ADDR's chain, however deep; 0 outside procedures. */
 size_t ls_lookup_depth(const ls_module *m, uint64_t addr);

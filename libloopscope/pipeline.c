@@ -154,8 +154,10 @@ struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, stru
 	}
 	struct ls_scope *s = ls_structure_build_proc(m, proc, have_cfg ? &cfg : NULL,
 	                                             have_loops ? &lf : NULL, arena);
-	if (s && have_cfg)
+	if (s && have_cfg) {
 		s->unresolved_jumps = cfg.unresolved_jumps;
+		s->first_unresolved = cfg.first_unresolved;
+	}
 	if (have_loops)
 		ls_loop_forest_free(&lf);
 	if (have_cfg)

@@ -34,6 +34,10 @@ def walk(n):
 walk(json.load(open(sys.argv[1])))
 EOF
 check_eq "$(cat "$TMP/procs")" "jt_unresolved 1" "JSON: \"unresolved_jumps\": 1 on jt_unresolved, on no other proc"
+"$LOOPSCOPE" struct -v -o /dev/null "$TMP/jt" 2>"$TMP/err3"
+hit=$(grep -q 'cache miss' "$TMP/err3" && echo "(a cache miss)"; grep 'not resolved' "$TMP/err3")
+check_eq "$hit" "$(grep 'not resolved' "$TMP/err")" \
+	"a cache hit warns of the unresolved jump in the same words (first address included)"
 
 addr=$(sed -n 's/.*first at \(0x[0-9a-f]*\)).*/\1/p' "$TMP/err" | head -n 1)
 "$LOOPSCOPE" lookup --json "$TMP/jt" "$addr" 2>/dev/null >"$TMP/lookup"

@@ -113,7 +113,9 @@ struct cache_scope {
 	uint32_t name, linkage_name, file, call_file; /* string offsets or CACHE_NONE */
 	uint32_t line, call_line, call_column;
 	uint32_t loop;          /* index into the loops, or CACHE_NONE */
-	uint32_t unresolved_jumps, pad; /* proc */
+	uint32_t unresolved_jumps; /* proc */
+	uint32_t aux;           /* proc: its first unresolved jump's offset from its lowest address;
+	                         * stmt: the inlined calls cut above it (ls_scope.cut) */
 	uint64_t first_range;
 	uint64_t nranges;
 };
@@ -629,6 +631,10 @@ static bool build_tree(const ls_module *m, char *blob, const struct cache_header
 		s->call_line = r->call_line;
 		s->call_column = r->call_column;
 		s->unresolved_jumps = r->unresolved_jumps;
+		if (s->kind == LS_SCOPE_STMT)
+			s->cut = r->aux;
+		else if (s->kind == LS_SCOPE_PROC && r->unresolved_jumps && r->nranges)
+			s->first_unresolved = ranges[r->first_range].lo + r->aux;
 		s->ranges = r->nranges ? ranges + r->first_range : NULL;
 		s->nranges = s->cap_ranges = r->nranges;
 		for (uint64_t k = 0; k < r->nranges; k++)
@@ -713,6 +719,26 @@ out:
 	return blob;
 }
 
+/* What the analysis warned of, said again on a hit: unresolved jumps and
+ * inlined calls cut, procedure by procedure (NODES in pre-order: a
+ * procedure's statements follow it, before the next procedure). */
+static void warn_marks(const ls_module *m, const struct ls_scope *nodes, uint64_t n)
+{
+	const struct ls_scope *proc = NULL;
+	unsigned cut = 0;
+	for (uint64_t i = 0; i <= n; i++) {
+		const struct ls_scope *s = i < n ? &nodes[i] : NULL;
+		if (s && s->kind == LS_SCOPE_STMT && s->cut > cut)
+			cut = s->cut;
+		if (s && s->kind != LS_SCOPE_PROC && s->kind != LS_SCOPE_FILE)
+			continue;
+		if (proc && (proc->unresolved_jumps || cut))
+			ls_warn_proc_marks(&m->opt, m->path, proc, true, cut);
+		proc = s && s->kind == LS_SCOPE_PROC ? s : NULL;
+		cut = 0;
+	}
+}
+
 int ls_cache_load(ls_module *m)
 {
 	if (!m->opt.use_cache || m->root)
@@ -738,6 +764,7 @@ int ls_cache_load(ls_module *m)
 		why = "corrupt (a record does not check)";
 		goto out;
 	}
+	warn_marks(m, nodes, h.nscopes);
 	ls_lookup_index_free(&m->lookup);
 	m->lookup = ix;
 	m->root = &nodes[0];
@@ -1151,6 +1178,11 @@ static void fill_scope(struct record_cursor *c, const struct ls_scope *s, uint32
 	r->call_line = s->call_line;
 	r->call_column = s->call_column;
 	r->unresolved_jumps = s->unresolved_jumps;
+	if (s->kind == LS_SCOPE_STMT)
+		r->aux = s->cut;
+	else if (s->kind == LS_SCOPE_PROC && s->unresolved_jumps && s->nranges &&
+	         s->first_unresolved - s->ranges[0].lo <= UINT32_MAX)
+		r->aux = (uint32_t)(s->first_unresolved - s->ranges[0].lo);
 	r->first_range = c->ri;
 	r->nranges = s->nranges;
 	if (s->kind == LS_SCOPE_STMT && s->nranges) {

@@ -11,8 +11,10 @@
  * statements: a tree cached by an older loopscope must not be read back.
  * 6: the lookup index is stored too (its order of the statement ranges).
  * 7: every input is in the key (issue 21): the debug file found and its
- * identity, read_sources and source_path, the source files looked at. */
-#define LS_CACHE_FORMAT_VERSION 7
+ * identity, read_sources and source_path, the source files looked at.
+ * 8: a statement's inlined calls cut (issue 28), a procedure's first
+ * unresolved jump (its warning on a hit). */
+#define LS_CACHE_FORMAT_VERSION 8
 
 /* cache.c: one entry per module; every mismatch is a miss (a -v note). */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */

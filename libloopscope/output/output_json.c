@@ -82,6 +82,12 @@ static void jw_scope_fields(ls_jw *w, const struct ls_scope *s, bool full)
 			ls_jw_uint(w, s->call_column);
 		}
 		break;
+	case LS_SCOPE_STMT:
+		if (full && s->cut) { /* inlined calls nested too deep, left out above it */
+			ls_jw_key(w, "cut");
+			ls_jw_uint(w, s->cut);
+		}
+		break;
 	default:
 		break;
 	}
@@ -131,7 +137,7 @@ void ls_write_chain_json(const ls_module *m, uint64_t addr, FILE *out)
 		ls_jw_object_end(&w);
 	}
 	ls_jw_array_end(&w);
-	size_t depth = n == LS_MAX_CHAIN ? ls_lookup_depth(m, addr) : n;
+	size_t depth = ls_lookup_depth(m, addr); /* past n: cut */
 	if (depth > n) {
 		/* the scopes left out between the last two of the chain */
 		ls_jw_key(&w, "cut");

@@ -104,6 +104,8 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		fputs("stmt ", out);
 		put_location(out, base_name(s->file), s->line);
 		put_ranges(out, s);
+		if (s->cut)
+			fprintf(out, " [%u deeper inlined call%s cut]", s->cut, s->cut == 1 ? "" : "s");
 		break;
 	default:
 		fprintf(out, "? kind %d", (int)s->kind);

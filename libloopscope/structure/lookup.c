@@ -122,7 +122,9 @@ size_t ls_lookup_depth(const ls_module *m, uint64_t addr)
 {
 	bool after_end;
 	const ls_scope *stmt = lookup_or_call_before(m, addr, &after_end);
-	return chain_depth(stmt, after_end);
+	size_t n = chain_depth(stmt, after_end);
+	/* inlined calls nested deeper than the tree keeps count too */
+	return n && !after_end ? n + stmt->cut : n;
 }
 
 size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain, size_t cap)
@@ -143,7 +145,8 @@ size_t ls_lookup_chain(const ls_module *m, uint64_t addr, const ls_scope **chain
 	}
 	/* A chain deeper than CAP (a loop nest hundreds deep) keeps what tells
 	 * where the code is: the procedure and the outermost scopes, then the
-	 * statement; ls_lookup_depth() tells the caller how much was cut. */
+	 * statement; ls_lookup_depth() tells the caller how much was cut (with
+	 * the inlined calls the tree itself left out above the statement). */
 	size_t n = total <= cap ? total : cap;
 	size_t keep_outer = total <= cap ? total : cap - 1;
 	size_t i = total; /* index in the full chain of the scope below, outermost 0 */

@@ -1,5 +1,6 @@
-/* scope.c - the scope tree's nodes: creation, linking, address ranges, and
- * the public accessors of loopscope.h. */
+/* scope.c - the scope tree's nodes: creation, linking, address ranges, the
+ * public accessors of loopscope.h, and the warnings a procedure's scope
+ * carries (said alike by the analysis and on a cache hit). */
 #include "structure/scope.h"
 #include "support/base.h"
 
@@ -157,4 +158,18 @@ ls_edge ls_loop_exit(const ls_scope *s, size_t i)
 {
 	const struct ls_loop_info *l = loop_of(s);
 	return i < l->nexits ? l->exits[i] : (ls_edge){ 0, 0 };
+}
+
+void ls_warn_proc_marks(const ls_options *opt, const char *path, const struct ls_scope *proc, bool jumps,
+                        unsigned cut)
+{
+	const char *name = proc->name ? proc->name : "?";
+	/* jump_tables.c says it so when it finds them */
+	if (jumps && proc->unresolved_jumps)
+		ls_warn(opt, "%s: %s: %u indirect jump%s not resolved (first at 0x%llx): its loops may be incomplete",
+		        path, name, proc->unresolved_jumps, proc->unresolved_jumps == 1 ? "" : "s",
+		        (unsigned long long)proc->first_unresolved);
+	if (cut)
+		ls_warn(opt, "%s: %s: inlined calls nested %u deep: the structure keeps the outermost %u (%u cut)",
+		        path, name, cut + LS_MAX_CHAIN - 2, LS_MAX_CHAIN - 2, cut);
 }

@@ -48,18 +48,18 @@ struct child_map {
 	struct child_slot {
 		const struct ls_scope *parent;
 		const void *key;
-		unsigned line;
+		uint64_t line;             /* a statement's line, and its cut above 32 bits */
 		ls_scope_kind kind;
 		struct ls_scope *child;
 	} *slots;
 	size_t nslots, count;
 };
 
-static uint64_t slot_hash(const struct ls_scope *parent, ls_scope_kind kind, const void *key, unsigned line)
+static uint64_t slot_hash(const struct ls_scope *parent, ls_scope_kind kind, const void *key, uint64_t line)
 {
 	uint64_t h = (uint64_t)(uintptr_t)parent * 0x9E3779B97F4A7C15ull;
 	h ^= (uint64_t)(uintptr_t)key * 0xC2B2AE3D27D4EB4Full;
-	h ^= ((uint64_t)line << 8 | kind) * 0x165667B19E3779F9ull;
+	h ^= (line << 8 ^ line >> 40 ^ kind) * 0x165667B19E3779F9ull;
 	return h ^ (h >> 29);
 }
 
@@ -83,7 +83,7 @@ static void child_map_grow(struct child_map *cm)
 
 /* The child of PARENT with this identity; *CREATED tells whether it is new. */
 static struct ls_scope *child_get(struct child_map *cm, struct ls_arena *arena, struct ls_scope *parent,
-                                  ls_scope_kind kind, const void *key, unsigned line, bool *created)
+                                  ls_scope_kind kind, const void *key, uint64_t line, bool *created)
 {
 	if ((cm->count + 1) * 2 > cm->nslots)
 		child_map_grow(cm);
@@ -126,10 +126,31 @@ static const struct ls_inl_node *context_parent(const struct ls_inl_node *n)
 
 static unsigned context_depth(const struct ls_inl_node *n)
 {
-	unsigned d = 0;
-	for (; n; n = context_parent(n))
-		d++;
-	return d;
+	return n ? n->depth : 0; /* an inlined node counts the inlined nodes up to its subprogram */
+}
+
+/* Context C cut to its outermost LS_MAX_INLINE_SCOPES levels; *CUT says
+ * how many were left out.  MEMO holds the last answer: consecutive
+ * instructions mostly share a context, so that a deep one is walked up
+ * once, not once per instruction. */
+struct kept_memo {
+	const struct ls_inl_node *from, *to;
+	uint32_t cut;
+};
+
+static const struct ls_inl_node *kept_context(const struct ls_inl_node *c, struct kept_memo *memo, uint32_t *cut)
+{
+	*cut = 0;
+	if (context_depth(c) <= LS_MAX_INLINE_SCOPES)
+		return c;
+	if (memo->from != c) {
+		const struct ls_inl_node *k = c;
+		while (context_depth(k) > LS_MAX_INLINE_SCOPES)
+			k = context_parent(k);
+		*memo = (struct kept_memo){ c, k, context_depth(c) - LS_MAX_INLINE_SCOPES };
+	}
+	*cut = memo->cut;
+	return memo->to;
 }
 
 /* The subprogram node an inline node belongs to. */
@@ -266,8 +287,9 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 	/* Blocks start at the entry; code below it (a .cold part) comes after,
 	 * so sort: place_index searches by address. */
 	qsort(pl, n, sizeof *pl, cmp_place);
+	struct kept_memo memo = { 0 };
 	for (size_t i = 0; i < n; i++) {
-		pl[i].ctx = inline_context_at(m, proc, pl[i].addr);
+		pl[i].ctx = kept_context(inline_context_at(m, proc, pl[i].addr), &memo, &pl[i].cut);
 		fill_line(m, &pl[i]);
 		if (!pl[i].line)
 			pl[i].votes = false;
@@ -295,14 +317,17 @@ static void fill_inline_scope(struct ls_scope *s, const struct ls_inl_node *n)
 }
 
 /* Descends from scope AT (whose context is FROM) through the inline nodes
- * down to context TO (TO must be FROM or below it). */
+ * down to context TO (TO must be FROM or below it; contexts are at most
+ * LS_MAX_INLINE_SCOPES deep: kept_context). */
 static struct ls_scope *descend_inlines(struct child_map *cm, struct ls_arena *arena, struct ls_scope *at,
                                         const struct ls_inl_node *from, const struct ls_inl_node *to)
 {
-	const struct ls_inl_node *path[LS_MAX_CHAIN];
+	const struct ls_inl_node *path[LS_MAX_INLINE_SCOPES];
 	size_t n = 0;
-	for (const struct ls_inl_node *c = to; c && c != from && n < LS_MAX_CHAIN; c = context_parent(c))
+	for (const struct ls_inl_node *c = to; c && c != from; c = context_parent(c)) {
+		assert(n < LS_MAX_INLINE_SCOPES);
 		path[n++] = c;
+	}
 	while (n--) {
 		bool created;
 		struct ls_scope *s = child_get(cm, arena, at, LS_SCOPE_INLINE, path[n], 0, &created);
@@ -452,10 +477,12 @@ static void place_instruction(struct child_map *cm, struct ls_arena *arena, stru
 			file = loop->file;
 			line = loop->line;
 		}
-		struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, file, line, &created);
+		struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, file, (uint64_t)p->cut << 32 | line,
+		                                &created);
 		if (created) {
 			st->file = file;
 			st->line = line;
+			st->cut = p->cut;
 		}
 		ls_scope_add_range(arena, st, p->addr, p->end);
 		return;
@@ -473,10 +500,14 @@ static void place_instruction(struct child_map *cm, struct ls_arena *arena, stru
 		}
 		at = al;
 	}
-	struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, p->file, p->line, &created);
+	/* One statement per line and per number of inlined calls cut above
+	 * it, so that each address's chain says exactly how many. */
+	struct ls_scope *st = child_get(cm, arena, at, LS_SCOPE_STMT, p->file, (uint64_t)p->cut << 32 | p->line,
+	                                &created);
 	if (created) {
 		st->file = p->file;
 		st->line = p->line;
+		st->cut = p->cut;
 	}
 	ls_scope_add_range(arena, st, p->addr, p->end);
 }
@@ -494,6 +525,11 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 
 	size_t npl;
 	struct place *pl = collect_places(m, proc, cfg, lf, &npl);
+	uint32_t cut = 0;
+	for (size_t i = 0; i < npl; i++)
+		cut = pl[i].cut > cut ? pl[i].cut : cut;
+	if (cut)
+		ls_warn_proc_marks(&m->opt, m->path, ps, false, cut);
 	/* Places must be sorted by address for place_index (blocks are). */
 
 	/* Where the procedure's own body lines come from: the line at its entry

@@ -5,11 +5,21 @@
 #include "cfg/cfg.h"
 #include "loops/loop_forest.h"
 
+/* How many inlined calls deep the tree goes: a chain of the procedure,
+ * these and the statement fits in LS_MAX_CHAIN.  Deeper inlining (only
+ * generated or hostile DWARF nests so deep) keeps the outermost calls; the
+ * statement says how many were left out below them (ls_scope.cut), and the
+ * lookup chain counts them as cut.  It also bounds every walk of a chain
+ * here, so the analysis stays linear in the nesting depth. */
+#define LS_MAX_INLINE_SCOPES (LS_MAX_CHAIN - 2)
+
 /* What the structure builder knows of one instruction (or, without a CFG,
  * of one piece of the procedure between line-table and inline boundaries). */
 struct ls_place {
 	uint64_t addr, end;
-	const struct ls_inl_node *ctx;  /* inline context, NULL: the procedure body */
+	const struct ls_inl_node *ctx;  /* inline context, NULL: the procedure body; at most
+	                                 * LS_MAX_INLINE_SCOPES deep (its outermost part) */
+	uint32_t cut;                   /* inlined calls of the context below CTX, left out */
 	const char *file;               /* line map */
 	unsigned line;                  /* 0: the compiler made it for no statement */
 	int32_t loop;                   /* innermost loop, -1 none */
