@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *ls_version(void)
 {
@@ -62,6 +63,20 @@ int ls_options_import(ls_options *dst, const ls_options *src, ls_error *err)
 	return 0;
 }
 
+/* A read of the mapping of the binary or its debug file at ADDR raised
+ * SIGBUS: the file shrank since it was opened (`cp` over it). */
+static void set_changed_error(const ls_module *m, const char *path, const void *addr, ls_error *err)
+{
+	const char *file = ls_elf_mapped_file(m, addr);
+	struct stat st;
+	if (file && stat(file, &st) == 0)
+		ls_set_error(err, LS_ERR_IO, "%s: truncated while being read (now %lld bytes): not analyzed", file,
+		             (long long)st.st_size);
+	else
+		ls_set_error(err, LS_ERR_IO, "%s%s: changed while being read (a read past its end): not analyzed",
+		             file ? file : m->path ? m->path : path, file ? "" : " or its debug file");
+}
+
 LS_DEFAULT_SYMBOL(ls_module_open, ls_module_open_v02, LOOPSCOPE_0.2);
 ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error *err)
 {
@@ -83,10 +98,17 @@ ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error 
 		free(m);
 		return NULL;
 	}
+	/* The stages read the binary and its debug file through mappings:
+	 * one truncated meanwhile (SIGBUS) lands here too. */
+	ls_sigbus_catch();
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) {
-		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		struct ls_guard_cause c = ls_guard_cause();
+		if (c.kind == LS_GUARD_BUS)
+			set_changed_error(m, path, c.addr, err);
+		else
+			ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
 		ls_module_close(m);
 		return NULL;
 	}

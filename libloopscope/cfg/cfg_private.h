@@ -66,6 +66,7 @@ struct ls_cfg_module {
 	size_t ndata_bounds;
 	atomic_bool facts_ready;
 	bool failed;           /* ran out of memory building the facts (under lock) */
+	struct ls_guard_cause failed_cause; /* why: out of memory, or a truncated file */
 	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
 	/* Per proc: the instructions the summary pass decoded, kept so that the
 	 * real CFG build does not decode them again (decoding is most of the

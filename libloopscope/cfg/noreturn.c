@@ -314,21 +314,24 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 	free(queued);
 }
 
-/* Under C's lock.  Out of memory: unlock, and make the other threads
- * fail too rather than build the facts again. */
+/* Under C's lock.  Out of memory (or the file truncated under us): unlock,
+ * and make the other threads fail too, for the same cause, rather than
+ * build the facts again. */
 static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool want_facts)
 {
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) {
 		c->failed = true;
+		c->failed_cause = ls_guard_cause();
 		pthread_mutex_unlock(&c->lock);
-		ls_oom_raise();
+		ls_guard_rethrow();
 	}
 	if (c->failed) {
 		ls_oom_pop(&g);
 		pthread_mutex_unlock(&c->lock);
-		ls_oom_raise();
+		ls_guard_set_cause(c->failed_cause);
+		ls_guard_rethrow();
 	}
 	ls_cfg_load_sections(m, c);
 	if (want_facts && !atomic_load_explicit(&c->facts_ready, memory_order_relaxed)) {

@@ -7,8 +7,9 @@
  * wants the section addresses of every shared library GDB maps.  Neither
  * needs the structure, so this reads the file with libelf alone (no DWARF,
  * no libdwfl, no analysis) and stays cheap: the sections and segments are
- * read at open, the symbol table on first use.  Strings point into the
- * file's mapping, which lives until ls_file_close.
+ * read at open, the symbol table on first use.  Strings point into
+ * libelf's copies of the file's pieces (read, not mapped), which live until
+ * ls_file_close.
  */
 #include "support/base.h"
 
@@ -139,7 +140,10 @@ ls_file *ls_file_open(const char *path, ls_error *err)
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: the names and notes handed out live in libelf's
+	 * copies, so a file truncated meanwhile (`cp` over a library perf
+	 * recorded) gives short reads, never SIGBUS in the front end's code. */
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	GElf_Ehdr eh;
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || !gelf_getehdr(f->elf, &eh)) {
 		ls_set_error(err, LS_ERR_NOT_ELF, "%s: not an ELF file", path);

@@ -483,10 +483,40 @@ const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr)
 	return NULL;
 }
 
+static int find_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
+
+const char *ls_elf_mapped_file(const ls_module *m, const void *addr)
+{
+	const char *p = addr;
+	size_t n = 0;
+	const char *base = m->elf ? elf_rawfile(m->elf, &n) : NULL;
+	if (base && p >= base && p < base + n)
+		return m->path;
+	Elf *debug = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
+	base = debug && debug != m->elf ? elf_rawfile(debug, &n) : NULL;
+	if (base && p >= base && p < base + n)
+		return m->debug_path ? m->debug_path : m->path;
+	return NULL;
+}
+
 int ls_module_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
 {
 	if (!m || !m->elf || !name)
 		return -1;
+	/* The section headers are read from the file's mapping: a file
+	 * truncated since the analysis answers "none" (sigbus.c). */
+	ls_sigbus_catch();
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return -1;
+	int rc = find_section(m, name, addr, size);
+	ls_oom_pop(&g);
+	return rc;
+}
+
+static int find_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size)
+{
 	size_t shstrndx;
 	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
 		return -1;

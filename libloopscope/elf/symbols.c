@@ -128,11 +128,12 @@ static struct ls_symindex *build_index(ls_module *m)
 		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
 		struct ls_sym *y = &ix->syms[ix->n++];
 		const struct ls_text *t = ls_text_find(m, addr - m->bias);
-		/* names stay in the ELF string table (mapped as long as the
-		 * module); only versioned ones (foo@@V) need a copy */
+		/* names are copied out of the ELF string table: its mapping
+		 * raises SIGBUS once the file is truncated, and the index
+		 * outlives this guarded build (sigbus.c) */
 		*y = (struct ls_sym){
 			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = shndx < nsec ? sec_end[shndx] : 0,
-			.name = !*name ? "" : strchr(name, '@') ? ls_intern_unversioned(strings, name) : name,
+			.name = !*name ? "" : ls_intern_unversioned(strings, name),
 			.shndx = shndx, .order = (uint32_t)i, .type = (uint8_t)type,
 			.bind = (uint8_t)GELF_ST_BIND(s.st_info),
 			.text = t && *name && name[0] != '$' && strncmp(name, ".L", 2) != 0 &&
@@ -188,13 +189,17 @@ static const struct ls_symindex *symindex(const ls_module *cm)
 	struct ls_symindex *ix = __atomic_load_n(&m->symindex, __ATOMIC_ACQUIRE);
 	if (ix)
 		return ix;
-	/* Out of memory: an empty index this time (the lookups answer "none",
-	 * ls_module_resolve says why; the half-built index leaks), and a later
-	 * lookup tries again. */
+	/* Out of memory (or the file truncated meanwhile): an empty index this
+	 * time (the lookups answer "none", ls_module_resolve says why; the
+	 * half-built index leaks), and a later lookup tries again. */
+	ls_sigbus_catch();
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
-	if (setjmp(g.env))
+	if (setjmp(g.env)) {
+		if (ls_guard_cause().kind == LS_GUARD_BUS) /* read from the mapping of a truncated file */
+			ls_warn(&m->opt, "%s: truncated since it was opened: its symbols cannot be read", m->path);
 		return &no_index;
+	}
 	struct ls_symindex *fresh = build_index(m), *expected = NULL;
 	ls_oom_pop(&g);
 	if (__atomic_compare_exchange_n(&m->symindex, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

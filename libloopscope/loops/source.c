@@ -665,7 +665,7 @@ const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *pat
 	ls_oom_push(&g);
 	if (setjmp(g.env)) {
 		pthread_mutex_unlock(&c->lock);
-		ls_oom_raise();
+		ls_guard_rethrow();
 	}
 	if ((c->count + 1) * 2 > c->nslots) {
 		struct source_slot *old = c->slots;

@@ -1,6 +1,7 @@
 /* arena.c - bump allocation for data that lives as long as its module,
  * the allocation helpers every stage uses, and what they do when memory
- * runs out: jump to the calling thread's guard (support/base.h). */
+ * runs out: jump to the calling thread's guard (support/base.h), as a
+ * read of a file mapping that shrank does (sigbus.c). */
 #include "support/base.h"
 
 #include <stdatomic.h>
@@ -15,8 +16,9 @@ struct ls_arena_chunk {
 
 #define LS_ARENA_CHUNK (256 * 1024)
 
-/* The innermost guard of this thread: where ls_oom_raise jumps. */
+/* The innermost guard of this thread: where ls_oom_raise jumps, and why. */
 static _Thread_local struct ls_oom_guard *oom_top;
+static _Thread_local struct ls_guard_cause cause;
 
 /* ls_oom_fail_at's countdown: 0 is off, else the allocation that fails. */
 static atomic_ulong oom_countdown;
@@ -32,15 +34,40 @@ void ls_oom_pop(struct ls_oom_guard *g)
 	oom_top = g->outer;
 }
 
-_Noreturn void ls_oom_raise(void)
+_Noreturn void ls_guard_rethrow(void)
 {
 	struct ls_oom_guard *g = oom_top;
 	if (!g) {
-		fprintf(stderr, "loopscope: out of memory\n");
+		fprintf(stderr, "loopscope: %s\n", cause.kind == LS_GUARD_BUS ? "a file changed while being read"
+		                                                              : "out of memory");
 		abort();
 	}
 	oom_top = g->outer;
 	longjmp(g->env, 1);
+}
+
+_Noreturn void ls_oom_raise(void)
+{
+	cause = (struct ls_guard_cause){ LS_GUARD_NOMEM, NULL };
+	ls_guard_rethrow();
+}
+
+bool ls_guard_bus(const void *addr)
+{
+	if (!oom_top)
+		return false;
+	cause = (struct ls_guard_cause){ LS_GUARD_BUS, addr };
+	ls_guard_rethrow();
+}
+
+struct ls_guard_cause ls_guard_cause(void)
+{
+	return cause;
+}
+
+void ls_guard_set_cause(struct ls_guard_cause c)
+{
+	cause = c;
 }
 
 unsigned long ls_oom_fail_at(unsigned long n)

@@ -126,6 +126,25 @@ struct ls_oom_guard {
 void ls_oom_push(struct ls_oom_guard *g);
 void ls_oom_pop(struct ls_oom_guard *g);
 _Noreturn void ls_oom_raise(void);
+/* The same guards catch a read of a file mapping that shrank under us (a
+ * binary or debug file truncated during the analysis: SIGBUS, sigbus.c).
+ * A guard that lands asks why: out of memory, or SIGBUS at ADDR (whose
+ * file the landing site tells: ls_elf_mapped_file).  A guard that only
+ * cleans up jumps on with ls_guard_rethrow, which keeps the cause. */
+enum ls_guard_kind { LS_GUARD_NOMEM, LS_GUARD_BUS };
+struct ls_guard_cause {
+	enum ls_guard_kind kind;
+	const void *addr;            /* LS_GUARD_BUS: the address read */
+};
+struct ls_guard_cause ls_guard_cause(void);
+void ls_guard_set_cause(struct ls_guard_cause c); /* before a rethrow on another thread */
+_Noreturn void ls_guard_rethrow(void);
+/* From the SIGBUS handler: jumps to this thread's guard; false if it has none. */
+bool ls_guard_bus(const void *addr);
+/* Installs the SIGBUS handler once per process (sigbus.c): what reads a
+ * mapping under a guard calls it first.  A SIGBUS outside every guard goes
+ * to the handler that was there before, or kills as it would have. */
+void ls_sigbus_catch(void);
 /* For the tests: the Nth allocation through the helpers above from now
  * (1 = the next one) fails as if malloc had; 0 turns it off.  Returns how
  * many were left of the previous countdown (nonzero: it never fired). */
