@@ -191,3 +191,11 @@ const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *
 	}
 	return p;
 }
+
+bool ls_die_unit_rest_is_padding(const struct ls_die_unit *u, const unsigned char *p)
+{
+	for (; p && p < u->end; p++)
+		if (*p)
+			return false;
+	return true;
+}

@@ -25,5 +25,9 @@ const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *
 /* What is at P, just past a DIE or a subtree: 1 a list's terminator, 0 a
  * DIE (in *NEXT), -1 nothing (outside the unit: corrupt). */
 int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *next);
+/* Whether the unit holds nothing but zeros from P on: what may follow the
+ * terminator of the unit DIE's children (padding).  Anything else is DIEs
+ * the tree does not reach: a run of zeros cut it short (corrupt). */
+bool ls_die_unit_rest_is_padding(const struct ls_die_unit *u, const unsigned char *p);
 
 #endif

@@ -64,6 +64,7 @@ struct walker {
 	const char **file_names;      /* resolved lazily, per file index */
 	size_t cap_file_names;
 	bool bad;                     /* the CU turned out corrupt */
+	const char *why;              /* why, when libdw did not say (NULL: dwarf_errmsg) */
 	bool plain_c;                 /* C: no functions inside types */
 
 	/* Cache of origin names: inlined copies of one function share them. */
@@ -451,6 +452,8 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		 * parent's subtree ends. */
 		if (--n)
 			stack[n - 1].kids_end = end;
+		else if (end && !ls_die_unit_rest_is_padding(&unit, end + 1))
+			w->bad = true, w->why = "DIEs past the end of its tree"; /* zeros cut it short */
 	}
 	for (; nopen; nopen--)
 		w->sub_nodes[open[nopen - 1].sub].end = (uint32_t)ix->nnodes;
@@ -666,6 +669,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		size_t mark_nodes = ix->nnodes, mark_subs = ix->nsubs, mark_ivals = w.nivals;
 		w.cudie = cudie;
 		w.bad = false;
+		w.why = NULL;
 		int lang = dwarf_srclang(&cudie);
 		w.plain_c = lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
 		Dwarf_Attribute a;
@@ -686,7 +690,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			if (nbad++ < MAX_CU_WARNINGS)
 				ls_warn_dwarf(&m->opt, err, "%s: corrupt DWARF in compilation unit %s at offset 0x%llx (%s); skipped",
 					m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?",
-					(unsigned long long)dwarf_dieoffset(&cudie), dwarf_errmsg(-1));
+					(unsigned long long)dwarf_dieoffset(&cudie), w.why ? w.why : dwarf_errmsg(-1));
 			ix->nnodes = mark_nodes;
 			ix->nsubs = mark_subs;
 			w.nivals = mark_ivals;
