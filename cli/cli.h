@@ -34,6 +34,8 @@ extern const struct argp_child cli_binary_children[];
  * naming the problem and exit EXIT_USAGE.  FLAGS are argp_parse's. */
 void cli_parse(const struct argp *argp, const char *name, int argc, char **argv, unsigned flags,
                void *input);
+/* "loopscope: MESSAGE" on stderr, its control characters escaped. */
+void cli_print_error(const char *message);
 /* Opens BINARY with the common options; prints the error and returns NULL on failure. */
 ls_module *cli_open(const char *binary, const struct cli_common *c);
 

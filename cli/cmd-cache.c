@@ -1,6 +1,7 @@
 /* cmd-cache.c - `loopscope cache --list | --prune | --clear`: what the
  * analysis cache holds, and removing what it need not. */
 #include "cli.h"
+#include "support/text_escape.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,12 +35,15 @@ static void show(void *ctx, const ls_cache_info *e)
 	struct tm tm;
 	if (!localtime_r(&used, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm))
 		snprintf(when, sizeof when, "?");
-	const char *name = strrchr(e->file, '/');
-	name = name ? name + 1 : e->file;
+	const char *base = strrchr(e->file, '/');
+	/* file names and the binary's path as an entry stores them: escaped */
+	char name[1024], binary[PATH_MAX];
+	ls_text_escape(base ? base + 1 : e->file, name, sizeof name, 0);
+	ls_text_escape(e->binary ? e->binary : "?", binary, sizeof binary, 0);
 	if (t->verb)
 		printf("%s %s  %9s  %s", t->verb, name, size, e->problem ? e->problem : "");
 	else
-		printf("%9s  %s  %s%s  %s%s%s", size, when, e->binary ? e->binary : "?", e->loops ? "" : " (no loops)",
+		printf("%9s  %s  %s%s  %s%s%s", size, when, binary, e->loops ? "" : " (no loops)",
 		       name, e->problem ? "  -- can only miss: " : "", e->problem ? e->problem : "");
 	putchar('\n');
 	t->n++;
@@ -130,7 +134,7 @@ int cmd_cache(int argc, char **argv)
 		break;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "loopscope: %s\n", err.message);
+		cli_print_error(err.message);
 		return EXIT_ANALYSIS;
 	}
 	return EXIT_OK;

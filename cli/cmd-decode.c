@@ -310,7 +310,8 @@ static void print_chain(struct decoder *d, FILE *out, const char *pfx, const ls_
 	const ls_scope *chain[LS_MAX_CHAIN];
 	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
 	if (n == 0) {
-		fprintf(out, "%s# 0x%" PRIx64 " is in no procedure of %s\n", pfx, addr, ls_module_path(m));
+		char e[PATH_MAX];
+		fprintf(out, "%s# 0x%" PRIx64 " is in no procedure of %s\n", pfx, addr, ESC(e, ls_module_path(m)));
 		return;
 	}
 	/* The frames: the procedure and the inlined calls, outermost first;
@@ -336,11 +337,14 @@ static void print_chain(struct decoder *d, FILE *out, const char *pfx, const ls_
 			file = ls_scope_call_file(frames[k + 1]);
 			line = ls_scope_call_line(frames[k + 1]);
 		}
+		char e1[1024], e2[PATH_MAX];
 		fprintf(out, "%s# %s%s at %s:%u\n", pfx, k == nf - 1 ? "" : " (inlined by) ",
-		        ls_scope_name(frames[k]) ? ls_scope_name(frames[k]) : "??", decode_shown(d, file), line);
+		        ESC(e1, ls_scope_name(frames[k]) ? ls_scope_name(frames[k]) : "??"), ESC(e2, decode_shown(d, file)),
+		        line);
 	}
+	char e3[PATH_MAX];
 	if (loop)
-		fprintf(out, "%s# in loop at %s:%u, depth %u%s\n", pfx, decode_shown(d, ls_scope_file(loop)),
+		fprintf(out, "%s# in loop at %s:%u, depth %u%s\n", pfx, ESC(e3, decode_shown(d, ls_scope_file(loop))),
 		        ls_scope_line(loop), ls_loop_depth(loop), ls_loop_irreducible(loop) ? " (irreducible)" : "");
 }
 
@@ -441,8 +445,9 @@ static struct kobj *annotate_raw(struct decoder *d, FILE *out, const char *pfx, 
 	if (!o || !o->mod)
 		return NULL;
 	ls_symbol sym;
+	char e[1024];
 	if (ls_module_symbolize(o->mod, *addr, &sym) == 0)
-		fprintf(out, "%s# %s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n", pfx, sym.name, *addr + ret - sym.addr,
+		fprintf(out, "%s# %s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n", pfx, ESC(e, sym.name), *addr + ret - sym.addr,
 		        sym.size, o->name[0] ? " [" : "", o->name, o->name[0] ? "]" : "");
 	else if (!o->name[0])
 		outside_hint(d, out, pfx, f->raw, *addr + ret);
@@ -473,7 +478,8 @@ static void annotate(struct decoder *d, FILE *out, const char *line, const struc
 		n = ls_module_resolve(m, f->name, f->off, f->has_size ? f->size : 0, addrs, 8, &err);
 		if (n < 0) {
 			const char *msg = strstr(err.message, ": ");
-			fprintf(out, "%s# %s\n", pfx, msg ? msg + 2 : err.message);
+			char e[sizeof err.message];
+			fprintf(out, "%s# %s\n", pfx, ESC(e, msg ? msg + 2 : err.message));
 			return;
 		}
 		for (int i = 0; i < n; i++)

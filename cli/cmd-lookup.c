@@ -4,6 +4,7 @@
  * SYMBOL+0xOFF[/0xSIZE] as kernel oops lines print them. */
 #include "cli.h"
 #include "support/json_writer.h"
+#include "support/text_escape.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -80,13 +81,22 @@ static int parse_address(const ls_module *m, const char *token, uint64_t *addrs,
 	return 1;
 }
 
-/* FILE:LINE, or "[no line]": line 0 is never printed as a line. */
+/* FILE:LINE, or "[no line]": line 0 is never printed as a line.  Names
+ * and paths are the binary's: escaped (support/text_escape.h). */
 static void print_location(const char *file, unsigned line)
 {
-	if (line)
-		printf("%s:%u", file ? file : "??", line);
-	else
+	if (line) {
+		ls_text_fputs(file ? file : "??", stdout);
+		printf(":%u", line);
+	} else {
 		fputs("[no line]", stdout);
+	}
+}
+
+static void print_name(const char *what, const char *name)
+{
+	fputs(what, stdout);
+	ls_text_fputs(name ? name : "??", stdout);
 }
 
 static void print_text(const ls_module *m, const char *token, uint64_t addr)
@@ -95,7 +105,9 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 	size_t n = ls_lookup_chain(m, addr, chain, LS_MAX_CHAIN);
 	printf("0x%" PRIx64, addr);
 	if (n == 0) {
-		printf(": not in any procedure of %s\n", ls_module_path(m));
+		fputs(": not in any procedure of ", stdout);
+		ls_text_fputs(ls_module_path(m), stdout);
+		putchar('\n');
 		return;
 	}
 	putchar('\n');
@@ -109,11 +121,13 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 		printf("%*s", (int)(2 * i + 2), "");
 		switch (ls_scope_kind_of(s)) {
 		case LS_SCOPE_PROC:
-			printf("%s at ", ls_scope_name(s) ? ls_scope_name(s) : "??");
+			print_name("", ls_scope_name(s));
+			fputs(" at ", stdout);
 			print_location(file, ls_scope_line(s));
 			break;
 		case LS_SCOPE_INLINE:
-			printf("[I] %s called at ", ls_scope_name(s) ? ls_scope_name(s) : "??");
+			print_name("[I] ", ls_scope_name(s));
+			fputs(" called at ", stdout);
 			print_location(ls_scope_call_file(s), ls_scope_call_line(s));
 			break;
 		case LS_SCOPE_LOOP:
@@ -163,8 +177,12 @@ static void lookup_one(const ls_module *m, const char *token, bool json)
 	if (n < 0) {
 		if (json)
 			print_error_json(m, token, why);
-		else
-			printf("%s: %s\n", token, why);
+		else {
+			ls_text_fputs(token, stdout);
+			fputs(": ", stdout);
+			ls_text_fputs(why, stdout);
+			putchar('\n');
+		}
 		return;
 	}
 	for (int i = 0; i < n; i++) {

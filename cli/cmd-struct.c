@@ -77,7 +77,7 @@ int cmd_struct(int argc, char **argv)
 	ls_error err;
 	int rc = ls_write_structure(m, fmt, out, &err) < 0 ? EXIT_ANALYSIS : EXIT_OK;
 	if (rc != EXIT_OK)
-		fprintf(stderr, "loopscope: %s\n", err.message);
+		cli_print_error(err.message);
 	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
 		perror(outfile ? outfile : "stdout");
 		rc = EXIT_ANALYSIS;

@@ -69,8 +69,9 @@ static void listing_line(struct listing *l, uint64_t a, const char *body)
 	const ls_scope *loop = decode_loop_of(l->m, a);
 	fprintf(l->out, "%s# %s%s%s", l->pfx, a == l->rip ? "*" : " ", body,
 	        a == l->rip ? "\t\t<-- trapping instruction" : "");
+	char e[PATH_MAX];
 	if (l->rip_loop && loop == l->rip_loop)
-		fprintf(l->out, "\t[loop at %s:%u]", decode_shown(l->d, ls_scope_file(loop)), ls_scope_line(loop));
+		fprintf(l->out, "\t[loop at %s:%u]", ESC(e, decode_shown(l->d, ls_scope_file(loop))), ls_scope_line(loop));
 	fputc('\n', l->out);
 }
 
@@ -131,8 +132,9 @@ void decode_code_line(const struct decoder *d, FILE *out, const char *line, cons
 	disassemble(&l, bytes, n, vma, 0);
 	fprintf(out, "%s# Code starting with the faulting instruction\n", pfx);
 	disassemble(&l, bytes, n, vma, fault);
+	char e[PATH_MAX];
 	if (rip_loop)
 		fprintf(out, "%s# the faulting instruction is in the loop at %s:%u (header 0x%" PRIx64 ", depth %u)\n",
-		        pfx, decode_shown(d, ls_scope_file(rip_loop)), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
+		        pfx, ESC(e, decode_shown(d, ls_scope_file(rip_loop))), ls_scope_line(rip_loop), ls_loop_header(rip_loop),
 		        ls_loop_depth(rip_loop));
 }

@@ -9,9 +9,14 @@
 #define LOOPSCOPE_CLI_DECODE_H
 
 #include "cli.h"
+#include "support/text_escape.h"
 
 #include <stdint.h>
 #include <stdio.h>
+
+/* S with its control characters escaped, in BUF: names and paths come from
+ * the debug files (support/text_escape.h). */
+#define ESC(buf, s) (ls_text_escape((s), (buf), sizeof(buf), 0), (buf))
 
 /* ---- decode-log.c ----------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * (cmd-*.c) and holds the option parsing they share: glibc's argp, so that
  * --help, --usage and -V work for `loopscope` and each subcommand alike. */
 #include "cli.h"
+#include "support/text_escape.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -99,6 +100,13 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
 	        cmd ? " " : "", cmd ? cmd : "", cmd ? " " : "", cmd ? cmd : "");
 }
 
+void cli_print_error(const char *message)
+{
+	fputs("loopscope: ", stderr);
+	ls_text_fputs(message, stderr); /* it names files: their bytes escaped */
+	fputc('\n', stderr);
+}
+
 ls_module *cli_open(const char *binary, const struct cli_common *c)
 {
 	ls_options opt;
@@ -113,7 +121,7 @@ ls_module *cli_open(const char *binary, const struct cli_common *c)
 	ls_error err;
 	ls_module *m = ls_module_open(binary, &opt, &err);
 	if (!m)
-		fprintf(stderr, "loopscope: %s\n", err.message);
+		cli_print_error(err.message);
 	return m;
 }
 

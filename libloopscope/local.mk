@@ -47,7 +47,10 @@ libloopscope_internal_la_LIBADD = libloopscope-json.la $(ELFUTILS_LIBS) $(OPCODE
 # and `perf loops report --format=json` share it.  A convenience library of
 # its own, since the front ends link libloopscope.so, which does not export it.
 noinst_LTLIBRARIES += libloopscope-json.la
-libloopscope_json_la_SOURCES = libloopscope/support/json_writer.c libloopscope/support/json_writer.h
+# The text escaper too (names and paths printed on a terminal), which the
+# library's text writer and the front ends' text outputs share.
+libloopscope_json_la_SOURCES = libloopscope/support/json_writer.c libloopscope/support/json_writer.h \
+	libloopscope/support/text_escape.c libloopscope/support/text_escape.h
 libloopscope_json_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libloopscope_la_SOURCES =
 libloopscope_la_LIBADD = libloopscope-internal.la

@@ -6,6 +6,7 @@
  * one event.  attribute.c fills it; view-*.c print it.
  */
 #include "report.h"
+#include "support/text_escape.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -402,6 +403,9 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 		snprintf(buf, len, "%s", location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	}
+	/* names and paths from DWARF and perf.data: no control character
+	 * reaches the terminal or splits a line (support/text_escape.h) */
+	ls_text_escape_in_place(buf, len, 0);
 }
 
 struct sort_ctx {

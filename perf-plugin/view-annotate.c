@@ -4,8 +4,11 @@
  *   Percent  Samples  Line Loops: Source     (a Percent/Samples pair per event)
  *
  * Percentages are of all the samples of the event, as in perf loops
- * report, so that a line's figure is the one --stdio -s srcline gives. */
+ * report, so that a line's figure is the one --stdio -s srcline gives.
+ * Names, paths and the source text are escaped (support/text_escape.h):
+ * the source's tabs stay, no other control character reaches the terminal. */
 #include "report.h"
+#include "support/text_escape.h"
 
 #include <string.h>
 
@@ -31,7 +34,11 @@ void pl_print_annotation(pl_report *rep, const pl_ann *ann)
 	FILE *out = rep->out;
 	char shortened[1024];
 	const char *name = rep->opt->full_names ? ann->name : pl_short_name(ann->name, shortened, sizeof shortened);
-	fprintf(out, "# perf loops annotate: %s  (%s)\n", name, ann->binary);
+	fputs("# perf loops annotate: ", out);
+	ls_text_fputs(name, out);
+	fputs("  (", out);
+	ls_text_fputs(ann->binary, out);
+	fputs(")\n", out);
 	for (size_t i = 0; i < rep->nshown; i++) {
 		size_t e = rep->shown[i];
 		uint64_t all = rep->ev_period[e];
@@ -44,20 +51,22 @@ void pl_print_annotation(pl_report *rep, const pl_ann *ann)
 	for (size_t i = 0; i < rep->nshown; i++)
 		fprintf(out, "%s%17s", i ? " " : "#", pd_attr_at(rep->r, rep->shown[i])->name);
 	fputc('\n', out);
+	char text[8192];
 	for (size_t i = 0; i < ann->n; i++) {
 		const pl_ann_row *r = &ann->rows[i];
+		ls_text_escape(r->text, text, sizeof text, r->kind == PL_ANN_SRC ? LS_ESC_KEEP_TAB : 0);
 		if (r->kind == PL_ANN_FILE) {
-			fprintf(out, "\n## %s\n", r->text);
+			fprintf(out, "\n## %s\n", text);
 			continue;
 		}
 		print_cells(rep, r);
 		/* "  LINE MARGIN: text": the margin (loop brackets) ends at the colon */
 		const char *margin = r->margin ? r->margin : "";
 		if (r->kind == PL_ANN_LOOP)
-			fprintf(out, "        %s-- %s\n", margin, r->text);
+			fprintf(out, "        %s-- %s\n", margin, text);
 		else if (r->kind == PL_ANN_SRC)
-			fprintf(out, "  %5u %s: %s\n", r->line, margin, r->text);
+			fprintf(out, "  %5u %s: %s\n", r->line, margin, text);
 		else
-			fprintf(out, "        %s: %s\n", margin, r->text);
+			fprintf(out, "        %s: %s\n", margin, text);
 	}
 }

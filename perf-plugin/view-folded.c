@@ -3,8 +3,10 @@
  * their own.  Statements are left out so that the graph stays readable;
  * their samples go to the frame that holds them.  Inlined frames end in
  * "_[i]" and kernel frames in "_[k]", the suffixes flamegraph.pl --colors
- * (java, js, ...) paints as inlined and kernel code. */
+ * (java, js, ...) paints as inlined and kernel code.  Names are escaped
+ * (support/text_escape.h): a ';' or a newline in one cannot break a line. */
 #include "report.h"
+#include "support/text_escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,9 +75,10 @@ static void walk(struct walk *w, uint32_t n, int kernel)
 			strcat(label, "_[i]");
 		else if (kernel)
 			strcat(label, "_[k]");
-		for (char *p = label; *p; p++)
-			if (*p == ';')
-				*p = ':';
+		/* a frame's ';' would split it in two: escaped as \073, as the
+		 * label's control characters already are (a newline would end
+		 * the line) */
+		ls_text_escape_in_place(label, sizeof label, LS_ESC_SEMICOLON);
 		size_t l = strlen(label);
 		if (w->len + l + 2 > w->cap) {
 			w->cap = (w->len + l + 2) * 2;

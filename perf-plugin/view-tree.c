@@ -3,6 +3,7 @@
  * ("Children") and exclusive ("Self") percentages as perf report prints them.
  * Also the columns every table view shares (-F, -n, --show-total-period),
  * and the -S/--symbol-filter selection of procedures. */
+#include "support/text_escape.h"
 #include "report.h"
 
 #include <stdlib.h>
@@ -99,8 +100,13 @@ void pl_fit_width(const pl_report *rep, int used, char *label, size_t len)
 	int room = rep->width - used;
 	if (room < 6)
 		room = 6; /* a stub at least */
-	if ((int)strlen(label) > room && (size_t)room < len)
-		strcpy(label + room - 3, "...");
+	/* columns, not bytes: a UTF-8 name is cut between characters, and a
+	 * wide character counts two (support/text_escape.h) */
+	if (ls_text_width(label) <= (size_t)room)
+		return;
+	size_t keep = ls_text_prefix(label, (size_t)room - 3);
+	if (keep + 4 <= len)
+		memcpy(label + keep, "...", 4);
 }
 
 static double pct(uint64_t v, uint64_t base)

@@ -18,12 +18,15 @@
  * never printed as a line: code the compiler gave no line is "[no line]"
  * (the statement of a scope's line-0 instructions: "stmt [no line]").
  * Children are indented two spaces below their parent; the module's own
- * children start at column 0.
+ * children start at column 0.  Names and paths come from the binary: their
+ * control characters are escaped (support/text_escape.h), so that one line
+ * is one scope and nothing reaches the terminal raw.
  */
 #include "elf/module.h"
 #include "output/output.h"
 #include "structure/scope.h"
 #include "support/base.h"
+#include "support/text_escape.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -40,10 +43,19 @@ static const char *base_name(const char *path)
  * of where). */
 static void put_location(FILE *out, const char *file, unsigned line)
 {
-	if (line)
-		fprintf(out, "%s:%u", file ? file : "??", line);
-	else
+	if (line) {
+		ls_text_fputs(file ? file : "??", out);
+		fprintf(out, ":%u", line);
+	} else {
 		fputs("[no line]", out);
+	}
+}
+
+/* WHAT, then NAME (escaped) */
+static void put_named(FILE *out, const char *what, const char *name)
+{
+	fputs(what, out);
+	ls_text_fputs(name ? name : "??", out);
 }
 
 static void put_ranges(FILE *out, const struct ls_scope *s)
@@ -58,15 +70,16 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		fputs("  ", out);
 	switch (s->kind) {
 	case LS_SCOPE_MODULE:
-		fprintf(out, "module %s", s->name ? s->name : m->path);
+		put_named(out, "module ", s->name ? s->name : m->path);
 		if (m->build_id)
 			fprintf(out, " [build-id %s]", m->build_id);
 		break;
 	case LS_SCOPE_FILE:
-		fprintf(out, "file %s", s->file ? s->file : s->name ? s->name : "??");
+		put_named(out, "file ", s->file ? s->file : s->name);
 		break;
 	case LS_SCOPE_PROC:
-		fprintf(out, "proc %s (", s->name ? s->name : "??");
+		put_named(out, "proc ", s->name);
+		fputs(" (", out);
 		put_location(out, s->file, s->line);
 		fputc(')', out);
 		put_ranges(out, s);
@@ -75,7 +88,8 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 			        s->unresolved_jumps == 1 ? "" : "s");
 		break;
 	case LS_SCOPE_INLINE:
-		fprintf(out, "[I] %s called at ", s->name ? s->name : "??");
+		put_named(out, "[I] ", s->name);
+		fputs(" called at ", out);
 		put_location(out, base_name(s->call_file), s->call_line);
 		fputs(" (", out);
 		put_location(out, base_name(s->file), s->line);
@@ -118,7 +132,8 @@ int ls_write_text(const ls_module *m, FILE *out, ls_error *err)
 {
 	const struct ls_scope *root = m->root;
 	if (!root) {
-		fprintf(out, "module %s\n", m->path);
+		put_named(out, "module ", m->path);
+		fputc('\n', out);
 	} else {
 		/* Iterative pre-order walk; DEPTH is the scope's depth below ROOT. */
 		const struct ls_scope *s = root;

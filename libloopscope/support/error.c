@@ -1,5 +1,8 @@
-/* error.c - errors returned as values, and warnings sent to the caller's sink. */
+/* error.c - errors returned as values, and warnings sent to the caller's
+ * sink (stderr by default: escaped there, since warnings name files and
+ * procedures from the binary, support/text_escape.h). */
 #include "support/base.h"
+#include "support/text_escape.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,10 +25,15 @@ void ls_warn(const ls_options *opt, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (opt && opt->warn)
+	if (opt && opt->warn) {
 		opt->warn(opt->warn_ctx, msg);
-	else
-		fprintf(stderr, "loopscope: warning: %s\n", msg);
+	} else {
+		flockfile(stderr);
+		fputs("loopscope: warning: ", stderr);
+		ls_text_fputs(msg, stderr);
+		fputc('\n', stderr);
+		funlockfile(stderr);
+	}
 }
 
 void ls_warn_dwarf(const ls_options *opt, ls_error *err, const char *fmt, ...)
@@ -49,8 +57,13 @@ void ls_note(const ls_options *opt, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (opt->warn)
+	if (opt->warn) {
 		opt->warn(opt->warn_ctx, msg);
-	else
-		fprintf(stderr, "loopscope: %s\n", msg);
+	} else {
+		flockfile(stderr);
+		fputs("loopscope: ", stderr);
+		ls_text_fputs(msg, stderr);
+		fputc('\n', stderr);
+		funlockfile(stderr);
+	}
 }
