@@ -334,6 +334,11 @@ void ls_elf_load_dwarf(ls_module *m, ls_error *err)
 	Dwarf_Addr bias = 0, dbias = 0;
 	dwfl_module_getelf(m->dwmod, &bias); /* libdwfl's bias, before relocatable_base */
 	m->dwarf = dwfl_module_getdwarf(m->dwmod, &dbias);
+	/* libdw's own answer to running out of memory is to print "libdw:
+	 * Cannot allocate memory" and exit the process (GDB's too): ours jumps
+	 * to the open's guard, which names the file (api.c). */
+	if (m->dwarf)
+		dwarf_new_oom_handler(m->dwarf, ls_oom_raise);
 	if (!m->dwarf) {
 		int e = dwfl_errno();
 		/* The debug info is there (find_dwarf saw it) but unreadable:
