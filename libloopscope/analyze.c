@@ -144,7 +144,7 @@ int ls_analyze(ls_module *m, ls_error *err)
 	 * DWARF rules, or to ignore a source tree that does not match).
 	 * opt.source_path: where to look for sources that are not at the
 	 * paths DWARF names (a distribution's prefix-mapped build). */
-	m->sources = m->opt.read_sources ? ls_source_cache_new(m->opt.source_path) : NULL;
+	m->sources = m->opt.read_sources ? ls_source_cache_new(&m->opt, m->opt.source_path) : NULL;
 	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);

@@ -530,13 +530,25 @@ int ls_find_debug_file(const ls_debug_query *q, char *path, size_t size, unsigne
 /* ---- opening input files ------------------------------------------------ */
 
 /* Opens PATH read-only, close-on-exec, if it is a regular file: a FIFO, a
- * device or a socket is refused without being read (a plain open() of a
- * FIFO waits for a writer for ever, a device's may act).  Every file
- * libloopscope reads is opened so; front ends open theirs with it too.
- * Returns the descriptor, or -1 with ERR: "PATH: is a directory", "PATH:
- * not a regular file (a FIFO)", "PATH: No such file or directory"
- * (LS_ERR_NOT_FOUND), ...  FLAGS must be 0 (room for further checks).
+ * device or a socket is refused without being opened (a plain open() of a
+ * FIFO waits for a writer for ever, a device's may act), and so is a file
+ * of /proc, /sys and the like unless FLAGS has LS_OPEN_PSEUDO_FS (their
+ * sizes say nothing of what a read returns; reading /proc/kmsg consumes
+ * the kernel's log).  Every file libloopscope reads is opened so; front
+ * ends open theirs with it too.  Returns the descriptor, or -1 with ERR:
+ * "PATH: is a directory", "PATH: not a regular file (a FIFO)", "PATH: not
+ * read: a file of /proc, ...", "PATH: No such file or directory"
+ * (LS_ERR_NOT_FOUND), ...  FLAGS (since LOOPSCOPE_0.2 with issue 28's):
+ *   LS_OPEN_SOURCE     a source file, read whole: refused past
+ *                      LS_MAX_SOURCE_SIZE ("PATH: not read: 4096 MiB, more
+ *                      than the 16 MiB a source file may have")
+ *   LS_OPEN_PSEUDO_FS  a file of /proc or /sys is wanted (kallsyms)
  * Since LOOPSCOPE_0.2. */
+#define LS_OPEN_SOURCE 1u
+#define LS_OPEN_PSEUDO_FS 2u
+/* The largest source file read (for loop lines, and by annotate): larger
+ * than any real one (sqlite3.c, the amalgamation, is 9 MB). */
+#define LS_MAX_SOURCE_SIZE ((uint64_t)16 << 20)
 int ls_open_regular(const char *path, unsigned flags, ls_error *err);
 
 /* ---- the analysis cache ------------------------------------------------ */

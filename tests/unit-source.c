@@ -67,7 +67,7 @@ static const char *kind_name(int k)
 static int dump(const char *path)
 {
 	struct ls_strtab strings = { 0 };
-	struct ls_source_cache *c = ls_source_cache_new(NULL);
+	struct ls_source_cache *c = ls_source_cache_new(NULL, NULL);
 	const struct ls_source *src = ls_source_get(c, ls_intern(&strings, path));
 	if (!src) {
 		fprintf(stderr, "%s: cannot be read as a source file\n", path);
@@ -92,15 +92,15 @@ static void search_path(struct ls_strtab *strings, const char *real)
 	snprintf(dir, sizeof dir, "%.*s", (int)(slash - real), real);
 	snprintf(rel, sizeof rel, "build/src%s", slash);
 	snprintf(abs, sizeof abs, "/nonexistent/build%s", slash);
-	struct ls_source_cache *none = ls_source_cache_new(NULL);
+	struct ls_source_cache *none = ls_source_cache_new(NULL, NULL);
 	ok(ls_source_get(none, ls_intern(strings, rel)) == NULL, "no search path: a relative path is not read");
 	ls_source_cache_free(none);
-	struct ls_source_cache *c = ls_source_cache_new("/nonexistent::");
+	struct ls_source_cache *c = ls_source_cache_new(NULL, "/nonexistent::");
 	ok(ls_source_get(c, ls_intern(strings, rel)) == NULL, "a search path of missing directories finds nothing");
 	ls_source_cache_free(c);
 	char sp[160];
 	snprintf(sp, sizeof sp, "/nonexistent:%s", dir);
-	c = ls_source_cache_new(sp);
+	c = ls_source_cache_new(NULL, sp);
 	const struct ls_source *a = ls_source_get(c, ls_intern(strings, rel));
 	const struct ls_source *b = ls_source_get(c, ls_intern(strings, abs));
 	size_t na = 0, nb = 0;
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	struct ls_strtab strings = { 0 };
-	struct ls_source_cache *c = ls_source_cache_new(NULL);
+	struct ls_source_cache *c = ls_source_cache_new(NULL, NULL);
 	const char *p = ls_intern(&strings, path);
 	const struct ls_source *src = ls_source_get(c, p);
 	ok(src != NULL, "the snippet is read");

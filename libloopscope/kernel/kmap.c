@@ -53,7 +53,7 @@ void ls_kmap_free(ls_kmap *km)
  * NULL with ERR.  A /proc file says size 0: read to the end. */
 static char *slurp(ls_kmap *km, const char *path, size_t *len, ls_error *err)
 {
-	int fd = ls_open_regular(path, 0, err);
+	int fd = ls_open_regular(path, LS_OPEN_PSEUDO_FS, err); /* /proc/kallsyms, /proc/modules */
 	if (fd < 0)
 		return NULL;
 	size_t cap = 1 << 16, n = 0;
@@ -307,7 +307,7 @@ int ls_kmap_read_proc_modules(ls_kmap *km, const char *path, ls_error *err)
 /* The address in /sys/module/M/sections/S ("0xffffffffc0a00000\n"). */
 static bool read_section_addr(const char *path, uint64_t *addr)
 {
-	int fd = ls_open_regular(path, 0, NULL);
+	int fd = ls_open_regular(path, LS_OPEN_PSEUDO_FS, NULL); /* /sys/module */
 	char buf[64];
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
 	if (fd >= 0)

@@ -27,8 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Files bigger than this are not sources a loop line should come from. */
-#define MAX_SOURCE_SIZE (64u << 20)
 /* Statement nesting deeper than this is cut (a hostile or generated file
  * must not exhaust the stack). */
 #define MAX_NESTING 256
@@ -486,18 +484,24 @@ static void probe_of(struct ls_source_probe *p, const struct stat *st)
 /* The file at PATH as tokens, or NULL (missing, not a regular file -- a
  * FIFO is never waited on --, empty, too big, or not text).  *PROBE says
  * what was there. */
-static struct ls_source *source_read(const char *path, struct ls_source_probe *probe)
+static struct ls_source *source_read(const ls_options *opt, const char *path, struct ls_source_probe *probe)
 {
 	struct stat st;
 	const char *why;
-	int fd = ls_open_input(path, &st, &why);
+	/* Regular files of at most LS_MAX_SOURCE_SIZE, not in /proc or /sys
+	 * (file.c): a FIFO planted where DWARF points never blocks us. */
+	int fd = ls_open_input_flags(path, LS_OPEN_SOURCE, &st, &why);
 	if (fd < 0) {
-		bool there = errno != ENOENT && errno != ENOTDIR && stat(path, &st) == 0;
+		int e = errno;
+		bool there = e != ENOENT && e != ENOTDIR && stat(path, &st) == 0;
 		probe_of(probe, there ? &st : NULL);
+		if (there && (e == EFBIG || e == EOPNOTSUPP || (e == EINVAL && !S_ISDIR(st.st_mode))))
+			ls_warn(opt, "%s: source file not read: %s%s; its loop lines from DWARF alone", path,
+			        e == EINVAL ? "not a regular file, " : "", why);
 		return NULL;
 	}
 	probe_of(probe, &st);
-	if (st.st_size <= 0 || (uint64_t)st.st_size > MAX_SOURCE_SIZE) {
+	if (st.st_size <= 0) {
 		close(fd);
 		return NULL;
 	}
@@ -551,6 +555,7 @@ static void source_free(struct ls_source *src)
 
 struct ls_source_cache {
 	pthread_mutex_t lock;
+	const ls_options *opt;         /* where warnings go */
 	char **dirs;                   /* where to look for sources DWARF names elsewhere */
 	size_t ndirs;
 	struct source_slot {
@@ -564,9 +569,10 @@ struct ls_source_cache {
 	size_t nprobes, cap_probes;
 };
 
-struct ls_source_cache *ls_source_cache_new(const char *search_path)
+struct ls_source_cache *ls_source_cache_new(const ls_options *opt, const char *search_path)
 {
 	struct ls_source_cache *c = ls_xcalloc(1, sizeof *c);
+	c->opt = opt;
 	pthread_mutex_init(&c->lock, NULL);
 	size_t cap = 0;
 	for (const char *p = search_path; p && *p;) {
@@ -595,7 +601,7 @@ static struct ls_source *source_try(struct ls_source_cache *c, char *path)
 	struct ls_source_probe *p = &c->probes[c->nprobes++];
 	memset(p, 0, sizeof *p);
 	p->path = path;
-	return source_read(path, p);
+	return source_read(c->opt, path, p);
 }
 
 static struct ls_source *source_find(struct ls_source_cache *c, const char *path)

@@ -28,8 +28,9 @@ struct ls_source_probe {
 };
 
 /* SEARCH_PATH: directories (colon-separated, or NULL) where sources are
- * looked for when DWARF's path cannot be read. */
-struct ls_source_cache *ls_source_cache_new(const char *search_path);
+ * looked for when DWARF's path cannot be read.  OPT's sink gets the
+ * warnings (a source too big, a FIFO or a /proc file where one should be). */
+struct ls_source_cache *ls_source_cache_new(const ls_options *opt, const char *search_path);
 void ls_source_cache_free(struct ls_source_cache *c);
 /* The files looked at so far, in order (*N of them): the caller's, to free
  * with ls_source_probes_free. */

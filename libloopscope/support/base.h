@@ -203,10 +203,15 @@ char *ls_demangle(const char *name);
 
 #include <sys/stat.h>
 /* Opens PATH read-only if it is a regular file, never blocking on a FIFO
- * or touching a device: -1 with *WHY ("a FIFO", strerror) and errno
- * (EISDIR, EINVAL: not regular; else open's) otherwise.  ST (may be NULL)
+ * or touching a device, nor reading /proc or /sys (file.c): -1 with *WHY
+ * ("a FIFO", strerror) and errno (EISDIR, EINVAL: not regular; EOPNOTSUPP:
+ * /proc or the like; else open's) otherwise.  ST (may be NULL)
  * gets the file's fstat.  The front ends' face: ls_open_regular. */
 int ls_open_input(const char *path, struct stat *st, const char **why);
+/* The same with ls_open_regular's FLAGS (LS_OPEN_SOURCE, LS_OPEN_PSEUDO_FS);
+ * errno EOPNOTSUPP for a file of /proc or /sys, EFBIG for a source too big
+ * (*WHY says its size). */
+int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const char **why);
 /* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
 bool ls_path_is_special(const char *path, const char **what);
 const char *ls_file_type_name(mode_t mode);
