@@ -18,9 +18,11 @@
  */
 #include "report.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- rows ----------------------------------------------------------------------- */
 
@@ -92,6 +94,11 @@ struct walk {
 	struct loop *loops;
 	size_t nloops, cap_loops;
 	uint64_t *noline_s, *noline_p; /* samples at no line (line 0, or no statement) */
+	/* every line a statement, call or loop is on: past the end of the
+	 * source text only these are shown (a forged line number must not
+	 * make a span of billions of rows) */
+	struct span *marks;
+	size_t nmarks, cap_marks;
 };
 
 static int cmp_scope_node(const void *a, const void *b)
@@ -185,6 +192,9 @@ static void mark_line(struct walk *w, size_t span, const size_t *stack, size_t d
 {
 	if (!line)
 		return;
+	if (w->nmarks == w->cap_marks)
+		w->marks = pl_xrealloc(w->marks, (w->cap_marks = w->cap_marks ? w->cap_marks * 2 : 64) * sizeof *w->marks);
+	w->marks[w->nmarks++] = (struct span){ file, line, line };
 	if (same_file(w->spans[span].file, file))
 		widen(&w->spans[span].lo, &w->spans[span].hi, line);
 	else
@@ -321,6 +331,7 @@ static void free_walk(struct walk *w)
 	}
 	free(w->lines);
 	free(w->spans);
+	free(w->marks);
 	free(w->loops);
 	free(w->map);
 	free(w->noline_s);
@@ -333,7 +344,41 @@ struct source {
 	char *text;
 	char **line;           /* line[i]: line i + 1 */
 	unsigned n;
+	char *why;             /* not read: why (the file named) */
 };
+
+/* PATH's text, through the library's safe open (a regular file of at most
+ * LS_MAX_SOURCE_SIZE, not in /proc or /sys: a source named /dev/zero,
+ * /dev/stdin, /proc/kmsg or a 4 GiB sparse file is refused at once, not
+ * read until memory runs out or for ever); NULL with *WHY. */
+static char *read_source(const char *path, size_t *len, char **why)
+{
+	ls_error err;
+	int fd = ls_open_regular(path, LS_OPEN_SOURCE, &err);
+	if (fd < 0) {
+		*why = pl_xstrdup(err.message);
+		return NULL;
+	}
+	size_t cap = 1 << 16, n = 0;
+	char *text = pl_xmalloc(cap + 1);
+	for (;;) {
+		if (n == cap) {
+			if (cap > LS_MAX_SOURCE_SIZE) /* it grew since it was checked */
+				break;
+			text = pl_xrealloc(text, (cap *= 2) + 1);
+		}
+		ssize_t k = read(fd, text + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	text[n] = 0;
+	*len = n;
+	return text;
+}
 
 static struct source *load_source(struct source **cache, size_t *ncache, const char *path)
 {
@@ -343,16 +388,10 @@ static struct source *load_source(struct source **cache, size_t *ncache, const c
 	*cache = pl_xrealloc(*cache, (*ncache + 1) * sizeof **cache);
 	struct source *src = &(*cache)[(*ncache)++];
 	*src = (struct source){ .path = path };
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f)
+	size_t len = 0;
+	src->text = path ? read_source(path, &len, &src->why) : NULL;
+	if (!src->text)
 		return src;
-	size_t cap = 1 << 16, len = 0, k;
-	src->text = pl_xmalloc(cap + 1);
-	while ((k = fread(src->text + len, 1, cap - len, f)) > 0)
-		if ((len += k) == cap)
-			src->text = pl_xrealloc(src->text, (cap *= 2) + 1);
-	fclose(f);
-	src->text[len] = 0;
 	size_t lcap = 256;
 	src->line = pl_xmalloc(lcap * sizeof *src->line);
 	for (char *p = src->text; p < src->text + len;) {
@@ -377,6 +416,7 @@ static void free_sources(struct source *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(s[i].text);
 		free(s[i].line);
+		free(s[i].why);
 	}
 	free(s);
 }
@@ -512,6 +552,48 @@ static int cmp_span(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The lines of FILE that hold a statement, a call, a loop's ends or a
+ * declaration, sorted. */
+static unsigned *marked_lines(const struct walk *w, const char *file, size_t *n)
+{
+	unsigned *v = pl_xmalloc((w->nmarks + 2 * w->nloops + w->nspans + 1) * sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < w->nmarks; i++)
+		if (same_file(w->marks[i].file, file))
+			v[k++] = w->marks[i].lo;
+	for (size_t i = 0; i < w->nspans; i++) /* a body's first line: its declaration */
+		if (w->spans[i].lo && same_file(w->spans[i].file, file))
+			v[k++] = w->spans[i].lo;
+	for (size_t i = 0; i < w->nloops; i++)
+		if (same_file(w->loops[i].file, file)) {
+			v[k++] = w->loops[i].lo;
+			v[k++] = w->loops[i].hi;
+		}
+	qsort(v, k, sizeof *v, cmp_uint);
+	*n = k;
+	return v;
+}
+
+/* The first of the N sorted MARKS at or after LINE; 0 if none. */
+static unsigned next_marked(const unsigned *marks, size_t n, unsigned line)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (marks[mid] < line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n ? marks[lo] : 0;
+}
+
 /* The source rows of FILE: its spans merged (gaps of a few lines filled),
  * each line with its statements' cost, each loop's summary above its
  * first line. */
@@ -524,16 +606,29 @@ static void add_file_rows(pl_ann *ann, struct walk *w, const size_t *order, stru
 			v[n++] = w->spans[i];
 	qsort(v, n, sizeof *v, cmp_span);
 	pl_ann_add(ann, PL_ANN_FILE, "%s", file ? file : "??")->margin = line_margin(w, ann->margin_width, NULL, 0);
-	if (!src->line)
+	if (!src->line && src->why && !strstr(src->why, "No such file"))
+		pl_ann_add(ann, PL_ANN_NOTE, "(the source is not read: %s)", src->why);
+	else if (!src->line)
 		pl_ann_add(ann, PL_ANN_NOTE, "(the source is not there: %s)", file ? file : "??");
+	size_t nm;
+	unsigned *marks = marked_lines(w, file, &nm);
 	for (size_t i = 0; i < n;) {
 		unsigned lo = v[i].lo, hi = v[i].hi;
-		for (i++; i < n && v[i].lo <= hi + 4; i++)
+		for (i++; i < n && (uint64_t)v[i].lo <= (uint64_t)hi + 4; i++)
 			if (v[i].hi > hi)
 				hi = v[i].hi;
 		if (ann->n && ann->rows[ann->n - 1].kind == PL_ANN_SRC)
 			pl_ann_add(ann, PL_ANN_GAP, "...")->margin = line_margin(w, ann->margin_width, NULL, 0);
-		for (unsigned l = lo; l <= hi; l++) {
+		for (uint64_t ll = lo; ll <= hi; ll++) {
+			unsigned l = (unsigned)ll;
+			if (l > src->n) { /* past the text: the marked lines only */
+				unsigned next = next_marked(marks, nm, l);
+				if (next > hi || !next)
+					break;
+				if (next > l)
+					pl_ann_add(ann, PL_ANN_GAP, "...")->margin = line_margin(w, ann->margin_width, NULL, 0);
+				ll = l = next;
+			}
 			for (size_t k = 0; k < w->nloops; k++) {
 				const struct loop *L = &w->loops[order[k]];
 				if (L->col >= 0 && L->lo == l && same_file(L->file, file))
@@ -548,6 +643,7 @@ static void add_file_rows(pl_ann *ann, struct walk *w, const size_t *order, stru
 					set_cost(r, w->nev, w->lines[k].s, w->lines[k].p);
 		}
 	}
+	free(marks);
 	free(v);
 }
 
