@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -337,10 +338,21 @@ static uint32_t key_flags(const ls_module *m)
 	       (m->opt.read_sources ? CACHE_READ_SOURCES : 0);
 }
 
+/* Whether K->dir may be used (cache_dir.c); if not, says why once a
+ * process (a perf loops report opens many modules) and the cache is off. */
+static bool dir_trusted(const ls_module *m, const char *dir)
+{
+	static atomic_bool said;
+	const char *why = ls_cache_dir_distrust(dir);
+	if (why && !atomic_exchange(&said, true))
+		ls_warn(&m->opt, "%s: the cache is off: the directory is %s", dir, why);
+	return !why;
+}
+
 static bool cache_key(const ls_module *m, struct cache_key *k)
 {
 	memset(k, 0, sizeof *k);
-	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir))
+	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir) || !dir_trusted(m, k->dir))
 		return false;
 	k->flags = key_flags(m);
 	const char *variant = m->opt.want_loops ? "" : "-noloops";
@@ -992,6 +1004,8 @@ static void write_entry(ls_module *m, const struct cache_key *k, const char *buf
 		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
 		return;
 	}
+	if (!dir_trusted(m, k->dir)) /* made by another user since cache_key looked */
+		return;
 	ls_cache_remove_stale(k->dir);
 	char tmp[PATH_MAX + 64];
 	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());

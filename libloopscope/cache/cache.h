@@ -42,6 +42,10 @@ bool ls_cache_dir_of(const ls_options *opt, char *buf, size_t size);
  * ls_options_import made it, or NULL. */
 uint64_t ls_cache_bound_of(const ls_options *opt);
 int ls_cache_dir_make(const char *dir);            /* 0, or -1 with errno */
+/* Why DIR must not be used as the cache (another user's, writable by
+ * others, a symbolic link, in a directory another user controls), as a
+ * phrase; NULL if it may (missing: ls_cache_dir_make will make it). */
+const char *ls_cache_dir_distrust(const char *dir);
 /* Removes temporaries left by killed stores (their process is gone, or
  * they are an hour old). */
 void ls_cache_remove_stale(const char *dir);

@@ -9,6 +9,13 @@
  * every hit) until the directory holds at most the bound: 1 GiB, or
  * $LOOPSCOPE_CACHE_SIZE, or opt->cache_max_bytes.
  *
+ * The directory is trusted only if it is this user's own, not writable by
+ * others, not a symbolic link, and in a parent no other user controls
+ * (ls_cache_dir_distrust): an entry's checksum has no secret, so whoever
+ * can write the directory can forge answers, and root run with a user's
+ * HOME (sudo -E) would otherwise follow a link to /etc, chmod it, write
+ * and evict there.  Otherwise the cache is off for the run, said once.
+ *
  * Also the public side: `loopscope cache --list/--prune/--clear` through
  * ls_cache_list(), ls_cache_prune() and ls_cache_clear().
  */
@@ -64,17 +71,62 @@ int ls_cache_dir_make(const char *dir)
 	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return -1;
 	/* A directory made by an older loopscope (0755), or by hand: ours
-	 * is private.  One that is not ours is left as it is. */
+	 * is private.  One that is not ours is left as it is, and a link is
+	 * not followed (lstat: its target may be anyone's). */
 	struct stat st;
-	if (stat(buf, &st) < 0)
+	if (lstat(buf, &st) < 0)
 		return -1;
 	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
 		return -1;
 	}
 	if (st.st_uid == geteuid() && (st.st_mode & 077))
 		(void)chmod(buf, 0700);
 	return 0;
+}
+
+/* Why PARENT, the directory holding the cache directory, lets another
+ * user replace it: NULL if it does not. */
+static const char *parent_distrust(const char *dir, char *why, size_t size)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash == dir ? 1 : slash - dir), dir);
+	struct stat st;
+	if (stat(parent, &st) < 0) /* a link to the parent is followed: ~/.cache often is one */
+		return NULL;          /* not there: ls_cache_dir_make makes it ours */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, size, "in %s, a directory of uid %u", parent, (unsigned)st.st_uid);
+		return why;
+	}
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, size, "in %s, which other users may write", parent);
+		return why;
+	}
+	return NULL;
+}
+
+const char *ls_cache_dir_distrust(const char *dir)
+{
+	static _Thread_local char why[PATH_MAX + 64];
+	struct stat st;
+	if (lstat(dir, &st) < 0)
+		return errno == ENOENT ? parent_distrust(dir, why, sizeof why) : strerror(errno);
+	if (S_ISLNK(st.st_mode))
+		return "a symbolic link (not followed)";
+	if (!S_ISDIR(st.st_mode))
+		return "not a directory";
+	if (st.st_uid != geteuid()) {
+		snprintf(why, sizeof why, "owned by uid %u, not by this user (uid %u)", (unsigned)st.st_uid,
+		         (unsigned)geteuid());
+		return why;
+	}
+	if (st.st_mode & 022)
+		return "writable by other users";
+	return parent_distrust(dir, why, sizeof why);
 }
 
 uint64_t ls_cache_bound_of(const ls_options *opt)
@@ -314,6 +366,11 @@ static int open_dir(const ls_options *opt, char *dir, size_t size, ls_error *err
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		ls_set_error(err, LS_ERR_IO, "%s: not a directory", dir);
+		return -1;
+	}
+	const char *why = ls_cache_dir_distrust(dir);
+	if (why) {
+		ls_set_error(err, LS_ERR_IO, "%s: not used as the cache: %s", dir, why);
 		return -1;
 	}
 	return 0;
