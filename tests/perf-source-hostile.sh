@@ -7,9 +7,9 @@
 # hostile source (tests/fixtures/hostile_source.sh) on a real recording:
 # annotate ends at once (exit 0), says in the text why the source is not
 # read, and still shows both loops from DWARF.  Then a forged line number:
-# a statement of the procedure at line 2147483600 of a 30-line source made
-# a span of two billion rows; only the lines the text has and the lines
-# DWARF marks are shown.
+# a statement of the procedure at line 2147483600 of the 30-line source
+# it is declared in made a span of two billion rows; only the lines the
+# text has and the lines DWARF marks are shown.
 . "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
 . "$top_srcdir/tests/fixtures/hostile_source.sh"
 
@@ -39,6 +39,7 @@ seq 1 30 | sed 's|^|// line |' >"$TMP/src30.c"
 cat >"$TMP/forged.c" <<EOC
 #include <stdlib.h>
 volatile long sink;
+#line 3 "$TMP/src30.c"
 __attribute__((noinline)) long work(long n) {
   long s = 0;
 #line 10 "$TMP/src30.c"
@@ -56,7 +57,7 @@ if gcc -O2 -g -fno-omit-frame-pointer -o "$TMP/forged" "$TMP/forged.c" && record
 	timeout 60 "$PERF_LOOPS" annotate -i "$TMP/forged.data" --stdio work >"$TMP/out" 2>"$TMP/err"
 	ok $? "forged line: annotate ends at once (exit $?)"
 	rows=$(wc -l <"$TMP/out")
-	[ "$rows" -lt 100 ]
+	[ "$rows" -gt 5 ] && [ "$rows" -lt 100 ]
 	ok $? "forged line: $rows rows, not two billion"
 	grep -q "^ .* 2147483600 *: *$" "$TMP/out"
 	ok $? "forged line: line 2147483600, which DWARF marks, has its row"
