@@ -1238,6 +1238,32 @@ const uint8_t *pd_keep(pd_reader *r, const uint8_t *raw)
 
 #define PD_PREFETCH_AHEAD 8192
 
+/* Two records are followed by a payload their size does not count:
+ * HEADER_TRACING_DATA (pipe mode: the tracepoints' formats, u32 size at
+ * +8) and AUXTRACE (Intel PT, ARM SPE, CoreSight trace, u64 size at +8).
+ * Read as records, the payload was "truncated ... bytes lost" (a pipe
+ * recording of sched:sched_switch lost every sample) or, forged, samples
+ * hidden in trace data were counted.  Skipped by its size, as perf does. */
+static void skip_payload(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
+{
+	uint64_t payload;
+	if (type == PD_RECORD_HEADER_TRACING_DATA && size >= 12)
+		payload = rd32(p + 8);
+	else if (type == PD_RECORD_AUXTRACE && size >= 16)
+		payload = rd64(p + 8);
+	else
+		return;
+	size_t left = r->end - r->pos;
+	if (payload > left) {
+		warnf(r, "truncated: the payload of a %s record (%llu bytes) is cut short; %zu bytes lost",
+		      type == PD_RECORD_AUXTRACE ? "AUXTRACE" : "TRACING_DATA", (unsigned long long)payload, left);
+		r->lost += left;
+		r->pos = r->end;
+		return;
+	}
+	r->pos += (size_t)payload;
+}
+
 int pd_next(pd_reader *r, pd_event *ev)
 {
 	for (;;) {
@@ -1293,6 +1319,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 			size = rd16(p + 6);
 			type = rd32(p);
 			r->pos += size;
+			skip_payload(r, p, type, size);
 			if (type == PD_RECORD_COMPRESSED || type == PD_RECORD_COMPRESSED2) {
 				const uint8_t *src = p + 8;
 				size_t len = size - 8;

@@ -2,6 +2,9 @@
 """hostile-perf.py - writes perf.data files built to cost a reader time or
 memory (tests/perf-hostile.sh and bench/growth.sh use them).
 
+  hostile-perf.py auxtrace OUT [HIDDEN] [CUT]   10 samples around an AUXTRACE
+                                        record whose payload hides HIDDEN samples
+                                        (default 7); CUT: the file ends in it
   hostile-perf.py ids OUT [NATTRS]      NATTRS events (default 4096) whose id
                                         sections all point at one 1 MiB range
   hostile-perf.py zstd OUT [N] [MIB]    N COMPRESSED records (default 20), each
@@ -211,8 +214,27 @@ def cmd_deep(out, depth=600):
     write_file(out, [(attr(), None, 8)], data, osrelease(), extra=struct.pack("<Q", 1000))
 
 
+def cmd_auxtrace(out, hidden=7, cut=0):
+    """5 samples; AUX (11) and ITRACE_START (12); an AUXTRACE record (71)
+    whose payload, as Intel PT's trace would be, holds HIDDEN sample
+    records that are not samples; 5 samples.  CUT > 0: the file ends CUT
+    bytes into the payload."""
+    pid, base = 4242, 0x400000
+    data = [mmap(pid, base, 0x1000, 0, "/nonexistent/prog", 1, 1000)]
+    s = lambda t: sample(1000, base + 0x10 + t, pid, t, [(1 << 64) - 512, base + 0x10 + t], misc=2)
+    data += [s(10 + i) for i in range(5)]
+    data.append(record(11, struct.pack("<QQQ", 0, 1 << 20, 0) + sample_id(1000, pid, 20)))
+    data.append(record(12, struct.pack("<II", pid, pid) + sample_id(1000, pid, 21)))
+    payload = b"".join(s(30 + i) for i in range(hidden)) + b"\xff" * 4096
+    data.append(record(71, struct.pack("<QQQIII", len(payload), 0, 0, 0, pid, 0)))
+    data.append(payload[:cut] if cut else payload)
+    if not cut:
+        data += [s(40 + i) for i in range(5)]
+    write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", 1000))
+
+
 def main(argv):
-    cmds = {"ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
+    cmds = {"auxtrace": cmd_auxtrace, "ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
             "deep": cmd_deep, "rounds": cmd_rounds, "attrs_in_data": cmd_attrs_in_data}
     if len(argv) < 3 or argv[1] not in cmds:
         sys.stderr.write(__doc__)
