@@ -292,9 +292,38 @@ pl_map **pl_maps_list(const pl_maps *mm, size_t *n)
 	return v;
 }
 
+/* M's own treap, to change: a shared one is copied now (copy on write). */
+static void unshare_maps(pl_maps *m)
+{
+	if (!m->refs)
+		return;
+	if (--*m->refs > 0)
+		m->root = treap_copy(m->root);
+	else
+		free(m->refs);
+	m->refs = NULL;
+}
+
+/* DST (empty) shares SRC's treap. */
+static void share_maps(pl_maps *dst, pl_maps *src)
+{
+	if (!src->refs) {
+		src->refs = pl_xmalloc(sizeof *src->refs);
+		*src->refs = 1;
+	}
+	++*src->refs;
+	*dst = *src;
+}
+
 static void free_maps(pl_maps *m)
 {
-	treap_free(m->root);
+	if (m->refs && *m->refs > 1)
+		--*m->refs; /* the others keep the treap */
+	else {
+		free(m->refs);
+		treap_free(m->root);
+	}
+	m->refs = NULL;
 	m->root = NULL;
 	m->n = 0;
 }
@@ -435,6 +464,7 @@ static pl_map *new_map(pl_session *s, uint64_t start, uint64_t end, uint64_t pgo
  * an old range replaces it).  O(log n) expected. */
 static void maps_insert(pl_session *s, pl_maps *mm, pl_map *m)
 {
+	unshare_maps(mm);
 	struct pl_map_node *lo, *mid, *hi;
 	treap_split(mm->root, m->start, &lo, &hi);
 	pl_map *left = NULL, *right = NULL;
@@ -584,12 +614,11 @@ static void on_fork(pl_session *s, const pd_event *ev)
 	}
 	child->proc = p;
 	p->gen++;
-	/* a new process starts with a copy of its parent's maps */
+	/* a new process starts with its parent's maps: shared until either
+	 * changes them */
 	pl_maps *from = &parent->proc->maps;
-	if (p != parent->proc && from->n) {
-		p->maps.root = treap_copy(from->root);
-		p->maps.n = from->n;
-	}
+	if (p != parent->proc && from->n)
+		share_maps(&p->maps, from);
 }
 
 /* ---- replay in time order: perf's ordered events ----

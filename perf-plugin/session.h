@@ -50,10 +50,14 @@ typedef struct pl_map {
 } pl_map;
 
 /* A process's executable maps, not overlapping: a treap keyed by start,
- * so that an mmap over n maps costs O(log n) (session.c). */
+ * so that an mmap over n maps costs O(log n) (session.c).  A forked
+ * process shares its parent's treap until either changes it (REFS: how
+ * many pl_maps hold ROOT; NULL when only this one does): a chain of forks
+ * of a process with many maps must not cost forks x maps. */
 typedef struct pl_maps {
 	struct pl_map_node *root;
 	size_t n;
+	size_t *refs;
 } pl_maps;
 /* The maps in address order, in a malloc'd array of *N (free it). */
 pl_map **pl_maps_list(const pl_maps *mm, size_t *n);

@@ -5,6 +5,10 @@ memory (tests/perf-hostile.sh and bench/growth.sh use them).
   hostile-perf.py auxtrace OUT [HIDDEN] [CUT]   10 samples around an AUXTRACE
                                         record whose payload hides HIDDEN samples
                                         (default 7); CUT: the file ends in it
+  hostile-perf.py forkchain OUT [N] [NMAPS]  NMAPS mmaps (default 2000), then a
+                                        chain of N forks (default 10000)
+  hostile-perf.py forkremap OUT          forked processes that map over
+                                        their parent's maps (copy on write)
   hostile-perf.py ids OUT [NATTRS]      NATTRS events (default 4096) whose id
                                         sections all point at one 1 MiB range
   hostile-perf.py zstd OUT [N] [MIB]    N COMPRESSED records (default 20), each
@@ -233,8 +237,39 @@ def cmd_auxtrace(out, hidden=7, cut=0):
     write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", 1000))
 
 
+def cmd_forkchain(out, n=10000, nmaps=2000):
+    """NMAPS mmaps in one process, then a chain of N forks (each child
+    forks the next, inheriting every map), one sample in the last child."""
+    pid, base, t = 4242, 0x555555554000, 1
+    data = [mmap(pid, base + 0x100000 * i, 0x1000, 0x1000, "/nonexistent/lib%d.so" % i, t + i, 1000)
+            for i in range(nmaps)]
+    t += nmaps + 10
+    parent = pid
+    for i in range(n):
+        child = 100000 + i
+        data.append(record(7, struct.pack("<IIIIQ", child, parent, child, parent, t) + sample_id(1000, child, t)))
+        parent, t = child, t + 1
+    data.append(sample(1000, base + 0x1a8, parent, t, [(1 << 64) - 512, base + 0x1a8], misc=2))
+    write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", 1000))
+
+
+def cmd_forkremap(out):
+    """Copy on write of a forked process's maps: the parent maps
+    /nonexistent/a.so; child 1 is forked and maps /nonexistent/b.so over
+    it; child 2 is forked from the parent after that; the parent maps
+    /nonexistent/c.so over its own; a sample at the same address in each:
+    a.so (child 2), b.so (child 1), c.so (the parent)."""
+    pid, base, t = 4242, 0x400000, 1
+    fork = lambda c, par, t: record(7, struct.pack("<IIIIQ", c, par, c, par, t) + sample_id(1000, c, t))
+    s = lambda p, t: sample(1000, base + 0x10, p, t, [(1 << 64) - 512, base + 0x10], misc=2)
+    data = [mmap(pid, base, 0x1000, 0, "/nonexistent/a.so", 1, 1000), fork(5001, pid, 2),
+            mmap(5001, base, 0x1000, 0, "/nonexistent/b.so", 3, 1000), fork(5002, pid, 4),
+            mmap(pid, base, 0x1000, 0, "/nonexistent/c.so", 5, 1000), s(5002, 6), s(5001, 7), s(pid, 8)]
+    write_file(out, [(attr(), None, 8)], b"".join(data), extra=struct.pack("<Q", 1000))
+
+
 def main(argv):
-    cmds = {"auxtrace": cmd_auxtrace, "ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
+    cmds = {"forkremap": cmd_forkremap, "forkchain": cmd_forkchain, "auxtrace": cmd_auxtrace, "ids": cmd_ids, "zstd": cmd_zstd, "events": cmd_events, "mmaps": cmd_mmaps, "plain": cmd_plain,
             "deep": cmd_deep, "rounds": cmd_rounds, "attrs_in_data": cmd_attrs_in_data}
     if len(argv) < 3 or argv[1] not in cmds:
         sys.stderr.write(__doc__)
