@@ -98,7 +98,7 @@ if want 5; then
 echo "## inlined calls nested n deep (loopscope struct --no-cache vs llvm-symbolizer --inlining)"
 printf '%-8s %12s %10s %14s %8s\n' depth "struct s" "RSS MB" "symbolizer s" ratio
 for n in 12500 25000 50000 100000; do
-	python3 "$TOP/tests/fixtures/gdb/gen_inline.py" "$n" "$OUT/inl$n.s" && gcc -o "$OUT/inl$n" "$OUT/inl$n.s" || exit 1
+	python3 "$TOP/tests/fixtures/gdb/gen_inline.py" "$n" "$OUT/inl$n.s" && gcc -o "$OUT/inl$n" "$OUT/inl$n.s" 2>/dev/null || exit 1
 	a=0x$(nm "$OUT/inl$n" | sed -n 's/^0*\([0-9a-f]*\) T deep$/\1/p')
 	set -- $(median3 "$LOOPSCOPE" struct --no-cache -o /dev/null "$OUT/inl$n")
 	y=$(median3 llvm-symbolizer --inlining --obj="$OUT/inl$n" "$a" | cut -d' ' -f1)
