@@ -15,7 +15,12 @@ CORE_TESTS = \
 	tests/core-symbolizer.py \
 	tests/core-loops.py \
 	tests/struct-output.py \
-	tests/line0.py
+	tests/line0.py \
+	tests/core-deep-inline.sh \
+	tests/core-truncate.sh \
+	tests/core-escapes.sh \
+	tests/core-source-hostile.sh \
+	tests/core-cache-trust.sh
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
@@ -49,20 +54,24 @@ EXTRA_DIST += \
 	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
 	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s
+# Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
+EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \
+	tests/fixtures/cache_forge.py
 
 # The core's libFuzzer targets (scripts/fuzz-ci builds and runs them all):
 # ./configure --enable-fuzz CC=clang, then make fuzz-module (build) or make
 # fuzz-module-run (seeds + 5 minutes).  The core's objects are linked in
 # directly (not the shared library) and every object is built with the
 # fuzzer's coverage and ASan.
-EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c
+EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c \
+	tests/fuzz-source.c tests/fuzz-cachedir.c
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
 	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
 	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1
 if ENABLE_FUZZ
 AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined
-noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap
+noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap fuzz-source fuzz-cachedir
 fuzz_module_SOURCES = tests/fuzz-module.c
 fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_module_LDFLAGS = $(FUZZ_LINK_FLAGS)
@@ -80,6 +89,15 @@ fuzz_kmap_SOURCES = tests/fuzz-kmap.c
 fuzz_kmap_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_kmap_LDFLAGS = $(FUZZ_LINK_FLAGS)
 fuzz_kmap_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+# The source files DWARF names, and the cache directory checks (issue 28).
+fuzz_source_SOURCES = tests/fuzz-source.c
+fuzz_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_source_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_source_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+fuzz_cachedir_SOURCES = tests/fuzz-cachedir.c
+fuzz_cachedir_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+fuzz_cachedir_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_cachedir_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
 FUZZ_TIME = 300
 fuzz-module-run: fuzz-module
 	mkdir -p fuzz-corpus/seed fuzz-corpus/work

@@ -26,7 +26,9 @@ GDB_TESTS = \
 	tests/gdb-nonutf8.sh \
 	tests/gdb-attach.sh \
 	tests/gdb-chain-fields.sh \
-	tests/gdb-commands.sh
+	tests/gdb-commands.sh \
+	tests/gdb-truncate.sh \
+	tests/gdb-source-hostile.sh
 # gdb-real.py builds lzip (Debian's source) through the corpus' build.
 GDB_SLOW_TESTS = \
 	tests/gdb-kernel.sh \

@@ -14,7 +14,11 @@ PERF_TESTS = \
 	tests/perf-pprof.py \
 	tests/perf-annotate.sh \
 	tests/perf-browser.sh \
-	tests/perf-install.sh
+	tests/perf-install.sh \
+	tests/perf-escapes.sh \
+	tests/perf-source-hostile.sh \
+	tests/perf-payloads.sh \
+	tests/perf-fork-maps.sh
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py
