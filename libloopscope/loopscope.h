@@ -403,6 +403,8 @@ const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr);
 ls_scope_kind ls_scope_kind_of(const ls_scope *s);
 const char *ls_scope_kind_name(ls_scope_kind k); /* "proc", "loop", ... */
 
+/* The accessors below (not ls_scope_kind_of) take NULL, ls_lookup's
+ * answer for an address outside any procedure, and give NULL or 0. */
 const ls_scope *ls_scope_parent(const ls_scope *s);
 const ls_scope *ls_scope_first_child(const ls_scope *s);
 const ls_scope *ls_scope_next_sibling(const ls_scope *s);

@@ -109,6 +109,13 @@ static void check_not_found(const char *bin)
 	   "ls_module_resolve of a function it lacks: LS_ERR_NOT_FOUND (%d: %s)", err.code, err.message);
 	n = ls_module_resolve(m, "nest3", 0, 0, &addr, 1, &err);
 	ok(n == 1, "ls_module_resolve nest3: found (%d)", n);
+	/* An address of nothing: ls_lookup gives NULL, which every accessor
+	 * takes (issue 28's lib-api.sh: ls_scope_name crashed the caller). */
+	const ls_scope *none = ls_lookup(m, 0);
+	ok(!none && !ls_scope_name(none) && !ls_scope_file(none) && !ls_scope_line(none) &&
+	   !ls_scope_parent(none) && !ls_scope_nranges(none) && !ls_scope_low(none) && !ls_loop_header(none) &&
+	   !ls_scope_call_file(none) && !ls_proc_unresolved_jumps(none),
+	   "ls_lookup of address 0: NULL, and the accessors take it (NULL, 0)");
 
 	/* The scope tree's invariants (what --enable-debug-checks runs after
 	 * every open) hold, and the checker sees a broken tree. */

@@ -106,33 +106,39 @@ const char *ls_scope_kind_name(ls_scope_kind k)
 	return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }
 
-const ls_scope *ls_scope_parent(const ls_scope *s) { return s->parent; }
-const ls_scope *ls_scope_first_child(const ls_scope *s) { return s->first_child; }
-const ls_scope *ls_scope_next_sibling(const ls_scope *s) { return s->next_sibling; }
-const char *ls_scope_name(const ls_scope *s) { return s->name; }
-const char *ls_scope_linkage_name(const ls_scope *s) { return s->linkage_name; }
-const char *ls_scope_file(const ls_scope *s) { return s->file; }
-unsigned ls_scope_line(const ls_scope *s) { return s->line; }
-const char *ls_scope_call_file(const ls_scope *s) { return s->call_file; }
-unsigned ls_scope_call_line(const ls_scope *s) { return s->call_line; }
-unsigned ls_scope_call_column(const ls_scope *s) { return s->call_column; }
-unsigned ls_proc_unresolved_jumps(const ls_scope *s) { return s->kind == LS_SCOPE_PROC ? s->unresolved_jumps : 0; }
-size_t ls_scope_nranges(const ls_scope *s) { return s->nranges; }
+/* Every accessor takes NULL -- what ls_lookup answers outside any
+ * procedure -- and gives NULL or 0: a caller printing the name of the
+ * scope at an address must not crash on an address of nothing. */
+const ls_scope *ls_scope_parent(const ls_scope *s) { return s ? s->parent : NULL; }
+const ls_scope *ls_scope_first_child(const ls_scope *s) { return s ? s->first_child : NULL; }
+const ls_scope *ls_scope_next_sibling(const ls_scope *s) { return s ? s->next_sibling : NULL; }
+const char *ls_scope_name(const ls_scope *s) { return s ? s->name : NULL; }
+const char *ls_scope_linkage_name(const ls_scope *s) { return s ? s->linkage_name : NULL; }
+const char *ls_scope_file(const ls_scope *s) { return s ? s->file : NULL; }
+unsigned ls_scope_line(const ls_scope *s) { return s ? s->line : 0; }
+const char *ls_scope_call_file(const ls_scope *s) { return s ? s->call_file : NULL; }
+unsigned ls_scope_call_line(const ls_scope *s) { return s ? s->call_line : 0; }
+unsigned ls_scope_call_column(const ls_scope *s) { return s ? s->call_column : 0; }
+unsigned ls_proc_unresolved_jumps(const ls_scope *s)
+{
+	return s && s->kind == LS_SCOPE_PROC ? s->unresolved_jumps : 0;
+}
+size_t ls_scope_nranges(const ls_scope *s) { return s ? s->nranges : 0; }
 
 ls_range ls_scope_range(const ls_scope *s, size_t i)
 {
-	return i < s->nranges ? s->ranges[i] : (ls_range){ 0, 0 };
+	return s && i < s->nranges ? s->ranges[i] : (ls_range){ 0, 0 };
 }
 
 uint64_t ls_scope_low(const ls_scope *s)
 {
-	return s->nranges ? s->ranges[0].lo : 0;
+	return s && s->nranges ? s->ranges[0].lo : 0;
 }
 
 static const struct ls_loop_info *loop_of(const ls_scope *s)
 {
 	static const struct ls_loop_info none;
-	return s->kind == LS_SCOPE_LOOP && s->loop ? s->loop : &none;
+	return s && s->kind == LS_SCOPE_LOOP && s->loop ? s->loop : &none;
 }
 
 uint64_t ls_loop_header(const ls_scope *s) { return loop_of(s)->header; }
