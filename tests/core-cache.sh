@@ -154,6 +154,11 @@ rm -f "$CDIR/$idc.lsc"
 LOOPSCOPE_CACHE_SIZE=$bound "$LOOPSCOPE" struct "$TMP/c" >/dev/null 2>&1
 check_eq "$(ls "$CDIR" | sort | tr '\n' ' ')" "$(printf '%s\n' "$ida.lsc" "$idc.lsc" | sort | tr '\n' ' ')" \
 	"size bound: the least recently used entry (b) was evicted, the recently hit one (a) kept"
+# A bound that is not a size is said, not silently 1 GiB (issue 28).
+rm -f "$CDIR/$idc.lsc"
+LOOPSCOPE_CACHE_SIZE=512X "$LOOPSCOPE" struct "$TMP/c" >/dev/null 2>"$TMP/err"
+[ "$(grep -c "LOOPSCOPE_CACHE_SIZE=512X is not a size (such as 512M or 2G): the cache bound is 1 GiB" "$TMP/err")" = 1 ]
+ok $? "LOOPSCOPE_CACHE_SIZE=512X: one warning says it is not a size and the bound used"
 
 # loopscope cache --list, --prune, --clear.
 "$LOOPSCOPE" struct "$TMP/b" >/dev/null 2>&1

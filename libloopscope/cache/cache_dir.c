@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,6 +148,11 @@ uint64_t ls_cache_bound_of(const ls_options *opt)
 		if (end != env && !errno && (*end == 0 || !strcmp(end, "iB") || !strcmp(end, "B")) &&
 		    v < (1ull << (63 - shift)))
 			return (uint64_t)v << shift;
+		/* A typo must not silently mean the default: said once a run. */
+		static atomic_bool said;
+		if (!atomic_exchange(&said, true))
+			ls_warn(opt, "LOOPSCOPE_CACHE_SIZE=%s is not a size (such as 512M or 2G): the cache bound is 1 GiB",
+			        env);
 	}
 	return DEFAULT_BOUND;
 }
