@@ -249,4 +249,24 @@ else
 	diag "$(head -c 600 "$TMP/out")"
 fi
 
+# Two executable sections at one address (found by issue 28's mutation
+# campaign: .fini's sh_addr moved into .text broke the line map's
+# invariants): exit 1 naming the file and the two sections.
+gcc -O2 -g -o "$TMP/overlap" "$FIXTURES/loops.c" && python3 - "$TMP/overlap" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28); shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+sh = lambda i: shoff + i * shentsize
+stroff, = struct.unpack_from("<Q", b, sh(shstrndx) + 0x18)
+def name(i):
+    n, = struct.unpack_from("<I", b, sh(i)); return bytes(b[stroff + n:b.index(b"\0", stroff + n)]).decode()
+secs = {name(i): i for i in range(shnum)}
+text_addr, = struct.unpack_from("<Q", b, sh(secs[".text"]) + 0x10)
+struct.pack_into("<Q", b, sh(secs[".fini"]) + 0x10, text_addr + 0x10)
+open(sys.argv[1], "wb").write(b)
+PY
+run_struct "$TMP/overlap"
+[ $rc -eq 1 ] && no_crash $rc "$TMP/err" && grep -q "overlap: corrupt: executable sections .text (0x[0-9a-f]*-0x[0-9a-f]*) and .fini (at 0x[0-9a-f]*) overlap" "$TMP/err"
+ok $? "executable sections that overlap: exit 1 naming the file and both sections (exit $rc)"
+
 done_testing

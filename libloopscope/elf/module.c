@@ -292,6 +292,17 @@ static int collect_text(ls_module *m, ls_error *err)
 	}
 	if (m->ntext)
 		qsort(m->text, m->ntext, sizeof *m->text, cmp_text);
+	/* Code at two places for one address: no linker writes that, and
+	 * every stage assumes an address is in one section at most. */
+	for (size_t i = 1; i < m->ntext; i++) {
+		const struct ls_text *a = &m->text[i - 1], *b = &m->text[i];
+		if (b->addr - a->addr < a->size) {
+			ls_set_error(err, LS_ERR_NOT_ELF, "%s: corrupt: executable sections %s (0x%llx-0x%llx) and %s (at 0x%llx) overlap",
+				     m->path, a->name, (unsigned long long)a->addr, (unsigned long long)(a->addr + a->size),
+				     b->name, (unsigned long long)b->addr);
+			return -1;
+		}
+	}
 	return 0;
 }
 
