@@ -38,6 +38,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/structure/scope.c libloopscope/structure/scope.h \
 	libloopscope/structure/lookup.c libloopscope/structure/lookup.h \
 	libloopscope/structure/check.c libloopscope/structure/check.h \
+	libloopscope/unwind/recipes.c libloopscope/unwind/recipes.h \
 	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_dir.c \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c

@@ -39,6 +39,7 @@ struct ls_decoder {
 	bool in_comment;   /* after "# ": the resolved rip-relative address follows */
 	bool have_target;  /* print_address_func gave a direct target */
 	bool imm_pending;  /* saw '$' */
+	bool neg_pending;  /* saw a '-' token: the displacement that follows is negative */
 	bool too_many_ops;
 };
 
@@ -246,9 +247,18 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 		if (!op)
 			return;
 		/* A displacement: the operand becomes memory even before
-		 * the parenthesis (absolute "0x601040" is memory too). */
+		 * the parenthesis (absolute "0x601040" is memory too).
+		 * i386-dis.c prints a negative one's '-' as a token of its
+		 * own ("-", "0x18" for -0x18(%rbp)). */
 		op->kind = LS_OP_MEM;
+		if (n == 1 && s[0] == '-') {
+			d->neg_pending = true;
+			return;
+		}
 		op->disp = parse_number(s, n);
+		if (d->neg_pending)
+			op->disp = -op->disp;
+		d->neg_pending = false;
 		return;
 	}
 	case dis_style_text:
@@ -450,6 +460,8 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			insn->kind = LS_INSN_ICALL;
 		else if (is_mn(m, "lret"))
 			insn->kind = LS_INSN_RET;
+		else if (is_mn(m, "leave"))
+			insn->opcode = LS_MN_LEAVE;
 		return;
 	case 'r':
 		if (is_mn(m, "ret"))
@@ -486,6 +498,21 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	case 'e':
 		if (strncmp(m, "endbr", 5) == 0)
 			insn->opcode = LS_MN_ENDBR;
+		else if (is_mn(m, "enter"))
+			insn->opcode = LS_MN_ENTER;
+		return;
+	case 'p':
+		/* push/pop of one stack slot: the unwind recipes count them
+		 * (pushw moves SP by 2: marked by its operand size). */
+		if (is_mn(m, "push") || is_mn(m, "pushf")) {
+			insn->opcode = LS_MN_PUSH;
+			if (m[4] == 'w' || (m[4] == 'f' && m[5] == 'w'))
+				insn->op[0].size = 2;
+		} else if (is_mn(m, "pop") || is_mn(m, "popf")) {
+			insn->opcode = LS_MN_POP;
+			if (m[3] == 'w' || (m[3] == 'f' && m[4] == 'w'))
+				insn->op[0].size = 2;
+		}
 		return;
 	case 'n':
 		if (is_mn(m, "nop"))
@@ -675,7 +702,7 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 	d->mnemonic[0] = 0;
 	d->opi = -1;
 	d->paren_pos = -1;
-	d->indirect = d->in_comment = d->have_target = d->imm_pending = d->too_many_ops = false;
+	d->indirect = d->in_comment = d->have_target = d->imm_pending = d->too_many_ops = d->neg_pending = false;
 	d->info.buffer = (bfd_byte *)bytes;
 	d->info.buffer_vma = addr;
 	d->info.buffer_length = len;
