@@ -18,7 +18,7 @@
  * reasons to be found and written down (tests/unwind-cfi.py).
  *
  * Output: the table, then one line "RESULT {json}" with the counts.
- * usage: unwind-oracle [--orc] [--examples N] [--only-proc NAME] BINARY
+ * usage: unwind-oracle [--orc] [--list] [--bp] [--examples N] [--only-proc NAME] BINARY
  */
 #include "cfg/decode.h"
 #include "elf/module.h"
@@ -245,19 +245,29 @@ static int orc_rule(uint64_t addr, struct orule *r, uint64_t *lo, uint64_t *hi)
 	unsigned sp_reg = e[4] & 15, bp_reg = e[4] >> 4, type = e[5] & 3, end = (e[5] >> 2) & 1;
 	r->note = types[type];
 	r->ra_ok = -1;
+	/* ORC's registers as DWARF numbers (-1: an indirect one) */
+	static const int dwarf_of[16] = { -1, -1, 1, 5, 6, 7, 10, 13, 6, 7, -1, -1, -1, -1, -1, -1 };
+	if (sp_reg == ORC_REG_UNDEFINED && !end)
+		return -1; /* objtool says nothing here: padding, dead code */
 	if (end || sp_reg == ORC_REG_UNDEFINED)
-		r->cfa = O_UNDEF;
+		r->cfa = O_UNDEF; /* the end of the stack: entry code's last frame */
 	else if (type != 0)
 		r->cfa = O_EXPR; /* pt_regs on the stack: entry code */
-	else if (sp_reg == ORC_REG_SP || sp_reg == ORC_REG_BP) {
+	else if (sp_reg == 8 || sp_reg == 9) { /* BP_INDIRECT, SP_INDIRECT */
+		r->cfa = O_DEREF;
+		r->reg = dwarf_of[sp_reg];
+		r->off = sp_off;
+		r->ra_ok = 1;
+	} else if (dwarf_of[sp_reg] >= 0) {
 		r->cfa = O_REG;
-		r->reg = sp_reg == ORC_REG_SP ? 7 : 6;
+		r->reg = dwarf_of[sp_reg];
 		r->off = sp_off;
 		r->ra_ok = 1;
 	} else {
 		r->cfa = O_EXPR;
 	}
-	r->bp = bp_reg == ORC_REG_UNDEFINED ? B_SAME : bp_reg == ORC_REG_PREV_SP ? B_SAVED : B_OTHER;
+	r->bp = bp_reg == ORC_REG_UNDEFINED ? B_SAME : bp_reg == ORC_REG_PREV_SP ? B_SAVED
+	        : bp_reg == ORC_REG_BP ? B_AT_BP : B_OTHER;
 	r->bp_off = bp_off;
 	return 0;
 }
@@ -276,6 +286,7 @@ struct tally {
 	size_t ncls;
 	int examples;
 	int bp_examples;     /* --bp: count the caller's rbp disagreements by class too */
+	int list;            /* --list: every CFA disagreement as "D<tab>addr<tab>proc<tab>class" */
 };
 
 static struct cls *class_of(struct tally *t, const char *name)
@@ -329,6 +340,8 @@ static void disagree(struct tally *t, const char *proc, uint64_t addr, const str
 	         (unsigned)r->cfa_base < 6 ? forms[r->cfa_base] : "?", ls_unwind_rule_name(r->rule));
 	struct cls *c = class_of(t, name);
 	c->n++;
+	if (t->list)
+		printf("D\t0x%" PRIx64 "\t%s\t%s\n", addr, proc, name);
 	if (c->shown++ < t->examples)
 		printf("  0x%" PRIx64 " %s: oracle %s%+" PRId64 " recipe %s%+" PRId64 " (%s 0x%" PRIx64 ")  [%s]\n", addr, proc,
 		       o->cfa == O_REG ? (o->reg == 7 ? "rsp" : o->reg == 6 ? "rbp" : "r?") : "-", o->off,
@@ -433,6 +446,8 @@ int main(int argc, char **argv)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--orc"))
 			o.orc = 1;
+		else if (!strcmp(argv[i], "--list"))
+			t.list = 1;
 		else if (!strcmp(argv[i], "--bp"))
 			t.bp_examples = 1;
 		else if (!strcmp(argv[i], "--examples") && i + 1 < argc)

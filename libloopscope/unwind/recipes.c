@@ -75,6 +75,7 @@ enum {
 	A_FP = 2,        /* BP = A - afp */
 	A_SAVE = 4,      /* the caller's BP is at A - asave */
 	A_CSLOT = 8,     /* the slot at A - cslot holds CFA - cval */
+	A_IN_SLOT = 16,  /* the slot, not a register, had the CFA last (CFI's choice) */
 };
 
 struct state {
@@ -215,7 +216,7 @@ static uint8_t push_anchored(struct state *s, const struct ls_insn *in, int32_t 
 		return LS_UNWIND_RULE_BP_SAVE;
 	}
 	if (r != R_SP && r != R_BP && (s->copies & (1u << r))) {
-		s->a |= A_CSLOT;
+		s->a |= A_CSLOT | A_IN_SLOT;
 		s->cslot = s->asp;
 		s->cval = s->copy[r];
 	}
@@ -251,6 +252,7 @@ static uint8_t pop_anchored(struct state *s, const struct ls_insn *in, int32_t n
 		if ((s->a & A_CSLOT) && aslot == s->cslot) {
 			s->copies |= (uint16_t)(1u << r);
 			s->copy[r] = s->cval;
+			s->a &= (uint8_t)~A_IN_SLOT;
 		}
 	}
 	s->asp -= n;
@@ -411,6 +413,27 @@ static bool bp_store_or_load(struct state *s, const struct ls_insn *in, uint8_t 
 	return false;
 }
 
+/* mov N(%rbp|%rsp),%R from the realigned frame's slot that holds the CFA
+ * (DRAP's epilogue: mov -8(%rbp),%r10): R holds it again. */
+static bool load_cfa_copy(struct state *s, const struct ls_operand *src, int r)
+{
+	if (!(s->a & A_CSLOT) || src->index >= 0 || r == R_SP || r == R_BP)
+		return false;
+	int32_t aslot;
+	if (src->base == R_BP && (s->a & A_FP))
+		aslot = s->afp - (int32_t)src->disp;
+	else if (src->base == R_SP && (s->a & A_SP))
+		aslot = s->asp - (int32_t)src->disp;
+	else
+		return false;
+	if (aslot != s->cslot)
+		return false;
+	s->copies |= (uint16_t)(1u << r);
+	s->copy[r] = s->cval;
+	s->a &= (uint8_t)~A_IN_SLOT;
+	return true;
+}
+
 static uint8_t do_move(struct state *s, const struct ls_insn *in, bool lea)
 {
 	if (in->nops < 2)
@@ -421,6 +444,8 @@ static uint8_t do_move(struct state *s, const struct ls_insn *in, bool lea)
 		return rule;
 	if (!gpr(dst))
 		return 0xff; /* to memory, or a narrower register: writes below */
+	if (!lea && src->kind == LS_OP_MEM && load_cfa_copy(s, src, dst->reg))
+		return LS_UNWIND_RULE_UNKNOWN;
 	if (lea && src->kind == LS_OP_MEM && src->index < 0 && src->base >= 0 && src->base < NREGS)
 		return copy_value(s, dst->reg, src->base, src->disp);
 	if (!lea && gpr(src))
@@ -501,6 +526,7 @@ struct flow {
 	uint64_t *why_addr;      /* per block: the branch that brought it */
 	uint32_t *work;
 	uint8_t *queued;
+	uint8_t *replaced;       /* per block: a better known frame replaced the first */
 	size_t nwork;
 	size_t conflicts;        /* two branches bring different frames to one block */
 	int32_t canon_sp;        /* SP in the body's frame, after the prologue (-1: unknown) */
@@ -557,9 +583,10 @@ static void arrive(struct flow *f, uint32_t t, const struct state *s, bool stron
 		return;
 	}
 	if (same_frame(&f->in[t], s)) {
-		if (h > f->have[t])
+		bool stronger = h > f->have[t];
+		if (stronger)
 			f->have[t] = h;
-		if (meet_copies(&f->in[t], s))
+		if (meet_copies(&f->in[t], s) || stronger)
 			enqueue(f, t);
 		return;
 	}
@@ -568,8 +595,23 @@ static void arrive(struct flow *f, uint32_t t, const struct state *s, bool stron
 		enqueue(f, t);
 		return;
 	}
-	if (strong == (f->have[t] == HAVE_STRONG))
-		f->conflicts++; /* the first to arrive stays */
+	/* Two frames of equal standing: one whose CFA is a known distance
+	 * from SP or BP beats one that lost it (the code after a call that
+	 * never returns - `call handle_stack_overflow; pop %rsp` - meets the
+	 * real frame a branch brings), once per block; else the first to
+	 * arrive stays. */
+	if (strong == (f->have[t] == HAVE_STRONG)) {
+		bool known = (s->f & (S_SP | S_FP)) != 0, had = (f->in[t].f & (S_SP | S_FP)) != 0;
+		if (known && !had && !f->replaced[t]) {
+			f->in[t] = *s;
+			f->replaced[t] = 1;
+			f->why[t] = LS_UNWIND_RULE_BRANCH;
+			f->why_addr[t] = from;
+			enqueue(f, t);
+			return;
+		}
+		f->conflicts++;
+	}
 }
 
 /* Whether a call to TARGET never returns, by the name of what is there
@@ -603,10 +645,10 @@ static struct state block_out(const struct flow *f, uint32_t b)
 	return s;
 }
 
-/* SP after the prologue: the paper's canonical frame, found as it says -
- * from the entry on, while the frame does not shrink and no branch or call
- * comes; -1 when SP is lost on the way. */
-static int32_t prologue_sp(const struct ls_cfg *cfg, const struct state *start)
+/* The frame after the prologue: the paper's canonical frame, found as it
+ * says - from the entry on, while the frame does not shrink and no branch
+ * or call comes. */
+static struct state prologue_state(const struct ls_cfg *cfg, const struct state *start)
 {
 	struct state s = *start;
 	size_t i = cfg->nblocks ? cfg->blocks[0].first_insn : 0;
@@ -620,7 +662,7 @@ static int32_t prologue_sp(const struct ls_cfg *cfg, const struct state *start)
 			break;
 		s = next;
 	}
-	return (s.f & S_SP) ? s.sp : -1;
+	return s;
 }
 
 /* What a landing pad gets from the call in BLK (state S after it): the
@@ -706,20 +748,23 @@ struct uproc {
  * a slot of a realigned frame (CFA = *(BP + N)), or in a register. */
 static void summarize_anchored(const struct state *s, struct row *r)
 {
-	if ((s->a & A_CSLOT) && s->cval == 0 && (s->a & A_FP)) {
-		r->base = LS_UNWIND_BP_DEREF;
-		r->cfa_off = s->afp - s->cslot;
-	} else if ((s->a & A_CSLOT) && s->cval == 0 && (s->a & A_SP)) {
-		r->base = LS_UNWIND_SP_DEREF;
-		r->cfa_off = s->asp - s->cslot;
-	} else {
-		for (int k = 0; k < NREGS; k++)
-			if (s->copies & (1u << k)) {
-				r->base = LS_UNWIND_REG;
-				r->cfa_reg = dwarf_reg[k];
-				r->cfa_off = s->copy[k];
-				break;
-			}
+	int exact = -1, any = -1; /* registers holding the CFA itself, or CFA - k */
+	for (int k = 0; k < NREGS; k++)
+		if (s->copies & (1u << k)) {
+			if (exact < 0 && s->copy[k] == 0)
+				exact = k;
+			if (any < 0)
+				any = k;
+		}
+	bool slot = (s->a & A_CSLOT) && s->cval == 0 && (s->a & (A_FP | A_SP));
+	if (slot && ((s->a & A_IN_SLOT) || exact < 0)) {
+		r->base = (s->a & A_FP) ? LS_UNWIND_BP_DEREF : LS_UNWIND_SP_DEREF;
+		r->cfa_off = (s->a & A_FP) ? s->afp - s->cslot : s->asp - s->cslot;
+	} else if (exact >= 0 || any >= 0) {
+		int k = exact >= 0 ? exact : any;
+		r->base = LS_UNWIND_REG;
+		r->cfa_reg = dwarf_reg[k];
+		r->cfa_off = s->copy[k];
 	}
 }
 
@@ -806,30 +851,13 @@ struct insn_states {
 	uint8_t *done;
 };
 
-/* The state before the first call on the straight path from the entry:
- * the paper's canonical frame, for code after a return that no branch
- * reaches. */
-static struct state canonical_state(const struct ls_cfg *cfg, const struct insn_states *is, size_t entry)
-{
-	struct state s = is->st[entry];
-	for (size_t i = entry; i < cfg->ninsns && is->done[i]; i++) {
-		const struct ls_insn *in = &cfg->insns[i];
-		s = is->st[i];
-		if (in->kind != LS_INSN_OTHER)
-			break;
-		if (i + 1 < cfg->ninsns && cfg->insns[i + 1].addr != in->addr + in->len)
-			break;
-	}
-	return s;
-}
-
-/* The states of the instructions of the blocks the flow reached. */
+/* The states of the instructions, from their blocks'. */
 static void reached_states(const struct flow *f, struct insn_states *is, uint8_t first_rule)
 {
 	const struct ls_cfg *cfg = f->cfg;
 	for (uint32_t b = 0; b < cfg->nblocks; b++) {
 		if (f->have[b] == HAVE_NONE)
-			continue;
+			continue; /* (seed_unreached leaves none) */
 		const struct ls_block *blk = &cfg->blocks[b];
 		struct state s = f->in[b];
 		uint8_t rule = b == 0 ? first_rule : f->why[b];
@@ -843,31 +871,6 @@ static void reached_states(const struct flow *f, struct insn_states *is, uint8_t
 			rule = step(&s, &cfg->insns[i]);
 			raddr = cfg->insns[i].addr;
 		}
-	}
-}
-
-/* Instructions no path reaches (padding, dead code, the targets of a jump
- * table that could not be read): on from the instruction before them, as
- * CFI goes on from row to row; after a return, the state the return had
- * (gcc's CFI says so for the padding after an epilogue; a jump table's
- * targets come after the jump, whose state they keep).  Address order. */
-static void unreached_states(const struct ls_cfg *cfg, struct insn_states *is, size_t entry)
-{
-	struct state canon = canonical_state(cfg, is, entry);
-	for (size_t i = 0; i < cfg->ninsns; i++) {
-		if (is->done[i])
-			continue;
-		const struct ls_insn *prev = i ? &cfg->insns[i - 1] : NULL;
-		struct state s = canon;
-		if (prev && is->done[i - 1] && prev->addr + prev->len == cfg->insns[i].addr) {
-			s = is->st[i - 1];
-			if (prev->kind != LS_INSN_RET && prev->kind != LS_INSN_HALT)
-				step(&s, prev);
-		}
-		is->st[i] = s;
-		is->rule[i] = LS_UNWIND_RULE_UNREACHED;
-		is->rule_addr[i] = prev ? prev->addr : 0;
-		is->done[i] = 1;
 	}
 }
 
@@ -945,7 +948,10 @@ static void make_rows(struct uproc *u, const struct ls_cfg *cfg, const struct in
 		if (is->rule[i] == LS_UNWIND_RULE_VARIABLE || is->rule[i] == LS_UNWIND_RULE_ALIGN)
 			u->variable = true;
 		struct row *last = u->nrows ? &u->rows[u->nrows - 1] : NULL;
-		if (last && last->hi == in->addr && same_recipe(last, &r)) {
+		/* a return repair keeps an interval of its own: it says why */
+		bool repair = is->rule[i] == LS_UNWIND_RULE_RET_REPAIR;
+		if (last && last->hi == in->addr && same_recipe(last, &r) &&
+		    (last->rule == LS_UNWIND_RULE_RET_REPAIR) == repair) {
 			last->hi = in->addr + in->len;
 			continue;
 		}
@@ -1012,8 +1018,8 @@ struct ls_unwind_cache {
 	struct ls_decoder *dec;
 	bool no_decoder;
 	bool labels_read;
-	struct label *labels;    /* the kernel's jump labels, by target */
-	size_t nlabels;
+	struct label *labels;    /* the kernel's jump labels and alternatives' jumps, by target */
+	size_t nlabels, cap_labels;
 	struct slot {
 		const ls_scope *scope;
 		struct uproc *u;
@@ -1141,26 +1147,81 @@ static bool state_at(const struct flow *f, uint64_t addr, struct state *out)
 }
 
 /* Blocks reached only through a jump label get the state of its site
- * (the nop does not change it); again while that reaches more. */
-static void follow_labels(struct flow *f)
+ * (the nop does not change it).  TARGETS: the blocks some label goes to. */
+static bool follow_labels(struct flow *f, const uint32_t *targets, size_t ntargets)
 {
-	for (bool more = f->nlabels > 0; more;) {
-		more = false;
-		for (uint32_t b = 0; b < f->cfg->nblocks; b++) {
-			if (f->have[b] != HAVE_NONE)
-				continue;
-			uint64_t start = f->cfg->blocks[b].start;
-			size_t k = LS_FIRST_AT_LEAST(f->labels, f->nlabels, target, start);
-			struct state s;
-			for (; k < f->nlabels && f->labels[k].target == start; k++)
-				if (state_at(f, f->labels[k].site, &s)) {
-					arrive(f, b, &s, true, f->labels[k].site);
-					propagate(f);
-					more = true;
-					break;
-				}
-		}
+	bool any = false;
+	for (size_t i = 0; i < ntargets; i++) {
+		uint32_t b = targets[i];
+		if (f->have[b] != HAVE_NONE)
+			continue;
+		uint64_t start = f->cfg->blocks[b].start;
+		struct state s;
+		for (size_t k = LS_FIRST_AT_LEAST(f->labels, f->nlabels, target, start);
+		     k < f->nlabels && f->labels[k].target == start; k++)
+			if (state_at(f, f->labels[k].site, &s)) {
+				arrive(f, b, &s, true, f->labels[k].site);
+				any = true;
+				break;
+			}
 	}
+	return any;
+}
+
+/* The blocks of the CFG that jump labels go to. */
+static size_t label_targets(const struct flow *f, uint32_t **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	if (!f->nlabels)
+		return 0;
+	*out = ls_xmalloc(f->cfg->nblocks * sizeof **out);
+	for (uint32_t b = 0; b < f->cfg->nblocks; b++) {
+		size_t k = LS_FIRST_AT_LEAST(f->labels, f->nlabels, target, f->cfg->blocks[b].start);
+		if (k < f->nlabels && f->labels[k].target == f->cfg->blocks[b].start)
+			(*out)[n++] = b;
+	}
+	return n;
+}
+
+static int cmp_block_start(const void *a, const void *b, void *cfg)
+{
+	const struct ls_block *x = &((const struct ls_cfg *)cfg)->blocks[*(const uint32_t *)a];
+	const struct ls_block *y = &((const struct ls_cfg *)cfg)->blocks[*(const uint32_t *)b];
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The first block (address order) no path reaches - padding, dead code,
+ * the targets of a jump table that could not be read - gets the state of
+ * the instruction before it, as CFI goes on from row to row (after a
+ * return: the state the return had, which gcc's CFI gives the padding
+ * after an epilogue), or the canonical frame; weakly, so that a branch
+ * that reaches it later wins.  False when every block has a state. */
+static bool seed_unreached(struct flow *f, const uint32_t *order, size_t *cursor, const struct state *canon)
+{
+	const struct ls_cfg *cfg = f->cfg;
+	for (size_t k = *cursor; k < cfg->nblocks; k++, (*cursor)++) {
+		uint32_t b = order[k];
+		if (f->have[b] != HAVE_NONE)
+			continue;
+		const struct ls_block *blk = &cfg->blocks[b];
+		struct state s = *canon;
+		uint64_t from = 0;
+		if (blk->first_insn > 0) {
+			const struct ls_insn *prev = &cfg->insns[blk->first_insn - 1];
+			from = prev->addr;
+			if (prev->addr + prev->len == blk->start && state_at(f, prev->addr, &s) &&
+			    prev->kind != LS_INSN_RET && prev->kind != LS_INSN_HALT)
+				step(&s, prev);
+		}
+		f->in[b] = s;
+		f->have[b] = HAVE_WEAK;
+		f->why[b] = LS_UNWIND_RULE_UNREACHED;
+		f->why_addr[b] = from;
+		enqueue(f, b);
+		return true;
+	}
+	return false;
 }
 
 /* The flow from the entry (or from the hot part's jump, for a .cold part),
@@ -1176,15 +1237,26 @@ static void flow_states(const ls_module *m, const struct ls_unwind_cache *c, str
 	f.why_addr = ls_xcalloc(nb, sizeof *f.why_addr);
 	f.work = ls_xmalloc(nb * sizeof *f.work);
 	f.queued = ls_xcalloc(nb, 1);
-	f.canon_sp = prologue_sp(cfg, start);
+	f.replaced = ls_xcalloc(nb, 1);
+	struct state canon = prologue_state(cfg, start);
+	f.canon_sp = (canon.f & S_SP) ? canon.sp : -1;
+	uint32_t *order = ls_xmalloc(nb * sizeof *order);
+	for (uint32_t b = 0; b < nb; b++)
+		order[b] = b;
+	qsort_r(order, nb, sizeof *order, cmp_block_start, (void *)cfg);
 	f.in[0] = *start;
 	f.have[0] = HAVE_STRONG;
 	enqueue(&f, 0);
-	propagate(&f);
-	follow_labels(&f);
+	uint32_t *targets;
+	size_t ntargets = label_targets(&f, &targets), cursor = 0;
+	do {
+		do
+			propagate(&f);
+		while (follow_labels(&f, targets, ntargets));
+	} while (seed_unreached(&f, order, &cursor, &canon));
+	free(targets);
+	free(order);
 	reached_states(&f, is, first_rule);
-	size_t entry = cfg->blocks[0].first_insn;
-	unreached_states(cfg, is, entry);
 	for (uint32_t b = 0; b < nb; b++) {
 		const struct ls_block *blk = &cfg->blocks[b];
 		size_t last = blk->first_insn + blk->ninsns - 1;
@@ -1203,6 +1275,7 @@ static void flow_states(const ls_module *m, const struct ls_unwind_cache *c, str
 	free(f.why_addr);
 	free(f.work);
 	free(f.queued);
+	free(f.replaced);
 }
 
 /* P's recipes, calls and summary. */
@@ -1330,29 +1403,81 @@ static const uint8_t *image_bytes(const ls_module *m, uint64_t lo, uint64_t hi)
 	return NULL;
 }
 
-/* The kernel's jump labels: __start___jump_table..__stop___jump_table (in
- * .data), entries {s32 code, s32 target, long key}, the first two relative
- * to their own address (x86's relative jump labels).  Only in a linked
- * image (a .ko's would need its relocations).  Caller holds the lock. */
-static void load_labels(const ls_module *m, struct ls_unwind_cache *c)
+/* The kernel's alternatives (.altinstructions: {s32 instr, s32 repl, u16
+ * cpuid, u8 instrlen, u8 replacementlen}, the offsets relative to their
+ * own fields): a replacement's direct jumps (static_cpu_has' "jmp t_yes")
+ * go, once patched in, from the original site.  Caller holds the lock. */
+static void load_alternatives(const ls_module *m, struct ls_unwind_cache *c)
 {
-	c->labels_read = true;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(m->elf, &shstrndx) < 0)
+		return;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(name = elf_strptr(m->elf, shstrndx, sh.sh_name)) || strcmp(name, ".altinstructions") != 0)
+			continue;
+		const uint8_t *d = image_bytes(m, sh.sh_addr, sh.sh_addr + sh.sh_size);
+		for (uint64_t off = 0; d && off + 12 <= sh.sh_size; off += 12) {
+			int32_t instr, repl;
+			memcpy(&instr, d + off, 4);
+			memcpy(&repl, d + off + 4, 4);
+			uint64_t site = sh.sh_addr + off + (int64_t)instr, at = sh.sh_addr + off + 4 + (int64_t)repl;
+			uint64_t end = at + d[off + 11];
+			for (const struct ls_text *t; at < end && (t = ls_text_find(m, at));) {
+				struct ls_insn in;
+				size_t n = ls_decode(c->dec, t->data + (at - t->addr), end - at, at, &in);
+				if (!n)
+					break;
+				if ((in.kind == LS_INSN_JUMP || in.kind == LS_INSN_CJUMP) && in.target) {
+					c->labels = ls_grow(c->labels, &c->cap_labels, c->nlabels + 1, sizeof *c->labels);
+					c->labels[c->nlabels++] = (struct label){ in.target, site };
+				}
+				at += n;
+			}
+		}
+		return;
+	}
+}
+
+/* Entries of STRIDE bytes between the symbols START and STOP whose first
+ * two s32 fields are offsets from themselves: (site, target) pairs added
+ * to c->labels. */
+static void load_relative_pairs(const ls_module *m, struct ls_unwind_cache *c, const char *start, const char *stop,
+                                size_t stride)
+{
 	uint64_t lo, hi, size;
-	if (!m->kernel || m->relocatable || !m->elf || ls_symindex_find(m, "__start___jump_table", &lo, &size) < 0 ||
-	    ls_symindex_find(m, "__stop___jump_table", &hi, &size) < 0 || hi <= lo || (hi - lo) % 16)
+	if (ls_symindex_find(m, start, &lo, &size) < 0 || ls_symindex_find(m, stop, &hi, &size) < 0 || hi <= lo ||
+	    (hi - lo) % stride)
 		return;
 	const uint8_t *d = image_bytes(m, lo, hi);
 	if (!d)
 		return;
-	size_t n = (hi - lo) / 16;
-	c->labels = ls_xmalloc((n + 1) * sizeof *c->labels);
+	size_t n = (hi - lo) / stride;
+	c->labels = ls_grow(c->labels, &c->cap_labels, c->nlabels + n, sizeof *c->labels);
 	for (size_t i = 0; i < n; i++) {
-		int32_t code, target;
-		memcpy(&code, d + 16 * i, 4);
-		memcpy(&target, d + 16 * i + 4, 4);
-		uint64_t at = lo + 16 * i;
-		c->labels[c->nlabels++] = (struct label){ at + 4 + (int64_t)target, at + (int64_t)code };
+		int32_t site, target;
+		memcpy(&site, d + stride * i, 4);
+		memcpy(&target, d + stride * i + 4, 4);
+		uint64_t at = lo + stride * i;
+		c->labels[c->nlabels++] = (struct label){ at + 4 + (int64_t)target, at + (int64_t)site };
 	}
+}
+
+/* The kernel's edges that its code does not show: jump labels
+ * (__jump_table: {s32 code, s32 target, long key}, in .data), the fixups
+ * of instructions that may fault (__ex_table: {s32 insn, s32 fixup, s32
+ * data}), and the alternatives' jumps.  Only in a linked image (a .ko's
+ * would need its relocations).  Caller holds the lock. */
+static void load_labels(const ls_module *m, struct ls_unwind_cache *c)
+{
+	c->labels_read = true;
+	if (!m->kernel || m->relocatable || !m->elf)
+		return;
+	load_relative_pairs(m, c, "__start___jump_table", "__stop___jump_table", 16);
+	load_relative_pairs(m, c, "__start___ex_table", "__stop___ex_table", 12);
+	load_alternatives(m, c);
 	qsort(c->labels, c->nlabels, sizeof *c->labels, cmp_label);
 }
 
