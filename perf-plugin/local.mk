@@ -6,7 +6,7 @@ perf_loops_SOURCES = \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
-	perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
@@ -27,7 +27,7 @@ noinst_PROGRAMS += fuzz-perf-report
 fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
-	perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c perf-plugin/names.c
 fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1
