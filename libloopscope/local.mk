@@ -25,7 +25,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/elf/symbols.c libloopscope/elf/symbols.h \
 	libloopscope/dwarf/inline_tree.c libloopscope/dwarf/inline_tree.h \
 	libloopscope/dwarf/die_order.c libloopscope/dwarf/die_order.h \
-	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h \
+	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h libloopscope/dwarf/proc_bounds.c \
 	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
 	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c \
 	libloopscope/cfg/opcodes.h libloopscope/cfg/disasm.c \

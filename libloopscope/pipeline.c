@@ -113,9 +113,8 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 		return -1;
 	stage_done("elf", &t0);
 	if (!m->dwarf_found)
-		ls_warn(&m->opt, "%s: no DWARF debug information%s%s: procedures from symbols only, no inline "
-		        "frames or lines", m->path, m->debuginfod_why ? "; " : "",
-		        m->debuginfod_why ? m->debuginfod_why : "");
+		ls_warn(&m->opt, "%s: no DWARF debug information%s%s: no inline frames or lines", m->path,
+		        m->debuginfod_why ? "; " : "", m->debuginfod_why ? m->debuginfod_why : "");
 	/* A cached structure needs none of the DWARF indexes (lookups use the
 	 * tree, symbol lookups fall back to it: procs.c), nor the DWARF itself,
 	 * which is read only on a miss (build_indexes). */
