@@ -374,7 +374,7 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 			fr[nf].how = how[i];
 			nf++;
 		}
-	} else if (!lbr && nf > 1) {
+	} else if (!lbr && smp->nr_callchain && nf) {
 		nf = pl_fp_repair(a, t, fr, nf);
 	}
 	if (lbr && !kernel_ip_only(smp)) {

@@ -194,6 +194,19 @@ static int missing_frame(struct pl_attrib *a, pl_thread *t, const struct frame *
 	return INSERT_TWO;
 }
 
+/* The procedures where a thread's stack begins: a chain may end there. */
+static int outermost(const ls_module *m, uint64_t link)
+{
+	static const char *const names[] = { "_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+	                                     "clone", "clone3", "__clone", "__clone3", "thread_start" };
+	const ls_scope *p = ls_lookup_proc(m, link);
+	const char *n = p ? ls_scope_name(p) : NULL;
+	for (size_t i = 0; n && i < sizeof names / sizeof *names; i++)
+		if (!strcmp(n, names[i]))
+			return 1;
+	return 0;
+}
+
 static void count_frameless(struct pl_attrib *a, const pl_dso *dso)
 {
 	if (dso->index >= a->nfp_frameless) {
@@ -245,6 +258,24 @@ size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t 
 			break;
 		default:
 			break;
+		}
+	}
+	/* a chain of the leaf alone whose leaf keeps no frame pointer: BP was
+	 * not a frame (a library used it as a register) and the kernel gave
+	 * up - the callers are unknown */
+	size_t user = 0, last = 0;
+	for (size_t i = 0; i < nf; i++)
+		if (!fr[i].kernel)
+			user++, last = i;
+	if (user == 1) {
+		struct where w;
+		ls_unwind_recipe r;
+		ls_error err;
+		if (locate(a, t, fr[last].addr - fr[last].adjust, &w) == 0 &&
+		    ls_unwind_recipe_at(w.d->mod, w.link, &r, &err) == 0 && !r.fp_chain && !outermost(w.d->mod, w.link)) {
+			if (!skipped)
+				count_frameless(a, w.map->dso);
+			skipped = refused = 1;
 		}
 	}
 	a->fp_samples++;

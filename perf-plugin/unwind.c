@@ -70,6 +70,7 @@ struct pl_unwinder {
 	struct cfi *cfi;   /* by dso index */
 	size_t ncfi;
 	pl_unwind_stats st;
+	uint64_t stack_limit; /* $PERF_LOOPS_STACK_LIMIT, or 0 */
 	uint64_t *depths;  /* per sample that reached its last frame: bytes of the copy it needed */
 	size_t ndepths, cap_depths;
 };
@@ -79,6 +80,10 @@ static struct pl_unwinder *unwinder(struct pl_attrib *a)
 	if (!a->uw) {
 		a->uw = pl_xcalloc(1, sizeof *a->uw);
 		a->uw->nslots = 1 << 14;
+		/* $PERF_LOOPS_STACK_LIMIT=N: unwind as if perf had copied only N
+		 * bytes of each stack (to compare stack sizes on one recording) */
+		const char *lim = getenv("PERF_LOOPS_STACK_LIMIT");
+		a->uw->stack_limit = lim ? strtoull(lim, NULL, 0) : 0;
 		a->uw->slots = pl_xcalloc(a->uw->nslots, sizeof *a->uw->slots);
 	}
 	return a->uw;
@@ -333,6 +338,8 @@ size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, u
 	if (!(r.known & (1u << 16)) || !(r.known & (1u << DW_SP)))
 		return 0;
 	struct stack k = { r.v[DW_SP], smp->stack_dyn_size ? smp->stack_dyn_size : smp->stack_size, smp->stack_user, 0, 0 };
+	if (uw->stack_limit && k.size > uw->stack_limit)
+		k.size = uw->stack_limit; /* what a smaller copy would have had (the tests, the benchmarks) */
 	uw->st.samples++;
 	size_t n = 0;
 	uint8_t next_how = PL_HOW_CFI;
