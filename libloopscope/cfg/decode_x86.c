@@ -177,6 +177,25 @@ static bool is_prefix(const char *m)
 	return strncmp(m, "rex.", 4) == 0;
 }
 
+/* A displacement: the operand becomes memory even before the parenthesis
+ * (absolute "0x601040" is memory too).  i386-dis.c prints a negative
+ * one's '-' as a token of its own ("-", "0x18" for -0x18(%rbp)). */
+static void on_displacement(struct ls_decoder *d, const char *s, size_t n)
+{
+	struct ls_operand *op = cur_op(d);
+	if (!op)
+		return;
+	op->kind = LS_OP_MEM;
+	if (n == 1 && s[0] == '-') {
+		d->neg_pending = true;
+		return;
+	}
+	op->disp = parse_number(s, n);
+	if (d->neg_pending)
+		op->disp = -op->disp;
+	d->neg_pending = false;
+}
+
 static void on_token(struct ls_decoder *d, enum disassembler_style style, const char *s, size_t n)
 {
 	/* Tokens come only from print_insn inside ls_decode, which points
@@ -242,25 +261,9 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 		return;
 	}
 	case dis_style_address:
-	case dis_style_address_offset: {
-		struct ls_operand *op = cur_op(d);
-		if (!op)
-			return;
-		/* A displacement: the operand becomes memory even before
-		 * the parenthesis (absolute "0x601040" is memory too).
-		 * i386-dis.c prints a negative one's '-' as a token of its
-		 * own ("-", "0x18" for -0x18(%rbp)). */
-		op->kind = LS_OP_MEM;
-		if (n == 1 && s[0] == '-') {
-			d->neg_pending = true;
-			return;
-		}
-		op->disp = parse_number(s, n);
-		if (d->neg_pending)
-			op->disp = -op->disp;
-		d->neg_pending = false;
+	case dis_style_address_offset:
+		on_displacement(d, s, n);
 		return;
-	}
 	case dis_style_text:
 	default:
 		for (size_t i = 0; i < n; i++) {
