@@ -195,7 +195,8 @@ static const ls_scope **procs_by_address(const ls_module *m, size_t *n)
 			}
 			v[(*n)++] = p;
 		}
-	qsort(v, *n, sizeof *v, cmp_low);
+	if (v)
+		qsort(v, *n, sizeof *v, cmp_low);
 	return v;
 }
 
