@@ -45,6 +45,7 @@ void pl_attrib_free(struct pl_attrib *a)
 	pl_unwind_end(a);
 	pl_dsos_end(a);
 	free(a->fp_frameless);
+	free(a->fp_memo);
 	free(a->fc);
 	free(a->cc);
 	free(a->pool);

@@ -68,6 +68,13 @@ struct pl_attrib {
 	uint64_t fp_samples, fp_skipped, fp_repaired, fp_broken;
 	uint32_t *fp_frameless;  /* per dso index: samples with a frameless frame there */
 	int fp_check;            /* $PERF_LOOPS_FP_CHECK: pl_fp_check on every dwarf sample */
+	/* fp-repair.c: whether a frame keeps the fp chain, by (map, address) */
+	struct fp_slot {
+		const pl_map *map;
+		uint64_t addr;
+		int8_t chain;
+	} *fp_memo;
+	size_t fp_memo_n, fp_memo_used;
 	size_t nfp_frameless;
 };
 

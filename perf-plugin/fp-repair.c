@@ -218,6 +218,38 @@ static void count_frameless(struct pl_attrib *a, const pl_dso *dso)
 	a->fp_frameless[dso->index]++;
 }
 
+/* Whether the frame at runtime ADDR in map M keeps the fp chain there
+ * (1), does not (0), or cannot be told (-1): memoized per (map, address),
+ * since a recording visits the same few thousand addresses millions of
+ * times. */
+static int keeps_chain(struct pl_attrib *a, pl_thread *t, uint64_t addr, struct where *w)
+{
+	int located = locate(a, t, addr, w) == 0;
+	const pl_map *m = located ? w->map : NULL;
+	if (!a->fp_memo) {
+		a->fp_memo_n = 1 << 16;
+		a->fp_memo = pl_xcalloc(a->fp_memo_n, sizeof *a->fp_memo);
+	}
+	struct fp_slot *fp_memo = a->fp_memo;
+	size_t fp_memo_n = a->fp_memo_n;
+	uint64_t h = (addr * 0x9e3779b97f4a7c15ULL) ^ ((uintptr_t)m * 0xc2b2ae3d27d4eb4fULL);
+	size_t i = (size_t)(h >> 20) & (fp_memo_n - 1);
+	for (; fp_memo[i].map || fp_memo[i].addr; i = (i + 1) & (fp_memo_n - 1))
+		if (fp_memo[i].map == m && fp_memo[i].addr == addr)
+			return fp_memo[i].chain;
+	ls_unwind_recipe r;
+	ls_error err;
+	int chain = !located || ls_unwind_recipe_at(w->d->mod, w->link, &r, &err) < 0 ? -1 : r.fp_chain != 0;
+	if ((a->fp_memo_used + 1) * 2 > fp_memo_n) { /* full: start over */
+		memset(fp_memo, 0, fp_memo_n * sizeof *fp_memo);
+		a->fp_memo_used = 0;
+		i = (size_t)(h >> 20) & (fp_memo_n - 1);
+	}
+	fp_memo[i] = (struct fp_slot){ m, addr ? addr : 1, (int8_t)chain };
+	a->fp_memo_used++;
+	return chain;
+}
+
 size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t nf)
 {
 	int skipped = 0, repaired = 0, refused = 0;
@@ -225,10 +257,7 @@ size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t 
 		if (fr[i].kernel || fr[i + 1].kernel || fr[i].how != PL_HOW_CFI)
 			continue;
 		struct where wi;
-		ls_unwind_recipe r;
-		ls_error err;
-		if (locate(a, t, fr[i].addr - fr[i].adjust, &wi) < 0 ||
-		    ls_unwind_recipe_at(wi.d->mod, wi.link, &r, &err) < 0 || r.fp_chain)
+		if (keeps_chain(a, t, fr[i].addr - fr[i].adjust, &wi) != 0)
 			continue;
 		if (!skipped)
 			count_frameless(a, wi.map->dso);
@@ -269,10 +298,7 @@ size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t 
 			user++, last = i;
 	if (user == 1) {
 		struct where w;
-		ls_unwind_recipe r;
-		ls_error err;
-		if (locate(a, t, fr[last].addr - fr[last].adjust, &w) == 0 &&
-		    ls_unwind_recipe_at(w.d->mod, w.link, &r, &err) == 0 && !r.fp_chain && !outermost(w.d->mod, w.link)) {
+		if (keeps_chain(a, t, fr[last].addr - fr[last].adjust, &w) == 0 && !outermost(w.d->mod, w.link)) {
 			if (!skipped)
 				count_frameless(a, w.map->dso);
 			skipped = refused = 1;
