@@ -156,6 +156,42 @@ static int cfa_offset_of(const Dwarf_Op *ops, size_t n, int32_t *off)
 	return 1;
 }
 
+/* A CFA expression in terms of SP at PC: the PLT's
+ * rsp + 8 + ((rip & 15) >= 11) * 8.  Values are COEF * rsp + K; true when
+ * it comes to rsp + *OFF. */
+static int sp_expression(const Dwarf_Op *ops, size_t n, uint64_t pc, int32_t *off)
+{
+	int64_t coef[8], k[8];
+	size_t sp = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t a = ops[i].atom;
+		if (sp >= 8)
+			return 0;
+		if (a == DW_OP_breg7 || a == DW_OP_breg16) {
+			coef[sp] = a == DW_OP_breg7;
+			k[sp++] = (int64_t)ops[i].number + (a == DW_OP_breg16 ? (int64_t)pc : 0);
+		} else if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+			coef[sp] = 0;
+			k[sp++] = a - DW_OP_lit0;
+		} else if (sp >= 2 && (a == DW_OP_plus || a == DW_OP_minus)) {
+			int m = a == DW_OP_plus ? 1 : -1;
+			coef[sp - 2] += m * coef[sp - 1];
+			k[sp - 2] += m * k[sp - 1];
+			sp--;
+		} else if (sp >= 2 && !coef[sp - 1] && !coef[sp - 2] && (a == DW_OP_and || a == DW_OP_ge || a == DW_OP_shl)) {
+			int64_t x = k[sp - 2], y = k[sp - 1];
+			k[sp - 2] = a == DW_OP_and ? (x & y) : a == DW_OP_ge ? x >= y : (int64_t)((uint64_t)x << (y & 63));
+			sp--;
+		} else {
+			return 0;
+		}
+	}
+	if (sp != 1 || coef[0] != 1 || k[0] < INT32_MIN || k[0] > INT32_MAX)
+		return 0;
+	*off = (int32_t)k[0];
+	return 1;
+}
+
 /* The CFI's rule at PC, in the forms evaluated here: CFA = reg + N, the
  * return address at CFA + N or undefined, BP the same, at CFA + N or
  * undefined.  0, or -1 (no FDE, or another form). */
@@ -169,9 +205,13 @@ static int cfi_rule(Dwarf_CFI *cfi, uint64_t pc, struct rule *r)
 	int rc = -1;
 	memset(r, 0, sizeof *r);
 	r->src = RULE_CFI;
-	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n != 1)
+	if (dwarf_frame_cfa(fr, &ops, &n) != 0 || n < 1)
 		goto out;
-	if (ops[0].atom == DW_OP_bregx) {
+	if (n > 1) {
+		if (!sp_expression(ops, n, pc, &r->cfa_off))
+			goto out; /* a signal frame, DRAP: the recipes' */
+		r->cfa_reg = DW_SP;
+	} else if (ops[0].atom == DW_OP_bregx) {
 		r->cfa_reg = (uint8_t)ops[0].number;
 		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
 	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
@@ -317,6 +357,15 @@ static int step(const struct rule *rule, struct regs *r, struct stack *k)
 	return 0;
 }
 
+/* Whether the instruction before PC (in MAP) is a call. */
+static int after_call(struct pl_attrib *a, pl_map *map, uint64_t pc)
+{
+	struct dso_attr *d = pl_dso_attr(a, map->dso);
+	uint64_t link;
+	return d->mod && pl_attrib_link_addr(a, map, pc, &link) == 0 &&
+	       ls_unwind_call_before(d->mod, link, NULL) != LS_CALL_NONE;
+}
+
 static void keep_depth(struct pl_unwinder *uw, uint64_t depth)
 {
 	if (uw->ndepths == uw->cap_depths) {
@@ -346,11 +395,16 @@ size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, u
 	int end = -1, used_recipe = 0;
 	while (n < cap) {
 		uint64_t pc = r.v[16];
+		pl_map *map = pl_find_map(a->rep->s, t, pc, 0);
+		uint64_t link;
+		/* a caller must be code, and after a recipe's step a return
+		 * address (following a call): else the walk went past the
+		 * first frame of the thread (ld.so's _start has no CFI) */
+		if (n > 0 && (!map || (next_how == PL_HOW_RECIPE && !after_call(a, map, pc))))
+			break;
 		pcs[n] = pc;
 		how[n] = next_how;
 		n++;
-		pl_map *map = pl_find_map(a->rep->s, t, pc, 0);
-		uint64_t link;
 		if (!map || pl_attrib_link_addr(a, map, n == 1 ? pc : pc - 1, &link) < 0)
 			break;
 		const struct rule *rule = rule_at(a, map, link);
