@@ -15,9 +15,12 @@
 # twice: the first recording of a program sizes its stack copy from an
 # estimate, the second from the depth the first measured.  For each way of recording:
 # the run time (median of N; the run without perf beside it: the overhead),
-# the perf.data size and its samples; for the default recording and the
-# reference, the share of samples whose chain reaches main or start_thread,
-# and every loop over 1% with its Total in both.  The same comparison is
+# the CPU time of perf and the program together (median of N; the program
+# alone beside it: the overhead - CPU, not wall time, which the other jobs
+# of a shared machine make meaningless), the perf.data size, its samples,
+# and the share of samples whose chain reaches main or start_thread; for the
+# default recording and the reference, every loop over 1% with its Total
+# in both.  The same comparison is
 # made on one run, without sampling noise: the reference recording unwound
 # as if perf had copied only the default's stack size
 # (PERF_LOOPS_STACK_LIMIT).  Then the report and annotate times, perf loops
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,6 +47,15 @@ def run(cmd, env=None, cwd=None, out=subprocess.DEVNULL):
     t = time.monotonic()
     r = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, env=env, cwd=cwd, universal_newlines=True)
     return time.monotonic() - t, r
+
+
+def cpu_run(cmd, env=None):
+    """(wall seconds, CPU seconds of the command and all its descendants
+    - perf and the program it records -, the result)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t, r = run(cmd, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), r
 
 
 def workloads(tmp):
@@ -122,34 +135,37 @@ def bench_program(args, name, argv, setup, tmp, env):
     ]
     res = {}
     for label, rec in modes:
-        times = []
+        times, cpus = [], []
         data = os.path.join(tmp, "%s-%s.data" % (name, re.sub(r"[^a-z0-9,=]+", "_", label).strip("_")))
         for _ in range(args.runs):
             setup()
             cmd = argv if rec is None else rec + ["-q", "-o", data, "--"] + argv
-            t, r = run(cmd, env=env)
+            t, cpu, r = cpu_run(cmd, env=env)
             if r.returncode != 0:
                 print("# %s: %s failed: %s" % (name, label, r.stderr[-300:]))
             times.append(t)
-        res[label] = {"time": statistics.median(times), "data": data if rec else None}
+            cpus.append(cpu)
+        res[label] = {"time": statistics.median(times), "cpu": statistics.median(cpus), "data": data if rec else None}
         if rec:
             res[label]["size"] = os.path.getsize(data)
             res[label]["samples"] = samples_of(pl, data)
             res[label]["stack"] = header_count(data, "stack")
-    base = res["none"]["time"]
+    base = res["none"]["cpu"]
     print("== %s: %s" % (name, " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv))))
-    print("%-20s %9s %9s %10s %9s %8s" % ("recording", "time", "overhead", "perf.data", "samples", "stack"))
+    print("%-20s %8s %8s %9s %10s %9s %8s %9s" % ("recording", "wall", "CPU", "overhead", "perf.data", "samples",
+                                                  "stack", "to main"))
     for label, _ in modes:
         r = res[label]
-        print("%-20s %8.2fs %8.1f%% %9.1fM %9s %8s" % (
-            label, r["time"], 100.0 * (r["time"] - base) / base, r.get("size", 0) / 1e6,
-            r.get("samples", "-"), r.get("stack") or "-"))
+        reached = ""
+        if r.get("data"):
+            got, total = reach(args.perf_loops, r["data"])
+            reached = "%.2f%%" % (100.0 * got / max(1, total))
+        print("%-20s %7.2fs %7.2fs %8.1f%% %9.1fM %9s %8s %9s" % (
+            label, r["time"], r["cpu"], 100.0 * (r["cpu"] - base) / base, r.get("size", 0) / 1e6,
+            r.get("samples", "-"), r.get("stack") or "-", reached))
     d, ref = res["again (measured)"]["data"], res["dwarf,65528"]["data"]
-    rd, rr = reach(pl, d), reach(pl, ref)
     ld, lr = loops(pl, d), loops(pl, ref)
     n, (worst, where) = compare_loops(ld, lr)
-    print("reaching main or start_thread: default %d/%d (%.2f%%), reference %d/%d (%.2f%%)" %
-          (rd[0], rd[1], 100.0 * rd[0] / max(1, rd[1]), rr[0], rr[1], 100.0 * rr[0] / max(1, rr[1])))
     print("loops over 1%%: %d; the largest difference of Total, default (measured) vs reference, two runs: %.2f "
           "points (%s)" % (n, worst, where))
     limit = res["again (measured)"]["stack"]
