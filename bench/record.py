@@ -168,6 +168,8 @@ def bench_program(args, name, argv, setup, tmp, env):
     n, (worst, where) = compare_loops(ld, lr)
     print("loops over 1%%: %d; the largest difference of Total, default (measured) vs reference, two runs: %.2f "
           "points (%s)" % (n, worst, where))
+    n0, (worst0, where0) = compare_loops(loops(pl, res["perf loops record"]["data"]), ld)
+    print("the same between the two default runs (noise between runs): %.2f points (%s)" % (worst0, where0))
     limit = res["again (measured)"]["stack"]
     env_lim = dict(env, PERF_LOOPS_STACK_LIMIT=str(limit))
     rs, ls = reach(pl, ref, env_lim), loops(pl, ref, env_lim)
