@@ -19,6 +19,7 @@ import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,15 +33,21 @@ _spec.loader.exec_module(B)
 PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
 
 
+def record(cmd, env=None):
+    """The command's stderr (its stdout, xz's compressed data, discarded)."""
+    return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                          universal_newlines=True, errors="replace")
+
+
 def check(tap, tmp, name, argv, setup, env):
     data = os.path.join(tmp, name + ".data")
     setup()
-    r1 = C.run([PERF_LOOPS, "record", "-o", data, "--"] + argv, env=env)
+    r1 = record([PERF_LOOPS, "record", "-o", data, "--"] + argv, env=env)
     m1 = re.search(r"^perf loops: --call-graph=dwarf,(\d+): (.*)$", r1.stderr, re.M)
     tap.ok(r1.returncode == 0 and m1 is not None and "keep" in m1.group(2),
            "%s: perf loops record chooses a stack copy (dwarf,%s) and says why" % (name, m1.group(1) if m1 else "-"))
     setup()
-    r2 = C.run([PERF_LOOPS, "record", "-o", data, "--"] + argv, env=env)
+    r2 = record([PERF_LOOPS, "record", "-o", data, "--"] + argv, env=env)
     m2 = re.search(r"--call-graph=dwarf,(\d+): .*from the depth the last recording of this program measured",
                    r2.stderr)
     tap.ok(r2.returncode == 0 and m2 is not None,
@@ -56,8 +63,8 @@ def check(tap, tmp, name, argv, setup, env):
     os.unlink(data)
     ref = os.path.join(tmp, name + "-ref.data")
     setup()
-    r = C.run(["perf", "record", "-q", "-m", "256M", "-e", "cpu-clock", "--call-graph=dwarf,65528", "-o", ref, "--"]
-              + argv)
+    r = record(["perf", "record", "-q", "-m", "256M", "-e", "cpu-clock", "--call-graph=dwarf,65528", "-o", ref, "--"]
+               + argv)
     if not tap.ok(r.returncode == 0, "%s: perf record --call-graph=dwarf,65528" % name):
         return
     full, cut = B.loops(PERF_LOOPS, ref), B.loops(PERF_LOOPS, ref, dict(env, PERF_LOOPS_STACK_LIMIT=str(size)))
