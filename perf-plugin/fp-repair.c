@@ -250,11 +250,36 @@ static int keeps_chain(struct pl_attrib *a, pl_thread *t, uint64_t addr, struct 
 	return chain;
 }
 
+/* Where the user part of an fp chain turns to garbage: the first return
+ * address that is in no map, or that follows no call (BP was a general
+ * register somewhere below); NF if none. */
+static size_t first_garbage(struct pl_attrib *a, pl_thread *t, const struct frame *fr, size_t nf)
+{
+	for (size_t i = 1; i < nf; i++) {
+		/* (the first user frame after kernel ones is the user IP at the
+		 * syscall or interrupt, not a return address) */
+		if (fr[i].kernel || fr[i - 1].kernel || fr[i].how != PL_HOW_CFI || !fr[i].adjust)
+			continue;
+		if (!pl_find_map(a->rep->s, t, fr[i].addr, 0))
+			return i;
+		struct where w;
+		if (locate(a, t, fr[i].addr, &w) == 0 && ls_unwind_call_before(w.d->mod, w.link, NULL) == LS_CALL_NONE)
+			return i;
+	}
+	return nf;
+}
+
 size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t nf)
 {
 	int skipped = 0, repaired = 0, refused = 0;
+	size_t bad = first_garbage(a, t, fr, nf);
+	if (bad < nf) {
+		fr[bad].how = PL_HOW_BROKEN;
+		nf = bad + 1;
+		refused = 1;
+	}
 	for (size_t i = 0; i + 1 < nf; i++) {
-		if (fr[i].kernel || fr[i + 1].kernel || fr[i].how != PL_HOW_CFI)
+		if (fr[i].kernel || fr[i + 1].kernel || fr[i].how != PL_HOW_CFI || fr[i + 1].how == PL_HOW_BROKEN)
 			continue;
 		struct where wi;
 		if (keeps_chain(a, t, fr[i].addr - fr[i].adjust, &wi) != 0)
