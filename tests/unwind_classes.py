@@ -31,6 +31,22 @@ EXPLAINED = [
     (r"^__restore_rt$", r".",
      "the signal trampoline: its CFI describes the interrupted context (the ucontext on the stack), the recipes "
      "a call frame - CFI right"),
+    # zstd, clang -O2/-O3: `push 0xb0(%rsp); mov 0xb0(%rsp),%r12; push %r12` - clang's call-frame
+    # optimization turns argument stores into pushes and emits each push's .cfi_adjust_cfa_offset
+    # after the instructions scheduled behind it (readelf: the row changes one or two instructions
+    # late).  Checked by hand at each of these addresses.
+    (r"^(FIO_compressFilename_srcFile|ZSTD_buildSequencesStatistics|ZSTD_compressSeqStore_singleBlock)$",
+     r"^oracle rsp\+N / recipe rsp\+N \(push\)$",
+     "clang's CFI for argument pushes (X86CallFrameOptimization) changes the CFA one or two instructions after "
+     "the push, behind the loads scheduled between; the recipes change it at the push - recipes right"),
+    # zstd, gcc -O3: `mov %rsp,%rdi; sub $0x20,%rsp; call ZSTD_adjustCParams_internal; mov %rdi,%rsp`.
+    # gcc's interprocedural register allocation (-fipa-ra) knows that local callee keeps rdi, so it
+    # restores SP from it.  The recipes take rdi as clobbered by the call and reckon the CFA from
+    # r13, which holds rsp+0xf0 from the prologue to the return: r13+272 is the CFI's rsp+512.
+    (r"^ZSTD_estimateCCtxSize_usingCParams$", r"^oracle rsp\+N / recipe reg\+N \(unknown\)$",
+     "SP restored after a call from a register gcc's -fipa-ra knows the local callee keeps (mov %rdi,%rsp): "
+     "the recipes take the register as clobbered and reckon the same CFA from a callee-saved register "
+     "holding an SP offset (r13+272 = rsp+512) - both right"),
     # --- the kernel -------------------------------------------------------------
     (r"sysvec_|_interrupt$|^common_interrupt$|^spurious_interrupt$|^xen_pv_evtchn_do_upcall$|^do_softirq|"
      r"^asm_|^__do_softirq|^page_fault_oops$",
