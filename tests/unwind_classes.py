@@ -64,17 +64,25 @@ EXPLAINED = [
     (r"^print_cpus_offline$|^pci_scan_slot$|^pci_add_new_bus$|^ftrace_hash_move_and_update_ops$", r".",
      "a function with an FDE but no symbol (the symbol table lost it), taken as the end of the procedure "
      "before it: the procedure's bounds are wrong, so are its recipes there (FDE-based procedure "
-     "discovery finds it)"),
+     "discovery reads .eh_frame, which vmlinux does not have: it keeps only .debug_frame)"),
     (r".", r"^oracle reg\+N / recipe rsp\+N \((entry|push)\)$|^oracle reg\+N / recipe reg\+N",
      "gcc's DRAP frames: right after lea 8(%rsp),%r10 the CFI reckons the CFA from r10 where the recipes "
      "still have SP (the same CFA), or from another register holding it - both right"),
-    (r"^(__switch_to_asm|wakeup_long64|sev_verify_cbit|finish_task_switch.*)$", r".",
+    # restore_registers: resume from hibernation, mov 0x98(%rax),%rsp from the saved context.
+    (r"^(__switch_to_asm|wakeup_long64|sev_verify_cbit|finish_task_switch.*|restore_registers)$", r".",
      "a task switch or a wake-up loads SP from memory (the next task's saved SP): ORC's hint says where the "
      "new frame is, the recipes say unknown - ORC right"),
-    (r"^(arch_rethook_trampoline|__thunk_restore|entry_ibpb)$", r".",
+    # ftrace_regs_caller: the direct-trampoline path swaps the flags with orig_rax, pops them and
+    # RETs into the address left on the stack, under UNWIND_HINT_FUNC (arch/x86/kernel/ftrace_64.S).
+    (r"^(arch_rethook_trampoline|__thunk_restore|entry_ibpb|ftrace_regs_caller)$", r".",
      "hand-written kernel assembly whose frames objtool is told by UNWIND_HINTs (rethook's fake return frame, "
      "the thunks' saved registers): ORC describes the hinted frame, the recipes the pushes as a call frame - "
      "ORC right where the hint says the frame is not a plain call"),
+    # srso_alias_safe_ret (arch/x86/lib/retpoline.S): lea 8(%rsp),%rsp; ret - called by
+    # srso_alias_return_thunk, it drops its own return address and returns to the one below it.
+    (r"^srso_(alias_)?safe_ret$", r".",
+     "the SRSO return thunk's `lea 8(%rsp),%rsp; ret` drops its own return address and returns to the one "
+     "below (UNWIND_HINT_FUNC): ORC right, the recipes keep the call frame's rsp+0 at the ret"),
     (r".", r"^oracle CFA expression regs|^oracle CFA expression regs-partial|^oracle CFA undefined",
      "kernel entry code (ORC's pt_regs and end-of-stack hints): the frames are interrupt or syscall frames, not "
      "call frames - ORC right, the recipes describe a call frame"),
