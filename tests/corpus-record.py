@@ -92,7 +92,8 @@ def main():
     w = B.workloads(tmp)
     for name in ("xz", "db_bench", "lua5.4"):
         if name not in w:
-            tap.skip("%s: cannot be built here (apt-get source, cmake)" % name)
+            tap.skip("%s: not built: its Debian source is not there (make check-slow-setup fetches it), "
+                     "or its build failed" % name)
             continue
         argv, setup = w[name]
         check(tap, tmp, name, argv, setup, env)
