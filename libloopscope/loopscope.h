@@ -457,7 +457,8 @@ ls_edge ls_loop_exit(const ls_scope *loop, size_t i);
  * CFI is missing, incomplete or wrong, and to tell which code keeps a frame
  * pointer.  x86-64 only.  A procedure's recipes are computed the first time
  * one of its addresses is asked about, and kept with the module: the same
- * with and without the cache.  Safe from several threads at once. */
+ * with and without the cache.  Safe from several threads at once.
+ * Since LOOPSCOPE_0.2. */
 
 typedef enum ls_unwind_base {
 	LS_UNWIND_UNKNOWN = 0, /* the analysis cannot tell where the frame is */
