@@ -18,7 +18,8 @@ PERF_TESTS = \
 	tests/perf-escapes.sh \
 	tests/perf-source-hostile.sh \
 	tests/perf-payloads.sh \
-	tests/perf-fork-maps.sh
+	tests/perf-fork-maps.sh \
+	tests/perf-unwind.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py
@@ -41,4 +42,5 @@ EXTRA_DIST += \
 	tests/fixtures/perf/threads_fork.c tests/fixtures/perf/bench_work.c \
 	tests/fixtures/perf/nolibc_work.c tests/fixtures/perf/cxx_names.cpp \
 	tests/fixtures/perf/tree.py tests/fixtures/perf/annotate_check.py \
-	tests/fixtures/perf/kernel_perfdata.py
+	tests/fixtures/perf/kernel_perfdata.py \
+	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c
