@@ -53,7 +53,7 @@ def main():
                 label = "%s %s %s" % (program.name, cc, opt)
                 b = corpus.build(program, cc, opt)
                 if b is None:
-                    tap.skip("%s: the corpus cannot be had here (apt-get source)" % label)
+                    tap.skip("%s: not built (make check-slow-setup builds it)" % label)
                     continue
                 check(tap, label, b.path)
     tap.done()
