@@ -236,7 +236,7 @@ static int keeps_chain(struct pl_attrib *a, pl_thread *t, uint64_t addr, struct 
 	size_t i = (size_t)(h >> 20) & (fp_memo_n - 1);
 	for (; fp_memo[i].map || fp_memo[i].addr; i = (i + 1) & (fp_memo_n - 1))
 		if (fp_memo[i].map == m && fp_memo[i].addr == addr)
-			return fp_memo[i].chain;
+			return located ? fp_memo[i].chain : -1; /* 0 or 1 only with *W filled */
 	ls_unwind_recipe r;
 	ls_error err;
 	int chain = !located || ls_unwind_recipe_at(w->d->mod, w->link, &r, &err) < 0 ? -1 : r.fp_chain != 0;

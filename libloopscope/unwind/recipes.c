@@ -361,7 +361,7 @@ static uint8_t copy_value(struct state *s, int dst, int src, int64_t disp)
 	uint8_t arule;
 	if (copy_anchored(s, dst, src, disp, &arule))
 		return arule;
-	int32_t v;
+	int32_t v = 0; /* read only when known */
 	bool known = reg_value(s, src, &v) && disp > -(1 << 30) && disp < (1 << 30);
 	if (known)
 		v -= (int32_t)disp;
@@ -405,7 +405,7 @@ static bool bp_store_or_load(struct state *s, const struct ls_insn *in, uint8_t 
 		return true;
 	}
 	if (is_reg(dst, R_BP) && src->kind == LS_OP_MEM && src->index < 0) {
-		int32_t base;
+		int32_t base = 0; /* read only when known */
 		bool known = reg_value(s, src->base, &base);
 		*rule = load_bp(s, known, base - (int32_t)src->disp);
 		return true;
