@@ -52,6 +52,7 @@ int cmd_unwind(int argc, char **argv);
  * in faddr2line): how many, or -1 with a reason in WHY. */
 int cli_parse_address(const ls_module *m, const char *token, uint64_t *addrs, size_t cap, char *why,
                       size_t whylen);
+int cmd_probes(int argc, char **argv);
 /* "512M", "2G", "1048576": bytes; 0, or -1 if it is not a size. */
 int cli_parse_size(const char *s, uint64_t *bytes);
 

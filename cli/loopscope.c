@@ -154,6 +154,7 @@ static const struct {
 	{ "decode", cmd_decode },
 	{ "cache", cmd_cache },
 	{ "unwind", cmd_unwind },
+	{ "probes", cmd_probes },
 };
 
 static const char top_doc[] =
@@ -168,8 +169,11 @@ static const char top_doc[] =
 	"  cache           list, prune or clear the analysis cache\n"
 	"  unwind BINARY [ADDR ...]\n"
 	"                  unwind recipes: where the caller's frame is, by binary analysis\n"
+	"  probes BINARY [LOOP|FUNCTION]\n"
+	"                  loops' instrumentation points (entries, header, back\n"
+	"                  edges, exits), what perf loops stat probes\n"
 	"\n"
-	"Common options of struct, lookup, decode and unwind:\n"
+	"Common options of struct, lookup, decode, unwind and probes:\n"
 	"  -j, --jobs=N        analyze on N threads (default: all cores)\n"
 	"      --no-cache      neither read nor write the analysis cache\n"
 	"                      ($XDG_CACHE_HOME/loopscope, keyed by build-id)\n"

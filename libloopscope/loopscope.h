@@ -553,6 +553,74 @@ typedef enum ls_call_kind {
 } ls_call_kind;
 /* What the instruction that ends just before RA is (RA: a return address). */
 ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *target);
+/* ---- loop instrumentation points (since LOOPSCOPE_0.2) ----------------- */
+
+/* Where a loop's events happen, as Paradyn defines them (seed 002): it is
+ * entered (an edge into it from outside), an iteration begins (its
+ * header), an iteration ends (a back edge), it is left (an edge out of it,
+ * or a return or tail call inside it).  What a counter (perf loops stat)
+ * or a tracer probes. */
+typedef enum ls_point_kind {
+	LS_POINT_ENTRY,    /* an edge into an entry block from outside the loop */
+	LS_POINT_HEADER,   /* the header: an iteration begins */
+	LS_POINT_BACKEDGE, /* an edge to an entry block from inside: an iteration ends */
+	LS_POINT_EXIT,     /* an edge from inside to outside */
+	LS_POINT_LEAVE,    /* a return or tail call inside: the loop is left with its procedure */
+} ls_point_kind;
+
+typedef enum ls_point_how {
+	LS_HOW_BLOCK,       /* HEADER: every execution of PROBE */
+	LS_HOW_FALLTHROUGH, /* FROM is no branch: it goes on into TO (every execution of FROM) */
+	LS_HOW_JUMP,        /* FROM jumps to TO whatever happens (every execution of FROM) */
+	LS_HOW_COND,        /* FROM is a conditional branch, the edge one of its two outcomes */
+	LS_HOW_INDIRECT,    /* FROM is an indirect jump (a jump table's case) */
+	LS_HOW_RETURN,      /* LEAVE: FROM is a return, or a tail call to TO */
+} ls_point_how;
+
+typedef struct ls_loop_point {
+	ls_point_kind kind;
+	ls_point_how how;
+	uint64_t from, to;     /* the edge: FROM the last instruction of its block, TO a block's
+	                        * first (HEADER: both the header; LEAVE by return: TO 0) */
+	uint64_t probe;        /* the instruction whose executions count it: FROM (COND: those
+	                        * with the outcome TAKEN), HEADER: the header; or one executed
+	                        * as often in the same block (FALLTHROUGH: before FROM; HEADER:
+	                        * after the header) when that one cannot carry a uprobe (x86:
+	                        * a CS/DS/ES/SS or LOCK prefix, as padding has); 0: none can */
+	uint64_t probe_offset; /* PROBE's offset in the file, what a uprobe takes; 0 if no
+	                        * segment loads it (a .o, a .ko) or PROBE is 0 */
+	int cond;              /* COND: the x86 condition code (0 o, 1 no, 2 b, 3 ae, 4 e, 5 ne,
+	                        * 6 be, 7 a, 8 s, 9 ns, 10 p, 11 np, 12 l, 13 ge, 14 le, 15 g);
+	                        * -1 for a branch on a register (jrcxz, loop) and other hows */
+	const char *cond_name; /* COND: "ne", ... ("rcx" for -1); else NULL */
+	int taken;             /* COND: 1 the edge is the branch taken, 0 its fall-through */
+	int to_single_pred;    /* TO is entered by this edge alone: a probe on TO counts it */
+	uint64_t to_probe;     /* TO_SINGLE_PRED: the instruction of TO's block to probe for
+	                        * that (TO, or after it as for PROBE); else 0 */
+	uint64_t to_probe_offset; /* its file offset, or 0 */
+} ls_loop_point;
+
+/* LOOP's points (LOOP a scope of kind LS_SCOPE_LOOP of M): the entry edges,
+ * the header, the back edges, the exits, then the returns and tail calls,
+ * each group in address order.  Writes the first CAP to OUT and returns
+ * how many there are, or -1 with ERR.  Decodes LOOP's procedure: call it
+ * for the loops wanted, not every loop of a large binary in a hot path.
+ * Since LOOPSCOPE_0.2. */
+int ls_loop_points(const ls_module *m, const ls_scope *loop, ls_loop_point *out, size_t cap, ls_error *err);
+const char *ls_point_kind_name(ls_point_kind k); /* "entry", "header", ... */
+const char *ls_point_how_name(ls_point_how h);   /* "block", "fallthrough", ... */
+
+/* The loops SPEC names in M, the way the front ends take a LOOP argument:
+ *   0xADDR        the loop whose header is ADDR
+ *   FILE:LINE     the loops of that line (FILE: the path's last components,
+ *                 "a.c" or "src/a.c")
+ *   FUNCTION      every loop of the procedure (a symbol's name)
+ *   FUNCTION:N    its Nth loop (1: the first in the scope tree's preorder,
+ *                 what `loopscope probes BINARY FUNCTION` numbers)
+ * Writes the first CAP to OUT (outer loops before inner, by address) and
+ * returns how many there are; -1 with ERR (LS_ERR_NOT_FOUND: none, naming
+ * SPEC).  Since LOOPSCOPE_0.2. */
+int ls_loops_find(const ls_module *m, const char *spec, const ls_scope **out, size_t cap, ls_error *err);
 
 /* ---- output ------------------------------------------------------------ */
 
