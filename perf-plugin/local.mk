@@ -11,7 +11,9 @@ perf_loops_SOURCES = \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
-	perf-plugin/browser.c
+	perf-plugin/browser.c \
+	perf-plugin/cmd-stat.c perf-plugin/stat.h perf-plugin/stat-plan.c perf-plugin/stat-run.c \
+	perf-plugin/stat-print.c perf-plugin/stat-calibrate.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS) $(NCURSES_CFLAGS)
 perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(NCURSES_LIBS)
 

@@ -2,6 +2,7 @@
  * its exec path, so `perf loops report` runs `perf-loops report`.  This file
  * dispatches to one file per subcommand (cmd-record.c, cmd-report.c). */
 #include "report.h"
+#include "stat.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,7 @@ static const char usage[] =
 	"       perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
 	"                         [perf report options: -s, -g, -G, -S, -F, -n, --tid, --time, ...]\n"
 	"       perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
+	"       perf loops stat [--loop LOOP]... [--all-edges] [--json] (-- COMMAND | -p PID [--duration S])\n"
 	"       perf loops --version\n"
 	"\n"
 	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n"
@@ -30,6 +32,12 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return cmd_stat(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "__run")) /* stat-run.c: perf stat runs the program through it */
+		return stat_run_child(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "__calibrate")) /* stat-calibrate.c: run by perf loops stat */
+		return stat_calibrate_child(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "annotate"))
 		return cmd_annotate(argc - 1, argv + 1);
 	fprintf(stderr, "perf-loops: unknown command '%s'\n%s", argv[1], usage);

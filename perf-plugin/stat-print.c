@@ -1,0 +1,159 @@
+/* stat-print.c - `perf loops stat`'s report: per loop its entries,
+ * iterations, trip count per entry and exits by edge (each marked when
+ * derived by flow conservation), then the probes' hits and what they cost;
+ * as text or JSON. */
+#include "report.h"
+#include "stat.h"
+#include "support/json_writer.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t total_hits(const struct stat_plan *p)
+{
+	uint64_t h = 0;
+	for (size_t i = 0; i < p->nctr; i++)
+		h += p->ctr[i].value;
+	return h;
+}
+
+static void text_qty(FILE *out, const struct stat_plan *p, const char *what, const struct stat_qty *q)
+{
+	if (q->known)
+		fprintf(out, "  %-12s %14" PRId64 "%s\n", what, stat_value(p, q), q->derived ? "  (derived)" : "");
+	else
+		fprintf(out, "  %-12s %14s  (no countable edge)\n", what, "?");
+}
+
+static void edge_name(char *buf, size_t size, const ls_loop_point *pt)
+{
+	if (pt->kind == LS_POINT_LEAVE)
+		snprintf(buf, size, "%#" PRIx64 " %s", pt->from, pt->to ? "tail call" : "return");
+	else if (pt->how == LS_HOW_COND)
+		snprintf(buf, size, "%#" PRIx64 " -> %#" PRIx64 " j%s %s", pt->from, pt->to, pt->cond_name,
+		         pt->taken ? "taken" : "not taken");
+	else
+		snprintf(buf, size, "%#" PRIx64 " -> %#" PRIx64 " %s", pt->from, pt->to, ls_point_how_name(pt->how));
+}
+
+static void text_loop(FILE *out, const struct stat_plan *p, const struct stat_loop *L)
+{
+	fprintf(out, "loop %s:%u  %s:%u  header %#" PRIx64 "%s\n", L->function, L->index, L->file ? L->file : "??",
+	        L->line, L->header, L->irreducible ? "  irreducible" : "");
+	text_qty(out, p, "entries", &L->entries);
+	text_qty(out, p, "iterations", &L->iterations);
+	if (L->entries.known && L->iterations.known && stat_value(p, &L->entries) > 0)
+		fprintf(out, "  %-12s %14.2f\n", "trip count", (double)stat_value(p, &L->iterations) / stat_value(p, &L->entries));
+	int64_t sum = 0;
+	bool all = true;
+	for (size_t i = 0; i < L->nexits; i++) {
+		all = all && L->exits[i].q.known;
+		sum += L->exits[i].q.known ? stat_value(p, &L->exits[i].q) : 0;
+	}
+	if (all)
+		fprintf(out, "  %-12s %14" PRId64 "\n", "exits", sum);
+	for (size_t i = 0; i < L->nexits; i++) {
+		char name[128];
+		edge_name(name, sizeof name, &L->exits[i].pt);
+		const struct stat_qty *q = &L->exits[i].q;
+		if (q->known)
+			fprintf(out, "    %-36s %10" PRId64 "%s\n", name, stat_value(p, q), q->derived ? "  (derived)" : "");
+		else
+			fprintf(out, "    %-36s %10s\n", name, "?");
+	}
+}
+
+static void json_qty(ls_jw *w, const struct stat_plan *p, const char *key, const struct stat_qty *q)
+{
+	ls_jw_key(w, key);
+	if (q->known)
+		ls_jw_uint(w, (uint64_t)stat_value(p, q));
+	else
+		ls_jw_null(w);
+}
+
+static void json_loop(ls_jw *w, const struct stat_plan *p, const struct stat_loop *L)
+{
+	ls_jw_object(w);
+	ls_jw_key(w, "function"); ls_jw_string(w, L->function);
+	ls_jw_key(w, "index"); ls_jw_uint(w, L->index);
+	ls_jw_key(w, "file"); ls_jw_string(w, L->file);
+	ls_jw_key(w, "line"); ls_jw_line(w, L->line);
+	ls_jw_key(w, "header"); ls_jw_hex(w, L->header);
+	ls_jw_key(w, "depth"); ls_jw_uint(w, L->depth);
+	ls_jw_key(w, "irreducible"); ls_jw_bool(w, L->irreducible);
+	json_qty(w, p, "entries", &L->entries);
+	ls_jw_key(w, "entries_derived"); ls_jw_bool(w, L->entries.derived);
+	json_qty(w, p, "iterations", &L->iterations);
+	json_qty(w, p, "header_hits", &L->header_hits);
+	ls_jw_key(w, "exits");
+	ls_jw_array(w);
+	for (size_t i = 0; i < L->nexits; i++) {
+		const struct stat_edge *x = &L->exits[i];
+		ls_jw_object(w);
+		ls_jw_key(w, "kind"); ls_jw_string(w, ls_point_kind_name(x->pt.kind));
+		ls_jw_key(w, "how"); ls_jw_string(w, ls_point_how_name(x->pt.how));
+		ls_jw_key(w, "from"); ls_jw_hex(w, x->pt.from);
+		ls_jw_key(w, "to"); ls_jw_hex(w, x->pt.to);
+		json_qty(w, p, "count", &x->q);
+		ls_jw_key(w, "derived"); ls_jw_bool(w, x->q.derived);
+		ls_jw_object_end(w);
+	}
+	ls_jw_array_end(w);
+	ls_jw_object_end(w);
+}
+
+static void json_report(FILE *out, const struct stat_plan *p, const char *binary)
+{
+	ls_jw w;
+	ls_jw_init(&w, out, LS_JW_PRETTY);
+	ls_jw_object(&w);
+	ls_jw_key(&w, "binary"); ls_jw_string(&w, binary);
+	ls_jw_key(&w, "status"); ls_jw_uint(&w, (uint64_t)p->status);
+	ls_jw_key(&w, "milliseconds"); ls_jw_uint(&w, (uint64_t)(p->seconds * 1e3 + 0.5));
+	ls_jw_key(&w, "probes"); ls_jw_uint(&w, p->nctr);
+	ls_jw_key(&w, "hits"); ls_jw_uint(&w, total_hits(p));
+	ls_jw_key(&w, "cost_per_hit_ns");
+	if (p->cost_us >= 0)
+		ls_jw_uint(&w, (uint64_t)(p->cost_us * 1e3 + 0.5));
+	else
+		ls_jw_null(&w);
+	ls_jw_key(&w, "loops");
+	ls_jw_array(&w);
+	for (size_t i = 0; i < p->nloops; i++)
+		json_loop(&w, p, &p->loops[i]);
+	ls_jw_array_end(&w);
+	ls_jw_object_end(&w);
+	ls_jw_newline(&w);
+	ls_jw_finish(&w);
+}
+
+int stat_print(const struct stat_plan *p, const char *binary, const struct stat_opts *o)
+{
+	FILE *out = o->output ? fopen(o->output, "w") : stdout;
+	if (!out) {
+		perror(o->output);
+		return -1;
+	}
+	if (o->json) {
+		json_report(out, p, binary);
+	} else {
+		fprintf(out, "perf loops stat: %s  (exit %d, %.3f s)\n", binary, p->status, p->seconds);
+		for (size_t i = 0; i < p->nloops; i++)
+			text_loop(out, p, &p->loops[i]);
+		uint64_t hits = total_hits(p);
+		fprintf(out, "probes: %zu uprobes, %" PRIu64 " hits", p->nctr, hits);
+		if (p->cost_us >= 0)
+			fprintf(out, " x %.2f us a hit (measured) = %.3f s of overhead\n", p->cost_us, hits * p->cost_us / 1e6);
+		else
+			fprintf(out, " (cost of a hit not measured)\n");
+	}
+	int rc = 0;
+	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {
+		perror(o->output ? o->output : "stdout");
+		rc = -1;
+	}
+	/* the program's own failure is ours, as with perf stat */
+	return rc < 0 ? -1 : p->status;
+}

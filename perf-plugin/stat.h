@@ -1,0 +1,86 @@
+/* stat.h - what `perf loops stat`'s stages share: the options, the plan
+ * (which uprobes count what: stat-plan.c), running them under perf stat
+ * (stat-run.c) and the report (stat-print.c). */
+#ifndef PERF_LOOPS_STAT_H
+#define PERF_LOOPS_STAT_H
+
+#include "loopscope.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STAT_MAX_SPECS 64
+#define STAT_MAX_TERMS 64
+
+struct stat_opts {
+	const char *loops[STAT_MAX_SPECS];
+	int nloops;
+	const char *binary, *output;
+	bool all_edges, json;
+	int pid;
+	double duration;
+	char **command;
+	int ncommand;
+};
+
+/* One uprobe counter: executions of the instruction at ADDR (file offset
+ * OFFSET), all of them (COND -1) or those where conditional branch
+ * condition COND's outcome is TAKEN. */
+struct stat_counter {
+	uint64_t addr, offset;
+	int cond, taken;
+	uint64_t value;
+	bool counted;
+};
+
+/* A count: the sum of SIGN x counter over its terms. */
+struct stat_qty {
+	struct { int counter, sign; } terms[STAT_MAX_TERMS];
+	int nterms;
+	bool known;      /* false: not countable (an indirect jump, a branch on a register) */
+	bool derived;    /* by flow conservation, not by a probe of its own */
+};
+
+struct stat_edge {
+	ls_loop_point pt;
+	struct stat_qty q;
+};
+
+struct stat_loop {
+	const char *function, *file;
+	unsigned index, line, depth;
+	uint64_t header;
+	bool irreducible;
+	struct stat_qty entries, iterations, header_hits;
+	struct stat_edge *exits;     /* exit edges, then returns inside */
+	size_t nexits;
+	bool exits_complete;         /* every exit counted: their sum should be the entries */
+};
+
+struct stat_plan {
+	ls_module *m;
+	struct stat_loop *loops;
+	size_t nloops;
+	struct stat_counter *ctr;
+	size_t nctr, capctr;
+	int status;                  /* perf stat's exit status (the program's) */
+	double seconds;              /* the run's wall time */
+	double cost_us;              /* one probe hit, measured; < 0 unknown */
+};
+
+int stat_plan_build(struct stat_plan *p, const char *binary, const struct stat_opts *o);
+void stat_plan_free(struct stat_plan *p);
+int64_t stat_value(const struct stat_plan *p, const struct stat_qty *q);
+/* The uprobe filter (tracefs syntax, over fields cf pf zf sf of) that holds
+ * when condition code COND's outcome is TAKEN. */
+const char *stat_filter(int cond, int taken);
+int stat_run(struct stat_plan *p, const char *binary, const struct stat_opts *o);
+int stat_print(const struct stat_plan *p, const char *binary, const struct stat_opts *o);
+/* stat-calibrate.c: the file offset of the probed calibration function in
+ * this program, and the child that times it (`perf-loops __calibrate N FILE`). */
+int stat_calibrate_offset(uint64_t *off);
+int stat_calibrate_child(int argc, char **argv);
+int stat_run_child(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+#endif
