@@ -23,23 +23,37 @@ stat_json() {
 		--loop rotated --loop irreducible -- "$_bin" >"$TMP/prog.out" 2>"$TMP/stat.err"
 }
 
-# field JSON FUNCTION DEPTH KEY: KEY of FUNCTION's loop at DEPTH ("exits": their counts, sorted)
+# field JSON FUNCTION DEPTH KEY: KEY of FUNCTION's loop at DEPTH ("exits": their
+# counts, sorted; "exit_sum": their sum), from JSON.values, made once per JSON
 field() {
-	python3 - "$@" <<'EOF'
+	[ -s "$1.values" ] || python3 - "$1" >"$1.values" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-fn, depth, key = sys.argv[2], int(sys.argv[3]), sys.argv[4]
-loops = [l for l in doc["loops"] if l["function"] == fn and l["depth"] == depth]
-if len(loops) != 1:
-    print("%d loops" % len(loops)); sys.exit(0)
-l = loops[0]
-if key == "exits":
-    print(" ".join(str(c) for c in sorted(x["count"] for x in l["exits"] if x["count"] is not None)))
-elif key == "exit_sum":
-    print(sum(x["count"] for x in l["exits"]))
-else:
-    print(l[key])
+seen = {}
+for l in doc["loops"]:
+    seen.setdefault((l["function"], l["depth"]), []).append(l)
+for (fn, depth), loops in sorted(seen.items()):
+    if len(loops) != 1:
+        print(fn, depth, "*", "%d loops" % len(loops)); continue
+    l = loops[0]
+    counts = [x["count"] for x in l["exits"]]
+    print(fn, depth, "exits", " ".join(str(c) for c in sorted(c for c in counts if c is not None)))
+    print(fn, depth, "exit_sum", sum(c for c in counts if c is not None) if None not in counts else None)
+    for key in ("entries", "iterations", "header_hits"):
+        print(fn, depth, key, l[key])
 EOF
+	_v=$(awk -v f="$2" -v d="$3" -v k="$4" '$1 == f && $2 == d && ($3 == k || $3 == "*") { $1 = $2 = $3 = ""; sub(/^ +/, ""); print; exit }' "$1.values")
+	echo "${_v:-none}"
+}
+
+# wait_spinning BIN: polls (10 s at most) until BIN spin runs under perf stat
+wait_spinning() {
+	_n=0
+	until pgrep -x "$(basename "$1")" >/dev/null && grep -q loopscope_ "$EVENTS"; do
+		_n=$((_n + 1))
+		[ $_n -gt 100 ] && return 1
+		sleep 0.1
+	done
 }
 
 no_probes_left() { # no_probes_left DESCRIPTION
@@ -91,7 +105,7 @@ print(" ".join(sorted({p["to"] for l in d["loops"] for p in l["points"] if p["ki
 for cc in gcc clang; do
 	command -v $cc >/dev/null 2>&1 || { skip "$cc not installed"; continue; }
 	bin="$TMP/lc_$cc"
-	build_fixture $cc -O2 perf/loop_counts.c "$bin" || { fail "$cc builds loop_counts.c"; continue; }
+	build_fixture $cc -O2 perf/loop_counts.c "$bin" || fail_all "$cc cannot build loop_counts.c"
 	stat_json "$bin" "$TMP/$cc.json"
 	ok $? "$cc: perf loops stat runs"
 	check_fixture $cc "$TMP/$cc.json" derived
@@ -122,7 +136,11 @@ python3 - "$TMP/int.out" "$PERF_LOOPS" stat --loop counted -- "$bin" spin <<'EOF
 import os, signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 p = subprocess.Popen(sys.argv[2:], start_new_session=True, stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
-time.sleep(2)
+for _ in range(100):  # poll, 10 s at most, until the program runs under perf stat
+    spinning = subprocess.run(["pgrep", "-x", os.path.basename(sys.argv[7])], stdout=subprocess.DEVNULL).returncode == 0
+    if spinning and "loopscope_" in open("/sys/kernel/tracing/uprobe_events").read():
+        break
+    time.sleep(0.1)
 os.killpg(p.pid, signal.SIGINT)
 try:
     sys.exit(p.wait(timeout=60))
@@ -140,11 +158,11 @@ no_probes_left "Ctrl-C"
 # SIGTERM to perf loops stat alone: it passes it on and cleans up.
 "$PERF_LOOPS" stat --loop counted -- "$bin" spin >"$TMP/term.out" 2>&1 &
 pl=$!
-sleep 2
+wait_spinning "$bin"
 kill -TERM $pl
 wait $pl
 check_eq $? 143 "SIGTERM: perf loops stat ends with the program's status (killed by SIGTERM)"
-pgrep -f "$bin spin" >/dev/null
+pgrep -x "$(basename "$bin")" >/dev/null
 check_eq $? 1 "SIGTERM: the program is not left running"
 no_probes_left "SIGTERM"
 

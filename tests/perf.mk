@@ -19,7 +19,8 @@ PERF_TESTS = \
 	tests/perf-source-hostile.sh \
 	tests/perf-payloads.sh \
 	tests/perf-fork-maps.sh \
-	tests/perf-unwind.py
+	tests/perf-unwind.py \
+	tests/perf-stat.sh
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py
@@ -43,4 +44,4 @@ EXTRA_DIST += \
 	tests/fixtures/perf/nolibc_work.c tests/fixtures/perf/cxx_names.cpp \
 	tests/fixtures/perf/tree.py tests/fixtures/perf/annotate_check.py \
 	tests/fixtures/perf/kernel_perfdata.py \
-	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c
+	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c
