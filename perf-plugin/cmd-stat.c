@@ -66,6 +66,10 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 			fputs(stat_usage, stdout);
 			exit(0);
 		}
+		if (!strcmp(a, "--list-opts")) { /* for the shell completion */
+			puts("--loop --all-edges --json --duration --help");
+			exit(0);
+		}
 		if (!strcmp(a, "--all-edges"))
 			o->all_edges = true;
 		else if (!strcmp(a, "--json"))

@@ -11,7 +11,7 @@ COMPLETION="$top_srcdir/man/completion/loopscope"
 # written), not what the program prints.
 version=$(sed -n 's/^AC_INIT(\[loopscope\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
 
-for sub in "" struct lookup decode cache unwind; do
+for sub in "" struct lookup decode cache unwind probes; do
 	name="loopscope${sub:+ $sub}"
 	for opt in --help -h --usage; do
 		# shellcheck disable=SC2086
@@ -73,6 +73,8 @@ usage_error "struct --format" "option '--format' requires an argument" "--format
 usage_error "struct --format=yaml a" "unknown format 'yaml'" "an unknown format"
 usage_error "struct -j x a" "bad number of jobs: x" "-j x"
 usage_error "lookup" "loopscope lookup: no binary given" "lookup without a binary"
+usage_error "probes" "loopscope probes: no binary given" "probes without a binary"
+usage_error "probes a b c" "loopscope probes: one binary and one LOOP at a time ('c' is extra)" "probes with two LOOPs"
 usage_error "decode stray" "loopscope decode: unknown argument 'stray'" "decode with an argument"
 usage_error "decode -r 1 --vmlinux v" "-r and --vmlinux are alternatives" "decode -r and --vmlinux"
 usage_error "cache" "say what to do: --list, --prune or --clear" "cache without an action"
