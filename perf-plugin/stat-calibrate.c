@@ -38,10 +38,13 @@ int stat_calibrate_offset(uint64_t *off)
 	return rc;
 }
 
+/* CPU time of this thread: a uprobe's trap and handler run in the thread's
+ * context and are charged to it, and other processes on a loaded machine
+ * are not. */
 static double seconds(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

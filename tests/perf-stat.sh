@@ -49,7 +49,7 @@ EOF
 # wait_spinning BIN: polls (10 s at most) until BIN spin runs under perf stat
 wait_spinning() {
 	_n=0
-	until pgrep -x "$(basename "$1")" >/dev/null && grep -q loopscope_ "$EVENTS"; do
+	until pgrep -f "^$1 spin" >/dev/null && grep -q loopscope_ "$EVENTS"; do
 		_n=$((_n + 1))
 		[ $_n -gt 100 ] && return 1
 		sleep 0.1
@@ -137,7 +137,7 @@ import os, signal, subprocess, sys, time
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 p = subprocess.Popen(sys.argv[2:], start_new_session=True, stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
 for _ in range(100):  # poll, 10 s at most, until the program runs under perf stat
-    spinning = subprocess.run(["pgrep", "-x", os.path.basename(sys.argv[7])], stdout=subprocess.DEVNULL).returncode == 0
+    spinning = subprocess.run(["pgrep", "-f", "^" + sys.argv[7] + " spin"], stdout=subprocess.DEVNULL).returncode == 0
     if spinning and "loopscope_" in open("/sys/kernel/tracing/uprobe_events").read():
         break
     time.sleep(0.1)
@@ -162,9 +162,26 @@ wait_spinning "$bin"
 kill -TERM $pl
 wait $pl
 check_eq $? 143 "SIGTERM: perf loops stat ends with the program's status (killed by SIGTERM)"
-pgrep -x "$(basename "$bin")" >/dev/null
+pgrep -f "^$bin spin" >/dev/null
 check_eq $? 1 "SIGTERM: the program is not left running"
 no_probes_left "SIGTERM"
+
+# -p PID: attach to a running program for a duration, detach.
+"$bin" spin >/dev/null &
+spin=$!
+wait_spinning_plain() { _n=0; until pgrep -f "^$1 spin" >/dev/null; do _n=$((_n + 1)); [ $_n -gt 100 ] && return 1; sleep 0.1; done; }
+wait_spinning_plain "$bin"
+"$PERF_LOOPS" stat --json -o "$TMP/pid.json" -p $spin --duration 1 --loop counted >/dev/null 2>&1
+ok $? "-p PID --duration 1: runs"
+kill $spin
+wait $spin 2>/dev/null
+check_eq "$(python3 -c 'import json,sys
+l=json.load(open(sys.argv[1]))["loops"][0]
+e,i,x=l["entries"],l["iterations"],sum(c["count"] for c in l["exits"])
+# a window cuts at most one entry at each end: the trip count is 13 between
+print("ok" if e > 0 and abs(i - 13 * e) <= 26 and abs(e - x) <= 1 else "%s %s %s" % (e, i, x))' "$TMP/pid.json")" ok \
+	"-p PID: trip count 13 per entry on the counted loop, entries = exits (within the window's cut)"
+no_probes_left "-p PID"
 
 # The program crashes: its status comes back, the counts too.
 "$PERF_LOOPS" stat --loop counted -- "$bin" crash >"$TMP/crash.out" 2>&1
