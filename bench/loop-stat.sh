@@ -1,0 +1,91 @@
+#!/bin/sh
+# bench/loop-stat.sh - what counting loops costs: `perf loops stat` over a
+# program against the plain run of it, and against the peer a user would
+# otherwise count loop trips with, valgrind's callgrind with
+# --collect-jumps=yes (exact jump counts, the whole program under a JIT).
+#
+#   bench/loop-stat.sh [BUILD_DIR] [RUNS]     (default: the source tree, 3)
+#
+# The program (written here): an outer loop around an inner one whose
+# iterations take a few nanoseconds each.  Two cases, in one run of this
+# script, RUNS rounds (medians), each tool in turn in every round so that
+# the machine's load falls on all alike:
+#   coarse  1000 x 100000: perf loops stat --loop main (the outer loop:
+#           ~1000 probe hits)
+#   fine    10 x 2000: perf loops stat --loop inner (the inner loop: a
+#           probe hit every iteration, ~20000)
+# each against the plain run and callgrind --collect-jumps=yes, and perf
+# loops stat's own statement of its overhead (hits x cost of a hit)
+# beside.  Needs root (uprobes).
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here}
+RUNS=${2:-3}
+PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
+
+
+[ -x "$PERF_LOOPS" ] || { echo "loop-stat.sh: $PERF_LOOPS not built" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "loop-stat.sh: needs root (uprobes)" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/loop-stat-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/nest.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+volatile unsigned long sink;
+__attribute__((noinline)) unsigned long inner(unsigned long x, int n)
+{
+	for (int j = 0; j < n; j++)   /* inner loop */
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	return x;
+}
+int main(int argc, char **argv)
+{
+	int outer = atoi(argv[1]), n = atoi(argv[2]);
+	unsigned long x = 1;
+	for (int i = 0; i < outer; i++)   /* outer loop */
+		x = inner(x, n);
+	sink = x;
+	printf("%lu\n", x);
+	return 0;
+}
+EOF
+gcc -O2 -g -o "$work/nest" "$work/nest.c"
+
+now() { date +%s.%N; }
+# time_of NAME COMMAND...: appends the wall seconds of one run to $work/NAME
+time_of() {
+	_name=$1; shift
+	_t0=$(now)
+	"$@" >"$work/$_name.out" 2>&1 || { echo "loop-stat.sh: $_name failed:" >&2; tail -n 5 "$work/$_name.out" >&2; exit 1; }
+	echo "$(now) - $_t0" | bc >>"$work/$_name.times"
+}
+median() { sort -n "$work/$1.times" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+have_valgrind=0
+command -v valgrind >/dev/null 2>&1 && have_valgrind=1
+# case NAME LOOP OUTER INNER: one round of the three tools on one case
+case_round() {
+	time_of "$1-plain" "$work/nest" "$3" "$4"
+	time_of "$1-stat" "$PERF_LOOPS" stat --loop "$2" -- "$work/nest" "$3" "$4"
+	[ $have_valgrind = 1 ] && time_of "$1-callgrind" valgrind --tool=callgrind --collect-jumps=yes \
+		--callgrind-out-file="$work/cg.out" "$work/nest" "$3" "$4"
+	return 0
+}
+for r in $(seq "$RUNS"); do
+	case_round coarse main 1000 100000
+	case_round fine inner 10 2000
+done
+
+echo "# bench/loop-stat.sh $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores; $("$PERF_LOOPS" --version); $(perf --version)"
+echo "# median of $RUNS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for c in coarse fine; do
+	base=$(median "$c-plain")
+	for t in plain stat callgrind; do
+		[ -s "$work/$c-$t.times" ] || continue
+		m=$(median "$c-$t")
+		printf '%-16s %8.3f s  %10.2fx plain\n' "$c-$t" "$m" "$(echo "$m / $base" | bc -l)"
+	done
+	echo "# $c-stat: $(grep '^probes:' "$work/$c-stat.out")"
+	grep -E '^  (entries|iterations|trip count)' "$work/$c-stat.out" | sed 's/^/#   /'
+done
