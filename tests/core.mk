@@ -14,6 +14,7 @@ CORE_TESTS = \
 	tests/core-threads.sh \
 	tests/core-symbolizer.py \
 	tests/core-loops.py \
+	tests/core-probes.py \
 	tests/struct-output.py \
 	tests/line0.py \
 	tests/core-deep-inline.sh \
