@@ -72,7 +72,7 @@ case_round() {
 		--callgrind-out-file="$work/cg.out" "$work/nest" "$3" "$4"
 	return 0
 }
-for r in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	case_round coarse main 1000 100000
 	case_round fine inner 10 2000
 done

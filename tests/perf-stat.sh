@@ -66,7 +66,6 @@ check_fixture() { # check_fixture CC JSON MODE
 	cc=$1 j=$2 mode=$3
 	collatz=$(sed -n 's/^collatz_iterations=//p' "$TMP/prog.out")
 	search=$(sed -n 's/^search_iterations=//p' "$TMP/prog.out")
-	steps=$(sed -n 's/^irreducible_steps=//p' "$TMP/prog.out")
 	for k in "counted entries 7" "counted iterations 91" "counted exit_sum 7" \
 	         "collatz entries 3" "collatz iterations $collatz" "collatz exit_sum 3" \
 	         "search entries 10" "search iterations $search" "search exits 4 6" \

@@ -270,6 +270,24 @@ static void edge_point(const ls_module *m, const struct proc_code *pc, ls_point_
 	add_point(pl, &p);
 }
 
+/* Whether instruction I is padding no path reaches: a run of NOPs after an
+ * instruction that does not fall through, none of them a branch target.
+ * Its "edge" into the next block is never taken, and needs no probe. */
+static bool dead_padding(const ls_module *m, const struct proc_code *pc, size_t i)
+{
+	for (;;) {
+		const struct ls_insn *in = &pc->insns[i];
+		if (in->opcode != LS_MN_NOP || is_target(pc, in->addr))
+			return false;
+		if (i == 0)
+			return true;
+		const struct ls_insn *prev = &pc->insns[i - 1];
+		if (prev->addr + prev->len != in->addr || !falls_through(m, prev))
+			return true;
+		i--;
+	}
+}
+
 /* The edges from outside the loop into entry block E. */
 static void entry_points(const ls_module *m, const struct proc_code *pc, uint64_t e, struct point_list *pl)
 {
@@ -278,7 +296,7 @@ static void entry_points(const ls_module *m, const struct proc_code *pc, uint64_
 		if (in_scope(pc->loop, in->addr))
 			continue;
 		bool jumps = (in->kind == LS_INSN_JUMP || in->kind == LS_INSN_CJUMP) && in->target == e;
-		bool falls = in->addr + in->len == e && falls_through(m, in);
+		bool falls = in->addr + in->len == e && falls_through(m, in) && !dead_padding(m, pc, i);
 		if (jumps || falls)
 			edge_point(m, pc, LS_POINT_ENTRY, in->addr, e, pl);
 	}
