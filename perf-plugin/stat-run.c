@@ -165,6 +165,10 @@ static void catch_signals(void (*fn)(int))
 static int define_events(const struct stat_plan *p, const char *binary)
 {
 	char line[8192];
+	if (strpbrk(binary, " \t\n")) {
+		fprintf(stderr, "perf loops stat: %s: a path with white space cannot be put in uprobe_events\n", binary);
+		return -1;
+	}
 	for (size_t i = 0; i < p->nctr; i++) {
 		bool first = true, flags = false;
 		for (size_t j = 0; j < p->nctr; j++) {
