@@ -59,6 +59,8 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 	int i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		if (!a)
+			break;
 		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--"))
 			break;

@@ -198,34 +198,50 @@ static const char *self_exe(void)
 	return self;
 }
 
+/* Every word its own copy: the caller frees them all (free_argv). */
+static void push(char **v, size_t *n, const char *word)
+{
+	v[(*n)++] = pl_xstrdup(word);
+}
+
+static void free_argv(char **v)
+{
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 static char **perf_stat_argv(const struct stat_plan *p, const struct stat_opts *o, const char *out,
                              const char *status_file)
 {
 	size_t n = 0, cap = 16 + 4 * p->nctr + (size_t)o->ncommand;
 	char **v = pl_xcalloc(cap, sizeof *v);
-	v[n++] = "perf"; v[n++] = "stat"; v[n++] = "-x"; v[n++] = ","; v[n++] = "-o"; v[n++] = (char *)out;
+	const char *head[] = { "perf", "stat", "-x", ",", "-o", out };
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		push(v, &n, head[i]);
 	for (size_t i = 0; i < p->nctr; i++) {
 		char ev[160];
 		snprintf(ev, sizeof ev, "%s:at_%" PRIx64, group, p->ctr[i].offset);
-		v[n++] = "-e";
-		v[n++] = strdup(ev);
+		push(v, &n, "-e");
+		push(v, &n, ev);
 		if (p->ctr[i].cond >= 0) {
-			v[n++] = "--filter";
-			v[n++] = (char *)stat_filter(p->ctr[i].cond, p->ctr[i].taken);
+			push(v, &n, "--filter");
+			push(v, &n, stat_filter(p->ctr[i].cond, p->ctr[i].taken));
 		}
 	}
 	if (o->pid > 0) {
 		char pid[32], secs[32];
 		snprintf(pid, sizeof pid, "%d", o->pid);
 		snprintf(secs, sizeof secs, "%g", o->duration);
-		v[n++] = "-p"; v[n++] = strdup(pid); v[n++] = "--"; v[n++] = "sleep"; v[n++] = strdup(secs);
+		const char *tail[] = { "-p", pid, "--", "sleep", secs };
+		for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+			push(v, &n, tail[i]);
 	} else {
-		v[n++] = "--";
-		v[n++] = strdup(self_exe());
-		v[n++] = "__run";
-		v[n++] = (char *)status_file;
+		const char *tail[] = { "--", self_exe(), "__run", status_file };
+		for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+			push(v, &n, tail[i]);
 		for (int i = 0; i < o->ncommand; i++)
-			v[n++] = o->command[i];
+			push(v, &n, o->command[i]);
 	}
 	v[n] = NULL;
 	return v;
@@ -304,10 +320,7 @@ static int count(struct stat_plan *p, const char *binary, const struct stat_opts
 		fclose(sf);
 	}
 	unlink(status_file);
-	for (size_t i = 0; argv[i]; i++)
-		if (!strncmp(argv[i], group, strlen(group)) || (o->pid > 0 && i > 0 && !strcmp(argv[i - 1], "-p")))
-			free(argv[i]);
-	free(argv);
+	free_argv(argv);
 	if (p->status < 0)
 		return -1;
 	if (read_counts(p, out) < 0) {
