@@ -553,6 +553,7 @@ typedef enum ls_call_kind {
 } ls_call_kind;
 /* What the instruction that ends just before RA is (RA: a return address). */
 ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *target);
+
 /* ---- loop instrumentation points (since LOOPSCOPE_0.2) ----------------- */
 
 /* Where a loop's events happen, as Paradyn defines them (seed 002): it is
