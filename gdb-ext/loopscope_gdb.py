@@ -1022,7 +1022,7 @@ def _pc_of_location(arg, command):
     if arg.startswith("*"):  # an expression: never through decode_line (see loopscope_args)
         return [(_eval_address(arg[1:], command), arg)]
     if args.offset_expression(arg):  # FUNCTION+OFFSET: an expression too
-        return [(_eval_address(arg, command), arg)]
+        return [(_eval_address(args.as_expression(arg), command), arg)]
     try:
         rest, sals = gdb.decode_line(arg)
     except gdb.error as e:
@@ -1215,7 +1215,7 @@ def _function_pc(name):
     if sym is not None and sym.addr_class == gdb.SYMBOL_LOC_BLOCK:
         return int(sym.value().address.cast(gdb.lookup_type("unsigned long")))
     try:  # a minimal symbol (no debug information)
-        expr = name[1:] if name.startswith("*") else "&%s" % name
+        expr = "&'%s'" % bare if args.is_clone_name(name) else "&%s" % name
         val = gdb.parse_and_eval(expr)
         return int(val.cast(gdb.lookup_type("unsigned long")))
     except gdb.error:
