@@ -1833,8 +1833,10 @@ def register():
     InfoLoopsCommand()
     import loopscope_step  # they use this module's names: imported once they exist
     import loopscope_tui
+    import loopscope_module
     loopscope_step.register()
     loopscope_tui.register()
+    loopscope_module.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     InfoLoopscopeCommand("info loopscope")
