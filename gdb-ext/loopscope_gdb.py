@@ -474,6 +474,7 @@ class AddressMap:
         exec_file = None
         in_exec = False
         sections = []
+        relocatable = set()
         for line in text.splitlines():
             if line and not line[0].isspace():
                 # (warnings such as vmlinux's "Cannot find section for the
@@ -496,10 +497,12 @@ class AddressMap:
             if path is None or path.startswith("system-supplied DSO"):
                 continue
             secs, rel = self._elf_sections(path)
+            if rel:
+                relocatable.add(path)  # (its sections: _relocatable_sections)
             if not secs or name not in secs or rel:
-                continue  # (a relocatable object's sections: _relocatable_sections)
+                continue
             sections.append((start, end, path, start - secs[name], name))
-        sections.extend(self._relocatable_sections())
+        sections.extend(self._relocatable_sections(relocatable))
         sections.sort()
         self._sections = sections
         self._biases = {}
@@ -508,15 +511,17 @@ class AddressMap:
     _MAINT_OBJFILE = re.compile(r"^Object file: `(.*)', file type")
     _MAINT_SECTION = re.compile(r"^\s*\[\s*\d+\]\s+0x([0-9a-fA-F]+)->0x([0-9a-fA-F]+) at 0x[0-9a-fA-F]+: (\S+) (.*)$")
 
-    def _relocatable_sections(self):
+    def _relocatable_sections(self, seen):
         """(start, end, path, None, section) of the code sections of the
         relocatable object files GDB has (add-symbol-file ext4.ko ADDR -s
         .text.unlikely ADDR2 ..., or -o BASE): GDB puts each section where
         its -s said, or lays them out its own way from ADDR or BASE; the
         analysis lays them out one after another, .text at 0.  So each
         section has its own bias, found when an address in it is asked for
-        (section_bias: it needs the analysis)."""
-        rel = [name for name, _ in _objfile_names() if name and self._elf_sections(name)[1]]
+        (_bias: it needs the analysis).  SEEN: those `info files` lists;
+        other object files are read only if named like one."""
+        rel = [name for name, _ in _objfile_names() if name and (name in seen or (
+            name.endswith((".ko", ".o", ".ko.debug")) and self._elf_sections(name)[1]))]
         if not rel:
             return []
         try:
