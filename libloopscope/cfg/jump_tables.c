@@ -140,22 +140,9 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
  * (an indexed load) but has no targets is counted in cfg->unresolved_jumps
  * and warned about once per procedure. */
 
-/* Who may run just before each instruction, for the backward walk.  Built
- * for procedures with an indirect jump only. */
-struct flow {
-	uint32_t *in_start;        /* per insn + 1: where its sources start in in_src */
-	uint32_t *in_src;          /* instructions that branch to it: direct branches,
-	                            * jump-table edges found so far, calls to their landing pad */
-	size_t cap_src;
-	uint32_t *stamp;           /* per insn: visited by the current walk */
-	uint32_t gen;
-	int64_t *stack;
-	int64_t entry;             /* the entry instruction, or -1 */
-	bool hit_unknown;          /* a walk met code with no known predecessor */
-	size_t budget;             /* instructions all walks of the procedure may still visit */
-	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
-	size_t nrefs;
-};
+/* The backward walk's graph, per procedure with an indirect jump: who may
+ * run just before each instruction (struct flow, cfg_private.h, shared
+ * with stack_slots.c). */
 
 /* What a register may hold. */
 enum { VAL_UNKNOWN, VAL_POINTER, VAL_CONST, VAL_ENTRY };
@@ -169,12 +156,16 @@ struct jt_val {
 	uint64_t base;
 	int64_t load;              /* VAL_ENTRY: the instruction that loads the entry */
 };
-#define JT_MAX_VALS 8
+/* A set of candidate values, not a count of definitions: any number of
+ * definitions may reach a jump (SQLite's printf core loads its table's
+ * address again after each of 27 calls), and they give few distinct
+ * values.  Past JT_MAX_VALS distinct ones, the set is "unknown". */
+#define JT_MAX_VALS 16
 struct jt_vals {
 	struct jt_val v[JT_MAX_VALS];
 	int n;
 };
-#define JT_DEPTH 6                 /* definitions followed through copies and sums */
+#define JT_DEPTH 10                /* definitions followed through copies, sums and spills */
 /* Instructions the walks of one procedure may visit in all, in every
  * round: linear in its size, so that a procedure with thousands of
  * indirect jumps costs no more than some passes over it (past that, its
@@ -211,7 +202,7 @@ bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
 /* Whether instruction K runs straight into K + 1 (a call: unless it never
  * returns; in the summary build, before that is proved, unless it is
  * known never to return). */
-static bool falls_into(const struct builder *b, int64_t k)
+bool ls_jt_falls_into(const struct builder *b, int64_t k)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	const struct ls_insn *in = &cfg->insns[k];
@@ -224,26 +215,29 @@ static bool falls_into(const struct builder *b, int64_t k)
 	return in->kind == LS_INSN_OTHER || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_ICALL;
 }
 
-/* The instructions whose last write of REG may reach instruction AT
- * (before it runs), at most MAX of them.  *AT_ENTRY: a path from the
- * procedure's entry writes nothing (REG holds an argument); *LIMIT: too
- * many definitions or too long a walk. */
-static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, int max, bool *at_entry,
-                         bool *limit)
+static int writes_reg(const struct builder *b, int64_t p, const void *ctx)
+{
+	uint16_t bit = *(const uint16_t *)ctx;
+	return b->cfg->insns[p].writes & bit ? WALK_DEF : WALK_THROUGH;
+}
+
+/* The instructions that WHAT says define the value sought and whose
+ * definition may reach instruction AT (before it runs), pushed on
+ * f->defs from *N0 on; how many.  *AT_ENTRY: a path from the procedure's
+ * entry defines nothing (an argument); *LIMIT: the walks' budget ran out.
+ * A flow-sensitive walk over predecessors, not addresses: a table's base
+ * may be loaded in the preheader, far from the jump. */
+static size_t walk_back(struct builder *b, int64_t at, walk_fn what, const void *ctx, size_t *n0, bool *at_entry,
+                        bool *limit)
 {
 	struct flow *f = b->flow;
 	const struct ls_cfg *cfg = b->cfg;
 	*at_entry = *limit = false;
-	if (reg < 0 || reg >= 16) {
-		*limit = true;
-		return 0;
-	}
-	uint16_t bit = (uint16_t)(1u << reg);
+	*n0 = f->ndefs;
 	if (++f->gen == 0) {
 		memset(f->stamp, 0, cfg->ninsns * sizeof *f->stamp);
 		f->gen = 1;
 	}
-	int n = 0;
 	size_t sp = 0;
 	f->stack[sp++] = at;
 	while (sp) {
@@ -251,7 +245,7 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 		if (x == f->entry)
 			*at_entry = true;
 		uint32_t lo = f->in_start[x], hi = f->in_start[x + 1];
-		bool through = x > 0 && falls_into(b, x - 1);
+		bool through = x > 0 && ls_jt_falls_into(b, x - 1);
 		if (!through && lo == hi && x != f->entry)
 			f->hit_unknown = true;
 		for (uint32_t k = lo; k < hi + through; k++) {
@@ -261,23 +255,23 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 			f->stamp[p] = f->gen;
 			if (f->budget == 0) {
 				*limit = true;
-				return n;
+				return f->ndefs - *n0;
 			}
 			f->budget--;
-			if (cfg->insns[p].writes & bit) {
-				if (n < max)
-					defs[n++] = p;
-				else
-					*limit = true;
+			if (what(b, p, ctx) == WALK_DEF) {
+				f->defs = ls_grow(f->defs, &f->cap_defs, f->ndefs + 1, sizeof *f->defs);
+				f->defs[f->ndefs++] = p;
 			} else {
 				f->stack[sp++] = p; /* each instruction is pushed once: n slots suffice */
 			}
 		}
 	}
-	return n;
+	return f->ndefs - *n0;
 }
 
 static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out);
+static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand *mem, int depth,
+                          struct jt_vals *out);
 
 /* What a load from MEM at instruction AT gives: a table entry when MEM is
  * indexed and its table's address is known. */
@@ -290,8 +284,12 @@ static void value_of_load(struct builder *b, int64_t at, const struct ls_operand
 		                              .c = (uint64_t)mem->disp, .load = at });
 		return;
 	}
+	if (mem->index < 0 && (mem->base == LS_REG_SP || mem->base == LS_REG_BP) && size == 8) {
+		value_of_slot(b, at, mem, depth, out);
+		return;
+	}
 	if (mem->index < 0) {
-		add_kind(out, VAL_POINTER, false); /* a pointer in a struct, a global, a stack slot */
+		add_kind(out, VAL_POINTER, false); /* a pointer in a struct, a global */
 		return;
 	}
 	if ((size != 4 && size != 8) || (mem->scale != size && mem->scale != 1)) {
@@ -352,8 +350,24 @@ static void value_of_sum(const struct jt_vals *a, const struct jt_vals *bv, int6
 		}
 }
 
-/* What instruction D leaves in REG (D writes it). */
+static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out);
+
+/* What instruction D leaves in REG (D writes it).  A definition met again
+ * while its own value is being found adds nothing: a cycle of copies
+ * around a loop (clang parks a table's register in another one and
+ * restores it: `mov %rbp,%r14 ... mov %r14,%rbp`) holds only what enters
+ * the cycle from outside. */
 static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
+{
+	uint8_t *active = &b->flow->active[d];
+	if (*active)
+		return;
+	*active = 1;
+	value_of_def_once(b, d, reg, depth, out);
+	*active = 0;
+}
+
+static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
 {
 	const struct ls_insn *in = &b->cfg->insns[d];
 	if (in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) {
@@ -415,22 +429,62 @@ static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struc
 	add_kind(out, VAL_UNKNOWN, false);
 }
 
-/* What REG may hold when instruction AT runs. */
+/* What REG may hold when instruction AT runs: the union of what its
+ * reaching definitions leave in it. */
 static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out)
 {
 	if (depth <= 0 || reg < 0 || reg >= 16) {
 		add_kind(out, VAL_UNKNOWN, false);
 		return;
 	}
-	int64_t defs[JT_MAX_VALS];
+	uint16_t bit = (uint16_t)(1u << reg);
 	bool at_entry, limit;
-	int n = reaching_defs(b, at, reg, defs, JT_MAX_VALS, &at_entry, &limit);
+	size_t n0, n = walk_back(b, at, writes_reg, &bit, &n0, &at_entry, &limit);
 	if (limit)
 		add_kind(out, VAL_UNKNOWN, false);
 	if (at_entry)
 		add_kind(out, VAL_POINTER, false); /* an argument */
-	for (int i = 0; i < n; i++)
-		value_of_def(b, defs[i], reg, depth - 1, out);
+	for (size_t i = 0; i < n; i++)
+		value_of_def(b, b->flow->defs[n0 + i], reg, depth - 1, out);
+	b->flow->ndefs = n0;
+}
+
+/* What the stack slot MEM (SP- or BP-relative) holds when instruction AT
+ * loads it: what the stores reaching AT put there.  gcc keeps CPython's
+ * label table in a slot and reloads it before each computed goto. */
+static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand *mem, int depth,
+                          struct jt_vals *out)
+{
+	struct ls_slot slot;
+	int r = ls_slot_of(b, at, mem, 8, &slot);
+	if (r != LS_SLOT_OK) {
+		/* Not reached yet (its height is not known: the next round),
+		 * an argument on the stack, or a frame we cannot follow. */
+		if (r == LS_SLOT_UNREACHED)
+			b->flow->hit_unknown = true;
+		else
+			add_kind(out, r == LS_SLOT_ARGUMENT ? VAL_POINTER : VAL_UNKNOWN, false);
+		return;
+	}
+	if (depth <= 0) {
+		add_kind(out, VAL_UNKNOWN, false);
+		return;
+	}
+	bool at_entry, limit;
+	size_t n0, n = walk_back(b, at, ls_slot_store, &slot, &n0, &at_entry, &limit);
+	if (limit)
+		add_kind(out, VAL_UNKNOWN, false);
+	/* A path from the entry that stores nothing there reads an
+	 * uninitialized slot: not a value of the program's. */
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = b->flow->defs[n0 + i];
+		int reg = ls_slot_stored_reg(b, d, &slot);
+		if (reg >= 0)
+			value_of_reg(b, d, reg, depth - 1, out);
+		else
+			add_kind(out, VAL_UNKNOWN, false);
+	}
+	b->flow->ndefs = n0;
 }
 
 /* The index's history, from the table load back through copies and
@@ -446,9 +500,13 @@ struct index_step {
 /* The one definition of REG reaching AT (see struct index_step). */
 static int64_t unique_def(struct builder *b, int64_t at, int reg)
 {
-	int64_t d;
+	if (reg < 0 || reg >= 16)
+		return -1;
+	uint16_t bit = (uint16_t)(1u << reg);
 	bool at_entry, limit;
-	int n = reaching_defs(b, at, reg, &d, 1, &at_entry, &limit);
+	size_t n0, n = walk_back(b, at, writes_reg, &bit, &n0, &at_entry, &limit);
+	int64_t d = n ? b->flow->defs[n0] : -1;
+	b->flow->ndefs = n0;
 	if (limit)
 		return -1;
 	return n == 1 && !at_entry ? d : n == 0 && at_entry ? -2 : -1;
@@ -715,6 +773,12 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 	/* Out of walking budget: whatever was found may be partial. */
 	if (b->flow->budget == 0)
 		unresolved = true;
+	/* No table, and the frame torn down (SP back where it was at the
+	 * entry, the return address on top): a tail call through a pointer
+	 * that an indexed load fetched - a table of functions in writable
+	 * data, a C++ virtual member-function pointer - not a table of ours. */
+	if (unresolved && !resolved && ls_sp_height(b, j) == 0)
+		unresolved = false;
 	return unresolved ? JUMP_UNRESOLVED : resolved ? JUMP_RESOLVED : JUMP_NOT_TABLE;
 }
 
@@ -740,6 +804,7 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 	struct flow *f = b->flow;
 	size_t n = cfg->ninsns;
 	uint32_t *count = f->in_start; /* counts in [1..n], then prefix sums */
+	f->heights_ready = false; /* new edges, new heights */
 	memset(count, 0, (n + 1) * sizeof *count);
 	for (int pass = 0; pass < 2; pass++) {
 		size_t total = 0;
@@ -788,6 +853,7 @@ static void flow_init(struct builder *b)
 	f->in_start = ls_xmalloc((n + 2) * sizeof *f->in_start);
 	f->stamp = ls_xcalloc(n + 1, sizeof *f->stamp);
 	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
+	f->active = ls_xcalloc(n + 1, 1);
 	f->entry = insn_index(cfg, b->proc->entry);
 	f->budget = JT_WALK_BUDGET(n);
 	size_t cap = 0;
@@ -812,6 +878,10 @@ static void flow_free(struct flow *f)
 	free(f->stamp);
 	free(f->stack);
 	free(f->refs);
+	free(f->defs);
+	free(f->active);
+	free(f->sp);
+	free(f->bp);
 	free(f);
 }
 
