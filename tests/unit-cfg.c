@@ -619,6 +619,8 @@ static void check_shapes(const char *tag, const char *path, bool zero_entries)
 		{ "jt_spill_clobbered", 1, 0, "the slot written over before the reload: no edge" },
 		{ "jt_manydefs", 1, 12, "12 identical definitions of the base reach the jump" },
 		{ "jt_copycycle", 1, 3, "the base lent to another register and restored: a cycle of copies" },
+		{ "jt_memcmp", 1, 3, "bounded by a compare of the same word through another index; the default "
+		  "in another function" },
 		{ "jt_functions", 1, 0, "a table of functions: a tail call, no edge" },
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

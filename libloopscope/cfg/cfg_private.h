@@ -96,6 +96,16 @@ struct flow {
 	int64_t entry;             /* the entry instruction, or -1 */
 	bool hit_unknown;          /* a walk met code with no known predecessor */
 	size_t budget;             /* instructions all walks of the procedure may still visit */
+	size_t query_budget;       /* ... and those of the present jump's question */
+	bool query_exhausted;      /* the present jump's walks ran out of budget */
+	unsigned incomplete;       /* answers cut short (a cycle, the depth, the budget) so far */
+	struct jt_memo *memo;      /* the values of definitions, per round (jump_tables.c) */
+	uint32_t *cstamp;          /* per insn: followed by the current closure over copies */
+	uint32_t cgen;
+	struct copy_question *q;   /* that closure's questions, and the definitions it found */
+	size_t nq, cap_q;
+	int64_t *roots;            /* that make values (insn * 16 + register), a stack */
+	size_t nroots, cap_roots;
 	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
 	size_t nrefs;
 	int64_t *defs;             /* the walks' answers, a stack (walks nest through values) */
@@ -107,6 +117,8 @@ struct flow {
 	int32_t *sp, *bp;
 	bool heights_ready;
 };
+
+struct copy_question;
 
 /* What a backward walk looks for: instruction P either defines the value
  * sought (WALK_DEF), or lets it through. */

@@ -173,6 +173,8 @@ struct jt_vals {
  * clang -O3 (7k instructions, 79 copies of the dispatch) takes 1.8M; no
  * procedure of libc takes 1M. */
 #define JT_WALK_BUDGET(ninsns) (512 * (size_t)(ninsns) + 16000000)
+/* ... and the walks of one jump's question, in one round. */
+#define JT_QUERY_BUDGET(ninsns) (64 * (size_t)(ninsns) + 1000000)
 
 static bool same_val(const struct jt_val *x, const struct jt_val *y)
 {
@@ -195,6 +197,65 @@ static void add_val(struct jt_vals *out, struct jt_val v)
 static void add_kind(struct jt_vals *out, int kind, bool table_like)
 {
 	add_val(out, (struct jt_val){ .kind = (uint8_t)kind, .table_like = table_like });
+}
+
+/* The value a definition leaves in a register, once found whole, for the
+ * rest of the round: a definition is reached from many jumps and through
+ * many copies (sre's matcher: tens of copies of its dispatch whose bases
+ * are copies of copies), and each way would walk the procedure again. */
+struct jt_memo {
+	size_t cap, n;             /* slots (a power of two), used */
+	uint64_t *keys;            /* insn * 16 + reg + 1; 0: empty */
+	struct jt_vals *vals;
+};
+
+static const struct jt_vals *memo_get(const struct jt_memo *m, int64_t d, int reg)
+{
+	if (!m || !m->n)
+		return NULL;
+	uint64_t key = (uint64_t)d * 16 + (uint64_t)reg + 1;
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key)
+			return &m->vals[i];
+		if (!m->keys[i])
+			return NULL;
+	}
+}
+
+static struct jt_memo *memo_put(struct jt_memo *m, int64_t d, int reg, const struct jt_vals *v)
+{
+	if (!m)
+		m = ls_xcalloc(1, sizeof *m);
+	if ((m->n + 1) * 2 > m->cap) {
+		struct jt_memo old = *m;
+		m->cap = old.cap ? old.cap * 2 : 256;
+		m->n = 0;
+		m->keys = ls_xcalloc(m->cap, sizeof *m->keys);
+		m->vals = ls_xmalloc(m->cap * sizeof *m->vals);
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i])
+				memo_put(m, (int64_t)((old.keys[i] - 1) / 16), (int)((old.keys[i] - 1) % 16), &old.vals[i]);
+		free(old.keys);
+		free(old.vals);
+	}
+	uint64_t key = (uint64_t)d * 16 + (uint64_t)reg + 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->keys[i])
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = *v;
+	return m;
+}
+
+static void memo_free(struct jt_memo *m)
+{
+	if (m) {
+		free(m->keys);
+		free(m->vals);
+		free(m);
+	}
 }
 
 bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
@@ -253,11 +314,14 @@ static size_t walk_back(struct builder *b, int64_t at, walk_fn what, const void 
 			if (f->stamp[p] == f->gen)
 				continue;
 			f->stamp[p] = f->gen;
-			if (f->budget == 0) {
+			if (f->budget == 0 || f->query_budget == 0) {
 				*limit = true;
+				f->query_exhausted = true;
+				f->incomplete++;
 				return f->ndefs - *n0;
 			}
 			f->budget--;
+			f->query_budget--;
 			if (what(b, p, ctx) == WALK_DEF) {
 				f->defs = ls_grow(f->defs, &f->cap_defs, f->ndefs + 1, sizeof *f->defs);
 				f->defs[f->ndefs++] = p;
@@ -359,12 +423,28 @@ static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, 
  * the cycle from outside. */
 static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
 {
-	uint8_t *active = &b->flow->active[d];
-	if (*active)
+	struct flow *f = b->flow;
+	uint8_t *active = &f->active[d];
+	if (*active) {
+		f->incomplete++;
 		return;
-	*active = 1;
-	value_of_def_once(b, d, reg, depth, out);
-	*active = 0;
+	}
+	const struct jt_vals *known = memo_get(f->memo, d, reg);
+	struct jt_vals v = { .n = 0 };
+	if (known) {
+		v = *known;
+	} else {
+		unsigned before = f->incomplete;
+		*active = 1;
+		value_of_def_once(b, d, reg, depth, &v);
+		*active = 0;
+		/* Whole answers only: one cut short by a cycle or a limit
+		 * depends on where the question came from. */
+		if (f->incomplete == before)
+			f->memo = memo_put(f->memo, d, reg, &v);
+	}
+	for (int i = 0; i < v.n; i++)
+		add_val(out, v.v[i]);
 }
 
 static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
@@ -431,22 +511,117 @@ static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, 
 
 /* What REG may hold when instruction AT runs: the union of what its
  * reaching definitions leave in it. */
+/* One question of a closure over copies: what REG holds at AT, or what
+ * the stack slot OFF holds at AT. */
+struct copy_question {
+	int64_t at;
+	int32_t off;
+	int8_t reg;                /* -1: the slot */
+};
+
+/* Whether definition D of REG only copies a value: a register move (or a
+ * sign extension of a 4-byte entry, movslq %eax,%rax), *SRC its source;
+ * or a reload from a stack slot, *SLOT_AT its operand. */
+enum { DEF_VALUE, DEF_COPY, DEF_RELOAD };
+static int def_kind(const struct builder *b, int64_t d, int reg, int *src, const struct ls_operand **mem)
+{
+	const struct ls_insn *in = &b->cfg->insns[d];
+	const struct ls_operand *s = &in->op[0], *dst = &in->op[1];
+	if (in->nops != 2 || dst->kind != LS_OP_REG || dst->reg != reg ||
+	    (in->opcode != LS_MN_MOV && in->opcode != LS_MN_MOVSXD))
+		return DEF_VALUE;
+	if (s->kind == LS_OP_REG && s->reg >= 0 && s->reg < 16) {
+		*src = s->reg;
+		return DEF_COPY;
+	}
+	if (in->opcode == LS_MN_MOV && s->kind == LS_OP_MEM && s->index < 0 && dst->size == 8 &&
+	    (s->base == LS_REG_SP || s->base == LS_REG_BP)) {
+		*mem = s;
+		return DEF_RELOAD;
+	}
+	return DEF_VALUE;
+}
+
+/* What Q asks, answered through copies: the definitions that reach it
+ * are followed back through register moves, spills and reloads (each
+ * once: the copies may go round in cycles, gcc spilling sre's label table
+ * around every call and reloading it before every dispatch), and the
+ * value is the union of what the other definitions - the ones that make
+ * a value - leave.  Linear in the copies, whatever their cycles. */
+static void value_through_copies(struct builder *b, struct copy_question q0, int depth, struct jt_vals *out)
+{
+	struct flow *f = b->flow;
+	if (++f->cgen == 0) {
+		memset(f->cstamp, 0, b->cfg->ninsns * sizeof *f->cstamp);
+		f->cgen = 1;
+	}
+	size_t q_base = f->nq, r_base = f->nroots;
+	f->q = ls_grow(f->q, &f->cap_q, f->nq + 1, sizeof *f->q);
+	f->q[f->nq++] = q0;
+	while (f->nq > q_base) {
+		struct copy_question q = f->q[--f->nq];
+		struct ls_slot slot = { q.off, 8 };
+		uint16_t bit = q.reg >= 0 ? (uint16_t)(1u << q.reg) : 0;
+		bool at_entry, limit;
+		size_t n0, n = q.reg >= 0 ? walk_back(b, q.at, writes_reg, &bit, &n0, &at_entry, &limit)
+		                          : walk_back(b, q.at, ls_slot_store, &slot, &n0, &at_entry, &limit);
+		if (limit)
+			add_kind(out, VAL_UNKNOWN, false);
+		if (at_entry && q.reg >= 0)
+			add_kind(out, VAL_POINTER, false); /* an argument (a slot: not yet written) */
+		for (size_t i = 0; i < n; i++) {
+			int64_t d = f->defs[n0 + i];
+			if (f->cstamp[d] == f->cgen)
+				continue;
+			f->cstamp[d] = f->cgen;
+			struct copy_question next = { d, 0, -1 };
+			int src = -1;
+			const struct ls_operand *mem = NULL;
+			int kind = q.reg >= 0 ? def_kind(b, d, q.reg, &src, &mem) : DEF_COPY;
+			if (q.reg < 0 && (src = ls_slot_stored_reg(b, d, &slot)) < 0) {
+				add_kind(out, VAL_UNKNOWN, false); /* written over */
+				continue;
+			}
+			if (kind == DEF_RELOAD) {
+				int r = ls_slot_of(b, d, mem, 8, &slot);
+				if (r != LS_SLOT_OK) {
+					/* Not reached yet (no height: the next round), an
+					 * argument on the stack, or a frame not followed. */
+					if (r == LS_SLOT_UNREACHED)
+						f->hit_unknown = true;
+					else
+						add_kind(out, r == LS_SLOT_ARGUMENT ? VAL_POINTER : VAL_UNKNOWN, false);
+					continue;
+				}
+				next.off = slot.off;
+			} else if (kind == DEF_COPY) {
+				next.reg = (int8_t)src;
+			} else {
+				f->roots = ls_grow(f->roots, &f->cap_roots, f->nroots + 1, sizeof *f->roots);
+				f->roots[f->nroots++] = d * 16 + q.reg;
+				continue;
+			}
+			f->q = ls_grow(f->q, &f->cap_q, f->nq + 1, sizeof *f->q);
+			f->q[f->nq++] = next;
+		}
+		f->ndefs = n0;
+	}
+	/* The definitions that make values, each asked once. */
+	for (size_t i = r_base; i < f->nroots; i++)
+		value_of_def(b, f->roots[i] / 16, (int)(f->roots[i] % 16), depth - 1, out);
+	f->nroots = r_base;
+}
+
+/* What REG may hold when instruction AT runs: the union of what its
+ * reaching definitions leave in it. */
 static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out)
 {
 	if (depth <= 0 || reg < 0 || reg >= 16) {
+		b->flow->incomplete += depth <= 0;
 		add_kind(out, VAL_UNKNOWN, false);
 		return;
 	}
-	uint16_t bit = (uint16_t)(1u << reg);
-	bool at_entry, limit;
-	size_t n0, n = walk_back(b, at, writes_reg, &bit, &n0, &at_entry, &limit);
-	if (limit)
-		add_kind(out, VAL_UNKNOWN, false);
-	if (at_entry)
-		add_kind(out, VAL_POINTER, false); /* an argument */
-	for (size_t i = 0; i < n; i++)
-		value_of_def(b, b->flow->defs[n0 + i], reg, depth - 1, out);
-	b->flow->ndefs = n0;
+	value_through_copies(b, (struct copy_question){ at, 0, (int8_t)reg }, depth, out);
 }
 
 /* What the stack slot MEM (SP- or BP-relative) holds when instruction AT
@@ -455,11 +630,9 @@ static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, stru
 static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand *mem, int depth,
                           struct jt_vals *out)
 {
-	struct ls_slot slot;
+	struct ls_slot slot = { 0, 8 };
 	int r = ls_slot_of(b, at, mem, 8, &slot);
 	if (r != LS_SLOT_OK) {
-		/* Not reached yet (its height is not known: the next round),
-		 * an argument on the stack, or a frame we cannot follow. */
 		if (r == LS_SLOT_UNREACHED)
 			b->flow->hit_unknown = true;
 		else
@@ -467,24 +640,11 @@ static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand
 		return;
 	}
 	if (depth <= 0) {
+		b->flow->incomplete++;
 		add_kind(out, VAL_UNKNOWN, false);
 		return;
 	}
-	bool at_entry, limit;
-	size_t n0, n = walk_back(b, at, ls_slot_store, &slot, &n0, &at_entry, &limit);
-	if (limit)
-		add_kind(out, VAL_UNKNOWN, false);
-	/* A path from the entry that stores nothing there reads an
-	 * uninitialized slot: not a value of the program's. */
-	for (size_t i = 0; i < n; i++) {
-		int64_t d = b->flow->defs[n0 + i];
-		int reg = ls_slot_stored_reg(b, d, &slot);
-		if (reg >= 0)
-			value_of_reg(b, d, reg, depth - 1, out);
-		else
-			add_kind(out, VAL_UNKNOWN, false);
-	}
-	b->flow->ndefs = n0;
+	value_through_copies(b, (struct copy_question){ at, slot.off, -1 }, depth, out);
 }
 
 /* The index's history, from the table load back through copies and
@@ -539,6 +699,94 @@ static int index_chain(struct builder *b, int64_t load, int reg, struct index_st
 	return n;
 }
 
+/* A register's value at an instruction as ROOT + K: ROOT the definition
+ * left once copies and constant additions (mov %a,%b; lea K(%a),%b; add
+ * $K,%b) are taken off, or, where several definitions reach, the value
+ * REG holds at AT. */
+struct affine {
+	int64_t def;               /* -1: several (then REG at AT), -2: the entry */
+	int reg;
+	int64_t at;
+	int64_t k;
+};
+
+static struct affine affine_root(struct builder *b, int64_t at, int reg)
+{
+	struct affine a = { -1, reg, at, 0 };
+	for (int steps = 0; steps < 8; steps++) {
+		int64_t d = unique_def(b, at, reg);
+		a.reg = reg;
+		a.at = at;
+		a.def = d;
+		if (d < 0)
+			return a;
+		const struct ls_insn *in = &b->cfg->insns[d];
+		const struct ls_operand *src = &in->op[0];
+		if (in->nops != 2)
+			return a;
+		if (in->opcode == LS_MN_MOV && src->kind == LS_OP_REG && src->reg >= 0 && src->reg < 16) {
+			reg = src->reg;
+		} else if (in->opcode == LS_MN_LEA && src->kind == LS_OP_MEM && src->index < 0 && src->base >= 0 &&
+		           src->base < 16) {
+			a.k += src->disp;
+			reg = src->base;
+		} else if (in->opcode == LS_MN_ADD && src->kind == LS_OP_IMM) {
+			a.k += src->imm;
+		} else {
+			return a;
+		}
+		at = d;
+	}
+	a.def = -3;
+	return a;
+}
+
+/* Whether REG holds the same value at instructions X and Y: one runs
+ * straight into the other (nothing branches in between) and nothing
+ * between them writes REG. */
+static bool same_value(const struct builder *b, int64_t x, int64_t y, int reg)
+{
+	if (x > y) {
+		int64_t t = x;
+		x = y;
+		y = t;
+	}
+	for (int64_t i = x; i < y; i++)
+		if (y - x > 64 || !ls_jt_falls_into(b, i) || (b->cfg->insns[i].writes & (1u << reg)) ||
+		    b->flow->in_start[i + 1] != b->flow->in_start[i + 2])
+			return false;
+	return true;
+}
+
+/* Whether memory operand X at instruction XA and Y at YA name the same
+ * address: the same base and index values (up to constants added) and
+ * displacements that make up the difference.  gcc bounds a switch on a
+ * field read through an index (`cmpl $10,0x10(%rdx,%rax,4); ja`) and
+ * loads it again through another index, %rax + 4. */
+static bool same_address(struct builder *b, int64_t xa, const struct ls_operand *x, int64_t ya,
+                         const struct ls_operand *y)
+{
+	if (x->base == LS_REG_RIP || y->base == LS_REG_RIP || (x->index < 0) != (y->index < 0) ||
+	    (x->base < 0) != (y->base < 0) || (x->index >= 0 && x->scale != y->scale))
+		return false;
+	int64_t dx = x->disp, dy = y->disp;
+	for (int part = 0; part < 2; part++) {
+		int rx = part ? x->index : x->base, ry = part ? y->index : y->base;
+		if (rx < 0)
+			continue;
+		struct affine p = affine_root(b, xa, rx), q = affine_root(b, ya, ry);
+		bool same = p.reg == q.reg && (p.def >= 0 || p.def == -2 ? p.def == q.def
+		                                                           : p.def == -1 && q.def == -1 &&
+		                                                                 same_value(b, p.at, q.at, p.reg));
+		if (!same)
+			return false;
+		int64_t scale = part ? x->scale : 1;
+		dx += p.k * scale;
+		dy += q.k * scale;
+	}
+	return dx == dy;
+}
+
 /* Whether compare C (`cmp $N,%r` or, at -O0, `cmpl $N,slot`) tests the
  * index's value: %r there was defined by a step of CHAIN, or the slot is
  * where a step loaded it from. */
@@ -562,7 +810,7 @@ static bool compares_index(struct builder *b, int64_t c, const struct index_step
 		const struct ls_insn *ld = &b->cfg->insns[chain[k].def];
 		const struct ls_operand *m = &ld->op[0];
 		if ((ld->opcode == LS_MN_MOV || ld->opcode == LS_MN_MOVSXD || ld->opcode == LS_MN_MOVZX) &&
-		    m->kind == LS_OP_MEM && m->index < 0 && o->index < 0 && m->base == o->base && m->disp == o->disp)
+		    m->kind == LS_OP_MEM && same_address(b, c, o, chain[k].def, m))
 			return true;
 	}
 	return false;
@@ -571,7 +819,7 @@ static bool compares_index(struct builder *b, int64_t c, const struct index_step
 /* Entries in the table loaded at AT, from a `cmp $N,%r; ja` (or jae,
  * jbe, jb; sub for cmp at clang -O0) on the index's value before it: 0
  * when there is none (address order, at most 48 instructions back). */
-static uint64_t table_bound(struct builder *b, int64_t at, const struct index_step *chain, int n)
+static uint64_t table_bound(struct builder *b, int64_t at, const struct index_step *chain, int n, uint64_t *dflt)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	for (int64_t i = at - 1; i > 0 && i >= at - 48; i--) {
@@ -590,6 +838,8 @@ static uint64_t table_bound(struct builder *b, int64_t at, const struct index_st
 		int64_t v = c->op[0].imm;
 		if (v < 0 || v > 1 << 16 || !compares_index(b, i - 1, chain, n))
 			continue;
+		/* ja/jae leave for the default; jbe/jb go to the table. */
+		*dflt = j->opcode == LS_MN_JA || j->opcode == LS_MN_JAE ? j->target : 0;
 		return (uint64_t)v + (j->opcode == LS_MN_JA || j->opcode == LS_MN_JBE ? 1 : 0);
 	}
 	return 0;
@@ -694,7 +944,8 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 	const struct ls_cfg *cfg = b->cfg;
 	struct index_step chain[JT_CHAIN];
 	int nchain = e->index >= 0 ? index_chain(b, e->load, e->index, chain) : 0;
-	uint64_t count = e->index >= 0 ? table_bound(b, e->load, chain, nchain) : 1;
+	uint64_t dflt = 0;
+	uint64_t count = e->index >= 0 ? table_bound(b, e->load, chain, nchain, &dflt) : 1;
 	bool sure = count > 0;
 	if (!sure) {
 		uint64_t lim = index_limit(b, chain, nchain);
@@ -704,12 +955,17 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 			count = (end - e->c) / e->size;
 	}
 	size_t before = *nout;
+	bool first = true;
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t target;
 		if (!read_entry(b, e, k, &target))
 			break;
-		if (k == 0 && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
+		if (dflt && target == dflt && !in_ranges(b, target))
+			continue; /* the compare's default, in another procedure's cold code (gcc shares
+			           * one __builtin_unreachable among functions) */
+		if (first && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
 			return -1;
+		first = false;
 		int64_t idx = in_ranges(b, target) ? insn_index(cfg, target) : -1;
 		if (idx >= 0 && cfg->insns[idx].addr == target) {
 			*out = ls_grow(*out, cap, *nout + 1, sizeof **out);
@@ -743,6 +999,10 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 	struct jt_vals v = { .n = 0 };
 	if (jmp->nops != 1)
 		return JUMP_NOT_TABLE;
+	/* One jump's question may not starve the others' (they share the
+	 * procedure's budget). */
+	b->flow->query_budget = JT_QUERY_BUDGET(b->cfg->ninsns);
+	b->flow->query_exhausted = false;
 	if (op->kind == LS_OP_MEM)
 		value_of_load(b, j, op, 8, JT_DEPTH, &v);
 	else if (op->kind == LS_OP_REG)
@@ -771,7 +1031,7 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 		}
 	}
 	/* Out of walking budget: whatever was found may be partial. */
-	if (b->flow->budget == 0)
+	if (b->flow->budget == 0 || b->flow->query_exhausted)
 		unresolved = true;
 	/* No table, and the frame torn down (SP back where it was at the
 	 * entry, the return address on top): a tail call through a pointer
@@ -804,7 +1064,9 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 	struct flow *f = b->flow;
 	size_t n = cfg->ninsns;
 	uint32_t *count = f->in_start; /* counts in [1..n], then prefix sums */
-	f->heights_ready = false; /* new edges, new heights */
+	f->heights_ready = false; /* new edges, new heights, new values */
+	memo_free(f->memo);
+	f->memo = NULL;
 	memset(count, 0, (n + 1) * sizeof *count);
 	for (int pass = 0; pass < 2; pass++) {
 		size_t total = 0;
@@ -854,6 +1116,7 @@ static void flow_init(struct builder *b)
 	f->stamp = ls_xcalloc(n + 1, sizeof *f->stamp);
 	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
 	f->active = ls_xcalloc(n + 1, 1);
+	f->cstamp = ls_xcalloc(n + 1, sizeof *f->cstamp);
 	f->entry = insn_index(cfg, b->proc->entry);
 	f->budget = JT_WALK_BUDGET(n);
 	size_t cap = 0;
@@ -880,8 +1143,12 @@ static void flow_free(struct flow *f)
 	free(f->refs);
 	free(f->defs);
 	free(f->active);
+	free(f->cstamp);
+	free(f->q);
+	free(f->roots);
 	free(f->sp);
 	free(f->bp);
+	memo_free(f->memo);
 	free(f);
 }
 

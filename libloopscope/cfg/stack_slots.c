@@ -25,9 +25,10 @@
  * Stores: `mov %r,slot` (8 bytes) and `push %r` define the slot with %r's
  * value; any other write that overlaps it (a narrower store, an
  * arithmetic one, a vector spill) defines it with an unknown value, as
- * does an SP- or BP-relative write whose height is unknown.  Writes
- * through other registers are taken not to alias the frame: a frame slot
- * whose address escapes holds no jump table's base. */
+ * does an SP-relative write whose height is unknown.  Writes through
+ * other registers (BP too, where it is not a frame pointer) are taken not
+ * to alias the frame: a frame slot whose address escapes holds no jump
+ * table's base. */
 #include "cfg/cfg_private.h"
 
 #include <stdlib.h>
@@ -192,6 +193,10 @@ int ls_slot_store(const struct builder *b, int64_t p, const void *ctx)
 		const struct ls_operand *dst = in->nops ? &in->op[in->nops - 1] : NULL;
 		if (!dst || dst->kind != LS_OP_MEM || reads_only(in) || dst->index >= 0 ||
 		    (dst->base != LS_REG_SP && dst->base != LS_REG_BP))
+			return WALK_THROUGH;
+		/* BP not known as a frame pointer: a register like any other
+		 * (gcc -O2 keeps CPython's frame object in %rbp). */
+		if (dst->base == LS_REG_BP && (f->bp[p] == LS_HEIGHT_UNKNOWN || f->bp[p] == LS_HEIGHT_UNSET))
 			return WALK_THROUGH;
 		lo = slot_offset(f, p, dst);
 		/* A memory operand's width is its register's (libopcodes
