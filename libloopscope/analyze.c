@@ -146,6 +146,7 @@ int ls_analyze(ls_module *m, ls_error *err)
 	 * paths DWARF names (a distribution's prefix-mapped build). */
 	m->sources = m->opt.read_sources ? ls_source_cache_new(&m->opt, m->opt.source_path) : NULL;
 	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
+	m->debug_loop_lines_level = m->debug_loop_lines ? atoi(getenv("LOOPSCOPE_DEBUG_LOOP_LINES")) : 0;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);
 	ls_progress_end(&an.progress);

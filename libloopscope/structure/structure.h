@@ -69,6 +69,8 @@ enum ls_line_rule {
 	LS_LINE_SRC_CALLER,     /* source: all in an inlined callee with no loop statement: the caller's */
 	LS_LINE_SRC_SHARED,     /* source: one source loop made nested loops: the enclosing loop's statement */
 	LS_LINE_ENTRY,          /* no line of its own: the branch that enters it */
+	LS_LINE_BEFORE_BODY,    /* no test of its own at either end (for (;;), while (1)): the line
+	                         * before its first, where such a statement stands (a guess) */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
