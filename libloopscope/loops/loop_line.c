@@ -29,7 +29,9 @@
  *     BEFORE_BODY     no test of its own at either end (`for (;;)`,
  *                     `while (1)`: the statement has no code): the line
  *                     before the loop's first, where such a statement
- *                     stands - a guess, marked as one;
+ *                     stands - a guess, marked as one (not for a loop
+ *                     that is only its jump back: an emptied body leaves
+ *                     the loop statement's line on it);
  *     SLIDES          the slides' ranks (see edge_rank);
  *     HEADER          the header's first line;
  *     ENTRY           a loop with no line at all: the branch entering it.
@@ -80,7 +82,7 @@ const char *ls_line_rule_name(enum ls_line_rule r)
 	static const char *const names[] = {
 		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
 		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
-		"src-caller", "src-shared", "entry", "before-body",
+		"src-caller", "src-shared", "entry", "before-body", "src-after-entry",
 	};
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
@@ -347,10 +349,16 @@ static unsigned header_statement(const ls_module *m, const struct ls_cfg *cfg, c
 	return best;
 }
 
-/* The first line of block B seen from LCA in FILE, 0 if none. */
+/* The first line of block B seen from LCA in FILE, 0 if none; a block
+ * that is only a jump (clang -O0's `jmp` to the code after the loop,
+ * labelled with the loop's test) stands for where it goes. */
 static unsigned first_line_in(const struct ls_cfg *cfg, uint32_t b, const struct ls_places *ps,
                               const struct ls_inl_node *lca, const char *file)
 {
+	for (int hops = 0; hops < 4 && cfg->blocks[b].ninsns == 1 && cfg->blocks[b].nsucc == 1 &&
+	                   cfg->insns[cfg->blocks[b].first_insn].kind == LS_INSN_JUMP;
+	     hops++)
+		b = cfg->edges[cfg->succ[cfg->blocks[b].first_succ]].to;
 	const struct ls_block *blk = &cfg->blocks[b];
 	for (uint32_t k = 0; k < blk->ninsns; k++) {
 		int i = ls_block_place(ps, cfg, blk, k);
@@ -501,7 +509,7 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	/* No test of its own at either end: `for (;;)` or `while (1)`, whose
 	 * statement has no code; it stands, by the way code is written, on
 	 * the line before the loop's first. */
-	if (f->lo > 1 && f->lo - 1 >= f->func_line && f->lo - 1 > 0) {
+	if (f->lo > 1 && f->lo - 1 >= f->func_line && f->total > 1) {
 		out->line = f->lo - 1;
 		out->rule = LS_LINE_BEFORE_BODY;
 		return;
@@ -651,13 +659,15 @@ struct claims {
 
 /* Whether statement S is taken by a loop nested in K, or confirmed for a
  * loop around K. */
+enum { SHARE_NONE, SHARE_ANCESTORS, SHARE_ALL };
+
 static bool taken(const struct ls_loop_forest *lf, const struct claims *c, int32_t k, const struct ls_src_stmt *s,
-                  bool share_with_ancestors)
+                  int share)
 {
-	for (size_t j = (size_t)k + 1; j <= c->last_desc[k]; j++)
+	for (size_t j = (size_t)k + 1; j <= c->last_desc[k] && share != SHARE_ALL; j++)
 		if (c->by_loop[j] == s)
 			return true;
-	for (int32_t a = lf->loops[k].parent; a >= 0 && !share_with_ancestors; a = lf->loops[a].parent)
+	for (int32_t a = lf->loops[k].parent; a >= 0 && share == SHARE_NONE; a = lf->loops[a].parent)
 		if (c->by_loop[a] == s && c->confirmed[a])
 			return true;
 	return false;
@@ -684,7 +694,7 @@ static bool caller_statement(const ls_module *m, const struct ls_loop_forest *lf
 				best = &st[i];
 		if (!best)
 			continue;
-		if (taken(lf, c, k, best, false))
+		if (taken(lf, c, k, best, SHARE_NONE))
 			return false;
 		out->file = ctx->call_file;
 		out->line = best->line;
@@ -771,14 +781,39 @@ static const char *short_name(const char *name, size_t *len)
 	return start;
 }
 
-/* SRC_RECURSION: a line of the loop that calls the function itself (a
- * back edge's first, else the last such line), not its declaration. */
-static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
+/* Whether loop L still calls function NAME (LEN bytes, a short name): a
+ * call instruction to a procedure of that name. */
+static bool loop_calls(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L, const char *name,
+                       size_t len)
+{
+	for (size_t b = 0; b < L->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		for (uint32_t i = 0; i < blk->ninsns; i++) {
+			const struct ls_insn *in = &cfg->insns[blk->first_insn + i];
+			if (in->kind != LS_INSN_CALL)
+				continue;
+			const struct ls_proc *p = ls_procs_at_entry(&m->procs, in->target);
+			size_t n;
+			const char *pn = p ? short_name(p->name, &n) : NULL;
+			if (pn && n == len && memcmp(pn, name, len) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* SRC_RECURSION: the loop is a recursion the compiler made into a jump:
+ * no call to the function itself is left in the loop, and a line of it (a
+ * back edge's first, else the last such line) calls the function.  A loop
+ * whose body makes a recursive call (jq's jv_dump_term walking an array
+ * with a foreach macro) is no such loop. */
+static unsigned recursive_call(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L,
+                               const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
                                const struct ls_source *src, const struct loop_facts *f)
 {
 	size_t len;
 	const char *name = short_name(fname, &len);
-	if (!name || !len)
+	if (!name || !len || loop_calls(m, cfg, L, name, len))
 		return 0;
 	for (size_t e = 0; e < L->nbackedges; e++) {
 		const struct ls_block *blk = &cfg->blocks[L->backedges[e].from];
@@ -796,14 +831,14 @@ static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L
  * that holds the loop and is not taken. */
 static const struct ls_src_stmt *enclosing(const struct ls_source *src, const struct ls_loop_forest *lf,
                                            const struct claims *c, int32_t k, const struct loop_facts *f,
-                                           bool share_with_ancestors)
+                                           int share)
 {
 	size_t n;
 	const struct ls_src_stmt *st = ls_source_stmts(src, &n);
 	const struct ls_src_stmt *best = NULL;
 	for (size_t i = 0; i < n && st[i].line <= f->hi; i++) {
 		if (st[i].line < f->func_line || st[i].end < f->lo || !holds(&st[i], f, ENCLOSE_SHARE) ||
-		    taken(lf, c, k, &st[i], share_with_ancestors))
+		    taken(lf, c, k, &st[i], share))
 			continue;
 		if (!best || st[i].line > best->line || (st[i].line == best->line && st[i].end < best->end))
 			best = &st[i];
@@ -847,6 +882,28 @@ static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const
 	return true;
 }
 
+/* SRC_AFTER_ENTRY: a loop with no line of its own (clang's `jmp .` of a
+ * `while (x);` whose body is gone is at line 0), named by ENTRY after the
+ * branch that enters it: the first loop statement beginning on or after
+ * that branch's line, in the source, is the loop's. */
+static void after_entry(const ls_module *m, struct ls_loop_line *out)
+{
+	const struct ls_source *src = ls_source_get(m->sources, out->file);
+	if (!src)
+		return;
+	size_t n;
+	const struct ls_src_stmt *st = ls_source_stmts(src, &n);
+	for (size_t i = 0; i < n; i++)
+		if (st[i].line >= out->line && st[i].kind != LS_SRC_LABEL) {
+			/* Only right after it: the branch is the statement around it. */
+			if (st[i].line > out->line + 3)
+				return;
+			out->line = st[i].line;
+			out->rule = LS_LINE_SRC_AFTER_ENTRY;
+			return;
+		}
+}
+
 /* The source rules for loop K, whose DWARF line names no statement. */
 static void source_line(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                         int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
@@ -855,9 +912,9 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 {
 	if (lca && repeats_whole_call(lf, k, ps, lca) && caller_statement(m, lf, c, k, lca, out))
 		return;
-	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, false);
+	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, SHARE_NONE);
 	if (f->lo == f->hi && !ls_source_stmt_at(src, f->lo) && f->lo != f->func_line && f->direct &&
-	    (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
+	    !ls_source_begins_control(src, f->lo) && (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
 		/* All on one line that begins no loop, some of it right there
 		 * (not only in calls inlined from it), and no loop statement
 		 * whose body starts there: an expansion on that line. */
@@ -871,7 +928,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		out->rule = LS_LINE_SRC_ENCLOSING;
 		return;
 	}
-	unsigned l = recursive_call(cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
+	unsigned l = recursive_call(m, cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
 	if (l) {
 		out->line = l;
 		out->rule = LS_LINE_SRC_RECURSION;
@@ -886,9 +943,12 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		return;
 	}
 	/* One source loop the compiler made into nested loops (gcc splits a
-	 * `for (;;)` around a switch by its back edges): the statement its
-	 * enclosing loop took. */
-	s = enclosing(src, lf, c, k, f, true);
+	 * `for (;;)` around a switch by its back edges; jump threading makes
+	 * a state machine's `while (1)` a loop per state): the statement its
+	 * enclosing loop took, or one a loop nested in it took. */
+	s = enclosing(src, lf, c, k, f, SHARE_ANCESTORS);
+	if (!s)
+		s = enclosing(src, lf, c, k, f, SHARE_ALL);
 	if (s) {
 		c->by_loop[k] = s;
 		out->line = s->line;
@@ -928,6 +988,8 @@ void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct 
 			limit_to_function(f, decl_line);
 		memset(&out[k], 0, sizeof out[k]);
 		dwarf_line(m, cfg, lf, (int32_t)k, ps, lca[k], f, &out[k]);
+		if (out[k].rule == LS_LINE_ENTRY)
+			after_entry(m, &out[k]);
 		if (m->debug_loop_lines_level >= 2 && f->file)
 			dump_facts(cfg, lf, (int32_t)k, ps, lca[k], f,
 			           header_statement(m, cfg, &cfg->blocks[lf->loops[k].header], ps, lca[k], f), &out[k]);

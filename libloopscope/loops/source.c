@@ -733,6 +733,17 @@ bool ls_source_has_code(const struct ls_source *src, unsigned line)
 	return line >= 1 && line <= src->nlines && src->line_tok[line] < src->line_tok[line + 1];
 }
 
+bool ls_source_begins_control(const struct ls_source *src, unsigned line)
+{
+	if (line < 1 || line > src->nlines || src->line_tok[line] == src->line_tok[line + 1])
+		return false;
+	const struct token *t = &src->toks[src->line_tok[line]];
+	if (t->kind == T_PUNCT && src->text[t->off] == '}' && src->line_tok[line] + 1 < src->line_tok[line + 1])
+		t++; /* "} else {" */
+	return t->kind == T_IDENT && (t->kw == KW_IF || t->kw == KW_ELSE || t->kw == KW_SWITCH ||
+	                              t->kw == KW_CASE || t->kw == KW_DEFAULT);
+}
+
 bool ls_source_calls(const struct ls_source *src, unsigned line, const char *name, size_t len)
 {
 	if (line < 1 || line > src->nlines || !len)

@@ -48,6 +48,9 @@ const struct ls_src_stmt *ls_source_stmt_at(const struct ls_source *src, unsigne
 unsigned ls_source_do_of_while(const struct ls_source *src, unsigned line);
 /* Whether LINE holds any token (outside comments and directives). */
 bool ls_source_has_code(const struct ls_source *src, unsigned line);
+/* Whether LINE begins with if, else, switch, case or default (after a
+ * closing brace): a statement of the body, no macro's loop. */
+bool ls_source_begins_control(const struct ls_source *src, unsigned line);
 /* Whether LINE calls NAME (NAME followed by '('; not obj.NAME(),
  * p->NAME() or X::NAME(), which call another function of that name). */
 bool ls_source_calls(const struct ls_source *src, unsigned line, const char *name, size_t len);
