@@ -8,6 +8,7 @@ CORE_TESTS = \
 	tests/core-inline.py \
 	tests/core-badinput.sh \
 	tests/core-unresolved.sh \
+	tests/core-sources.sh \
 	tests/core-cache.sh \
 	tests/core-cache-key.sh \
 	tests/core-hostile.sh \

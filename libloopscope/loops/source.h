@@ -40,6 +40,10 @@ void ls_source_probes_free(struct ls_source_probe *p, size_t n);
  * the search path, read once; NULL if it cannot be read.  Thread-safe. */
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path);
 
+/* How many of the files asked for could not be read (not there, not
+ * under the search path); the first MAX of them, by name, into NAMES. */
+size_t ls_source_missing(struct ls_source_cache *c, const char **names, size_t max);
+
 /* Every loop statement, sorted by line (then end). */
 const struct ls_src_stmt *ls_source_stmts(const struct ls_source *src, size_t *n);
 /* The loop statement beginning on LINE (the shortest), or NULL. */

@@ -328,6 +328,8 @@ def compile_wrapper(cc, args):
     asm = obj[:-2] + ".s"
     with open(obj + ".loops", "w") as f:
         json.dump(clang_loops(asm), f)
+    with open(obj + ".args", "w") as f:  # to compile it again (llvm_loop_starts)
+        json.dump({"cwd": os.getcwd(), "flags": flags, "src": srcs[0]}, f)
     os.unlink(asm)
     return 0
 
@@ -342,8 +344,8 @@ def _build_configured(program, compiler, opt, jobs):
         return None
     out = os.path.join(CORPUS_DIR, "build", "%s-%s%s" % (program.name, compiler, opt))
     cflags = "%s -g -fPIE" % opt
-    key = hashlib.sha1(json.dumps([FORMAT, _version(cc), cflags, program.configure, program.make_target]).encode()
-                       ).hexdigest()[:12]
+    key = hashlib.sha1(json.dumps([FORMAT, _version(cc), cflags, program.configure, program.make_target,
+                                   "args"]).encode()).hexdigest()[:12]
     binary = os.path.join(out, program.name)
     stamp = os.path.join(out, "build.json")
     if os.path.exists(stamp):
@@ -454,6 +456,110 @@ def _build(program, compiler, opt, jobs):
     with open(stamp, "w") as f:
         json.dump({"key": key, "oracle": oracle}, f)
     return Build(program, compiler, opt, binary, srcdir, oracle)
+
+
+# ---- clang's !llvm.loop start locations: an oracle of loop lines ----------
+#
+# clang gives each loop of its IR a !llvm.loop node whose first DILocation
+# is where the loop's statement starts; the optimized IR keeps them (with
+# the inlined-at chain) on the loops that survive.  The set of those
+# (file, line) per function is an oracle of loop lines independent of the
+# source-text rules: a loop of ours in function F whose line is one of F's
+# starts agrees with clang.
+
+_md_line = re.compile(r"^!(\d+) = (?:distinct )?(.*)$")
+_define = re.compile(r'^define [^@]*@("?)([^"(]+)\1\(')
+_loop_ref = re.compile(r"!llvm\.loop !(\d+)")
+
+
+def _ir_loop_starts(ir):
+    """{function: [(file, line)]} of one module's IR text."""
+    md = {}
+    funcs = {}
+    cur = None
+    for line in ir.splitlines():
+        m = _md_line.match(line)
+        if m:
+            md[m.group(1)] = m.group(2)
+            continue
+        m = _define.match(line)
+        if m:
+            cur = funcs.setdefault(m.group(2), [])
+            continue
+        if line.startswith("}"):
+            cur = None
+        elif cur is not None:
+            cur += _loop_ref.findall(line)
+
+    def field(text, name):
+        m = re.search(r"\b%s: (!?\d+|\"(?:[^\"\\]|\\.)*\")" % name, text)
+        return m.group(1) if m else None
+
+    def file_of(scope, depth=0):
+        text = md.get(scope.lstrip("!"), "") if scope else ""
+        if text.startswith("!DIFile("):
+            name, d = field(text, "filename"), field(text, "directory")
+            name = name.strip('"') if name else ""
+            d = d.strip('"') if d else ""
+            return os.path.normpath(name if name.startswith("/") else os.path.join(d, name))
+        f = field(text, "file")
+        if f and f.startswith("!"):
+            return file_of(f, depth + 1)
+        s = field(text, "scope")
+        return file_of(s, depth + 1) if s and depth < 64 else None
+
+    out = {}
+    for fn, refs in funcs.items():
+        starts = set()
+        for r in set(refs):
+            node = md.get(r, "")
+            for op in re.findall(r"!(\d+)", node):
+                loc = md.get(op, "")
+                if loc.startswith("!DILocation("):
+                    line, scope = field(loc, "line"), field(loc, "scope")
+                    f = file_of(scope)
+                    if f and line:
+                        starts.add((f, int(line)))
+                    break
+        if starts:
+            out[fn] = sorted(starts)
+    return out
+
+
+def llvm_loop_starts(b):
+    """{function (linkage name): set((file, line))} of a clang build, from
+    its sources compiled again to optimized IR (cached beside the build);
+    None for a gcc build or one whose compile commands are not known."""
+    if b.compiler != "clang":
+        return None
+    cache = os.path.join(os.path.dirname(b.path), "llvm-loops.json")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return {k: {tuple(x) for x in v} for k, v in json.load(f).items()}
+    jobs = []  # (cwd, argv)
+    cc = _driver("clang", b.program.lang)
+    if b.program.configure is None:
+        gendir = os.path.join(os.path.dirname(b.path), "gen")
+        flags = _flags(b.program, b.srcdir, b.opt, gendir)
+        jobs = [(None, [cc] + flags + ["-S", "-emit-llvm", "-o", "-", s]) for s in _sources(b.program, b.srcdir)]
+    else:
+        for d, _, names in os.walk(os.path.join(os.path.dirname(b.path), "obj")):
+            for name in names:
+                if name.endswith(".o.args"):
+                    with open(os.path.join(d, name)) as f:
+                        a = json.load(f)
+                    jobs.append((a["cwd"], [cc] + a["flags"] + ["-S", "-emit-llvm", "-o", "-", a["src"]]))
+        if not jobs:
+            return None
+    merged = {}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for r in pool.map(lambda j: subprocess.run(j[1], cwd=j[0], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                                   universal_newlines=True), jobs):
+            for fn, starts in _ir_loop_starts(r.stdout).items():
+                merged.setdefault(fn, set()).update(map(tuple, starts))
+    with open(cache, "w") as f:
+        json.dump({k: sorted(v) for k, v in merged.items()}, f)
+    return merged
 
 
 def build_all(compilers=COMPILERS, opts=OPTS, names=None):
