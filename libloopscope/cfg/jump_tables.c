@@ -115,13 +115,21 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
  *                   movslq (%rB,%rI,4),%r; mov (%rB,%rI,4),%e + cltq   (4 bytes, signed)
  *   a sum           add %rA,%rX; lea (%rA,%rX),%rY     (a constant plus a 4-byte entry:
  *                                                       a table relative to itself or to a label)
+ *   a copy          mov %rA,%rB; a spill and its reload through an SP- or
+ *                   BP-relative stack slot (stack_slots.c): the value of what
+ *                   it copies, followed once per definition, cycles included
  *   a pointer       a load without an index, a call's result, an argument:
  *                   not a table (a tail call through a pointer, longjmp)
- * Several definitions may reach a jump (gcc duplicates a computed goto's
- * jump into its predecessors): its targets are the union of their tables.
+ * Any number of definitions may reach a jump (gcc duplicates a computed
+ * goto's jump into its predecessors, reloads a table's base after every
+ * call): its targets are the union of their tables, a set of candidate
+ * values.  An indexed jump with no table found, made with the frame torn
+ * down (SP back at its entry height), is a tail call through a pointer.
  *
  * A table is read up to the guarding compare (`cmp $N,%rI; ja`, on the
- * index's value) when there is one; otherwise up to what its index can
+ * index's value, or on the memory the index is loaded from) when there is
+ * one (an entry that is the compare's default, in another procedure's cold
+ * code, is skipped); otherwise up to what its index can
  * hold (`and $M`, a zero-extended byte or word), and never past the next
  * data object: a data symbol's start or end, another address the
  * procedure refers to, the section's end, or (in a PIE or a DSO) an 8-byte
