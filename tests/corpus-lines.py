@@ -1,7 +1,7 @@
 # tests/corpus-lines.py - the loop-line test on the real-code corpus
 # (tests/corpus/corpus.py: Lua 5.4 and 5.3, zstd, Eigen, {fmt}; gcc and
 # clang, -O2 and -O3, PIE): every loop loopscope reports should name a line
-# that holds the loop's own statement.  At least 98% of the corpus' loops
+# that holds the loop's own statement.  At least 99% of the corpus' loops
 # must, per compiler; the ones that don't are printed with their source
 # line.
 #
@@ -35,6 +35,11 @@
 # little about a user's binary whose sources are not on disk.  So every
 # build is also analyzed with LOOPSCOPE_NO_SOURCE=1, where only the DWARF
 # rules choose, and held to its own, lower threshold (DWARF_THRESHOLD).
+# clang's builds are also scored against clang's own !llvm.loop start
+# locations (corpus.llvm_loop_starts), an oracle independent of the
+# source text; reported, not asserted: clang drops the metadata of loops
+# it restructures (an interpreter's for (;;) made irreducible, loops
+# rotated or unswitched), so it names fewer loops than there are.
 # The share of loops each rule decided, and how many of those are right,
 # is printed for both runs (LOOPSCOPE_DEBUG_LOOP_LINES).
 #
@@ -58,9 +63,15 @@ def _load(name, path):
 
 
 C = _load("core_common", os.path.join(HERE, "core-common.py"))
-THRESHOLD = 98.0
-# DWARF alone (measured 87.5% clang, 90.8% gcc): a floor against regressions.
-DWARF_THRESHOLD = 85.0
+# Sources read (measured 99.15% clang, 99.58% gcc with CPython in the
+# corpus; 99.10% and 99.23% before issue 22).
+THRESHOLD = 99.0
+# DWARF alone (measured 90.97% clang, 92.03% gcc; 87.25% and 90.59% before
+# issue 22): a floor against regressions.  Most of what is left is beyond
+# DWARF: the loop statement's line carries no instruction (for (;;),
+# while (1), a condition written on the line after its while) and is not
+# the line before the loop's first.
+DWARF_THRESHOLD = 90.0
 RULE_RE = re.compile(r"^loopscope: loop line: .* header (0x[0-9a-f]+) depth \d+: .* by (\S+)$")
 
 # ---- C/C++ source as tokens ---------------------------------------------------
