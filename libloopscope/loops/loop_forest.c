@@ -27,8 +27,10 @@
  * 5. The forest: loops in preorder (parents before children, siblings by
  *    header address), each with its header, entries (header first), back
  *    edges (into any entry from inside), exits and all its blocks.
- * 6. A natural loop headed by an entry of an irreducible loop, which
- *    Havlak folds into it, is added inside it (see add_entry_loops).
+ * 6. A procedure with an irreducible loop is searched again on Havlak's
+ *    normalized graph (see normalize): a natural loop inside an irreducible
+ *    region is then found as a loop inside it whatever the DFS order, for
+ *    every handler of an interpreter alike.
  *
  * Loops are natural loops (and Havlak's irreducible ones): a block that
  * never gets back to the header - the exit() that ends a loop, a C++
