@@ -671,10 +671,10 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 			int i = blk->ninsns ? ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr) : -1;
 			block_first[b] = i < 0 ? UINT32_MAX : (uint32_t)i;
 		}
-		struct ls_places ps = { pl, npl, block_first };
-		loop_contexts(cfg, lf, &ps, lca);
-		ls_loop_lines(m, proc, cfg, lf, &ps, lca, proc_file, lines);
-		ls_loop_kinds(m, cfg, lf, &ps, lca, lines, made);
+		struct ls_places places = { pl, npl, block_first };
+		loop_contexts(cfg, lf, &places, lca);
+		ls_loop_lines(m, proc, cfg, lf, &places, lca, proc_file, lines);
+		ls_loop_kinds(m, cfg, lf, &places, lca, lines, made);
 		free(block_first);
 	}
 	for (size_t k = 0; k < nloops; k++) {
