@@ -115,6 +115,9 @@ struct pd_reader {
 	size_t *part_off, *part_end;
 	size_t nparts, next_part;
 	uint64_t scratch_cc[512]; /* callchains that are not 8-aligned are copied here */
+	/* records handed out or inflated, by type, as perf report --stats
+	 * counts them (a COMPRESSED record and each record in it) */
+	uint64_t nrecords[PD_NRECORD_TYPES];
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -1077,15 +1080,21 @@ int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev)
 static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 {
 	const uint8_t *body = p + 8, *end = p + size;
-	int changes_tables = type == PD_RECORD_HEADER_ATTR || type == PD_RECORD_ID_INDEX ||
-			     type == PD_RECORD_HEADER_BUILD_ID || type == PD_RECORD_HEADER_FEATURE ||
-			     type == PD_RECORD_EVENT_UPDATE;
+	/* perf 6.1 writes EVENT_UPDATE records (an event's cpus, unit, scale)
+	 * into every file, whose names are in the header (EVENT_DESC) already:
+	 * while frozen they are left alone, without a word.  ID_INDEX (every
+	 * file too) maps sample ids to mmap buffers and CPUs, which nothing
+	 * here needs: it is never read. */
+	if (r->frozen && type == PD_RECORD_EVENT_UPDATE)
+		return;
+	int changes_tables = type == PD_RECORD_HEADER_ATTR || type == PD_RECORD_HEADER_BUILD_ID ||
+			     type == PD_RECORD_HEADER_FEATURE;
 	if (r->frozen && changes_tables) {
 		/* perf writes these in pipe mode only; in a file's data they would
 		 * change the events and build-ids that another thread is reading */
 		if (!r->frozen_skipped++)
-			warnf(r, "records that describe events (type %u) in the data of a file, where perf writes them "
-			      "in the header: ignored", (unsigned)type);
+			warnf(r, "header records (%s) in the data of a file, where perf keeps them in the file's "
+			      "header: ignored", pd_record_name(type));
 		return;
 	}
 	switch (type) {
@@ -1103,20 +1112,6 @@ static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 		for (const uint8_t *q = body + asz; q + 8 <= end; q += 8)
 			if (attr_add_id(r, idx, rd64(q)) < 0)
 				break;
-		break;
-	}
-	case PD_RECORD_ID_INDEX: {
-		if (end - body < 8)
-			return;
-		uint64_t nr = rd64(body);
-		if (nr > (uint64_t)(end - body - 8) / 32)
-			nr = (end - body - 8) / 32;
-		for (uint64_t i = 0; i < nr; i++) {
-			const uint8_t *e = body + 8 + i * 32;
-			uint64_t id = rd64(e), idx = rd64(e + 8);
-			if (idx < r->nattrs && id_find(r, id) < 0)
-				attr_add_id(r, (int)idx, id);
-		}
 		break;
 	}
 	case PD_RECORD_HEADER_BUILD_ID:
@@ -1285,6 +1280,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 			}
 			r->dpos += size;
 			type = rd32(p);
+			r->nrecords[type < PD_NRECORD_TYPES ? type : 0]++;
 		} else {
 			if (r->pos >= r->end && r->next_part < r->nparts) {
 				r->pos = r->part_off[r->next_part];
@@ -1319,6 +1315,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 			size = rd16(p + 6);
 			type = rd32(p);
 			r->pos += size;
+			r->nrecords[type < PD_NRECORD_TYPES ? type : 0]++;
 			skip_payload(r, p, type, size);
 			if (type == PD_RECORD_COMPRESSED || type == PD_RECORD_COMPRESSED2) {
 				const uint8_t *src = p + 8;
@@ -1392,3 +1389,22 @@ int pd_is_pipe(const pd_reader *r) { return r->pipe; }
 const char *pd_name(const pd_reader *r) { return r->name; }
 uint64_t pd_bytes_lost(const pd_reader *r) { return r->lost; }
 const char *pd_warnings(const pd_reader *r) { return r->warnings; }
+uint64_t pd_record_count(const pd_reader *r, uint32_t type) { return type < PD_NRECORD_TYPES ? r->nrecords[type] : 0; }
+
+/* perf's names of the record types (tools/perf/util/event.c), which
+ * perf report --stats prints; NULL for a type perf has no name for. */
+const char *pd_record_name(uint32_t type)
+{
+	static const char *const names[PD_NRECORD_TYPES] = {
+		[1] = "MMAP", [2] = "LOST", [3] = "COMM", [4] = "EXIT", [5] = "THROTTLE", [6] = "UNTHROTTLE",
+		[7] = "FORK", [8] = "READ", [9] = "SAMPLE", [10] = "MMAP2", [11] = "AUX", [12] = "ITRACE_START",
+		[13] = "LOST_SAMPLES", [14] = "SWITCH", [15] = "SWITCH_CPU_WIDE", [16] = "NAMESPACES",
+		[17] = "KSYMBOL", [18] = "BPF_EVENT", [19] = "CGROUP", [20] = "TEXT_POKE", [21] = "AUX_OUTPUT_HW_ID",
+		[64] = "ATTR", [65] = "EVENT_TYPE", [66] = "TRACING_DATA", [67] = "BUILD_ID", [68] = "FINISHED_ROUND",
+		[69] = "ID_INDEX", [70] = "AUXTRACE_INFO", [71] = "AUXTRACE", [72] = "AUXTRACE_ERROR",
+		[73] = "THREAD_MAP", [74] = "CPU_MAP", [75] = "STAT_CONFIG", [76] = "STAT", [77] = "STAT_ROUND",
+		[78] = "EVENT_UPDATE", [79] = "TIME_CONV", [80] = "FEATURE", [81] = "COMPRESSED",
+		[82] = "FINISHED_INIT", [83] = "COMPRESSED2",
+	};
+	return type < PD_NRECORD_TYPES ? names[type] : NULL;
+}

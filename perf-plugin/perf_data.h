@@ -42,6 +42,7 @@ enum {
 	PD_RECORD_COMPRESSED = 81,
 	PD_RECORD_FINISHED_INIT = 82,
 	PD_RECORD_COMPRESSED2 = 83,
+	PD_NRECORD_TYPES = 84,    /* the counts below: 0 counts the types beyond */
 };
 
 /* perf_event_attr.sample_type bits. */
@@ -82,6 +83,7 @@ enum {
 #define PD_MISC_GUEST_USER 5
 #define PD_MISC_COMM_EXEC (1u << 13)
 #define PD_MISC_MMAP_BUILD_ID (1u << 14)
+#define PD_MISC_LOST_SAMPLES_BPF (1u << 15)
 
 /* Callchain context markers. */
 #define PD_CONTEXT_HV ((uint64_t)-32)
@@ -206,6 +208,12 @@ const char *pd_name(const pd_reader *r);
 uint64_t pd_bytes_lost(const pd_reader *r);
 /* Warnings so far, one per line, NULL if none. */
 const char *pd_warnings(const pd_reader *r);
+
+/* How many records of TYPE were read so far (COMPRESSED ones and each
+ * record inflated from them alike, as perf report --stats counts). */
+uint64_t pd_record_count(const pd_reader *r, uint32_t type);
+/* perf's name of a record type ("MMAP2"), or NULL. */
+const char *pd_record_name(uint32_t type);
 
 /* The event name perf would give a type/config pair. */
 const char *pd_event_name(uint32_t type, uint64_t config);

@@ -100,7 +100,10 @@ const char *pl_intern(pl_session *s, const char *str);
 /* Changes whenever the kernel's maps do. */
 unsigned pl_session_kernel_gen(const pl_session *s);
 /* Counts for the header of the report. */
+/* LOST_SAMPLES records' counts (perf report's "Total Lost Samples"), and
+ * the number of LOST records (perf's "lost N chunks"): not added together. */
 uint64_t pl_session_lost_samples(const pl_session *s);
+uint64_t pl_session_lost_chunks(const pl_session *s);
 uint64_t pl_session_bad_records(const pl_session *s);
 
 /* ---- small shared helpers (session.c) ---- */
