@@ -43,6 +43,10 @@ static void print_reader_warnings(const pl_report *rep)
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));
+	if (pl_session_lost_chunks(rep->s))
+		fprintf(stderr, "perf-loops: warning: %s: %llu chunks of events were lost while recording (PERF_RECORD_LOST: "
+			"the ring buffer was full; perf record -m or a lower -F helps)\n", pd_name(r),
+			(unsigned long long)pl_session_lost_chunks(rep->s));
 	if (pl_session_bad_records(rep->s))
 		fprintf(stderr, "perf-loops: warning: %s: %llu records could not be parsed\n", pd_name(r),
 			(unsigned long long)pl_session_bad_records(rep->s));
