@@ -233,6 +233,8 @@ const char *pl_short_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
 void pl_pager_start(const pl_report_options *o);
 int pl_color_wanted(const pl_report_options *o, FILE *out);
+/* SIGPIPE (a closed pipe or pager) exits 141, or 0 after the pager, quietly. */
+void pl_quiet_sigpipe(void);
 /* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
 int pl_terminal_width(FILE *out);
 
