@@ -72,6 +72,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	if (!map) {
 		char name[64];
 		if (kernel) {
+			a->kernel_frames = 1;
 			pl_load_kallsyms(a);
 			const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 			if (s)
@@ -124,17 +125,25 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 			return node;
 		}
 	}
+	if (map->dso->kind == PL_DSO_KERNEL && !d->mod)
+		a->kernel_frames = 1;
 	if (d->use_kallsyms) {
 		const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 		if (s)
 			return named_node(a, parent, map->dso, s->name);
 	}
 	ls_symbol sym;
-	if (have_link && ls_file_symbol_at(d->file, link, &sym) == 0)
+	if (have_link && !d->refused && ls_file_symbol_at(d->file, link, &sym) == 0)
 		return named_node(a, parent, map->dso, sym.name);
+	char name[64];
 	if (map->dso->kind == PL_DSO_KERNEL) {
-		char name[64];
 		snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
+		return named_node(a, parent, map->dso, name);
+	}
+	if (map->dso->kind == PL_DSO_USER && (d->refused || !d->file)) {
+		/* no usable file: the address in the binary, as perf report
+		 * shows a frame it has no symbol for */
+		snprintf(name, sizeof name, "0x%016llx", (unsigned long long)(addr - map->start + map->pgoff));
 		return named_node(a, parent, map->dso, name);
 	}
 	return named_node(a, parent, map->dso, "[unknown]");
@@ -379,6 +388,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		return;
 	rep->nsamples_all++;
 	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
+	a->kernel_samples += kernel_ip;
 	if (!sample_selected(rep, s, ev, t, kernel_ip))
 		return;
 	struct frame fr[PL_MAX_FRAMES];
@@ -399,6 +409,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 
 void pl_attrib_warn_bounds(struct pl_attrib *a)
 {
+	pl_dsos_summary(a);
 	if (a->deep_chains)
 		fprintf(stderr, "perf-loops: warning: %s: %llu samples have call chains deeper than %d frames "
 			"(the bound): their outermost frames are not shown\n", pd_name(a->rep->r),

@@ -58,6 +58,7 @@ static const struct optdef optdefs[] = {
 	{ "stdio-color", 1, O_COLOR, NULL },
 	{ "full-names", 0, O_FULLNAMES, NULL },
 	{ "quiet", 0, 'q', NULL },
+	{ "force", 0, 'f', NULL },
 	{ "verbose", 0, 'v', NULL },
 	{ "help", 0, 'h', NULL },
 	{ "list-opts", 0, O_LISTOPTS, NULL },
@@ -111,6 +112,7 @@ static const char report_usage[] =
 	"        --time START,STOP   --max-stack N  --no-demangle  --symfs DIR\n"
 	"    -k, --vmlinux FILE      --modules DIR: the kernel's and its modules' debug files\n"
 	"        --no-pager  --stdio-color=always|never|auto  --full-names\n"
+	"    -f, --force             use binaries whose build-id is not the recorded one\n"
 	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
@@ -466,6 +468,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 		return 0;
 	case O_FULLNAMES: o->full_names = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
+	case 'f': o->force = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	}
 	return 2;

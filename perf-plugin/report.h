@@ -88,6 +88,7 @@ typedef struct pl_report_options {
 	size_t npids;
 	int quiet;
 	int verbose;
+	int force;            /* -f: use binaries whose build-id is not the recorded one */
 	const char *vmlinux;  /* -k: the kernel image with debug info */
 	const char *modules;  /* --modules: where the modules' debug .ko files are */
 	int sort[PL_NKEYS];   /* -s: the histogram's keys, in order */
