@@ -375,6 +375,24 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 	return nf;
 }
 
+/* The sample's place beside the tree (places.c): its leaf node, map and
+ * address; its thread and CPU when -s asks for them. */
+static void add_place(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, size_t e, uint32_t node,
+		      const struct frame *leaf)
+{
+	pl_report *rep = a->rep;
+	pl_place k = { .node = node, .ev = (uint32_t)e, .addr = leaf->addr, .cpu = -1 };
+	k.map = pl_find_map(rep->s, t, leaf->addr, leaf->kernel);
+	if (rep->opt->sort_mask & PL_THREAD_KEYS) {
+		k.comm = t->comm;
+		k.pid = smp->pid;
+		k.tid = smp->tid;
+		if (smp->attr->sample_type & PD_SAMPLE_CPU)
+			k.cpu = (int32_t)smp->cpu;
+	}
+	pl_places_add(&rep->places, &k, smp->period);
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -399,12 +417,36 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust);
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
+	add_place(a, t, smp, e, node, &fr[0]);
 	/* only the leaf is counted now; pl_tree_finish sums the totals */
 	uint64_t *c = pl_cost_at(tr, node, e);
 	c[PL_SELF]++;
 	c[PL_SELF_PERIOD] += period;
 	rep->ev_samples[e]++;
 	rep->ev_period[e] += period;
+}
+
+const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off)
+{
+	if (!m || m->dso->kind == PL_DSO_KERNEL || m->dso->kind == PL_DSO_KMODULE) {
+		/* kallsyms: what perf report names kernel addresses by (an
+		 * address outside every map is a kernel one, or has no name) */
+		pl_load_kallsyms(a);
+		const ls_ksym *ks = ls_kmap_symbol_at(a->kmap, addr);
+		if (ks) {
+			*off = addr - ks->addr;
+			return ks->name;
+		}
+	}
+	if (!m)
+		return NULL;
+	struct dso_attr *d = pl_dso_attr(a, m->dso);
+	uint64_t link;
+	ls_symbol sym;
+	if (d->refused || !d->file || pl_attrib_link_addr(a, m, addr, &link) || ls_file_symbol_at(d->file, link, &sym))
+		return NULL;
+	*off = link - sym.addr;
+	return sym.name;
 }
 
 void pl_attrib_warn_bounds(struct pl_attrib *a)

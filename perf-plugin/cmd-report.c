@@ -20,9 +20,10 @@ static void read_samples(pl_report *rep)
 	pl_session_run(rep->s, pl_attrib_sample, rep);
 	pl_report_begin(rep);
 	const pl_report_options *o = rep->opt;
-	if (o->callee && !o->chains && !o->nsort && !o->annotate)
+	if (o->callee && !o->chains && !o->nsort && !o->annotate) {
 		pl_tree_invert(&rep->tree);
-	else
+		pl_places_free(&rep->places); /* their nodes are the tree's before */
+	} else
 		pl_tree_finish(&rep->tree);
 }
 

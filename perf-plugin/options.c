@@ -101,7 +101,8 @@ static const struct { char c; const char *why; } short_na[] = {
 
 static const char report_usage[] =
 	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
-	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop\n"
+	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop,comm,pid,\n"
+	"                            cpu,srcfile,symoff,dso_size;  --format=loops --sort=own: by Own\n"
 	"    -g, --call-graph TYPE   graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee]\n"
 	"    -G, --inverted          caller-based call graph (the default)\n"
 	"        --children, --no-children\n"
@@ -183,25 +184,51 @@ static int parse_ids(const char *arg, const char *what, uint32_t **v, size_t *n)
 	return rc;
 }
 
-static const char *const key_names[PL_NKEYS] = { "dso", "sym", "srcline", "loop" };
+/* perf report's names of the keys (sym and symbol alike; perf's pid is a
+ * thread, Pid:Command, and tid is taken for it) */
+static const struct { const char *name; int key; } key_names[] = {
+	{ "dso", PL_KEY_DSO }, { "sym", PL_KEY_SYM }, { "symbol", PL_KEY_SYM }, { "srcline", PL_KEY_SRCLINE },
+	{ "loop", PL_KEY_LOOP }, { "comm", PL_KEY_COMM }, { "pid", PL_KEY_PID }, { "tid", PL_KEY_PID },
+	{ "cpu", PL_KEY_CPU }, { "srcfile", PL_KEY_SRCFILE }, { "symoff", PL_KEY_SYMOFF },
+	{ "dso_size", PL_KEY_DSO_SIZE }, { NULL, 0 },
+};
+
+/* perf report's keys that have no meaning here, and why */
+static const struct { const char *name; const char *why; } key_na[] = {
+	{ "parent", "there is no parent filter (-p) in perf loops report" },
+	{ "socket", "samples are not grouped by socket" },
+	{ "symbol_size", "a procedure here is a scope tree, not one symbol's size; use -s sym" },
+	{ "time", "use --time to select a time range" },
+	{ "trace", "tracepoint fields are perf script's" },
+	{ "cgroup", "cgroups are not read" },
+	{ "cgroup_id", "cgroups are not read" },
+	{ NULL, NULL },
+};
 
 static int parse_key(const char *s)
 {
-	for (int k = 0; k < PL_NKEYS; k++)
-		if (!strcmp(s, key_names[k]))
-			return k;
+	for (int k = 0; key_names[k].name; k++)
+		if (!strcmp(s, key_names[k].name))
+			return key_names[k].key;
 	return -1;
 }
 
 static int add_key(pl_report_options *o, const char *s)
 {
 	int k = parse_key(s);
+	for (int i = 0; k < 0 && key_na[i].name; i++)
+		if (!strcmp(s, key_na[i].name)) {
+			fprintf(stderr, "perf-loops: --sort key '%s' of perf report does not apply here: %s\n", s,
+				key_na[i].why);
+			return 2;
+		}
 	if (k < 0)
-		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop)", s);
-	for (size_t i = 0; i < o->nsort; i++)
-		if (o->sort[i] == k)
-			return 0;
+		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop, comm, pid, "
+				   "tid, cpu, srcfile, symoff, dso_size; own for --format=loops)", s);
+	if (o->sort_mask & (1u << k))
+		return 0;
 	o->sort[o->nsort++] = k;
+	o->sort_mask |= 1u << k;
 	return 0;
 }
 
@@ -211,8 +238,12 @@ static int parse_sort(pl_report_options *o, const char *arg)
 	size_t n = 0;
 	int rc = 0;
 	split_list(arg, &l, &n);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = add_key(o, l[i]);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!strcmp(l[i], "own") || !strcmp(l[i], "total"))
+			o->sort_own = !strcmp(l[i], "own"); /* the loops view's order */
+		else if (strcmp(l[i], "overhead") && strcmp(l[i], "overhead_children"))
+			rc = add_key(o, l[i]); /* perf's overhead columns: always there */
+	}
 	free_list(l, n);
 	return rc;
 }
@@ -551,6 +582,8 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 	if (!rc && optind < argc)
 		rc = usage_error(annotate ? "unexpected argument '%s' (perf loops annotate -h)"
 					  : "unexpected argument '%s' (perf loops report -h)", argv[optind]);
+	if (!rc && o->sort_own && o->format == PL_FMT_TREE)
+		o->format = PL_FMT_LOOPS; /* --sort=own: the loops view's order */
 	if (!rc && !o->fields)
 		o->fields = (o->children ? PL_COL_CHILDREN : 0) | PL_COL_SELF | PL_COL_SAMPLES;
 	if (!rc && o->show_samples)

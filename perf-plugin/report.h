@@ -72,8 +72,35 @@ uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
 
 typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
 
-/* --sort keys and the columns of -F */
-enum { PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP, PL_NKEYS };
+/* --sort keys and the columns of -F: the scopes of the sampled place, and
+ * perf report's keys that are not scopes (places.c keeps what they need) */
+enum {
+	PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP,
+	PL_KEY_COMM, PL_KEY_PID, PL_KEY_CPU, PL_KEY_SRCFILE, PL_KEY_SYMOFF, PL_KEY_DSO_SIZE,
+	PL_NKEYS
+};
+/* Do the keys need the sample's thread and CPU in places.c's histogram? */
+#define PL_THREAD_KEYS ((1u << PL_KEY_COMM) | (1u << PL_KEY_PID) | (1u << PL_KEY_CPU))
+
+/* places.c: the sampled places (leaf node, map, address; thread and CPU
+ * when -s asks), one entry per distinct place and event. */
+typedef struct pl_place {
+	uint32_t node, ev;
+	const struct pl_map *map; /* NULL: an address outside every map */
+	uint64_t addr;            /* runtime */
+	const char *comm;         /* interned; NULL unless thread keys */
+	uint32_t pid, tid;
+	int32_t cpu;              /* -1: not recorded */
+	uint64_t samples, period;
+} pl_place;
+typedef struct pl_places {
+	pl_place *v;
+	size_t n, cap;
+	uint32_t *slots;          /* hash -> index + 1 */
+	size_t nslots;
+} pl_places;
+void pl_places_add(pl_places *p, const pl_place *key, uint64_t period);
+void pl_places_free(pl_places *p);
 enum { PL_COL_CHILDREN = 1, PL_COL_SELF = 2, PL_COL_SAMPLES = 4, PL_COL_PERIOD = 8 };
 
 typedef struct pl_report_options {
@@ -93,6 +120,8 @@ typedef struct pl_report_options {
 	const char *modules;  /* --modules: where the modules' debug .ko files are */
 	int sort[PL_NKEYS];   /* -s: the histogram's keys, in order */
 	size_t nsort;
+	unsigned sort_mask;   /* 1 << PL_KEY_* of those keys */
+	int sort_own;         /* --sort=own: the loops view ranks by Own */
 	unsigned fields;      /* PL_COL_*: the percentage and count columns */
 	int show_samples, show_period;
 	int fractal;          /* -g fractal: percentages of the parent */
@@ -152,6 +181,7 @@ typedef struct pl_report {
 	uint64_t nsamples_all;   /* before filters */
 	struct pl_attrib *attrib;
 	FILE *out;
+	pl_places places;        /* where each sample was taken (places.c) */
 	pl_tree flat;            /* all contexts folded per procedure (pl_flat_tree) */
 	int have_flat;
 	int color;               /* --stdio-color: escape sequences on */
@@ -171,6 +201,9 @@ pl_session *pl_attrib_session(struct pl_attrib *a);
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso);
 /* The link-time address of runtime address ADDR in map M: 0, or -1. */
 int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link);
+/* The symbol (ELF's, or kallsyms') holding runtime address ADDR of map M
+ * (NULL: a kernel address outside the maps), and ADDR's offset in it. */
+const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off);
 
 /* unwind.c: the user frames of a --call-graph dwarf sample, leaf first. */
 size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, size_t cap);

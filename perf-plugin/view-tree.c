@@ -205,6 +205,7 @@ void pl_report_free(pl_report *rep)
 	pl_unwind_free_all(rep->s);
 	pl_attrib_free(rep->attrib);
 	pl_tree_free(&rep->tree);
+	pl_places_free(&rep->places);
 	if (rep->have_flat)
 		pl_tree_free(&rep->flat);
 	pl_session_free(rep->s);
