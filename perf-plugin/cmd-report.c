@@ -187,8 +187,41 @@ static int wants_browser(const pl_report_options *o)
 	       isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 }
 
+/* --stats and --header-only: the file alone, no tree. */
+static int run_file_info(pl_report_options *o)
+{
+	if (!o->input) {
+		struct stat st;
+		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
+	}
+	char err[1024];
+	pd_reader *r = pd_open(o->input, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "perf-loops: %s\n", err);
+		return 1;
+	}
+	FILE *out = open_output(o);
+	if (!out) {
+		pd_close(r);
+		return 1;
+	}
+	if (o->header)
+		pl_print_file_header(r, out);
+	if (o->stats)
+		pl_print_stats(r, out);
+	int rc = 0;
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0) {
+		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
+		rc = 1;
+	}
+	pd_close(r);
+	return rc;
+}
+
 static int run_report(pl_report_options *o)
 {
+	if (o->stats || o->header == 2)
+		return run_file_info(o);
 	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
 		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
 		return 2;
@@ -198,11 +231,13 @@ static int run_report(pl_report_options *o)
 	if (rc)
 		return rc;
 	rc = -1;
-	if (wants_browser(o))
+	if (wants_browser(o) && !o->header)
 		rc = pl_browser(&rep); /* -1: no browser here, print */
 	if (rc < 0) {
 		if (rep.out == stdout && o->format != PL_FMT_PPROF)
 			pl_pager_start(o);
+		if (o->header) /* --header: the file's header, then the report */
+			pl_print_file_header(rep.r, rep.out);
 		rc = print_views(&rep);
 	}
 	int wrc = close_report(&rep);

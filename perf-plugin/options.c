@@ -14,11 +14,12 @@ enum {
 	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
 	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
 	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA,
+	O_SYMBOL, O_STATS, O_HEADER, O_HEADER_ONLY,
 };
 
 struct optdef {
 	const char *name;
-	int has_arg;
+	int has_arg;       /* 0, 1, or 2: optional (perf's -g: alone, or with its value) */
 	int code;          /* a short option letter, or O_* */
 	const char *why;   /* O_NA: why it does not apply here */
 };
@@ -28,7 +29,7 @@ static const struct optdef optdefs[] = {
 	{ "output", 1, 'o', NULL },
 	{ "format", 1, O_FORMAT, NULL },
 	{ "sort", 1, 's', NULL },
-	{ "call-graph", 1, 'g', NULL },
+	{ "call-graph", 2, 'g', NULL },
 	{ "inverted", 0, 'G', NULL },
 	{ "children", 0, O_CHILDREN, NULL },
 	{ "no-children", 0, O_NOCHILDREN, NULL },
@@ -63,6 +64,12 @@ static const struct optdef optdefs[] = {
 	{ "help", 0, 'h', NULL },
 	{ "list-opts", 0, O_LISTOPTS, NULL },
 	{ "asm", 0, O_ASM, NULL },        /* annotate: interleave the disassembly */
+	{ "symbol", 1, O_SYMBOL, NULL },  /* annotate: perf annotate's -s/--symbol */
+	{ "disassembler-style", 1, 'M', NULL },
+	{ "field-separator", 1, 't', NULL },
+	{ "stats", 0, O_STATS, NULL },
+	{ "header", 0, O_HEADER, NULL },
+	{ "header-only", 0, O_HEADER_ONLY, NULL },
 	/* perf report's options that have no meaning for loops and scopes */
 	{ "branch-stack", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
 	{ "branch-history", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
@@ -70,14 +77,11 @@ static const struct optdef optdefs[] = {
 	{ "itrace", 1, O_NA, "instruction traces (intel_pt, cs_etm) are not read" },
 	{ "dump-raw-trace", 0, O_NA, "use perf report -D or perf script for raw records" },
 	{ "raw-trace", 0, O_NA, "use perf script for raw tracepoint fields" },
-	{ "header", 0, O_NA, "use perf report --header-only for the file's header" },
-	{ "header-only", 0, O_NA, "use perf report --header-only for the file's header" },
 	{ "hierarchy", 0, O_NA, "the calling-context tree is the hierarchy here (--format=tree)" },
 	{ "group", 0, O_NA, "event groups are not shown side by side; --event picks one" },
 	{ "cpu", 1, O_NA, "samples are not filtered by CPU" },
 	{ "socket-filter", 1, O_NA, "samples are not filtered by socket" },
 	{ "threads", 0, O_NA, "per-thread histograms are not made; --tid and --comm filter" },
-	{ "disassembler-style", 1, O_NA, "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
 	{ "objdump", 1, O_NA, "perf loops annotate --asm disassembles with libopcodes, not objdump" },
 	{ "exclude-other", 0, O_NA, "there is no parent filter (-p) in perf loops report" },
 	{ "parent", 1, O_NA, "there is no parent filter in perf loops report" },
@@ -93,7 +97,6 @@ static const struct { char c; const char *why; } short_na[] = {
 	{ 'D', "use perf report -D or perf script for raw records" },
 	{ 'T', "per-thread histograms are not made; --tid and --comm filter" },
 	{ 'C', "samples are not filtered by CPU" },
-	{ 'M', "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
 	{ 'x', "there is no parent filter (-p) in perf loops report" },
 	{ 'p', "there is no parent filter in perf loops report" },
 	{ 0, NULL },
@@ -103,7 +106,8 @@ static const char report_usage[] =
 	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
 	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop,comm,pid,\n"
 	"                            cpu,srcfile,symoff,dso_size;  --format=loops --sort=own: by Own\n"
-	"    -g, --call-graph TYPE   graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee]\n"
+	"    -g, --call-graph[=TYPE] graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee];\n"
+	"                            alone: graph,0.5,caller (perf's default)\n"
 	"    -G, --inverted          caller-based call graph (the default)\n"
 	"        --children, --no-children\n"
 	"    -S, --symbols LIST      only these procedures;  --symbol-filter STR: names containing STR\n"
@@ -113,15 +117,23 @@ static const char report_usage[] =
 	"        --time START,STOP   --max-stack N  --no-demangle  --symfs DIR\n"
 	"    -k, --vmlinux FILE      --modules DIR: the kernel's and its modules' debug files\n"
 	"        --no-pager  --stdio-color=always|never|auto  --full-names\n"
+	"    -t, --field-separator SEP  the columns separated by SEP, unpadded\n"
+	"        --header, --header-only  the file's header (as perf report prints it), before or instead\n"
+	"        --stats             the records of each type and the samples of each event\n"
+	"    -M, --disassembler-style att|intel   for annotate --asm (from the browser too)\n"
 	"    -f, --force             use binaries whose build-id is not the recorded one\n"
 	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
 static const char annotate_usage[] =
-	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
-	"    SYMBOL                  the procedure (its name, short C++ name or linkage name);\n"
-	"                            default: the one with the most samples of its own\n"
-	"        --asm               the disassembly, with loop heads, back edges and exits marked\n"
+	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [-M intel] [[-s] SYMBOL]\n"
+	"    -s, --symbol SYMBOL     the procedure: its name as perf report prints it (C++ without\n"
+	"                            parameters), the full or short C++ name, or the linkage name;\n"
+	"                            a function that is only inlined too; default: the procedure with\n"
+	"                            the most samples of its own\n"
+	"        --asm               the disassembly, with loop heads, back edges and exits marked and\n"
+	"                            the samples of each instruction;  -M intel: Intel syntax\n"
+	"    -f, --force, -k, -q, -v  as perf loops report\n"
 	"    -e, --event LIST        --comm, --pid, --tid, -d, --time, --symfs...: as perf loops report\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
@@ -278,9 +290,33 @@ static int parse_fields(pl_report_options *o, const char *arg)
 	return rc;
 }
 
-/* -g TYPE[,THRESHOLD[,PRINT_LIMIT]][,ORDER][,function] as perf report takes it */
+/* Is ARG all -g words (a value for a bare -g that came apart from it)? */
+static int is_call_graph_value(const char *arg)
+{
+	static const char *const words[] = { "graph", "fractal", "folded", "none", "caller", "callee", "function",
+					     "percent", "flat", "address", NULL };
+	if (!arg || !*arg || *arg == '-')
+		return 0;
+	char *copy = pl_xstrdup(arg), *save = NULL;
+	int ok = 1;
+	for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		(void)strtod(tok, &end);
+		int known = end != tok && !*end;
+		for (size_t i = 0; words[i] && !known; i++)
+			known = !strcmp(tok, words[i]);
+		ok = known;
+	}
+	free(copy);
+	return ok;
+}
+
+/* -g TYPE[,THRESHOLD[,PRINT_LIMIT]][,ORDER][,function] as perf report takes
+ * it; a bare -g is perf's default, graph,0.5,caller */
 static int parse_call_graph(pl_report_options *o, const char *arg)
 {
+	if (!arg)
+		arg = "graph,0.5,caller";
 	char **l = NULL;
 	size_t n = 0;
 	int rc = 0, nnum = 0;
@@ -474,13 +510,36 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case O_SYMFS: o->symfs = arg; return 0;
 	case 'k': o->vmlinux = arg; return 0;
 	case O_MODULES: o->modules = arg; return 0;
+	/* --stdio wins over --tui wherever they are, as in perf report */
 	case O_STDIO: o->ui = PL_UI_STDIO; return 0;
-	case O_TUI: o->ui = PL_UI_TUI; return 0;
+	case O_TUI:
+		if (o->ui != PL_UI_STDIO)
+			o->ui = PL_UI_TUI;
+		return 0;
 	case O_GTK:
 		if (!o->quiet)
 			fprintf(stderr, "perf-loops: --gtk: there is no GTK browser; printing the --stdio report\n");
 		o->ui = PL_UI_STDIO;
 		return 0;
+	case O_SYMBOL:
+		if (!o->annotate)
+			return usage_error("%s: perf loops annotate's option; perf loops report takes -S/--symbols", "--symbol");
+		o->annotate_symbol = arg;
+		return 0;
+	case 'M':
+		if (!strcmp(arg, "intel") || !strcmp(arg, "att")) {
+			o->intel_syntax = !strcmp(arg, "intel");
+			return 0;
+		}
+		return usage_error("-M/--disassembler-style '%s': intel or att (libopcodes' x86 syntaxes)", arg);
+	case 't':
+		if (!*arg || strchr(arg, '.'))
+			return usage_error("-t/--field-separator '%s': a separator other than '.' (the decimal point)", arg);
+		o->field_sep = arg;
+		return 0;
+	case O_STATS: o->stats = 1; return 0;
+	case O_HEADER: o->header = o->header ? o->header : 1; return 0;
+	case O_HEADER_ONLY: o->header = 2; return 0;
 	case O_ASM:
 		if (!o->annotate)
 			return usage_error("%s: only perf loops annotate takes it", "--asm");
@@ -518,10 +577,11 @@ static void make_getopt_tables(struct option *lo, char *shortopts)
 {
 	size_t k = 0, s = 0;
 	for (const struct optdef *d = optdefs; d->name; d++, k++) {
-		lo[k] = (struct option){ d->name, d->has_arg ? required_argument : no_argument, NULL, d->code };
+		int has = d->has_arg == 2 ? optional_argument : d->has_arg ? required_argument : no_argument;
+		lo[k] = (struct option){ d->name, has, NULL, d->code };
 		if (d->code < 256 && !strchr(shortopts, d->code)) {
 			shortopts[s++] = (char)d->code;
-			if (d->has_arg)
+			for (int i = 0; i < d->has_arg; i++)
 				shortopts[s++] = ':';
 			shortopts[s] = 0;
 		}
@@ -544,6 +604,7 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1, .annotate = annotate,
 				  .cg_threshold = 0.5 };
 	int c, idx, rc = 0;
+	const char *cmd = annotate ? "perf loops annotate" : "perf loops report";
 	optind = 1;
 	opterr = 0;
 	while (!rc && (c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
@@ -553,31 +614,37 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 			rc = -2;
 		} else if (c == O_LISTOPTS) {
 			for (const struct optdef *d = optdefs; d->name; d++)
-				if (d->code != O_LISTOPTS && (annotate || d->code != O_ASM))
+				if (d->code != O_LISTOPTS && (annotate || (d->code != O_ASM && d->code != O_SYMBOL)))
 					printf("--%s ", d->name);
 			putchar('\n');
 			rc = -2;
 		} else if (c == O_NA) {
-			fprintf(stderr, "perf-loops: --%s of perf report does not apply here: %s\n", lo[idx].name,
-				optdefs[idx].why);
+			fprintf(stderr, "perf-loops: --%s of perf %s does not apply here: %s\n", lo[idx].name,
+				annotate ? "annotate" : "report", optdefs[idx].why);
 			rc = 2;
 		} else if (c == '?' || c == ':') {
 			const char *why = c == '?' ? short_why(optopt) : NULL;
 			if (why)
-				fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", optopt, why);
+				fprintf(stderr, "perf-loops: -%c of perf %s does not apply here: %s\n", optopt,
+					annotate ? "annotate" : "report", why);
 			else if (c == ':')
-				fprintf(stderr, "perf-loops: option '%s' needs a value (perf loops report -h)\n", opt);
+				fprintf(stderr, "perf-loops: option '%s' needs a value (%s -h)\n", opt, cmd);
 			else
-				fprintf(stderr, "perf-loops: unknown option '%s' (perf loops report -h)\n", opt);
+				fprintf(stderr, "perf-loops: unknown option '%s' (%s -h)\n", opt, cmd);
 			rc = 2;
 		} else if (short_why(c)) {
-			fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", c, short_why(c));
+			fprintf(stderr, "perf-loops: -%c of perf %s does not apply here: %s\n", c,
+				annotate ? "annotate" : "report", short_why(c));
 			rc = 2;
+		} else if (annotate && c == 's') {
+			rc = apply_option(o, O_SYMBOL, optarg); /* perf annotate's -s is --symbol */
+		} else if (c == 'g' && !optarg && optind < argc && is_call_graph_value(argv[optind])) {
+			rc = apply_option(o, c, argv[optind++]); /* -g graph: the value came apart */
 		} else {
 			rc = apply_option(o, c, optarg);
 		}
 	}
-	if (!rc && annotate && optind < argc)
+	if (!rc && annotate && optind < argc && !o->annotate_symbol)
 		o->annotate_symbol = argv[optind++];
 	if (!rc && optind < argc)
 		rc = usage_error(annotate ? "unexpected argument '%s' (perf loops annotate -h)"

@@ -118,6 +118,9 @@ struct pd_reader {
 	/* records handed out or inflated, by type, as perf report --stats
 	 * counts them (a COMPRESSED record and each record in it) */
 	uint64_t nrecords[PD_NRECORD_TYPES];
+	/* the feature sections as found (file) or copied (pipe), for --header */
+	struct { const uint8_t *p; size_t size; uint8_t *copy; } feat[FEAT_BITS];
+	uint64_t data_off, data_size, feat_off; /* file mode */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -331,7 +334,7 @@ static int add_attr(pd_reader *r, const uint8_t *p, size_t size)
 	}
 	pd_attr *a = &r->attrs[r->nattrs];
 	memset(a, 0, sizeof *a);
-	uint8_t buf[128] = { 0 };
+	uint8_t buf[sizeof a->raw] = { 0 };
 	memcpy(buf, p, size < sizeof buf ? size : sizeof buf);
 	a->type = rd32(buf + 0);
 	a->config = rd64(buf + 8);
@@ -345,6 +348,8 @@ static int add_attr(pd_reader *r, const uint8_t *p, size_t size)
 	a->sample_regs_user = rd64(buf + 80);
 	a->sample_stack_user = rd32(buf + 88);
 	a->name = strdup(pd_event_name(a->type, a->config));
+	memcpy(a->raw, buf, sizeof a->raw < sizeof buf ? sizeof a->raw : sizeof buf);
+	a->raw_size = (uint32_t)(size < sizeof a->raw ? size : sizeof a->raw);
 	return (int)r->nattrs++;
 }
 
@@ -417,9 +422,24 @@ static void add_build_id_record(pd_reader *r, const uint8_t *p, size_t size)
 	b->filename = xstrndup(fn, strnlen(fn, size - 36));
 }
 
+static void keep_feature(pd_reader *r, int feat, const uint8_t *p, size_t size)
+{
+	if (feat < 0 || feat >= FEAT_BITS)
+		return;
+	free(r->feat[feat].copy);
+	r->feat[feat].copy = xrealloc(NULL, size ? size : 1);
+	memcpy(r->feat[feat].copy, p, size);
+	r->feat[feat].p = r->feat[feat].copy;
+	r->feat[feat].size = size;
+}
+
 static void parse_feature(pd_reader *r, int feat, const uint8_t *p, size_t size)
 {
 	struct cur c = { p, p + size, 0 };
+	if (feat >= 0 && feat < FEAT_BITS && !r->pipe) {
+		r->feat[feat].p = p; /* the mapped file lasts */
+		r->feat[feat].size = size;
+	}
 	switch (feat) {
 	case FEAT_BUILD_ID:
 		while (c.end - c.p >= 8) {
@@ -557,6 +577,9 @@ static int parse_file_header(pd_reader *r, char *err, size_t errlen)
 		have_features = 0;
 	}
 	r->end = data_off + data_size;
+	r->data_off = data_off;
+	r->data_size = data_size;
+	r->feat_off = data_off + data_size;
 	if (!have_features)
 		return 0;
 	/* features: one section descriptor per bit set, after the data */
@@ -802,6 +825,8 @@ void pd_close(pd_reader *r)
 	free(r->osrelease);
 	free(r->hostname);
 	free(r->warnings);
+	for (int f = 0; f < FEAT_BITS; f++)
+		free(r->feat[f].copy);
 	free(r->name);
 	free(r);
 }
@@ -1118,8 +1143,10 @@ static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 		add_build_id_record(r, p, size);
 		break;
 	case PD_RECORD_HEADER_FEATURE:
-		if (end - body >= 8)
+		if (end - body >= 8 && rd64(body) < FEAT_BITS) {
+			keep_feature(r, (int)rd64(body), body + 8, end - body - 8);
 			parse_feature(r, (int)rd64(body), body + 8, end - body - 8);
+		}
 		break;
 	case PD_RECORD_EVENT_UPDATE:
 		/* {u64 type; u64 id; data}: type 2 is the event's name */
@@ -1389,6 +1416,25 @@ int pd_is_pipe(const pd_reader *r) { return r->pipe; }
 const char *pd_name(const pd_reader *r) { return r->name; }
 uint64_t pd_bytes_lost(const pd_reader *r) { return r->lost; }
 const char *pd_warnings(const pd_reader *r) { return r->warnings; }
+int pd_feature(const pd_reader *r, int feat, const uint8_t **p, size_t *size)
+{
+	if (feat < 0 || feat >= FEAT_BITS || !r->feat[feat].p)
+		return -1;
+	*p = r->feat[feat].p;
+	*size = r->feat[feat].size;
+	return 0;
+}
+
+int pd_file_layout(const pd_reader *r, uint64_t *data_off, uint64_t *data_size, uint64_t *feat_off)
+{
+	if (r->pipe)
+		return -1;
+	*data_off = r->data_off;
+	*data_size = r->data_size;
+	*feat_off = r->feat_off;
+	return 0;
+}
+
 uint64_t pd_record_count(const pd_reader *r, uint32_t type) { return type < PD_NRECORD_TYPES ? r->nrecords[type] : 0; }
 
 /* perf's names of the record types (tools/perf/util/event.c), which

@@ -108,6 +108,8 @@ typedef struct pd_attr {
 	int freq;
 	uint64_t sample_period;
 	char *name;                /* from EVENT_DESC, or made from type/config */
+	uint8_t raw[136];          /* perf_event_attr as recorded (zeros past raw_size) */
+	uint32_t raw_size;
 	uint64_t *ids;
 	size_t nids, cap_ids;
 } pd_attr;
@@ -208,6 +210,13 @@ const char *pd_name(const pd_reader *r);
 uint64_t pd_bytes_lost(const pd_reader *r);
 /* Warnings so far, one per line, NULL if none. */
 const char *pd_warnings(const pd_reader *r);
+
+/* Feature section FEAT (perf's HEADER_* number) as the file holds it: 0,
+ * or -1 when it has none.  In pipe mode, as its HEADER_FEATURE record said. */
+int pd_feature(const pd_reader *r, int feat, const uint8_t **p, size_t *size);
+/* A file's data offset and size and where its feature sections start:
+ * 0, or -1 in pipe mode. */
+int pd_file_layout(const pd_reader *r, uint64_t *data_off, uint64_t *data_size, uint64_t *feat_off);
 
 /* How many records of TYPE were read so far (COMPRESSED ones and each
  * record inflated from them alike, as perf report --stats counts). */

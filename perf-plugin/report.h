@@ -148,6 +148,10 @@ typedef struct pl_report_options {
 	int ui;               /* PL_UI_*: --stdio, --tui, or the default (the browser on a terminal) */
 	int annotate;         /* perf loops annotate: */
 	int asm_view;         /* --asm */
+	int intel_syntax;     /* -M intel: the disassembly in Intel syntax */
+	const char *field_sep; /* -t: columns separated by it, unpadded */
+	int stats;            /* --stats: the records' counts, as perf report --stats */
+	int header;           /* --header: 1, the file's header before the report; --header-only: 2 */
 	const char *annotate_symbol; /* SYMBOL, or NULL: the hottest */
 } pl_report_options;
 
@@ -321,6 +325,12 @@ size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text *
 void pl_print_annotation(pl_report *rep, const pl_ann *ann);
 /* One cost cell: "  12.34%    123" of samples S and period P of base B. */
 void pl_ann_cell(char *buf, size_t len, uint64_t s, uint64_t p, uint64_t base);
+
+/* view-header.c: --header(-only) and --stats, as perf report prints them */
+#define PL_STATS_MAX_EVENTS 4096
+/* (in pipe mode it reads the whole stream, whose records carry the header) */
+void pl_print_file_header(pd_reader *r, FILE *f);
+int pl_print_stats(pd_reader *r, FILE *f);
 
 /* browser.c: the interactive browser (ncurses); -1 if there is none
  * (not built with ncurses, or no terminal): print --stdio instead. */

@@ -66,8 +66,13 @@ int pl_view_loops(pl_report *rep)
 	fprintf(rep->out, "%s", by_own ? "# The hot loops first: a loop nest's outer loops follow their inner ones.\n#\n"
 				       : "# Outer loops (a program's main loop) come first; the hot loops are those with the "
 					 "largest Own (--sort=own ranks by it).\n#\n");
-	fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
-			  "#     .....        ...   .......  ....\n#\n");
+	const char *sep = rep->opt->field_sep;
+	if (sep)
+		fprintf(rep->out, "# Total%sOwn%sSamples%sLoop%s(procedure [binary], inlined calls around it)\n#\n", sep,
+			sep, sep, sep);
+	else
+		fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
+				  "#     .....        ...   .......  ....\n#\n");
 	uint64_t *own = own_costs(&flat, rep->primary, PL_SELF_PERIOD);
 	/* the nodes with this event's samples only, not every node */
 	const uint32_t *nodes;
@@ -115,8 +120,12 @@ int pl_view_loops(pl_report *rep)
 				len = sizeof ctx - 1;
 		}
 		pl_fit_width(rep, 33 + (int)strlen(label) + 4, ctx, sizeof ctx);
-		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
-			all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
+		if (sep)
+			fprintf(rep->out, "%.2f%%%s%.2f%%%s%llu%s%s%s(%s)\n", total, sep, all ? 100.0 * own[n] / all : 0.0,
+				sep, (unsigned long long)c[PL_TOTAL], sep, label, sep, ctx);
+		else
+			fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
+				all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
 	}
 	if (!nl)
 		fprintf(rep->out, "# no samples in loops\n");

@@ -189,9 +189,10 @@ static void key_widths(const pl_report *rep, const struct entry *v, size_t n, in
 			p = e ? e + 1 : p + l;
 		}
 	}
+	const char *sep = rep->opt->field_sep;
 	for (size_t c = 0; c < k; c++)
-		used += snprintf(label + used, used < len ? len - used : 0, "%s%-*s", c ? "  " : "",
-				 c + 1 < k ? w[c] : 0, key_title[rep->opt->sort[c]]);
+		used += snprintf(label + used, used < len ? len - used : 0, "%s%-*s", c ? sep ? sep : "  " : "",
+				 c + 1 < k && !sep ? w[c] : 0, key_title[rep->opt->sort[c]]);
 }
 
 int pl_view_sort(pl_report *rep)
@@ -223,7 +224,10 @@ int pl_view_sort(pl_report *rep)
 			for (size_t k = 0; k < o.nsort; k++) {
 				const char *e = strchr(p, '\x1f');
 				int l = e ? (int)(e - p) : (int)strlen(p);
-				fprintf(rep->out, "%s%.*s%*s", k ? "  " : "", l, p, k + 1 < o.nsort ? w[k] - l : 0, "");
+				if (o.field_sep)
+					fprintf(rep->out, "%s%.*s", k ? o.field_sep : "", l, p);
+				else
+					fprintf(rep->out, "%s%.*s%*s", k ? "  " : "", l, p, k + 1 < o.nsort ? w[k] - l : 0, "");
 				p = e ? e + 1 : p + l;
 			}
 			fputc('\n', rep->out);

@@ -18,9 +18,29 @@ static void print_pct(const pl_report *rep, double p, int first)
 	fprintf(rep->out, "%s%s%9.2f%%%s", first ? "" : " ", on, p, *on ? "\033[m" : "");
 }
 
+/* -t SEP: the columns unpadded, each followed by SEP (the text comes last) */
+static void print_separated(const pl_report *rep, const uint64_t *c, double scale)
+{
+	unsigned f = rep->opt->fields;
+	const char *sep = rep->opt->field_sep;
+	int incl = (f & PL_COL_CHILDREN) != 0;
+	if (f & PL_COL_CHILDREN)
+		fprintf(rep->out, "%.2f%%%s", scale * (double)c[PL_TOTAL_PERIOD], sep);
+	if (f & PL_COL_SELF)
+		fprintf(rep->out, "%.2f%%%s", scale * (double)c[PL_SELF_PERIOD], sep);
+	if (f & PL_COL_SAMPLES)
+		fprintf(rep->out, "%llu%s", (unsigned long long)c[incl ? PL_TOTAL : PL_SELF], sep);
+	if (f & PL_COL_PERIOD)
+		fprintf(rep->out, "%llu%s", (unsigned long long)c[incl ? PL_TOTAL_PERIOD : PL_SELF_PERIOD], sep);
+}
+
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base)
 {
 	unsigned f = rep->opt->fields;
+	if (rep->opt->field_sep) {
+		print_separated(rep, c, base ? 100.0 / (double)base : 0.0);
+		return;
+	}
 	int first = 1;
 	double scale = base ? 100.0 / (double)base : 0.0;
 	if (f & PL_COL_CHILDREN) {
@@ -53,11 +73,18 @@ void pl_print_column_header(const pl_report *rep, const char *label)
 		{ PL_COL_CHILDREN, "Children", 10 }, { PL_COL_SELF, self, 10 },
 		{ PL_COL_SAMPLES, "Samples", 9 }, { PL_COL_PERIOD, "Period", 12 },
 	};
+	const char *sep = rep->opt->field_sep;
 	for (size_t i = 0; i < 4; i++)
-		if (f & cols[i].bit)
+		if ((f & cols[i].bit) && sep)
+			n += snprintf(line + n, sizeof line - n, "%s%s%s", n > 1 ? "" : " ", cols[i].name, sep);
+		else if (f & cols[i].bit)
 			n += snprintf(line + n, sizeof line - n, "%s%*s", n > 1 ? " " : "", cols[i].width, cols[i].name);
-	snprintf(line + n, sizeof line - n, "  %s", label);
+	snprintf(line + n, sizeof line - n, "%s%s", sep ? "" : "  ", label);
 	fprintf(rep->out, "%s\n", line);
+	if (sep) { /* perf report -t prints no rule */
+		fprintf(rep->out, "#\n");
+		return;
+	}
 	/* the rule under it: every name as dots */
 	for (char *p = line + 1; *p; p++)
 		if (*p != ' ')
@@ -147,7 +174,10 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 	pl_fit_width(rep, columns_width(rep) + indent + (int)strlen(deep) + (*dso ? 2 + (int)strlen(dso) : 0), label,
 		     sizeof label);
 	pl_print_columns(rep, c, base);
-	fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? "  " : "", dso);
+	if (o->field_sep) /* the label's field: the dso after another separator */
+		fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? o->field_sep : "", dso);
+	else
+		fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? "  " : "", dso);
 	uint32_t *kids;
 	size_t k = pl_event_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)
