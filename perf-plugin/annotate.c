@@ -888,7 +888,7 @@ int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, 
 	ann->with_asm = with_asm;
 	ann->name = ls_scope_name(x->scope);
 	const char *bin = x->dso ? pl_attrib_file(rep->attrib, x->dso) : NULL;
-	ann->binary = pl_xstrdup(bin ? bin : x->dso ? x->dso->name : "??");
+	ann->binary = pl_xstrdup(bin ? bin : x->dso ? pl_dso_path(x->dso) : "??");
 	ann->samples = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
 	ann->period = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
 	for (size_t i = 0; i < nev; i++) {

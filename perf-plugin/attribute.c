@@ -381,10 +381,9 @@ static void add_place(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, s
 		      const struct frame *leaf)
 {
 	pl_report *rep = a->rep;
-	pl_place k = { .node = node, .ev = (uint32_t)e, .addr = leaf->addr, .cpu = -1 };
+	pl_place k = { .node = node, .ev = (uint32_t)e, .addr = leaf->addr, .cpu = -1, .comm = t->comm };
 	k.map = pl_find_map(rep->s, t, leaf->addr, leaf->kernel);
 	if (rep->opt->sort_mask & PL_THREAD_KEYS) {
-		k.comm = t->comm;
 		k.pid = smp->pid;
 		k.tid = smp->tid;
 		if (smp->attr->sample_type & PD_SAMPLE_CPU)
@@ -447,6 +446,36 @@ const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr
 		return NULL;
 	*off = link - sym.addr;
 	return sym.name;
+}
+
+/* Is D the program COMM runs (perf's comm: the first 15 bytes of the
+ * executable's name)? */
+static int runs_as(const pl_dso *d, const char *comm)
+{
+	return comm && d->kind == PL_DSO_USER && !strncmp(d->short_name, comm, 15) &&
+	       (strlen(d->short_name) >= 15 || !strcmp(d->short_name, comm));
+}
+
+pl_dso *pl_main_dso(const pl_report *rep)
+{
+	size_t n = pl_session_ndsos(rep->s);
+	uint64_t *own = pl_xcalloc(n ? n : 1, sizeof *own), *any = pl_xcalloc(n ? n : 1, sizeof *any);
+	for (size_t i = 0; i < rep->places.n; i++) {
+		const pl_place *p = &rep->places.v[i];
+		if (!p->map || p->map->dso->kind != PL_DSO_USER || p->map->dso->index >= n)
+			continue;
+		any[p->map->dso->index] += p->samples;
+		if (runs_as(p->map->dso, p->comm))
+			own[p->map->dso->index] += p->samples;
+	}
+	size_t best = n;
+	for (size_t i = 0; i < n; i++) /* the programs the samples ran as, then any binary */
+		if (best == n || own[i] > own[best] || (own[i] == own[best] && any[i] > any[best]))
+			best = i;
+	pl_dso *d = best < n && any[best] ? pl_session_dso(rep->s, best) : NULL;
+	free(own);
+	free(any);
+	return d;
 }
 
 void pl_attrib_warn_bounds(struct pl_attrib *a)

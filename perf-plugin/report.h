@@ -88,7 +88,7 @@ typedef struct pl_place {
 	uint32_t node, ev;
 	const struct pl_map *map; /* NULL: an address outside every map */
 	uint64_t addr;            /* runtime */
-	const char *comm;         /* interned; NULL unless thread keys */
+	const char *comm;         /* interned: the thread's command then */
 	uint32_t pid, tid;
 	int32_t cpu;              /* -1: not recorded */
 	uint64_t samples, period;
@@ -208,6 +208,11 @@ int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uin
 /* The symbol (ELF's, or kallsyms') holding runtime address ADDR of map M
  * (NULL: a kernel address outside the maps), and ADDR's offset in it. */
 const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off);
+
+/* The recorded program's own binary: the one most samples ran as (their
+ * thread's command is its name), else the user binary with most samples;
+ * NULL if no sample is in one. */
+pl_dso *pl_main_dso(const pl_report *rep);
 
 /* unwind.c: the user frames of a --call-graph dwarf sample, leaf first. */
 size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, size_t cap);

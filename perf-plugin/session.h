@@ -44,6 +44,14 @@ static inline void pl_dso_build_id_hex(const pl_dso *d, char *buf)
 	buf[2 * n] = 0;
 }
 
+/* The name a binary goes by in files other tools read (json, pprof): its
+ * path, and perf report's [kernel.kallsyms] for the kernel (whose map perf
+ * records as [kernel.kallsyms]_text). */
+static inline const char *pl_dso_path(const pl_dso *d)
+{
+	return d->kind == PL_DSO_KERNEL ? d->short_name : d->name;
+}
+
 typedef struct pl_map {
 	uint64_t start, end, pgoff;
 	pl_dso *dso;

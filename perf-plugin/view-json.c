@@ -62,7 +62,7 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 	}
 	if (x->kind == PL_PROC) {
 		ls_jw_key(w, "dso");
-		ls_jw_string(w, x->dso ? x->dso->name : NULL);
+		ls_jw_string(w, x->dso ? pl_dso_path(x->dso) : NULL);
 	}
 	costs(w, rep, n, PL_TOTAL, "total");
 	costs(w, rep, n, PL_SELF, "self");
