@@ -65,6 +65,28 @@ static uint32_t named_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, co
 	return n;
 }
 
+/* The link-time address of runtime address ADDR in MAP, whose binary's
+ * state is D: 0, or -1 (no file, or outside the module's code). */
+static int link_address(struct pl_attrib *a, struct dso_attr *d, const pl_map *map, uint64_t addr, uint64_t *link)
+{
+	(void)a;
+	if (map->dso->kind == PL_DSO_KERNEL && d->mod) {
+		/* the kernel map's pgoff is _text's runtime address */
+		*link = addr - map->pgoff + (uint64_t)d->kernel_delta;
+		return 0;
+	}
+	if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
+		uint64_t off = addr - map->start;
+		for (size_t i = 0; i < d->nksecs; i++)
+			if (off >= d->ksecs[i].offset && off - d->ksecs[i].offset < d->ksecs[i].size) {
+				*link = d->ksecs[i].addr + (off - d->ksecs[i].offset);
+				return 0;
+			}
+		return -1;
+	}
+	return d->file ? pl_to_link(d, map, addr, link) : -1;
+}
+
 /* Append the static chain of ADDR (already adjusted) in MAP under PARENT. */
 static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map *map, uint64_t addr, int kernel)
 {
@@ -84,21 +106,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	}
 	struct dso_attr *d = pl_dso_attr(a, map->dso);
 	uint64_t link = 0;
-	int have_link = 0;
-	if (map->dso->kind == PL_DSO_KERNEL && d->mod) {
-		/* the kernel map's pgoff is _text's runtime address */
-		link = addr - map->pgoff + (uint64_t)d->kernel_delta;
-		have_link = 1;
-	} else if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
-		uint64_t off = addr - map->start;
-		for (size_t i = 0; i < d->nksecs && !have_link; i++)
-			if (off >= d->ksecs[i].offset && off - d->ksecs[i].offset < d->ksecs[i].size) {
-				link = d->ksecs[i].addr + (off - d->ksecs[i].offset);
-				have_link = 1;
-			}
-	} else if (d->file) {
-		have_link = pl_to_link(d, map, addr, &link) == 0;
-	}
+	int have_link = link_address(a, d, map, addr, &link) == 0;
 	if (d->mod && have_link) {
 		const ls_scope *chain[LS_MAX_CHAIN];
 		size_t n = ls_lookup_chain(d->mod, link, chain, LS_MAX_CHAIN);
@@ -423,6 +431,11 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	c[PL_SELF_PERIOD] += period;
 	rep->ev_samples[e]++;
 	rep->ev_period[e] += period;
+}
+
+int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
+{
+	return link_address(a, pl_dso_attr(a, m->dso), m, addr, link);
 }
 
 const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off)

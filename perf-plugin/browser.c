@@ -599,8 +599,11 @@ static void annot_draw(struct annot_view *a)
 			len = strlen(buf);
 		}
 		const char *m = r->margin ? r->margin : "";
-		if (r->kind == PL_ANN_SRC)
-			snprintf(buf + len, sizeof buf - len, "  %5u %s: %s", r->line, m, r->text);
+		if (r->kind == PL_ANN_SRC) {
+			char call[1024];
+			pl_ann_call_text(rep, r, call, sizeof call);
+			snprintf(buf + len, sizeof buf - len, "  %5u %s: %s%s", r->line, m, r->text, call);
+		}
 		else if (r->kind == PL_ANN_LOOP)
 			snprintf(buf + len, sizeof buf - len, "        %s-- %s", m, r->text);
 		else if (r->kind == PL_ANN_FILE)
@@ -645,15 +648,32 @@ static void annot_next_hot(struct annot_view *a, int hottest)
 	a->cur = best;
 }
 
+/* Select the source row of LINE of FILE (an [I] entry's call site), if
+ * the annotation shows it. */
+static void annot_focus(struct annot_view *a, const char *file, unsigned line)
+{
+	const char *in = NULL;
+	for (size_t i = 0; file && line && i < a->ann.n; i++) {
+		const pl_ann_row *r = &a->ann.rows[i];
+		if (r->kind == PL_ANN_FILE)
+			in = r->text;
+		else if (r->kind == PL_ANN_SRC && r->line == line && in && !strcmp(in, file)) {
+			a->cur = i;
+			return;
+		}
+	}
+}
+
 /* The annotate view of flat-tree procedure PROC until q/ESC/Left: 0, or
  * 'Q' when the whole browser is to end. */
-static int annot_run(pl_report *rep, uint32_t proc, char *msg, size_t msglen)
+static int annot_run(pl_report *rep, uint32_t proc, const char *file, unsigned line, char *msg, size_t msglen)
 {
 	struct annot_view a = { .rep = rep, .proc = proc, .with_asm = rep->opt->asm_view };
 	if (annot_load(&a)) {
 		snprintf(msg, msglen, "%s", a.msg);
 		return 0;
 	}
+	annot_focus(&a, file, line);
 	int h = LINES - 4 > 1 ? LINES - 4 : 1;
 	for (;;) {
 		annot_draw(&a);
@@ -699,6 +719,22 @@ static uint32_t proc_of(struct browser *b, uint32_t n)
 		if (flat->nodes[f].kind == PL_PROC && flat->nodes[f].key == t->nodes[n].key)
 			return f;
 	return 0;
+}
+
+/* Where annotate opens for entry N: an [I] entry at its call site, a
+ * loop or a statement at its line (the procedure itself at its top). */
+static void focus_of(struct browser *b, uint32_t n, const char **file, unsigned *line)
+{
+	const pl_node *x = &tree_of(b)->nodes[n];
+	if (!x->scope)
+		return;
+	if (x->kind == PL_INLINE) {
+		*file = ls_scope_call_file(x->scope);
+		*line = ls_scope_call_line(x->scope);
+	} else if (x->kind == PL_STMT || x->kind == PL_LOOP) {
+		*file = ls_scope_file(x->scope);
+		*line = ls_scope_line(x->scope);
+	}
 }
 
 /* ---- the tree views --------------------------------------------------------------- */
@@ -784,9 +820,13 @@ static int tree_key(struct browser *b, int c)
 	case 'S': next_event(b); break;
 	case 'a': {
 		uint32_t p = n ? proc_of(b, b->rows[b->cur].node) : 0;
+		const char *call_file = NULL;
+		unsigned call_line = 0;
+		if (p)
+			focus_of(b, b->rows[b->cur].node, &call_file, &call_line);
 		if (!p)
 			snprintf(b->msg, sizeof b->msg, "no procedure to annotate here");
-		else if (annot_run(b->rep, p, b->msg, sizeof b->msg) == 'Q')
+		else if (annot_run(b->rep, p, call_file, call_line, b->msg, sizeof b->msg) == 'Q')
 			return 1;
 		break;
 	}
@@ -846,7 +886,7 @@ int pl_browser_annotate(pl_report *rep, uint32_t proc)
 	if (start_curses(rep))
 		return -1;
 	char msg[256] = "";
-	annot_run(rep, proc, msg, sizeof msg);
+	annot_run(rep, proc, NULL, 0, msg, sizeof msg);
 	endwin();
 	if (msg[0]) {
 		fprintf(stderr, "perf-loops: %s\n", msg);

@@ -708,8 +708,4 @@ const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
 	return d->file && !ls_file_is_relocatable(d->file) ? d->path : NULL;
 }
 
-int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
-{
-	struct dso_attr *d = pl_dso_attr(a, m->dso);
-	return pl_to_link(d, m, addr, link);
-}
+

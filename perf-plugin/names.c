@@ -169,3 +169,56 @@ const char *pl_short_name(const char *name, char *buf, size_t len)
 	strip_qualifiers(buf, s.o);
 	return buf;
 }
+
+/* The length of the balanced group at P (P[0] is OPEN), to its CLOSE. */
+static size_t group_length(const char *p, char open, char close)
+{
+	int depth = 0;
+	size_t i = 0;
+	for (; p[i]; i++) {
+		if (p[i] == open)
+			depth++;
+		else if (p[i] == close && !--depth)
+			return i + 1;
+	}
+	return i;
+}
+
+/* NAME as perf report prints a C++ name: demangled without parameters,
+ * hence without the return type either, template arguments whole.
+ *   double ns::f<double, std::less<int> >(std::vector<double> const&, int)
+ *   -> ns::f<double, std::less<int> >
+ * A clone's suffix stays; an operator stays whole. */
+const char *pl_perf_name(const char *name, char *buf, size_t len)
+{
+	if (!name || len < 8 || !strchr(name, '('))
+		return name;
+	struct shortener s = { buf, len, 0, 0 };
+	for (const char *p = name; *p && s.o + 1 < len; p++) {
+		size_t n;
+		if (at_operator(name, p)) {
+			p += copy_operator(&s, p) - 1;
+		} else if (*p == '<' || *p == '{') { /* template arguments, {lambda(int)#1}: whole */
+			n = group_length(p, *p, *p == '<' ? '>' : '}');
+			put(&s, p, n);
+			p += n - 1;
+		} else if (*p == '(' && !strncmp(p, "(anonymous namespace)", 21)) {
+			put(&s, p, 21);
+			p += 20;
+		} else if (*p == '(') { /* the parameters: gone, and what follows but a clone's suffix */
+			p += group_length(p, '(', ')');
+			const char *clone = strstr(p, " [clone ");
+			if (!clone)
+				clone = strstr(p, " (.");
+			if (clone)
+				put(&s, clone, strlen(clone));
+			break;
+		} else if (*p == ' ' && ends_return_type(&s, p)) {
+			s.o = 0;
+		} else {
+			put(&s, p, 1);
+		}
+	}
+	buf[s.o] = 0;
+	return buf;
+}

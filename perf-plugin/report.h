@@ -273,6 +273,9 @@ int pl_proc_selected(const pl_report *rep, uint32_t n);
 int pl_view_sort(pl_report *rep);
 /* names.c: NAME with C++ template arguments and parameters elided, in BUF. */
 const char *pl_short_name(const char *name, char *buf, size_t len);
+/* NAME as perf report prints it: without parameters (nor return type),
+ * template arguments whole: leveldb::Block::Iter::Seek, Acc::operator(). */
+const char *pl_perf_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
 void pl_pager_start(const pl_report_options *o);
 int pl_color_wanted(const pl_report_options *o, FILE *out);
@@ -280,6 +283,15 @@ int pl_color_wanted(const pl_report_options *o, FILE *out);
 void pl_quiet_sigpipe(void);
 /* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
 int pl_terminal_width(FILE *out);
+
+/* progress.c: the meter of a long first report (a binary's analysis), on
+ * stderr when it is a terminal, after a second; ended (its line cleared)
+ * before the report says anything else. */
+void pl_progress_begin(const pl_report_options *o);
+int pl_progress_wanted(void);
+int pl_progress_fn(void *ctx, size_t done, size_t total); /* ctx: the binary's name */
+void pl_progress_end(void);
+void pl_progress_clear(void); /* before another line on stderr */
 
 /* cmd-report.c: open the input and build the tree (the events shown set);
  * 0, or an exit status with the message printed.  pl_report_close frees it. */
@@ -299,6 +311,8 @@ typedef struct pl_ann_row {
 	char *margin;          /* the loop brackets, as wide as pl_ann.margin_width */
 	char *text;
 	uint64_t *samples, *period; /* per shown event (pl_report.shown order) */
+	char *calls;           /* SRC: the inlined calls made at the line, if any has samples */
+	uint64_t *call_samples, *call_period; /* ... and their Total, per shown event */
 } pl_ann_row;
 typedef struct pl_ann {
 	uint32_t proc;         /* its node in pl_flat_tree */
@@ -308,6 +322,7 @@ typedef struct pl_ann {
 	size_t n, cap;
 	int margin_width;
 	int with_asm;          /* rows in address order, SRC rows name their file:line */
+	int inlined;           /* a function only inlined: its instances together */
 	uint64_t *samples, *period; /* the procedure's own cost, per shown event */
 } pl_ann;
 /* The flat-tree node of the procedure SYMBOL names (NULL: the one with the
@@ -328,6 +343,8 @@ typedef struct pl_insn_text {
 size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text **out, char *err, size_t errlen);
 /* view-annotate.c: the rows as text on rep->out (--stdio) */
 void pl_print_annotation(pl_report *rep, const pl_ann *ann);
+/* "    [I] work: Total 45.00% (123)": the inlined calls of an SRC row. */
+void pl_ann_call_text(const pl_report *rep, const pl_ann_row *r, char *buf, size_t len);
 /* One cost cell: "  12.34%    123" of samples S and period P of base B. */
 void pl_ann_cell(char *buf, size_t len, uint64_t s, uint64_t p, uint64_t base);
 

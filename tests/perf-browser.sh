@@ -98,7 +98,7 @@ check_eq "$row" "$(grep "  $(sed -n 2p "$TMP/loops")\$" "$TMP/stdio" | head -n 1
 	"... its row's Children, Self and Samples are the --stdio tree's"
 
 # / search
-keys C H /
+keys C Home /
 wait_for "^search:" 10 || diag "no search prompt on the screen"
 keys -l work
 keys Enter
