@@ -64,6 +64,7 @@ struct pl_attrib {
 	uint64_t deep_chains;  /* samples whose call chain was cut at PL_MAX_FRAMES */
 	/* for the one-line summaries after the report is read (-v: each) */
 	unsigned nmissing;       /* user binaries not found */
+	char missing_names[1024]; /* the first three */
 	unsigned nnodebug;       /* binaries without DWARF (the vdso aside) */
 	int kernel_without_debug; /* kernel frames named from kallsyms, or by address */
 	int kernel_frames;       /* ... and there are some */

@@ -146,7 +146,9 @@ int pl_report_open(pl_report_options *o, pl_report *rep)
 		return 1;
 	}
 	*rep = (pl_report){ .opt = o, .r = r, .out = out };
+	pl_progress_begin(o);
 	read_samples(rep);
+	pl_progress_end();
 	print_reader_warnings(rep);
 	find_shown_events(rep);
 	rep->color = pl_color_wanted(o, out);

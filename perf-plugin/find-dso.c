@@ -41,8 +41,10 @@ static void ls_warn_sink(void *ctx, const char *message)
 	struct warn_count *w = ctx;
 	if (__atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED) == 0)
 		snprintf(w->first, sizeof w->first, "%s", message);
-	if (w->verbose)
+	if (w->verbose) {
+		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", message);
+	}
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
@@ -419,6 +421,7 @@ static void print_first_warning(const char *path, const struct warn_count *w)
 	size_t l = strlen(path);
 	if (!strncmp(msg, path, l) && !strncmp(msg + l, ": ", 2))
 		msg += l + 2;
+	pl_progress_clear();
 	if (w->n == 1)
 		fprintf(stderr, "perf-loops: warning: %s: %s\n", path, msg);
 	else
@@ -432,9 +435,16 @@ static ls_module *open_module_with(const ls_options *lsopt, int verbose, int qui
 	struct warn_count w = { verbose, 0, "" };
 	ls_options opt = *lsopt;
 	opt.warn_ctx = &w;
+	if (pl_progress_wanted()) { /* the report's meter, naming the binary */
+		const char *slash = strrchr(path, '/');
+		opt.progress_fn = pl_progress_fn;
+		opt.progress_ctx = (void *)(slash ? slash + 1 : path);
+	}
 	ls_module *m = ls_module_open(path, &opt, &err);
-	if (!m)
+	if (!m) {
+		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", err.message);
+	}
 	else if (w.n && !w.verbose && !quiet && ls_module_has_dwarf(m))
 		print_first_warning(path, &w); /* without DWARF: one summary for all (pl_dsos_summary) */
 	return m;
@@ -532,6 +542,7 @@ static int use_mismatched(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, 
 	char want[41], got[41];
 	pl_dso_build_id_hex(dso, want);
 	file_build_id_hex(path, got);
+	pl_progress_clear();
 	if (a->rep->opt->force && load_elf(a, dso, d, path, 0) >= 0) {
 		fprintf(stderr, "perf-loops: %s: build-id %s is not the recorded %s; used anyway (--force): "
 			"its figures are only right if the code did not change\n", path, got[0] ? got : "(none)", want);
@@ -550,6 +561,7 @@ static void open_given_vmlinux(struct pl_attrib *a, pl_dso *dso, struct dso_attr
 {
 	const char *k = a->rep->opt->vmlinux;
 	int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
+	pl_progress_clear();
 	if (r < 0) {
 		fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image (not a readable ELF file)\n", k);
 		return;
@@ -576,6 +588,10 @@ static void open_given_vmlinux(struct pl_attrib *a, pl_dso *dso, struct dso_attr
 /* A user binary that is nowhere: counted for the summary (-v: named). */
 static void note_missing(struct pl_attrib *a, pl_dso *dso, const char *hex)
 {
+	if (a->nmissing < 3) {
+		size_t used = strlen(a->missing_names);
+		snprintf(a->missing_names + used, sizeof a->missing_names - used, "%s%s", used ? ", " : "", dso->name);
+	}
 	a->nmissing++;
 	if (a->rep->opt->verbose)
 		fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
@@ -678,9 +694,9 @@ void pl_dsos_summary(struct pl_attrib *a)
 			"no inlined calls, loops or lines (-v names them; their -dbgsym packages or debuginfod "
 			"give them)\n", a->nnodebug, a->nnodebug == 1 ? "y" : "ies");
 	if (a->nmissing && !o->verbose)
-		fprintf(stderr, "perf-loops: %u binar%s of the recording not found: %s frames are shown by address "
-			"(-v names them)\n", a->nmissing, a->nmissing == 1 ? "y" : "ies",
-			a->nmissing == 1 ? "its" : "their");
+		fprintf(stderr, "perf-loops: %u binar%s of the recording not found (%s%s): %s frames are shown by "
+			"address; -v names each with its build-id\n", a->nmissing, a->nmissing == 1 ? "y" : "ies",
+			a->missing_names, a->nmissing > 3 ? ", ..." : "", a->nmissing == 1 ? "its" : "their");
 	/* a profile of a program has a few kernel samples (page faults, its
 	 * start: 1-4% here), whose names are not its user's question; a
 	 * tenth of the samples (a system-wide or a kernel-heavy profile) is */
