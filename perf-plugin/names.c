@@ -38,6 +38,21 @@ static int at_operator(const char *name, const char *p)
 	return !strncmp(p, "operator", 8) && (p == name || !ident_char(p[-1])) && !ident_char(p[8]);
 }
 
+/* Does a template argument list close in S before it opens (GCC's DWARF
+ * writes operator< <int> as "operator<<int>": the second '<' opens the
+ * arguments)?  Up to the parameter list. */
+static int unbalanced_close(const char *s)
+{
+	int depth = 0;
+	for (; *s && *s != '('; s++) {
+		if (*s == '<')
+			depth++;
+		else if (*s == '>' && --depth < 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The length of the operator token at P (after "operator" and any space),
  * 0 for a conversion operator (a type follows). */
 static size_t operator_token(const char *p)
@@ -46,6 +61,8 @@ static size_t operator_token(const char *p)
 		size_t l = strlen(operator_tokens[i]);
 		if (strncmp(p, operator_tokens[i], l))
 			continue;
+		if (p[0] == '<' && l > 1 && p[l - 1] == '<' && unbalanced_close(p + l))
+			continue; /* "<<int>": operator< and its arguments */
 		/* "new"/"delete" are words: not the start of "newline_t" */
 		if (ident_char(p[0]) && ident_char(p[l]))
 			continue;
@@ -88,6 +105,8 @@ static size_t copy_operator(struct shortener *s, const char *p)
 	if (ident_char(p[n])) /* operator new, operator delete[], operator"" _x */
 		put(s, " ", 1);
 	put(s, p + n, tok);
+	if (p[n + tok] == '<' && strchr("<>", p[n + tok - 1]))
+		put(s, " ", 1); /* operator< <int>, as the demangler spaces it */
 	return n + tok;
 }
 
@@ -185,10 +204,11 @@ static size_t group_length(const char *p, char open, char close)
 }
 
 /* NAME as perf report prints a C++ name: demangled without parameters,
- * hence without the return type either, template arguments whole.
+ * hence without the return type either, template arguments whole, and
+ * without a clone's suffix (perf names foo.isra.0 foo).
  *   double ns::f<double, std::less<int> >(std::vector<double> const&, int)
  *   -> ns::f<double, std::less<int> >
- * A clone's suffix stays; an operator stays whole. */
+ * An operator stays whole. */
 const char *pl_perf_name(const char *name, char *buf, size_t len)
 {
 	if (!name || len < 8 || !strchr(name, '('))
@@ -205,14 +225,8 @@ const char *pl_perf_name(const char *name, char *buf, size_t len)
 		} else if (*p == '(' && !strncmp(p, "(anonymous namespace)", 21)) {
 			put(&s, p, 21);
 			p += 20;
-		} else if (*p == '(') { /* the parameters: gone, and what follows but a clone's suffix */
-			p += group_length(p, '(', ')');
-			const char *clone = strstr(p, " [clone ");
-			if (!clone)
-				clone = strstr(p, " (.");
-			if (clone)
-				put(&s, clone, strlen(clone));
-			break;
+		} else if (*p == '(' || (*p == ' ' && (p[1] == '[' || (p[1] == '(' && p[2] == '.')))) {
+			break; /* the parameters, and what follows them; a clone's suffix */
 		} else if (*p == ' ' && ends_return_type(&s, p)) {
 			s.o = 0;
 		} else {

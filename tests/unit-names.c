@@ -40,7 +40,7 @@ static void check_operators(void)
 
 int main(void)
 {
-	printf("1..%zu\n", 17 + 2 * NOPS);
+	printf("1..%zu\n", 20 + 2 * NOPS);
 	check_operators();
 	/* conversion operators: the type is the name, spaces and templates too */
 	check("X::operator int() const", "X::operator int(...)");
@@ -55,6 +55,10 @@ int main(void)
 	      "(std::basic_ostream<char, std::char_traits<char> >&, char const*)", "std::operator<< <...>(...)");
 	check("main::{lambda(int)#1}::operator()(int) const", "main::{lambda(...)#1}::operator()(...)");
 	check("operator_table_lookup(int)", "operator_table_lookup(...)"); /* an identifier, not the keyword */
+	/* GCC's DWARF names a template operator without the space */
+	check("ops::operator<<long, 2>(ops::Acc<long> const&, ops::Box<long, 2> const&)", "ops::operator< <...>(...)");
+	check("ops::operator<<<long, 2>(ops::Box<long, 2>&, ops::Acc<long> const&)", "ops::operator<< <...>(...)");
+	check("ops::operator><int>(int)", "ops::operator> <...>(...)");
 	check("main", "main");
 	check("double ns::f<double, std::map<int, int> >(std::vector<double> const&, int)", "ns::f<...>(...)");
 	check("Eigen::Block<float, -1>::rows() const", "Eigen::Block<...>::rows(...)");
