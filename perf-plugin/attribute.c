@@ -469,24 +469,62 @@ static int runs_as(const pl_dso *d, const char *comm)
 	       (strlen(d->short_name) >= 15 || !strcmp(d->short_name, comm));
 }
 
+struct comm_count {
+	const char *comm;
+	uint64_t samples;
+};
+
+static int cmp_comm(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct comm_count *)a)->comm, y = (uintptr_t)((const struct comm_count *)b)->comm;
+	return x < y ? -1 : x > y;
+}
+
+/* The command most samples ran as (commands are interned: by pointer). */
+static const char *main_comm(const pl_report *rep)
+{
+	size_t n = rep->places.n;
+	struct comm_count *v = pl_xmalloc((n ? n : 1) * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct comm_count){ rep->places.v[i].comm, rep->places.v[i].samples };
+	qsort(v, n, sizeof *v, cmp_comm);
+	const char *best = NULL;
+	uint64_t most = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t sum = 0;
+		for (; j < n && v[j].comm == v[i].comm; j++)
+			sum += v[j].samples;
+		if (sum > most) {
+			most = sum;
+			best = v[i].comm;
+		}
+		i = j;
+	}
+	free(v);
+	return best;
+}
+
 pl_dso *pl_main_dso(const pl_report *rep)
 {
+	/* the executable of the command most samples ran as, sampled or not
+	 * (its code may only call a library's) */
+	const char *comm = main_comm(rep);
 	size_t n = pl_session_ndsos(rep->s);
-	uint64_t *own = pl_xcalloc(n ? n : 1, sizeof *own), *any = pl_xcalloc(n ? n : 1, sizeof *any);
+	for (size_t i = 0; i < n; i++)
+		if (runs_as(pl_session_dso(rep->s, i), comm))
+			return pl_session_dso(rep->s, i);
+	/* else the user binary with most samples */
+	uint64_t *any = pl_xcalloc(n ? n : 1, sizeof *any);
 	for (size_t i = 0; i < rep->places.n; i++) {
 		const pl_place *p = &rep->places.v[i];
-		if (!p->map || p->map->dso->kind != PL_DSO_USER || p->map->dso->index >= n)
-			continue;
-		any[p->map->dso->index] += p->samples;
-		if (runs_as(p->map->dso, p->comm))
-			own[p->map->dso->index] += p->samples;
+		if (p->map && p->map->dso->index < n)
+			any[p->map->dso->index] += p->samples;
 	}
-	size_t best = n;
-	for (size_t i = 0; i < n; i++) /* the programs the samples ran as, then any binary */
-		if (best == n || own[i] > own[best] || (own[i] == own[best] && any[i] > any[best]))
-			best = i;
-	pl_dso *d = best < n && any[best] ? pl_session_dso(rep->s, best) : NULL;
-	free(own);
+	pl_dso *d = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (pl_session_dso(rep->s, i)->kind == PL_DSO_USER && any[i] && (!d || any[i] > any[d->index]))
+			d = pl_session_dso(rep->s, i);
 	free(any);
 	return d;
 }
