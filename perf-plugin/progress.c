@@ -6,10 +6,12 @@
  * (ls_options.progress_fn), which knows neither the second nor the binary.
  * The analyses run on several threads (the helper thread of find-dso.c,
  * and the library's workers): the meter's line is written under a lock.
- * The line is cleared before anything else is printed. */
+ * The line is cleared before anything else is printed.
+ * PERF_LOOPS_PROGRESS_DELAY=SECONDS changes the second (tests use 0). */
 #include "report.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ static struct {
 	int shown;     /* a line is on the screen */
 	double start;  /* when the report began */
 	double last;   /* when the line was last written */
+	double delay;  /* how long a report runs before the meter shows */
 } meter = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static double now(void)
@@ -34,6 +37,11 @@ void pl_progress_begin(const pl_report_options *o)
 	meter.on = !o->quiet && isatty(STDERR_FILENO);
 	meter.start = now();
 	meter.last = 0;
+	const char *d = getenv("PERF_LOOPS_PROGRESS_DELAY");
+	char *end;
+	meter.delay = d && *d ? strtod(d, &end) : 1.0;
+	if (!(meter.delay >= 0))
+		meter.delay = 1.0;
 	pthread_mutex_unlock(&meter.lock);
 }
 
@@ -42,7 +50,7 @@ int pl_progress_fn(void *ctx, size_t done, size_t total)
 	const char *name = ctx;
 	pthread_mutex_lock(&meter.lock);
 	double t = now();
-	if (meter.on && t - meter.start >= 1.0 && t - meter.last >= 0.1) {
+	if (meter.on && t - meter.start >= meter.delay && t - meter.last >= 0.1) {
 		meter.last = t;
 		meter.shown = 1;
 		fprintf(stderr, "\r\033[Kperf-loops: analyzing %s: %zu of %zu procedures", name ? name : "?", done, total);
