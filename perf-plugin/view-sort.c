@@ -44,9 +44,10 @@ static void sym_part(const pl_report *rep, uint32_t proc, char *part, size_t len
 	snprintf(part, len, "[%c] %s", kernel ? 'k' : '.', name ? name : "[unknown]");
 }
 
-/* perf's symoff: the procedure and the offset in its symbol (ELF's or
- * kallsyms'), else from the procedure's lowest address (a binary whose
- * symbols are in its debug file alone). */
+/* perf's symoff: the symbol holding the address (ELF's or kallsyms') and
+ * the offset in it; a C++ symbol by its procedure's shortened name (perf
+ * demangles it); without a symbol (a binary whose symbols are in its debug
+ * file alone) the procedure and the offset from its lowest address. */
 static void symoff_part(pl_report *rep, const pl_place *pl, uint32_t proc, char *part, size_t len)
 {
 	uint64_t off, link;
@@ -59,7 +60,7 @@ static void symoff_part(pl_report *rep, const pl_place *pl, uint32_t proc, char 
 	}
 	char name[512];
 	sym_part(rep, proc, name, sizeof name);
-	if (sym && !(x && x->scope) && *sym) {
+	if (sym && *sym && strncmp(sym, "_Z", 2)) {
 		const pl_dso *d = pl->map ? pl->map->dso : NULL;
 		int kernel = !d || d->kind == PL_DSO_KERNEL || d->kind == PL_DSO_KMODULE;
 		snprintf(name, sizeof name, "[%c] %s", kernel ? 'k' : '.', sym);

@@ -141,6 +141,27 @@ static double pct(uint64_t v, uint64_t base)
 	return base ? 100.0 * (double)v / (double)base : 0.0;
 }
 
+/* -S roots are the procedure wherever it was called: each says where
+ * ("malloc [libc.so.6]  (from main at small.cpp:14)"), or rows of one
+ * procedure could not be told apart. */
+static void caller_note(const pl_report *rep, uint32_t n, char *buf, size_t len)
+{
+	const pl_tree *t = &rep->tree;
+	uint32_t site = t->nodes[n].parent, c = site;
+	while (c && t->nodes[c].kind != PL_PROC && t->nodes[c].kind != PL_INLINE)
+		c = t->nodes[c].parent;
+	char where[512] = "", who[512] = "";
+	if (t->nodes[site].kind == PL_STMT)
+		pl_node_label(rep, site, where, sizeof where);
+	if (c)
+		snprintf(who, sizeof who, "%s", pl_node_name(rep, c) ? pl_node_name(rep, c) : "?");
+	char shortened[512];
+	const char *name = rep->opt->full_names ? who : pl_short_name(who, shortened, sizeof shortened);
+	size_t used = strlen(buf);
+	snprintf(buf + used, len - used, "%s(from %s%s%s)", used ? "  " : "", c ? name : "?", where[0] ? " at " : "",
+		 where);
+}
+
 static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_total)
 {
 	const pl_tree *t = &rep->tree;
@@ -157,9 +178,11 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 		return;
 	char label[1024];
 	pl_node_label(rep, n, label, sizeof label);
-	char dso[300] = "";
+	char dso[1024] = "";
 	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
 		pl_dso_shown(t->nodes[n].dso, dso, sizeof dso);
+	if (!depth && t->nodes[n].parent)
+		caller_note(rep, n, dso, sizeof dso);
 	/* on a terminal, deep rows stop moving right 30 columns before its
 	 * edge, and say their depth instead */
 	int indent = depth * 2, cap = rep->width - columns_width(rep) - 30;

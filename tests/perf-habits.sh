@@ -71,8 +71,8 @@ perf script -i "$D" -G -F ip,sym,symoff 2>/dev/null | awk '{ print $2 }' | sort 
 	awk '{ print $2, $1 }' | sort >"$TMP/ps"
 R --stdio -s symoff 2>/dev/null | awk '$1 ~ /%$/ && $3 == "[.]" { print $4, $2 }' | sort >"$TMP/ms"
 grep -q '^run+0x' "$TMP/ms" && grep -f "$TMP/ms" -x -F "$TMP/ps" | cmp -s - "$TMP/ms"
-ok $? "-s symoff: each user row's samples are perf script's for that sym+off ($(wc -l <"$TMP/ms") rows)"
-grep -f "$TMP/ms" -x -F -v "$TMP/ps" | head -n 3 | while read -r l; do diag "perf script: $l"; done
+ok $? "-s symoff: each user row's samples are perf script's for that sym+off ($(wc -l <"$TMP/ms") rows)" ||
+	grep -f "$TMP/ps" -x -F -v "$TMP/ms" | head -n 3 | while read -r l; do diag "perf loops: $l"; done
 if [ -n "${PERF612:-}" ] && [ -x "$PERF612" ]; then
 	"$PERF612" report -i "$D" --stdio -q --no-children -g none -s symoff 2>/dev/null | rows /dev/stdin | sort >"$TMP/p"
 	R --stdio -s symoff 2>/dev/null | awk '$1 ~ /%$/ { $2 = ""; print }' | sed 's/  */ /g; s/^ //' | sort >"$TMP/m"

@@ -45,13 +45,13 @@ quiet() { # quiet DESCRIPTION PERF-RECORD-ARGS... -- COMMAND...: record, report,
 }
 quiet "perf loops record" perf loops record -q -N -o "$TMP/q1.data" -- "$TMP/split_loops" 3
 quiet "perf record -g" perf record -q -N -g -e cpu-clock -o "$TMP/q2.data" "$TMP/inline_loop" 5000
-quiet "perf record --call-graph=dwarf" perf record -q -N --call-graph=dwarf -e cpu-clock -o "$TMP/q3.data" "$TMP/inline_loop" 5000
+quiet "perf record --call-graph=dwarf" perf record -q -N --call-graph=dwarf -m 1024 -e cpu-clock -o "$TMP/q3.data" "$TMP/inline_loop" 5000
 quiet "perf record -z" perf record -q -N -z -g -e cpu-clock -o "$TMP/q4.data" "$TMP/split_loops" 3
 quiet "perf record --threads (a directory)" perf record -q -N --threads -g -e cpu-clock -o "$TMP/q5.data" "$TMP/split_loops" 3
 quiet "two events" perf record -q -N -g -e cpu-clock -e task-clock -o "$TMP/q6.data" "$TMP/split_loops" 3
 quiet "a shared library" perf record -q -N -g -e cpu-clock -o "$TMP/q7.data" "$TMP/shlib_main"
 quiet "threads and a fork" perf record -q -N -g -e cpu-clock -o "$TMP/q8.data" "$TMP/threads"
-quiet "--call-graph=dwarf of threads" perf record -q -N --call-graph=dwarf -e cpu-clock -o "$TMP/q9.data" "$TMP/threads"
+quiet "--call-graph=dwarf of threads" perf record -q -N --call-graph=dwarf -F 1000 -m 1024 -e cpu-clock -o "$TMP/q9.data" "$TMP/threads"
 
 # | head, 20 times, through perf: head -n 0 is gone before the report
 # writes (10 times); head -n 1 of a report several stdio buffers long reads
