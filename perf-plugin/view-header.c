@@ -315,7 +315,9 @@ static void print_group_desc(const pd_reader *r, FILE *f)
 	for (uint32_t i = 0; i < n && !c.bad; i++) {
 		get_string(&c, name, sizeof name);
 		uint32_t leader = get32(&c), members = get32(&c);
-		if (c.bad || members < 2)
+		/* the section's word against the file's events: a group of more
+		 * events than there are is not printed a billion times */
+		if (c.bad || members < 2 || leader >= pd_nattrs(r) || members > pd_nattrs(r) - leader)
 			continue;
 		fprintf(f, "# group: %s{", strcmp(name, "{anon_group}") ? name : "");
 		for (uint32_t k = 0; k < members; k++) {
