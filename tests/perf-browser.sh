@@ -148,6 +148,11 @@ ok $? "q quits, exit 0"
 start "$PERF_LOOPS" report -i "$TMP/rec.data" --stdio --no-pager
 wait_for "BROWSER-EXIT" 60 && T capture-pane -p -S -3000 -t b | grep -q "^# Samples: $samples  of event 'cpu-clock'"
 ok $? "--stdio on a terminal prints the text report"
+for args in "--tui --stdio" "--stdio --tui"; do # perf report: --stdio wins, in either order
+	start "$PERF_LOOPS" report -i "$TMP/rec.data" $args --no-pager
+	wait_for "BROWSER-EXIT" 60 && T capture-pane -p -S -3000 -t b | grep -q "^# Samples: $samples  of event 'cpu-clock'"
+	ok $? "'$args' on a terminal prints the text report, as perf report does"
+done
 start "$PERF_LOOPS" annotate -i "$TMP/rec.data"
 wait_for "^Annotate source: main" 60
 ok $? "perf loops annotate on a terminal opens the annotate view (the hottest: main)"
