@@ -987,7 +987,7 @@ static int add_asm_rows(pl_ann *ann, struct walk *w, const ls_scope *proc, const
 	for (size_t r = 0; r < ls_scope_nranges(proc) && !rc; r++) {
 		ls_range range = ls_scope_range(proc, r);
 		pl_insn_text *insns;
-		size_t n = pl_disassemble(bin, range.lo, range.hi, &insns, err, errlen);
+		size_t n = pl_disassemble(bin, range.lo, range.hi, w->rep->opt->intel_syntax, &insns, err, errlen);
 		if (!n)
 			rc = -1;
 		if (r && n)

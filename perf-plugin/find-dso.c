@@ -505,7 +505,7 @@ static void kernel_fallback_note(struct pl_attrib *a)
 		pl_dso_build_id_hex(k, hex);
 	uint64_t all = a->rep->nsamples_all;
 	fprintf(stderr, "perf-loops: kernel frames (%.1f%% of the samples) are named %s, without inlined calls, loops "
-		"or lines: no debug image of kernel %s%s%s was found in /usr/lib/debug; -k VMLINUX gives one "
+		"or lines: no debug image of kernel %s%s%s was found (/usr/lib/debug, debuginfod); -k VMLINUX gives one "
 		"(Debian: linux-image-%s-dbg)\n", all ? 100.0 * (double)a->kernel_samples / (double)all : 0.0,
 		ls_kmap_nsymbols(a->kmap) ? "from kallsyms" : "by address (kallsyms is not readable)", a->osrelease,
 		hex[0] ? " with build-id " : "", hex, a->osrelease);

@@ -334,13 +334,15 @@ int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, 
 void pl_ann_free(pl_ann *ann);
 pl_ann_row *pl_ann_add(pl_ann *ann, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* annotate-asm.c: the instructions of [LO, HI) of the x86-64 binary FILE
- * (link-time addresses), as objdump prints them; how many, 0 with ERR. */
+ * (link-time addresses), as objdump prints them (INTEL: objdump -M
+ * intel's syntax); how many, 0 with ERR. */
 typedef struct pl_insn_text {
 	uint64_t addr;
 	unsigned len;
 	char *text;
 } pl_insn_text;
-size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text **out, char *err, size_t errlen);
+size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, int intel, pl_insn_text **out, char *err,
+		      size_t errlen);
 /* view-annotate.c: the rows as text on rep->out (--stdio) */
 void pl_print_annotation(pl_report *rep, const pl_ann *ann);
 /* "    [I] work: Total 45.00% (123)": the inlined calls of an SRC row. */

@@ -8,7 +8,9 @@
 # of an inlined callee).  The figures come from the report's own places
 # (no second attribution), so they also add up to each statement's.
 # Also: a function that is only inlined is annotated through its instances,
-# its loop line's samples those of -s srcline for the line.
+# its loop line's samples those of -s srcline for the line; and -M intel:
+# every instruction's text is objdump -M intel's (comments and symbol
+# names aside, hex with or without 0x).
 import importlib.util
 import os
 import re
@@ -52,6 +54,33 @@ def line_of(src, mark):
     return 0
 
 
+_my_text = re.compile(r"^[^:]*:\s+([0-9a-f]+):  (.*?)\s*$")
+_objdump = re.compile(r"^\s+([0-9a-f]+):\t(.*?)\s*$")
+
+
+def norm(text):
+    text = re.sub(r"\s*(#|<).*$", "", text)  # comments, <symbol+off>
+    return re.sub(r"\s+", " ", re.sub(r"\b0x(?=[0-9a-f])", "", text)).strip()
+
+
+def check_intel(cc, exe, data, proc):
+    mine = {}
+    for l in run([PERF_LOOPS, "annotate", "-i", data, "--stdio", "--asm", "-M", "intel", proc]).stdout.splitlines():
+        m = _my_text.match(l)
+        if m and not m.group(2).startswith(("loop at", "head")):
+            mine[int(m.group(1), 16)] = norm(m.group(2))
+    theirs = {}
+    for l in run(["objdump", "-d", "-M", "intel", "--no-show-raw-insn", exe]).stdout.splitlines():
+        m = _objdump.match(l)
+        if m:
+            theirs[int(m.group(1), 16)] = norm(m.group(2))
+    bad = ["%#x: %s / objdump: %s" % (a, t, theirs.get(a)) for a, t in sorted(mine.items()) if theirs.get(a) != t]
+    tap.ok(mine and not bad and any("PTR" in t or "," in t for t in mine.values()),
+           "%s %s: -M intel: each of the %d instructions is objdump -M intel's" % (cc, proc, len(mine)))
+    for b in bad[:5]:
+        tap.diag(b)
+
+
 cases = [("split_loops.c", "run", ["8"]), ("inline_loop.c", "main", ["20000"])]
 for cc in ("gcc", "clang"):
     if not shutil.which(cc):
@@ -76,6 +105,7 @@ for cc in ("gcc", "clang"):
                "annotate's" % (cc, proc, len(theirs), sum(theirs.values())))
         for d in diff[:10]:
             tap.diag(d)
+        check_intel(cc, exe, data, proc)
     # a function only inlined: its instances together
     exe = os.path.join(tmp, "%s-inline_loop" % cc)
     data = exe + ".data"
