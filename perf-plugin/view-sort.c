@@ -66,7 +66,7 @@ static void symoff_part(pl_report *rep, const pl_place *pl, uint32_t proc, char 
 		snprintf(name, sizeof name, "[%c] %s", kernel ? 'k' : '.', sym);
 	}
 	if (sym)
-		snprintf(part, len, "%s+%#llx", name, (unsigned long long)off);
+		snprintf(part, len, "%s+0x%llx", name, (unsigned long long)off);
 	else
 		snprintf(part, len, "%s", name);
 }

@@ -116,6 +116,15 @@ for cc in ("gcc", "clang"):
     row = [l for l in r.stdout.splitlines() if re.match(r"^\s+[\d.]+%\s+\d+\s+" + str(inner) + r"\s", l)]
     srcline = run([PERF_LOOPS, "report", "-i", data, "--stdio", "-s", "srcline"]).stdout
     want = [l.split()[:2] for l in srcline.splitlines() if l.rstrip().endswith("inline_loop.c:%d" % inner)]
+    # the line of the inlined call: the call's Total beside its own Self (the flat view's [I] row)
+    ann = run([PERF_LOOPS, "annotate", "-i", data, "--stdio", "main"]).stdout
+    call = [l for l in ann.splitlines() if "CALL-WORK" in l]
+    flat = run([PERF_LOOPS, "report", "-i", data, "--stdio", "--format=flat"]).stdout
+    inl = [l.split() for l in flat.splitlines() if "[I] work (at inline_loop.c:" in l]
+    m = re.search(r"\[I\] work: Total ([\d.]+%) \((\d+)\)", call[0]) if call else None
+    tap.ok(m is not None and inl and [m.group(1), m.group(2)] == [inl[0][0], inl[0][2]],
+           "%s: annotate main: the line calling work (inlined) shows the call's Total, the flat view's %s" %
+           (cc, inl[0][:3] if inl else None))
     tap.ok(r.returncode == 0 and "(inlined only: its instances together)" in r.stdout and row and want and
            row[0].split()[:2] == want[0],
            "%s: annotate work (only inlined): line %d's figures are -s srcline's (%s, %s)" %

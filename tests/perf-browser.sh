@@ -58,7 +58,7 @@ start() { # start COMMAND: run it in a new 200x50 tmux session; its exit status 
 
 samples=$(R | sed -n "s/^# Samples: \([0-9]*\)  of event 'cpu-clock'.*/\1/p")
 start "$PERF_LOOPS" report -i "$TMP/rec.data"
-wait_for "Samples: $samples of event 'cpu-clock'" 60
+wait_for "Samples: $samples of event 'cpu-clock'" 60 && wait_for '^ *[0-9.]*% .*  [-+ ] ' 10
 ok $? "perf loops report on a terminal opens the browser ($samples samples, as --stdio says)"
 R | grep -v '^#' | grep -v '^$' >"$TMP/stdio"
 first=$(head -n 1 "$TMP/stdio" | sed 's/ *$//')
@@ -135,7 +135,7 @@ want=$(grep -- "-- loop at inline_loop.c:$INNER," "$TMP/ann" | sed 's/ *$//')
 grep -qxF "$want" "$TMP/pane" && [ -n "$want" ]
 ok $? "... the loop's bracket row with Total and Own is annotate --stdio's"
 keys s
-wait_for "^Annotate asm: main" 20 && grep -q "head of loop at inline_loop.c" "$TMP/pane"
+wait_for "^Annotate asm: main" 20 && wait_for "head of loop at inline_loop.c" 10
 ok $? "s: the assembly, loop heads marked"
 keys q
 wait_for "^perf loops: loops" 10
