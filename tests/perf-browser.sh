@@ -140,7 +140,18 @@ ok $? "s: the assembly, loop heads marked"
 keys q
 wait_for "^perf loops: loops" 10
 ok $? "q in annotate goes back to the loops view"
-keys q
+# a on an [I] entry: its procedure, opened at the call site (the selected
+# row, in reverse video, is the line of the call)
+keys v /
+wait_for "^search:" 10
+keys -l work
+keys Enter
+wait_for "^inlined work" 10
+keys a
+wait_for "^Annotate source: main" 20
+T capture-pane -e -p -t b | grep "$(printf '\033')\[7m" | sed 's/\x1b\[[0-9;]*m//g' | grep -q " $((OUTER + 1)) [|\`]*: .*CALL-WORK"
+ok $? "a on [I] work opens main at the call's line ($((OUTER + 1))), selected"
+keys q q
 wait_for "BROWSER-EXIT=0" 10
 ok $? "q quits, exit 0"
 
