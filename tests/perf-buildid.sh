@@ -20,13 +20,14 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v readelf >/dev/null 2>&1 || skip_all "readelf not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 export HOME="$TMP/home" # perf's build-id cache: private, and empty
 mkdir -p "$HOME"
 cd "$TMP" || exit 1
 build_id() { readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -n 1; }
 
 cp "$FIXTURES/perf/split_loops.c" "$TMP/prog.c"
-gcc -O2 -g -fno-omit-frame-pointer -o "$TMP/prog" "$TMP/prog.c" || skip_all "gcc cannot build fixtures"
+gcc -O2 -g -fno-omit-frame-pointer -o "$TMP/prog" "$TMP/prog.c" || fail_all "gcc builds the fixture"
 perf record -q -N --no-buildid-cache -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/prog" 4 \
 	>/dev/null 2>"$TMP/rec.err" || skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 old=$(build_id "$TMP/prog")

@@ -13,10 +13,11 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 export HOME="$TMP/home"
 mkdir -p "$HOME"
 cd "$TMP" || exit 1
-build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/split" 6 >/dev/null 2>"$TMP/rec.err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 D="$TMP/rec.data"

@@ -10,9 +10,10 @@
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 export HOME="$TMP/home"
 mkdir -p "$HOME"
-build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/split_loops.c "$TMP/split" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/split" 3 >/dev/null 2>"$TMP/err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/err")"
 libc=$("$PERF_LOOPS" report -i "$TMP/rec.data" --stdio 2>/dev/null | grep -o '\[libc[^]]*\]' | head -n 1 | tr -d '[]')

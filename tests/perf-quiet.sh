@@ -12,6 +12,7 @@
 . "$top_srcdir/tests/lib.sh"
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 export HOME="$TMP/home"
 mkdir -p "$HOME"
 cd "$TMP" || exit 1
@@ -19,13 +20,13 @@ PATH="$(cd "$(dirname "$PERF_LOOPS")" && pwd):$PATH" # perf finds perf-loops on 
 export PATH
 perf loops --version >/dev/null 2>&1 || skip_all "perf does not find perf-loops on PATH"
 for f in split_loops inline_loop; do
-	build_fixture gcc -O2 "perf/$f.c" "$TMP/$f" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+	build_fixture gcc -O2 "perf/$f.c" "$TMP/$f" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 done
 gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o "$TMP/libhot.so" "$FIXTURES/perf/libhot.c" &&
 	gcc -O2 -g -fno-omit-frame-pointer -o "$TMP/shlib_main" "$FIXTURES/perf/shlib_main.c" -L"$TMP" -lhot \
-		-Wl,-rpath,"$TMP" || skip_all "gcc cannot build the shared-library fixture"
+		-Wl,-rpath,"$TMP" || fail_all "gcc builds the shared-library fixture"
 gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$TMP/threads" "$FIXTURES/perf/threads_fork.c" ||
-	skip_all "gcc cannot build threads_fork.c"
+	fail_all "gcc builds threads_fork.c"
 perf record -q -N -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>"$TMP/err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/err")"
 

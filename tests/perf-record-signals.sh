@@ -13,12 +13,13 @@ command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 command -v bash >/dev/null 2>&1 || skip_all "bash not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+command -v gcc >/dev/null 2>&1 || skip_all "gcc not installed"
 export HOME="$TMP/home"
 mkdir -p "$HOME"
 BIN=$(cd "$(dirname "$PERF_LOOPS")" && pwd)
 PATH="$BIN:$PATH" perf loops --version >/dev/null 2>&1 || skip_all "perf does not find perf-loops on PATH"
 # the workload, under a name of its own (its CPU time is watched)
-build_fixture gcc -O2 perf/split_loops.c "$TMP/sigwork" -fno-omit-frame-pointer || skip_all "gcc cannot build fixtures"
+build_fixture gcc -O2 perf/split_loops.c "$TMP/sigwork" -fno-omit-frame-pointer || fail_all "gcc builds the fixture"
 perf record -q -N -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>"$TMP/err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/err")"
 
