@@ -19,9 +19,11 @@ perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/split" 3
 libc=$("$PERF_LOOPS" report -i "$TMP/rec.data" --stdio 2>/dev/null | grep -o '\[libc[^]]*\]' | head -n 1 | tr -d '[]')
 [ -n "$libc" ] || skip_all "no libc frame in the recording"
 
-sock="$TMP/tmux.sock"
+# a tmux server per run: a new session on the socket of a server being
+# killed can find it gone ("server exited unexpectedly")
+sock="$TMP/tmux0.sock"
 T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
 wait_for() { # PATTERN SECONDS
 	_i=0
 	while [ "$_i" -lt $(($2 * 50)) ]; do
@@ -34,6 +36,7 @@ wait_for() { # PATTERN SECONDS
 }
 run() { # run CACHE-DIR ARGS: the first report on the tmux pane's stderr, stdout into a file
 	T kill-server 2>/dev/null
+	sock="$TMP/tmux-${1##*/}.sock"
 	T new-session -d -s p -x 150 -y 20 "env XDG_CACHE_HOME=$1 PERF_LOOPS_PROGRESS_DELAY=0 TERM=screen $PERF_LOOPS report -i $TMP/rec.data --stdio $2 >$TMP/out; echo REPORT-EXIT=\$?; sleep 60"
 }
 run "$TMP/cold1" ""
