@@ -58,10 +58,16 @@ ok $? "perf loops record of a long run is running (the workload sampled, the lin
 T send-keys -t s C-c
 wait_for "^NEXT-RAN rc=[0-9]" 60
 ok $? "after Ctrl-C, the next command of the line runs"
-awk '/Captured and wrote/ { c = NR } /^NEXT-RAN rc=/ { n = NR } /^PROMPT\$ *$/ { p = NR }
-     END { exit !(c && n && c < n && p > n) }' "$TMP/pane"
-ok $? "... after perf record's 'Captured and wrote' line, and the prompt after both" ||
-	grep -v '^ *$' "$TMP/pane" | tail -n 6 | while read -r l; do diag "screen: $l"; done
+# the shell prints its prompt just after the line's output: poll for it
+in_order() {
+	awk '/Captured and wrote/ { c = NR } /^NEXT-RAN rc=/ { n = NR } /^PROMPT\$ *$/ { p = NR }
+	     END { exit !(c && n && c < n && p > n) }' "$TMP/pane"
+}
+_i=0
+until in_order || [ "$_i" -ge 200 ]; do sleep 0.05; screen; _i=$((_i + 1)); done
+in_order
+ok $? "... after perf record's 'Captured and wrote' line, and the prompt after both"
+in_order || grep -v '^ *$' "$TMP/pane" | tail -n 6 | while read -r l; do diag "screen: $l"; done
 grep -q "^NEXT-RAN rc=130$" "$TMP/pane"
 ok $? "... with perf record's status (130: interrupted)"
 "$PERF_LOOPS" report -i "$TMP/int.data" --stdio >"$TMP/out" 2>"$TMP/err"
