@@ -947,10 +947,13 @@ static void add_insn_rows(pl_ann *ann, struct walk *w, const pl_insn_text *in, s
 	*prev = stmt;
 	char marks[1024] = "";
 	size_t len = 0;
-	static const char *const what[] = { "head of", "back edge to %#llx,", "exit to %#llx from" };
 	for (size_t i = 0; i < nm && len < sizeof marks; i++) {
-		char kind[64];
-		snprintf(kind, sizeof kind, what[m[i].kind], (unsigned long long)m[i].to);
+		char kind[64] = "head of";
+		/* literal formats: -Wformat=2 (scripts/check-werror) checks them */
+		if (m[i].kind == MARK_BACK)
+			snprintf(kind, sizeof kind, "back edge to %#llx,", (unsigned long long)m[i].to);
+		else if (m[i].kind == MARK_EXIT)
+			snprintf(kind, sizeof kind, "exit to %#llx from", (unsigned long long)m[i].to);
 		const ls_scope *L = w->loops[m[i].loop].scope;
 		len += (size_t)snprintf(marks + len, sizeof marks - len, "%s%s loop at %s:%u", len ? "; " : "  # ", kind,
 					base_name(ls_scope_file(L)), ls_scope_line(L));

@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,11 +167,16 @@ void pl_report_options_free(pl_report_options *o)
 	free(o->time_ranges);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* variadic with a format attribute: each caller's format is checked */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fputs("perf-loops: ", stderr);
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	return 2;
 }
 
@@ -461,12 +467,13 @@ static int parse_format(pl_report_options *o, const char *arg)
 	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof)", arg);
 }
 
-static int parse_number(const char *arg, const char *what, double *out)
+/* OPTION and HINT make the message: "bad OPTION 'ARG'HINT" */
+static int parse_number(const char *arg, const char *option, const char *hint, double *out)
 {
 	char *end;
 	*out = strtod(arg, &end);
 	if (end == arg || (*end && strcmp(end, "%")) || *out < 0)
-		return usage_error(what, arg);
+		return usage_error("bad %s '%s'%s", option, arg, hint);
 	return 0;
 }
 
@@ -489,7 +496,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case 'n': o->show_samples = 1; return 0;
 	case O_PERIOD: o->show_period = 1; return 0;
 	case O_PLIMIT:
-		if (parse_number(arg, "bad --percent-limit '%s'", &v))
+		if (parse_number(arg, "--percent-limit", "", &v))
 			return 2;
 		o->percent_limit = v;
 		return 0;
@@ -500,7 +507,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case 'e': split_list(arg, &o->events, &o->nevents); return 0;
 	case O_TIME: return parse_time(o, arg);
 	case O_MAXSTACK:
-		if (parse_number(arg, "bad --max-stack '%s' (a number of frames, 1 or more)", &v))
+		if (parse_number(arg, "--max-stack", " (a number of frames, 1 or more)", &v))
 			return 2;
 		if (v < 1 || v > 1e6 || v != (int)v)
 			return usage_error("bad --max-stack '%s' (a number of frames, 1 or more)", arg);
