@@ -46,6 +46,12 @@ int cmd_struct(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
+int cmd_unwind(int argc, char **argv);
+/* cmd-lookup.c: TOKEN (hex, or SYMBOL+0xOFF[/0xSIZE]) into addresses (a
+ * SYMBOL+OFF without /SIZE may name several copies of a static function, as
+ * in faddr2line): how many, or -1 with a reason in WHY. */
+int cli_parse_address(const ls_module *m, const char *token, uint64_t *addrs, size_t cap, char *why,
+                      size_t whylen);
 /* "512M", "2G", "1048576": bytes; 0, or -1 if it is not a size. */
 int cli_parse_size(const char *s, uint64_t *bytes);
 

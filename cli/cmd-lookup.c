@@ -13,10 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses TOKEN into addresses (a SYMBOL+OFF without /SIZE may name several
- * copies of a static function, as in faddr2line); on failure returns -1 with
- * a reason in WHY. */
-static int parse_address(const ls_module *m, const char *token, uint64_t *addrs, size_t cap,
+int cli_parse_address(const ls_module *m, const char *token, uint64_t *addrs, size_t cap,
                          char *why, size_t whylen)
 {
 	char *end;
@@ -173,7 +170,7 @@ static void lookup_one(const ls_module *m, const char *token, bool json)
 {
 	uint64_t addrs[16];
 	char why[1200];
-	int n = parse_address(m, token, addrs, 16, why, sizeof why);
+	int n = cli_parse_address(m, token, addrs, 16, why, sizeof why);
 	if (n < 0) {
 		if (json)
 			print_error_json(m, token, why);

@@ -153,6 +153,7 @@ static const struct {
 	{ "lookup", cmd_lookup },
 	{ "decode", cmd_decode },
 	{ "cache", cmd_cache },
+	{ "unwind", cmd_unwind },
 };
 
 static const char top_doc[] =
@@ -165,8 +166,10 @@ static const char top_doc[] =
 	"                  the scope chain of addresses (no ADDR: read stdin)\n"
 	"  decode < LOG    a kernel log, written back with each frame annotated\n"
 	"  cache           list, prune or clear the analysis cache\n"
+	"  unwind BINARY [ADDR ...]\n"
+	"                  unwind recipes: where the caller's frame is, by binary analysis\n"
 	"\n"
-	"Common options of struct, lookup and decode:\n"
+	"Common options of struct, lookup, decode and unwind:\n"
 	"  -j, --jobs=N        analyze on N threads (default: all cores)\n"
 	"      --no-cache      neither read nor write the analysis cache\n"
 	"                      ($XDG_CACHE_HOME/loopscope, keyed by build-id)\n"

@@ -14,6 +14,7 @@
 #include "structure/lookup.h"
 #include "structure/scope.h"
 #include "support/base.h"
+#include "unwind/recipes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,7 @@ void ls_module_close(ls_module *m)
 	ls_source_cache_free(m->sources); /* set only during the analysis */
 	ls_source_probes_free(m->source_probes, m->nsource_probes);
 	ls_symindex_free(m);
+	ls_unwind_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
 	ls_linemap_free(&m->lines);

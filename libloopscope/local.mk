@@ -25,7 +25,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/elf/symbols.c libloopscope/elf/symbols.h \
 	libloopscope/dwarf/inline_tree.c libloopscope/dwarf/inline_tree.h \
 	libloopscope/dwarf/die_order.c libloopscope/dwarf/die_order.h \
-	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h \
+	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h libloopscope/dwarf/proc_bounds.c \
 	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
 	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c \
 	libloopscope/cfg/opcodes.h libloopscope/cfg/disasm.c \
@@ -38,6 +38,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/structure/scope.c libloopscope/structure/scope.h \
 	libloopscope/structure/lookup.c libloopscope/structure/lookup.h \
 	libloopscope/structure/check.c libloopscope/structure/check.h \
+	libloopscope/unwind/recipes.c libloopscope/unwind/recipes.h \
 	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_dir.c \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c

@@ -448,6 +448,112 @@ ls_edge ls_loop_backedge(const ls_scope *loop, size_t i);
 size_t ls_loop_nexits(const ls_scope *loop);
 ls_edge ls_loop_exit(const ls_scope *loop, size_t i);
 
+/* ---- unwind recipes ---------------------------------------------------- */
+
+/* How to find the caller's frame from any instruction of a procedure,
+ * computed from the code itself (the PLDI 2009 recipes: pushes, pops,
+ * adjustments of SP, frame set-up and tear-down, alignment, variable frames,
+ * tail calls, multiple epilogues, .cold parts, PLT stubs), for code whose
+ * CFI is missing, incomplete or wrong, and to tell which code keeps a frame
+ * pointer.  x86-64 only.  A procedure's recipes are computed the first time
+ * one of its addresses is asked about, and kept with the module: the same
+ * with and without the cache.  Safe from several threads at once.
+ * Since LOOPSCOPE_0.2. */
+
+typedef enum ls_unwind_base {
+	LS_UNWIND_UNKNOWN = 0, /* the analysis cannot tell where the frame is */
+	LS_UNWIND_SP,          /* CFA = SP + offset */
+	LS_UNWIND_BP,          /* CFA = BP + offset (a frame pointer) */
+	LS_UNWIND_REG,         /* CFA = register cfa_reg (DWARF number) + offset */
+	LS_UNWIND_SP_DEREF,    /* CFA = *(SP + offset): a realigned frame keeps it there */
+	LS_UNWIND_BP_DEREF,    /* CFA = *(BP + offset) (gcc's DRAP frames) */
+} ls_unwind_base;
+
+/* Where the caller's BP is. */
+typedef enum ls_unwind_bp {
+	LS_UNWIND_BP_SAME = 0, /* still in BP */
+	LS_UNWIND_BP_SAVED,    /* saved at CFA + bp_offset */
+	LS_UNWIND_BP_LOST,     /* overwritten without being saved (unknown) */
+	LS_UNWIND_BP_SAVED_AT_BP, /* saved at BP + bp_offset (a realigned frame) */
+} ls_unwind_bp;
+
+/* What made an interval's recipe: the instruction before it, or how the
+ * state reached its first instruction. */
+typedef enum ls_unwind_rule {
+	LS_UNWIND_RULE_ENTRY = 0,     /* the procedure's entry: CFA = SP+8, return address at SP */
+	LS_UNWIND_RULE_PUSH,          /* a push */
+	LS_UNWIND_RULE_POP,           /* a pop */
+	LS_UNWIND_RULE_SP_ADJUST,     /* sub/add/lea of SP by a constant */
+	LS_UNWIND_RULE_FRAME_SETUP,   /* BP set up as the frame pointer (mov %rsp,%rbp, enter) */
+	LS_UNWIND_RULE_FRAME_TEARDOWN,/* SP from BP (leave, mov %rbp,%rsp, lea N(%rbp),%rsp) */
+	LS_UNWIND_RULE_BP_SAVE,       /* the caller's BP stored in the frame (push %rbp, mov %rbp,N(%rsp)) */
+	LS_UNWIND_RULE_BP_RESTORE,    /* the caller's BP back in BP (pop %rbp, leave, a load) */
+	LS_UNWIND_RULE_ALIGN,         /* and $-N,%rsp: SP no longer known, the frame pointer is */
+	LS_UNWIND_RULE_VARIABLE,      /* SP moved by an amount only known at run time (alloca) */
+	LS_UNWIND_RULE_SP_COPY,       /* SP restored from a register that held a copy of it */
+	LS_UNWIND_RULE_BRANCH,        /* the state a branch carries here (after a return or a tail call) */
+	LS_UNWIND_RULE_COLD,          /* a .cold part: the state of the jump into it from its hot part */
+	LS_UNWIND_RULE_PLT,           /* a PLT stub (counted straight through its pushes) */
+	LS_UNWIND_RULE_RET_REPAIR,    /* worked back from the return that ends the block (paper: return repair) */
+	LS_UNWIND_RULE_UNREACHED,     /* no path from the entry: carried on from the instruction before */
+	LS_UNWIND_RULE_UNKNOWN,       /* SP or BP written in a way not tracked */
+} ls_unwind_rule;
+/* "entry", "push", ... */
+const char *ls_unwind_rule_name(ls_unwind_rule r);
+
+typedef struct ls_unwind_recipe {
+	uint64_t lo, hi;            /* the interval [lo, hi) this recipe holds for */
+	uint64_t proc;              /* the procedure's entry */
+	ls_unwind_base cfa_base;    /* the canonical frame address: the caller's SP after the return */
+	int64_t cfa_offset;
+	int cfa_reg;                /* LS_UNWIND_REG: which register (DWARF's numbers: 10 is r10) */
+	int64_t ra_offset;          /* the return address is at CFA + ra_offset (-8) */
+	ls_unwind_bp bp;
+	int64_t bp_offset;          /* LS_UNWIND_BP_SAVED: the caller's BP at CFA + bp_offset */
+	int frame_pointer;          /* BP points into this frame: BP = CFA + fp_offset */
+	int64_t fp_offset;
+	int sp_known;               /* SP = CFA + sp_offset (when SP moved by a known amount) */
+	int64_t sp_offset;
+	int fp_chain;               /* BP points at the caller's saved BP with the return address
+	                             * above it: frame-pointer chains pass through this frame */
+	ls_unwind_rule rule;        /* what decided it */
+	uint64_t rule_addr;         /* the instruction that did (0 for the entry) */
+} ls_unwind_recipe;
+
+/* The recipe of the instruction at ADDR (link-time): 0, or -1 with ERR
+ * (LS_ERR_NOT_FOUND: no procedure holds ADDR; LS_ERR_UNSUPPORTED: not
+ * x86-64; LS_ERR_NOMEM).  For a caller's frame, ask about the return
+ * address - 1 (the call). */
+int ls_unwind_recipe_at(const ls_module *m, uint64_t addr, ls_unwind_recipe *out, ls_error *err);
+/* Every recipe of the procedure holding ADDR, in address order: returns how
+ * many there are (0: none, or no procedure there), the first CAP in OUT. */
+size_t ls_unwind_recipes(const ls_module *m, uint64_t addr, ls_unwind_recipe *out, size_t cap);
+
+/* What the recipes know about a whole procedure. */
+typedef struct ls_unwind_proc_info {
+	uint64_t entry;
+	uint64_t frame_size;        /* the largest CFA - SP in it (bytes; alloca not counted) */
+	int keeps_frame_pointer;    /* it sets BP up as its frame pointer (push %rbp; mov %rsp,%rbp) */
+	int variable_frame;         /* alloca or realignment: its frame size is not a constant */
+	size_t ncalls;              /* call instructions (direct and indirect) */
+	size_t nindirect_calls;
+	size_t ntail_calls;         /* jumps to other procedures */
+	size_t nrecipes;
+	size_t unsure;              /* returns the analysis reached with an unexpected frame */
+} ls_unwind_proc_info;
+int ls_unwind_proc(const ls_module *m, uint64_t addr, ls_unwind_proc_info *out, ls_error *err);
+/* The targets of the procedure's direct calls (KIND 0) or tail calls
+ * (KIND 1), sorted and without duplicates: how many, the first CAP in OUT. */
+size_t ls_unwind_proc_targets(const ls_module *m, uint64_t addr, int kind, uint64_t *out, size_t cap);
+
+typedef enum ls_call_kind {
+	LS_CALL_NONE = 0,  /* the instruction before is no call: RA is no return address */
+	LS_CALL_DIRECT,    /* a call to *TARGET */
+	LS_CALL_INDIRECT,  /* a call through a register or memory */
+} ls_call_kind;
+/* What the instruction that ends just before RA is (RA: a return address). */
+ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *target);
+
 /* ---- output ------------------------------------------------------------ */
 
 typedef enum ls_format {

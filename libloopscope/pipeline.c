@@ -12,8 +12,8 @@
  *   3. inline tree (dwarf/inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code
- *   4. procedures (dwarf/procs.c)
- *        reads  m->inl's subprograms, the symbol table, the PLT
+ *   4. procedures (dwarf/procs.c, dwarf/proc_bounds.c)
+ *        reads  m->inl's subprograms, the symbol table, the PLT, .eh_frame's FDEs, direct calls
  *        makes  m->procs: procedures by address, ranges clamped
  *   5. line map (dwarf/linemap.c)
  *        reads  m->dwarf (.debug_line)
@@ -27,6 +27,12 @@
  *      and the cache stores both (cache/cache.c, when on)
  *
  * and, with --enable-debug-checks, checks every invariant (structure/check.c).
+ *
+ * After the open, on demand (the first ls_unwind_* call about a procedure):
+ *
+ *   8. unwind recipes (unwind/recipes.c)
+ *        reads  the scope tree's procedure, its CFG built alone (cfg.h), the kernel's jump labels
+ *        makes  m->unwind: per procedure, where the caller's frame is from each instruction
  *
  * ls_pipeline_proc, on one procedure P:
  *
@@ -113,9 +119,8 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 		return -1;
 	stage_done("elf", &t0);
 	if (!m->dwarf_found)
-		ls_warn(&m->opt, "%s: no DWARF debug information%s%s: procedures from symbols only, no inline "
-		        "frames or lines", m->path, m->debuginfod_why ? "; " : "",
-		        m->debuginfod_why ? m->debuginfod_why : "");
+		ls_warn(&m->opt, "%s: no DWARF debug information%s%s: no inline frames or lines", m->path,
+		        m->debuginfod_why ? "; " : "", m->debuginfod_why ? m->debuginfod_why : "");
 	/* A cached structure needs none of the DWARF indexes (lookups use the
 	 * tree, symbol lookups fall back to it: procs.c), nor the DWARF itself,
 	 * which is read only on a miss (build_indexes). */

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Frames of one sample that are resolved: perf's own default for
- * --max-stack is 127; deeper chains keep their innermost frames, and the
- * report says how many samples were cut (pl_attrib_warn_bounds). */
-#define PL_MAX_FRAMES 512
+/* PL_MAX_FRAMES (attribute.h): frames of one sample that are resolved:
+ * perf's own default for --max-stack is 127; deeper chains keep their
+ * innermost frames, and the report says how many samples were cut
+ * (pl_attrib_warn_bounds). */
 
 struct pl_attrib *pl_attrib_new(pl_report *rep)
 {
@@ -33,6 +33,7 @@ struct pl_attrib *pl_attrib_new(pl_report *rep)
 	a->fc = pl_xcalloc(a->nfc, sizeof *a->fc);
 	a->ncc = 1 << 14;
 	a->cc = pl_xcalloc(a->ncc, sizeof *a->cc);
+	a->fp_check = getenv("PERF_LOOPS_FP_CHECK") != NULL;
 	pl_dsos_begin(a);
 	return a;
 }
@@ -41,7 +42,10 @@ void pl_attrib_free(struct pl_attrib *a)
 {
 	if (!a)
 		return;
+	pl_unwind_end(a);
 	pl_dsos_end(a);
+	free(a->fp_frameless);
+	free(a->fp_memo);
 	free(a->fc);
 	free(a->cc);
 	free(a->pool);
@@ -87,8 +91,24 @@ static int link_address(struct pl_attrib *a, struct dso_attr *d, const pl_map *m
 	return d->file ? pl_to_link(d, map, addr, link) : -1;
 }
 
-/* Append the static chain of ADDR (already adjusted) in MAP under PARENT. */
-static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map *map, uint64_t addr, int kernel)
+/* A procedure frame alone (an inferred frame: where in the procedure the
+ * call was is not known), under PARENT. */
+static uint32_t proc_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, const ls_scope *proc, uint8_t how)
+{
+	uint32_t node = pl_tree_child(&a->rep->tree, parent, (uintptr_t)proc | how, PL_PROC);
+	pl_node *x = &a->rep->tree.nodes[node];
+	if (!x->scope) {
+		x->scope = proc;
+		x->dso = dso;
+		x->how = how;
+	}
+	return node;
+}
+
+/* Append the static chain of ADDR (already adjusted) in MAP under PARENT;
+ * HOW marks its procedure (PL_HOW_*; PL_HOW_INFERRED: the procedure alone). */
+static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map *map, uint64_t addr, int kernel,
+                             uint8_t how)
 {
 	pl_report *rep = a->rep;
 	if (!map) {
@@ -107,6 +127,11 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	struct dso_attr *d = pl_dso_attr(a, map->dso);
 	uint64_t link = 0;
 	int have_link = link_address(a, d, map, addr, &link) == 0;
+	if (d->mod && have_link && how == PL_HOW_INFERRED) {
+		const ls_scope *p = ls_lookup_proc(d->mod, link);
+		if (p)
+			return proc_node(a, parent, map->dso, p, how);
+	}
 	if (d->mod && have_link) {
 		const ls_scope *chain[LS_MAX_CHAIN];
 		size_t n = ls_lookup_chain(d->mod, link, chain, LS_MAX_CHAIN);
@@ -122,12 +147,14 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 				case LS_SCOPE_STMT: kind = PL_STMT; break;
 				default: continue;
 				}
-				node = pl_tree_child(&rep->tree, node, (uintptr_t)chain[i], kind);
+				node = pl_tree_child(&rep->tree, node, (uintptr_t)chain[i] | (kind == PL_PROC ? how : 0), kind);
 				pl_node *x = &rep->tree.nodes[node];
 				if (!x->scope) {
 					x->scope = chain[i];
-					if (kind == PL_PROC)
+					if (kind == PL_PROC) {
 						x->dso = map->dso;
+						x->how = how;
+					}
 				}
 			}
 			return node;
@@ -157,22 +184,23 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	return named_node(a, parent, map->dso, "[unknown]");
 }
 
-static uint32_t frame_node(struct pl_attrib *a, uint32_t parent, pl_thread *t, uint64_t addr, int kernel, int adjust)
+static uint32_t frame_node(struct pl_attrib *a, uint32_t parent, pl_thread *t, uint64_t addr, int kernel, int adjust,
+                           uint8_t how)
 {
 	pl_map *map = pl_find_map(a->rep->s, t, addr, kernel);
 	uint64_t key = addr - (adjust ? 1 : 0);
 	/* an unmapped address has no map: tell kernel and user apart in the key */
 	const pl_map *mkey = map ? map : (const pl_map *)(uintptr_t)(kernel ? 1 : 2);
 	uint64_t h = (key * 0x9e3779b97f4a7c15ULL) ^ ((uintptr_t)mkey * 0xc2b2ae3d27d4eb4fULL) ^
-		     ((uint64_t)parent * 0x165667b19e3779f9ULL);
+		     ((uint64_t)parent * 0x165667b19e3779f9ULL) ^ how;
 	h ^= h >> 31;
 	size_t i = h & (a->nfc - 1);
 	while (a->fc[i].map) {
-		if (a->fc[i].map == mkey && a->fc[i].addr == key && a->fc[i].parent == parent)
+		if (a->fc[i].map == mkey && a->fc[i].addr == key && a->fc[i].parent == parent && a->fc[i].how == how)
 			return a->fc[i].node;
 		i = (i + 1) & (a->nfc - 1);
 	}
-	uint32_t node = expand_frame(a, parent, map, key, kernel);
+	uint32_t node = expand_frame(a, parent, map, key, kernel, how);
 	if ((a->fc_used + 1) * 2 > a->nfc) {
 		/* full: start over (cheaper than rehashing a cache) */
 		memset(a->fc, 0, a->nfc * sizeof *a->fc);
@@ -188,6 +216,7 @@ static uint32_t frame_node(struct pl_attrib *a, uint32_t parent, pl_thread *t, u
 	a->fc[i].addr = key;
 	a->fc[i].parent = parent;
 	a->fc[i].node = node;
+	a->fc[i].how = how;
 	a->fc_used++;
 	return node;
 }
@@ -200,10 +229,12 @@ static int in_list(char **list, size_t n, const char *s)
 	return 0;
 }
 
-struct frame {
-	uint64_t addr;
-	uint8_t kernel, adjust;
-};
+/* A frame's key in the caller-chain cache: its adjusted address and how it
+ * was found. */
+static inline uint64_t frame_key(const struct frame *f)
+{
+	return (f->addr - f->adjust) << 2 | f->how;
+}
 
 /* A sample of a kernel thread has no user part to unwind. */
 static int kernel_ip_only(const pd_sample *smp)
@@ -220,7 +251,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 	unsigned kgen = pl_session_kernel_gen(a->rep->s);
 	uint64_t h = (uintptr_t)t->proc * 0x9e3779b97f4a7c15ULL ^ t->proc->gen ^ ((uint64_t)kgen << 32);
 	for (size_t i = 1; i < nf; i++)
-		h = (h ^ (fr[i].addr - fr[i].adjust)) * 0xff51afd7ed558ccdULL;
+		h = (h ^ frame_key(&fr[i])) * 0xff51afd7ed558ccdULL;
 	h ^= h >> 32;
 	size_t i = h & (a->ncc - 1);
 	uint32_t n = (uint32_t)(nf - 1);
@@ -229,7 +260,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 		if (c->hash == h && c->proc == t->proc && c->gen == t->proc->gen && c->kgen == kgen && c->n == n) {
 			const uint64_t *p = a->pool + c->off;
 			size_t k;
-			for (k = 0; k < n && p[k] == fr[k + 1].addr - fr[k + 1].adjust; k++)
+			for (k = 0; k < n && p[k] == frame_key(&fr[k + 1]); k++)
 				;
 			if (k == n)
 				return c->node;
@@ -238,7 +269,8 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 	}
 	uint32_t node = 0;
 	for (size_t k = nf; k-- > 1;)
-		node = frame_node(a, node, t, fr[k].addr, fr[k].kernel, fr[k].adjust);
+		node = fr[k].how == PL_HOW_BROKEN ? named_node(a, node, NULL, "[broken call chain]")
+		                                  : frame_node(a, node, t, fr[k].addr, fr[k].kernel, fr[k].adjust, fr[k].how);
 	if ((a->cc_used + 1) * 2 > a->ncc || a->npool + n > (64u << 20)) {
 		/* full: grow, or start over when the chains are too many */
 		size_t ncc = a->npool + n > (64u << 20) || a->ncc >= (1u << 22) ? a->ncc : a->ncc * 2;
@@ -254,7 +286,7 @@ static uint32_t caller_node(struct pl_attrib *a, pl_thread *t, const struct fram
 		a->pool = pl_xrealloc(a->pool, a->cap_pool * sizeof *a->pool);
 	}
 	for (size_t k = 0; k < n; k++)
-		a->pool[a->npool + k] = fr[k + 1].addr - fr[k + 1].adjust;
+		a->pool[a->npool + k] = frame_key(&fr[k + 1]);
 	struct cslot *c = &a->cc[i];
 	c->hash = h;
 	c->proc = t->proc;
@@ -345,24 +377,30 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 			fr[nf].addr = ip;
 			fr[nf].kernel = (uint8_t)kernel;
 			fr[nf].adjust = nf > 0;
+			fr[nf].how = PL_HOW_CFI;
 			nf++;
 		}
 	}
 	if (dwarf && !kernel_ip_only(smp)) {
 		uint64_t pcs[256];
-		size_t n = pl_unwind_user(a, t, smp, pcs, 256);
+		uint8_t how[256];
+		size_t n = pl_unwind_user(a, t, smp, pcs, how, 256);
 		for (size_t i = 0; i < n && nf < PL_MAX_FRAMES; i++) {
 			fr[nf].addr = pcs[i];
 			fr[nf].kernel = 0;
 			fr[nf].adjust = nf > 0;
+			fr[nf].how = how[i];
 			nf++;
 		}
+	} else if (!lbr && smp->nr_callchain && nf) {
+		nf = pl_fp_repair(a, t, fr, nf);
 	}
 	if (lbr && !kernel_ip_only(smp)) {
 		if (!kernel_ip && nf < PL_MAX_FRAMES) {
 			fr[nf].addr = smp->ip;
 			fr[nf].kernel = 0;
 			fr[nf].adjust = 0;
+			fr[nf].how = PL_HOW_CFI;
 			nf++;
 		}
 		for (uint64_t i = 0; i < smp->nr_branches && nf < PL_MAX_FRAMES; i++) {
@@ -371,6 +409,7 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 			fr[nf].addr = smp->branches[i].from;
 			fr[nf].kernel = 0;
 			fr[nf].adjust = 0;
+			fr[nf].how = PL_HOW_CFI;
 			nf++;
 		}
 	}
@@ -378,6 +417,7 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 		fr[0].addr = smp->ip;
 		fr[0].kernel = (uint8_t)kernel_ip;
 		fr[0].adjust = 0;
+		fr[0].how = PL_HOW_CFI;
 		nf = 1;
 	}
 	return nf;
@@ -418,10 +458,12 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		return;
 	struct frame fr[PL_MAX_FRAMES];
 	size_t nf = sample_frames(a, t, smp, kernel_ip, fr);
+	if (a->fp_check && smp->stack_size && !kernel_ip)
+		pl_fp_check(a, t, smp, fr, nf);
 	if (opt->max_stack && nf > (size_t)opt->max_stack)
 		nf = (size_t)opt->max_stack; /* --max-stack: the innermost frames */
 	uint32_t node = caller_node(a, t, fr, nf);
-	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust);
+	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust, PL_HOW_CFI);
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
 	add_place(a, t, smp, e, node, &fr[0]);
@@ -532,6 +574,7 @@ pl_dso *pl_main_dso(const pl_report *rep)
 void pl_attrib_warn_bounds(struct pl_attrib *a)
 {
 	pl_dsos_summary(a);
+	pl_fp_warn(a);
 	if (a->deep_chains)
 		fprintf(stderr, "perf-loops: warning: %s: %llu samples have call chains deeper than %d frames "
 			"(the bound): their outermost frames are not shown\n", pd_name(a->rep->r),

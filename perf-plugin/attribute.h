@@ -44,6 +44,7 @@ struct pl_attrib {
 		const pl_map *map;
 		uint64_t addr;
 		uint32_t parent, node;
+		uint8_t how;
 	} *fc;
 	size_t nfc, fc_used;
 	/* caller chains -> node: (process, its maps' generation, the callers'
@@ -69,7 +70,46 @@ struct pl_attrib {
 	int kernel_without_debug; /* kernel frames named from kallsyms, or by address */
 	int kernel_frames;       /* ... and there are some */
 	uint64_t kernel_samples; /* samples taken in the kernel (before filters) */
+	struct pl_unwinder *uw; /* unwind.c: rules by address, CFI of each binary, the stats */
+	/* frame-pointer chains (attribute.c): samples whose chain skipped a
+	 * frame, those repaired by inserting it, those that could not be */
+	uint64_t fp_samples, fp_skipped, fp_repaired, fp_broken;
+	uint32_t *fp_frameless;  /* per dso index: samples with a frameless frame there */
+	int fp_check;            /* $PERF_LOOPS_FP_CHECK: pl_fp_check on every dwarf sample */
+	/* fp-repair.c: whether a frame keeps the fp chain, by (map, address) */
+	struct fp_slot {
+		const pl_map *map;
+		uint64_t addr;
+		int8_t chain;
+	} *fp_memo;
+	size_t fp_memo_n, fp_memo_used;
+	size_t nfp_frameless;
 };
+
+/* One frame of a sample: its address (a return address, for callers:
+ * ADJUST says to look at the call, one byte before), kernel or user, and
+ * how it was found (PL_HOW_*, or PL_HOW_BROKEN: where an unrepairable
+ * frame-pointer chain was cut). */
+enum { PL_HOW_BROKEN = 3 };
+struct frame {
+	uint64_t addr;
+	uint8_t kernel, adjust, how;
+};
+
+/* fp-repair.c: a --call-graph=fp chain FR[0..NF) (capacity PL_MAX_FRAMES)
+ * with the frames a frameless procedure skipped put back, marked inferred,
+ * where the code says which they were; cut where it is garbage.  Returns
+ * the new length; counts in a->fp_*. */
+#define PL_MAX_FRAMES 512
+size_t pl_fp_repair(struct pl_attrib *a, pl_thread *t, struct frame *fr, size_t nf);
+/* The warning about chains that could not be repaired, once (stderr). */
+void pl_fp_warn(struct pl_attrib *a);
+/* $PERF_LOOPS_FP_CHECK=FILE (the tests): a --call-graph=dwarf sample's
+ * frame-pointer chain, as the kernel would have walked it in the same
+ * stack, repaired, written to FILE beside the chain its CFI gave (DW, NDW),
+ * one line a sample: skipped|whole TAB refused|ok TAB cfi-chain TAB
+ * repaired-chain, procedure names leaf first, inferred ones with '*'. */
+void pl_fp_check(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, const struct frame *dw, size_t ndw);
 
 /* find-dso.c */
 /* The DSO side of a new pl_attrib (libloopscope's options, perf's build-id

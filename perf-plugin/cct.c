@@ -265,6 +265,7 @@ static uint32_t copy_node(pl_tree *dst, uint32_t parent, const pl_tree *src, uin
 	y->scope = x->scope;
 	y->name = x->name;
 	y->dso = x->dso;
+	y->how = x->how;
 	return c;
 }
 
@@ -385,7 +386,7 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 		snprintf(buf, len, "[all]");
 		break;
 	case PL_PROC:
-		snprintf(buf, len, "%s", name ? name : "[unknown]");
+		snprintf(buf, len, "%s%s", name ? name : "[unknown]", pl_how_mark(x->how));
 		break;
 	case PL_INLINE:
 		snprintf(buf, len, "[I] %s (at %s)", name ? name : "??",

@@ -1,7 +1,10 @@
-/* cmd-record.c - `perf loops record`: perf record with call graphs on.
- * Defaults: -e cpu-clock --call-graph=fp (frame pointers: cheap, and what
- * the report reads best); --call-graph dwarf|lbr and any other perf record
- * option pass through.
+/* cmd-record.c - `perf loops record`: perf record with call chains that
+ * are complete for the code the command runs.  Defaults: -e cpu-clock, and
+ * call chains chosen from the binaries (record-mode.c): --call-graph=fp
+ * where the code keeps frame pointers, else a DWARF-style stack copy sized
+ * from the program's measured stack depth.  The choice and why go to
+ * stderr.  The user's own -g/--call-graph, and any other perf record
+ * option, pass through untouched.
  *
  * Signals: nothing may return before perf record has written the file
  * (the shell would give the prompt back, or a script read a half-written
@@ -14,15 +17,64 @@
  * terminal back and stops its own (perf's), so that the shell sees the job
  * stop, and on fg resumes perf record.  SIGINT and SIGTERM sent to
  * perf-loops itself are passed on to perf record. */
+#include "record.h"
 #include "report.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+
+/* perf record's options that take a separate value (the command is the
+ * first word that is neither an option nor such a value, when there is no
+ * "--"). */
+static int takes_value(const char *a)
+{
+	static const char *const opts[] = { "-e", "-o", "-F", "-c", "-p", "-t", "-C", "-m", "-G", "-u", "-r",
+	                                    "--event", "--output", "--freq", "--count", "--pid", "--tid",
+	                                    "--cpu", "--mmap-pages", "--cgroup", "--uid", "--realtime",
+	                                    "--switch-output", "--user-regs", "--intr-regs", "--clockid", "-k" };
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
+		if (!strcmp(a, opts[i]))
+			return 1;
+	return 0;
+}
+
+struct args {
+	int has_event, has_cg, command_at, pipe_out;
+	const char *output;
+};
+
+static void scan_args(int argc, char **argv, struct args *r)
+{
+	*r = (struct args){ .output = "perf.data", .command_at = -1 };
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			r->command_at = i + 1 < argc ? i + 1 : -1;
+			break;
+		}
+		if (a[0] != '-') {
+			r->command_at = i;
+			break;
+		}
+		if (!strcmp(a, "-e") || !strncmp(a, "--event", 7) || (!strncmp(a, "-e", 2) && a[2]))
+			r->has_event = 1;
+		if (!strcmp(a, "-g") || !strncmp(a, "--call-graph", 12))
+			r->has_cg = 1;
+		if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
+			r->output = argv[i + 1];
+		else if (!strncmp(a, "--output=", 9))
+			r->output = a + 9;
+		else if (!strncmp(a, "-o", 2) && a[2])
+			r->output = a + 2;
+		if (takes_value(a))
+			i++;
+	}
+	r->pipe_out = !strcmp(r->output, "-");
+}
 
 static volatile sig_atomic_t child_pid;
 
@@ -125,54 +177,52 @@ static int run_perf_record(char **args)
 		give_terminal(tty, getpgrp());
 	return rc;
 }
-
 int cmd_record(int argc, char **argv)
 {
-	int has_event = 0, has_cg = 0;
-	const char *output = "perf.data";
-	int i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			break;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			puts("usage: perf loops record [perf record options] -- COMMAND [ARGS...]\n"
-			     "  runs perf record -e cpu-clock --call-graph=fp (unless -e/--call-graph/-g are given)\n"
+			     "  runs perf record -e cpu-clock with call chains chosen from COMMAND's binaries:\n"
+			     "  --call-graph=fp where the code keeps frame pointers, else --call-graph=dwarf with a\n"
+			     "  stack copy sized from the program's measured stack depth (-e, -g or --call-graph given:\n"
+			     "  as given)\n"
 			     "  then: perf loops report -i perf.data");
 			return 0;
 		}
-		if (!strcmp(a, "-e") || !strncmp(a, "--event", 7) || (!strncmp(a, "-e", 2) && a[2]))
-			has_event = 1;
-		if (!strcmp(a, "-g") || !strncmp(a, "--call-graph", 12))
-			has_cg = 1;
-		if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
-			output = argv[i + 1];
-		else if (!strncmp(a, "--output=", 9))
-			output = a + 9;
-		else if (!strncmp(a, "-o", 2) && a[2])
-			output = a + 2;
+	struct args r;
+	scan_args(argc, argv, &r);
+	pl_record_plan plan = { .callgraph = "--call-graph=fp" };
+	int planned = 0;
+	if (r.has_cg) {
+		fprintf(stderr, "perf loops: call chains as given\n");
+	} else if (r.command_at < 0) {
+		fprintf(stderr, "perf-loops: no command given (perf loops record [options] -- COMMAND); passing the "
+		        "options to perf record, --call-graph=fp\n");
+	} else if (pl_record_choose(argv[r.command_at], &plan) == 0) {
+		planned = 1;
+		fprintf(stderr, "perf loops: %s\n", plan.why);
 	}
 	char **args = pl_xcalloc(argc + 8, sizeof *args);
 	int n = 0;
 	args[n++] = "perf";
 	args[n++] = "record";
-	if (!has_event) {
+	if (!r.has_event) {
 		args[n++] = "-e";
 		args[n++] = "cpu-clock";
 	}
-	if (!has_cg)
-		args[n++] = "--call-graph=fp";
+	if (!r.has_cg)
+		args[n++] = plan.callgraph;
 	for (int k = 1; k < argc; k++)
 		args[n++] = argv[k];
 	args[n] = NULL;
-	if (i >= argc)
-		fprintf(stderr, "perf-loops: no command given (perf loops record [options] -- COMMAND); passing the options to perf record\n");
 	int rc = run_perf_record(args);
 	free(args);
 	if (rc < 0)
 		return 1;
-	if (rc == 0 && strcmp(output, "-"))
+	if (rc == 0 && planned && plan.dwarf && !r.pipe_out)
+		pl_record_measure(&plan, r.output);
+	if (rc == 0 && !r.pipe_out)
 		fprintf(stderr, "perf loops: to see it: perf loops report%s%s --stdio  (--format=tree|flat|loops|folded|json|pprof)\n",
-			strcmp(output, "perf.data") ? " -i " : "", strcmp(output, "perf.data") ? output : "");
+			strcmp(r.output, "perf.data") ? " -i " : "", strcmp(r.output, "perf.data") ? r.output : "");
 	return rc;
 }

@@ -1,12 +1,13 @@
 # perf-loops, run by perf as `perf loops`.
 bin_PROGRAMS += perf-loops
 perf_loops_SOURCES = \
-	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/cmd-report.c \
+	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/record-mode.c perf-plugin/record.h \
+	perf-plugin/cmd-report.c \
 	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/places.c perf-plugin/view-header.c perf-plugin/progress.c perf-plugin/names.c perf-plugin/view-pprof.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
-	perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
@@ -28,7 +29,7 @@ noinst_PROGRAMS += fuzz-perf-report
 fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
-	perf-plugin/unwind.c perf-plugin/report.h \
+	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c perf-plugin/names.c \
 	perf-plugin/places.c perf-plugin/progress.c

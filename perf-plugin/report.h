@@ -16,10 +16,16 @@
 
 enum pl_node_kind { PL_ROOT, PL_PROC, PL_INLINE, PL_ALIEN, PL_LOOP, PL_STMT };
 
+/* How a frame was found (pl_node.how of a proc node, the frame's): from the
+ * sample's chain or the CFI, unwound by the recipes where the CFI stopped,
+ * or inferred where a frame-pointer chain skipped it. */
+enum { PL_HOW_CFI = 0, PL_HOW_RECIPE = 1, PL_HOW_INFERRED = 2 };
+
 typedef struct pl_node {
 	uint32_t parent, first_child, next_sibling;
 	uint32_t costs;        /* its first cost entry (pl_tree.costs), 0: none */
 	uint8_t kind;
+	uint8_t how;           /* proc nodes: PL_HOW_* */
 	const ls_scope *scope; /* NULL for frames without structure (symbols, addresses) */
 	const char *name;      /* those frames' name (interned) */
 	pl_dso *dso;           /* proc nodes */
@@ -214,9 +220,26 @@ const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr
  * NULL if no sample is in one. */
 pl_dso *pl_main_dso(const pl_report *rep);
 
-/* unwind.c: the user frames of a --call-graph dwarf sample, leaf first. */
-size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, size_t cap);
-void pl_unwind_free_all(pl_session *s);
+/* unwind.c: the user frames of a --call-graph dwarf sample, leaf first,
+ * each with how it was found (PL_HOW_CFI, or PL_HOW_RECIPE where the CFI
+ * stopped and the unwind recipes went on). */
+size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, uint8_t *how,
+                      size_t cap);
+void pl_unwind_end(struct pl_attrib *a);
+/* What the unwinding of the report's samples needed: how many samples
+ * reached their last frame (the CFI or a recipe says there is none above),
+ * how many ran off the end of the stack copy, and how deep into the copy
+ * those that reached it read (bytes above SP). */
+typedef struct pl_unwind_stats {
+	uint64_t samples, complete, cut, recipe_samples;
+	uint64_t copy_size, max_read, depth_p99, depth_max;
+} pl_unwind_stats;
+const pl_unwind_stats *pl_unwind_stats_of(struct pl_attrib *a); /* NULL: no dwarf samples */
+/* A procedure node's mark in the views: " [inferred]", " [recipes]" or "". */
+static inline const char *pl_how_mark(uint8_t how)
+{
+	return how == PL_HOW_INFERRED ? " [inferred]" : how == PL_HOW_RECIPE ? " [recipes]" : "";
+}
 
 /* Names and places of a node, for the views. */
 const char *pl_node_name(const pl_report *rep, uint32_t n); /* proc/inline: name */

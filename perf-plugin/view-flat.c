@@ -16,7 +16,10 @@ static void fold_per_proc(const pl_report *rep, pl_tree *flat)
 	for (uint32_t n = 1; n < t->n; n++) {
 		const pl_node *x = &t->nodes[n];
 		uint32_t fparent = x->kind == PL_PROC ? 0 : map[x->parent];
-		uint32_t f = pl_tree_child(flat, fparent, x->key, x->kind);
+		/* a procedure's frames fold together, inferred and unwound alike
+		 * (the key's low bits say how a frame was found) */
+		uintptr_t key = x->kind == PL_PROC && x->scope ? x->key & ~(uintptr_t)3 : x->key;
+		uint32_t f = pl_tree_child(flat, fparent, key, x->kind);
 		pl_node *y = &flat->nodes[f];
 		y->scope = x->scope;
 		y->name = x->name;

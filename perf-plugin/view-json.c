@@ -63,6 +63,12 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 	if (x->kind == PL_PROC) {
 		ls_jw_key(w, "dso");
 		ls_jw_string(w, x->dso ? pl_dso_path(x->dso) : NULL);
+		if (x->how == PL_HOW_INFERRED || x->how == PL_HOW_RECIPE) {
+			/* inferred: a frame-pointer chain skipped it (fp-repair.c);
+			 * recipes: unwound by binary analysis where CFI stopped */
+			ls_jw_key(w, "frame");
+			ls_jw_string(w, x->how == PL_HOW_INFERRED ? "inferred" : "recipes");
+		}
 	}
 	costs(w, rep, n, PL_TOTAL, "total");
 	costs(w, rep, n, PL_SELF, "self");

@@ -255,7 +255,6 @@ void pl_print_header(pl_report *rep, const char *what)
 /* What a report holds besides its reader (the caller closes that). */
 void pl_report_free(pl_report *rep)
 {
-	pl_unwind_free_all(rep->s);
 	pl_attrib_free(rep->attrib);
 	pl_tree_free(&rep->tree);
 	pl_places_free(&rep->places);

@@ -11,7 +11,7 @@ COMPLETION="$top_srcdir/man/completion/loopscope"
 # written), not what the program prints.
 version=$(sed -n 's/^AC_INIT(\[loopscope\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
 
-for sub in "" struct lookup decode cache; do
+for sub in "" struct lookup decode cache unwind; do
 	name="loopscope${sub:+ $sub}"
 	for opt in --help -h --usage; do
 		# shellcheck disable=SC2086

@@ -20,12 +20,22 @@ CORE_TESTS = \
 	tests/core-truncate.sh \
 	tests/core-escapes.sh \
 	tests/core-source-hostile.sh \
-	tests/core-cache-trust.sh
+	tests/core-cache-trust.sh \
+	tests/unwind-recipes.py
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
 SLOW_TESTS += $(CORE_SLOW_TESTS)
 EXTRA_DIST += $(CORE_TESTS) $(CORE_SLOW_TESTS) tests/core-common.py tests/hostile-elf.py
+# The unwind recipes against the compilers' CFI (libdw) and the kernel's ORC
+# tables, instruction by instruction: the program unwind-recipes.py,
+# corpus-unwind.py and kernel-unwind.py run, and the classes of disagreement
+# they share (who is right, and why).
+check_PROGRAMS += tests/unwind-oracle
+tests_unwind_oracle_SOURCES = tests/unwind-oracle.c
+tests_unwind_oracle_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unwind_oracle_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+EXTRA_DIST += tests/unwind_classes.py tests/fixtures/unwind.s
 check-core:
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CORE_TESTS) $(CORE_UNIT_TESTS)'
 .PHONY: check-core

@@ -9,9 +9,16 @@ CORPUS_SLOW_TESTS = \
 	tests/corpus-loops.py \
 	tests/corpus-perf.py \
 	tests/corpus-lines.py \
-	tests/corpus-placement.py
+	tests/corpus-placement.py \
+	tests/corpus-unwind.py \
+	tests/corpus-stripped.py \
+	tests/corpus-record.py
 SLOW_TESTS += $(CORPUS_SLOW_TESTS)
 EXTRA_DIST += $(CORPUS_SLOW_TESTS) tests/corpus/corpus.py tests/corpus/bench.lua
+# corpus-record.py (and bench/record.py) build xz and LevelDB's db_bench with
+# their own build systems and Debian's flags (tests/corpus/packages.py).
+CORPUS_SOURCES += xz-utils leveldb
+EXTRA_DIST += tests/corpus/packages.py bench/record.py
 check-corpus:
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CORPUS_SLOW_TESTS)'
 .PHONY: check-corpus

@@ -7,7 +7,9 @@
  * reader), on one or two analysis threads (the input's size decides); a
  * few addresses derived from the input and from the procedures found are
  * looked up, symbols named by the input and by the procedures are looked
- * up, and the structure is written in all three formats to /dev/null.  Any
+ * up, the unwind recipes of some procedures and addresses computed (their
+ * intervals checked: in order, not overlapping), and the structure is
+ * written in all three formats to /dev/null.  Any
  * crash, sanitizer report or leak is a bug in the core: bad input must come
  * back as an ls_error or a warning.  Seeds with C++ exceptions (.eh_frame
  * LSDAs) reach the landing-pad parser.
@@ -95,6 +97,44 @@ static void look_up_some(const ls_module *m, const uint8_t *data, size_t size, F
 	}
 }
 
+/* The unwind recipes (unwind/recipes.c): every recipe of the first
+ * procedures, their summaries and call targets, and recipes and call
+ * sites at addresses taken from the input.  Each recipe must lie in its
+ * procedure, in address order, without overlap. */
+static void unwind_some(const ls_module *m, const uint8_t *data, size_t size)
+{
+	ls_error err;
+	ls_unwind_recipe r[64], one;
+	uint64_t targets[16];
+	for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
+		uint64_t a;
+		memcpy(&a, data + i, sizeof a);
+		ls_unwind_recipe_at(m, a, &one, &err);
+		ls_unwind_call_before(m, a, &targets[0]);
+	}
+	const ls_scope *root = ls_module_root(m);
+	int k = 0;
+	for (const ls_scope *f = root ? ls_scope_first_child(root) : NULL; f && k < 16; f = ls_scope_next_sibling(f))
+		for (const ls_scope *p = ls_scope_first_child(f); p && k < 16; p = ls_scope_next_sibling(p), k++) {
+			uint64_t lo = ls_scope_low(p);
+			size_t n = ls_unwind_recipes(m, lo, r, 64);
+			for (size_t j = 1; j < n && j < 64; j++)
+				if (r[j].lo < r[j - 1].hi || r[j].lo >= r[j].hi) {
+					fprintf(stderr, "recipes out of order at 0x%llx\n", (unsigned long long)r[j].lo);
+					abort();
+				}
+			ls_unwind_proc_info info;
+			if (ls_unwind_proc(m, lo, &info, &err) == 0 && info.nrecipes != n) {
+				fprintf(stderr, "ls_unwind_proc: %zu recipes, ls_unwind_recipes: %zu\n", info.nrecipes, n);
+				abort();
+			}
+			ls_unwind_proc_targets(m, lo, 0, targets, 16);
+			ls_unwind_proc_targets(m, lo, 1, targets, 16);
+			for (size_t j = 0; j < n && j < 64; j++)
+				(void)ls_unwind_rule_name(r[j].rule);
+		}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/ls-fuzz.XXXXXX";
@@ -123,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FILE *devnull = fopen("/dev/null", "w");
 		if (devnull) {
 			look_up_some(m, data, size, devnull);
+			unwind_some(m, data, size);
 			ls_write_structure(m, LS_FORMAT_TEXT, devnull, &err);
 			ls_write_structure(m, LS_FORMAT_JSON, devnull, &err);
 			ls_write_structure(m, LS_FORMAT_XML, devnull, &err);

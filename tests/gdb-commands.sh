@@ -104,12 +104,17 @@ print("compared=%d differ=%d" % (n, bad))
 	expect "$cc: structure's statement line is GDB's at every byte of main" '^compared=[1-9][0-9]* differ=0$' "$out"
 done
 
-# A stripped program: no procedure known at main's address, so no depth
-# (it read 0, "not in a loop").  GDB runs a PIE at 0x555555554000.
+# A stripped program without its .eh_frame either: no procedure known at
+# main's address, so no depth (it read 0, "not in a loop").  With .eh_frame
+# (what strip leaves), main is a procedure again, sub_ADDR, found from its
+# FDE: not in a loop at its entry.  GDB runs a PIE at 0x555555554000.
 strip -o "$TMP/stripped" "$bin"
+objcopy -R .eh_frame -R .eh_frame_hdr "$TMP/stripped" "$TMP/stripped-noeh"
 main=$(nm "$bin" | sed -n 's/^\([0-9a-f]*\) T main$/\1/p')
+out=$(gdb_run -ex "break *(0x555555554000 + 0x$main)" -ex run -ex 'print $_loop_depth()' -ex kill "$TMP/stripped-noeh")
+expect "stripped, no .eh_frame: \$_loop_depth() is an error, not 0" '^\$_loop_depth: the structure at 0x[0-9a-f]+ is unknown' "$out"
 out=$(gdb_run -ex "break *(0x555555554000 + 0x$main)" -ex run -ex 'print $_loop_depth()' -ex kill "$TMP/stripped")
-expect "stripped: \$_loop_depth() is an error, not 0" '^\$_loop_depth: the structure at 0x[0-9a-f]+ is unknown' "$out"
+expect "stripped: main is found from its FDE, \$_loop_depth() is 0 at its entry" '^\$1 = 0$' "$out"
 
 # A loop in a glibc frame: the file as GDB's frame line names it.
 q="$TMP/qsort"

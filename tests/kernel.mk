@@ -12,7 +12,8 @@ KERNEL_SLOW_TESTS = \
 	tests/kernel-loops.py \
 	tests/kernel-callsites.py \
 	tests/kernel-reports.py \
-	tests/kernel-debuginfod.py
+	tests/kernel-debuginfod.py \
+	tests/kernel-unwind.py
 SLOW_TESTS += $(KERNEL_SLOW_TESTS)
 EXTRA_DIST += $(KERNEL_SLOW_TESTS) tests/kernel-common.py
 check-kernel:

@@ -25,7 +25,8 @@ PERF_TESTS = \
 	tests/perf-quiet.sh \
 	tests/perf-record-signals.sh \
 	tests/perf-annotate-asm.py \
-	tests/perf-progress.sh
+	tests/perf-progress.sh \
+	tests/perf-unwind.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py \
@@ -50,4 +51,5 @@ EXTRA_DIST += \
 	tests/fixtures/perf/nolibc_work.c tests/fixtures/perf/cxx_names.cpp \
 	tests/fixtures/perf/tree.py tests/fixtures/perf/annotate_check.py \
 	tests/fixtures/perf/kernel_perfdata.py tests/fixtures/perf/cxx_operators.cpp \
-	tests/fixtures/perf/lost_perfdata.py
+	tests/fixtures/perf/lost_perfdata.py \
+	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c

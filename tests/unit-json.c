@@ -62,6 +62,10 @@ static void values_and_nesting(void)
 {
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_uint(w, 0))), "0", "uint 0");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_uint(w, UINT64_MAX))), "18446744073709551615", "uint max");
+	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_int(w, -40))), "-40", "int negative");
+	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_int(w, INT64_MIN))), "-9223372036854775808", "int min");
+	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_array(w), ls_jw_int(w, 16), ls_jw_int(w, 0), ls_jw_array_end(w))), "[16,0]",
+	       "int in an array");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_hex(w, 0))), "\"0x0\"", "hex 0");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_hex(w, 0x401a2fULL))), "\"0x401a2f\"", "hex, lower case");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_array(w), ls_jw_array_end(w))), "[]", "empty array");

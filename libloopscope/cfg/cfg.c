@@ -690,6 +690,25 @@ int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struc
 	return 0;
 }
 
+int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc, struct ls_cfg *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	if (!env->dec || !proc)
+		return -1;
+	/* The sections (jump tables, landing pads, thunks), not the facts:
+	 * those cost a summary of every procedure of the module. */
+	const struct ls_cfg_module *c = ls_cfg_ready(env->m, false);
+	struct builder b = { .m = env->m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg,
+	                     .all_calls_return = true, .quiet = true, .warned_jt = true };
+	int rc = ls_cfg_run_builder(&b);
+	ls_cfg_builder_done(&b);
+	if (rc < 0) {
+		ls_cfg_free(cfg);
+		return -1;
+	}
+	return 0;
+}
+
 int32_t ls_cfg_block_of(const struct ls_cfg *cfg, uint64_t addr)
 {
 	size_t n = cfg->nblocks;

@@ -57,6 +57,13 @@ struct ls_cfg_env {
  * jump table pointing into another function) are warnings through
  * env->m->opt, not failures; returns -1 only when nothing could be built. */
 int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struct ls_cfg *cfg);
+/* PROC's CFG from its own code, without the module's noreturn facts: every
+ * call returns (the caller decides which do not).  For the stages that look
+ * at one procedure at a time after the analysis, or without it (the unwind
+ * recipes, unwind/recipes.c): PROC need not be one of m->procs, whose
+ * table is empty when the structure came from the cache.  Quiet: the
+ * analysis has warned about the same code. */
+int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc, struct ls_cfg *cfg);
 /* The block containing ADDR, or -1. */
 int32_t ls_cfg_block_of(const struct ls_cfg *cfg, uint64_t addr);
 void ls_cfg_free(struct ls_cfg *cfg);

@@ -56,6 +56,11 @@ enum {
 	LS_MN_HLT,         /* hlt: the kernel's idle loops go on after it (cfg.c) */
 	LS_MN_AND,         /* and: a mask bounds a jump table's index */
 	LS_MN_VMOV,        /* a vector/FP register move (movaps, movsd, vmovdqu, ...): spills and copies */
+	/* What the unwind recipes track (unwind/recipes.c): */
+	LS_MN_PUSH,        /* push, pushq, pushf: SP -= 8 (op[0].size 2 for pushw) */
+	LS_MN_POP,         /* pop, popq, popf: SP += 8 */
+	LS_MN_LEAVE,       /* leave: SP = BP, then pop BP */
+	LS_MN_ENTER,       /* enter $N,$L: push BP, BP = SP, SP -= N */
 };
 
 struct ls_decoder;

@@ -39,6 +39,7 @@ struct ls_decoder {
 	bool in_comment;   /* after "# ": the resolved rip-relative address follows */
 	bool have_target;  /* print_address_func gave a direct target */
 	bool imm_pending;  /* saw '$' */
+	bool neg_pending;  /* saw a '-' token: the displacement that follows is negative */
 	bool too_many_ops;
 };
 
@@ -176,6 +177,25 @@ static bool is_prefix(const char *m)
 	return strncmp(m, "rex.", 4) == 0;
 }
 
+/* A displacement: the operand becomes memory even before the parenthesis
+ * (absolute "0x601040" is memory too).  i386-dis.c prints a negative
+ * one's '-' as a token of its own ("-", "0x18" for -0x18(%rbp)). */
+static void on_displacement(struct ls_decoder *d, const char *s, size_t n)
+{
+	struct ls_operand *op = cur_op(d);
+	if (!op)
+		return;
+	op->kind = LS_OP_MEM;
+	if (n == 1 && s[0] == '-') {
+		d->neg_pending = true;
+		return;
+	}
+	op->disp = parse_number(s, n);
+	if (d->neg_pending)
+		op->disp = -op->disp;
+	d->neg_pending = false;
+}
+
 static void on_token(struct ls_decoder *d, enum disassembler_style style, const char *s, size_t n)
 {
 	/* Tokens come only from print_insn inside ls_decode, which points
@@ -241,16 +261,9 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 		return;
 	}
 	case dis_style_address:
-	case dis_style_address_offset: {
-		struct ls_operand *op = cur_op(d);
-		if (!op)
-			return;
-		/* A displacement: the operand becomes memory even before
-		 * the parenthesis (absolute "0x601040" is memory too). */
-		op->kind = LS_OP_MEM;
-		op->disp = parse_number(s, n);
+	case dis_style_address_offset:
+		on_displacement(d, s, n);
 		return;
-	}
 	case dis_style_text:
 	default:
 		for (size_t i = 0; i < n; i++) {
@@ -450,6 +463,8 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 			insn->kind = LS_INSN_ICALL;
 		else if (is_mn(m, "lret"))
 			insn->kind = LS_INSN_RET;
+		else if (is_mn(m, "leave"))
+			insn->opcode = LS_MN_LEAVE;
 		return;
 	case 'r':
 		if (is_mn(m, "ret"))
@@ -486,6 +501,21 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	case 'e':
 		if (strncmp(m, "endbr", 5) == 0)
 			insn->opcode = LS_MN_ENDBR;
+		else if (is_mn(m, "enter"))
+			insn->opcode = LS_MN_ENTER;
+		return;
+	case 'p':
+		/* push/pop of one stack slot: the unwind recipes count them
+		 * (pushw moves SP by 2: marked by its operand size). */
+		if (is_mn(m, "push") || is_mn(m, "pushf")) {
+			insn->opcode = LS_MN_PUSH;
+			if (m[4] == 'w' || (m[4] == 'f' && m[5] == 'w'))
+				insn->op[0].size = 2;
+		} else if (is_mn(m, "pop") || is_mn(m, "popf")) {
+			insn->opcode = LS_MN_POP;
+			if (m[3] == 'w' || (m[3] == 'f' && m[4] == 'w'))
+				insn->op[0].size = 2;
+		}
 		return;
 	case 'n':
 		if (is_mn(m, "nop"))
@@ -675,7 +705,7 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 	d->mnemonic[0] = 0;
 	d->opi = -1;
 	d->paren_pos = -1;
-	d->indirect = d->in_comment = d->have_target = d->imm_pending = d->too_many_ops = false;
+	d->indirect = d->in_comment = d->have_target = d->imm_pending = d->too_many_ops = d->neg_pending = false;
 	d->info.buffer = (bfd_byte *)bytes;
 	d->info.buffer_vma = addr;
 	d->info.buffer_length = len;

@@ -46,6 +46,22 @@ static bool extern_noreturn(const ls_module *m, uint64_t target)
 	return name && ls_noreturn_name(m, name);
 }
 
+/* Whether block BLK loads SP from memory or from a register other than
+ * the frame pointer (mov X,%rsp): a switch to another stack, as longjmp
+ * and context switches do - not an epilogue (mov %rbp,%rsp; leave). */
+static bool loads_other_stack(const struct ls_cfg *cfg, const struct ls_block *blk)
+{
+	for (uint32_t k = 0; k < blk->ninsns; k++) {
+		const struct ls_insn *in = &cfg->insns[blk->first_insn + k];
+		if (in->opcode != LS_MN_MOV || in->nops != 2 || in->op[1].kind != LS_OP_REG || in->op[1].reg != 4 ||
+		    in->op[1].size != 8)
+			continue;
+		if (in->op[0].kind == LS_OP_MEM || (in->op[0].kind == LS_OP_REG && in->op[0].reg != 5 && in->op[0].reg != 4))
+			return true;
+	}
+	return false;
+}
+
 /* Summarize PROC's CFG (built with every call returning). */
 static void summarize(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
                       struct summary *s)
@@ -78,8 +94,11 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 			s->flags[bi] |= SUM_EXIT;
 			break;
 		case LS_INSN_IJUMP:
-			if (blk->nsucc == 0)
-				s->flags[bi] |= SUM_EXIT; /* unknown: assume it may return */
+			/* unknown: assume it may return - unless the block put a
+			 * stack of its own in SP first (glibc's __longjmp: mov
+			 * %r8,%rsp; jmp *%rdx), which no return does */
+			if (blk->nsucc == 0 && !loads_other_stack(cfg, blk))
+				s->flags[bi] |= SUM_EXIT;
 			break;
 		case LS_INSN_JUMP:
 		case LS_INSN_CJUMP: {

@@ -516,6 +516,111 @@ static void add_plt_procs(struct builder *b, const struct sym *syms, size_t nsym
 	free(g);
 }
 
+/* A procedure no symbol names, at [LO, HI): sub_LO. */
+static void add_inferred(struct builder *b, uint64_t lo, uint64_t hi)
+{
+	char name[32];
+	snprintf(name, sizeof name, "sub_%llx", (unsigned long long)lo);
+	struct proto *pr = add_proto(b);
+	pr->p.name = ls_intern(&b->m->strings, name);
+	pr->p.entry = lo;
+	pr->p.inferred = true;
+	add_range(b, pr, lo, hi);
+}
+
+/* The ranges built so far, sorted, hi made a running maximum (cover_find). */
+static struct cover cover_of(const struct builder *b)
+{
+	struct cover c = { ls_xmalloc((b->nranges + 1) * sizeof *c.r), b->nranges };
+	if (c.n) {
+		memcpy(c.r, b->ranges, c.n * sizeof *c.r);
+		qsort(c.r, c.n, sizeof *c.r, cmp_range);
+	}
+	for (size_t i = 1; i < c.n; i++)
+		if (c.r[i].hi < c.r[i - 1].hi)
+			c.r[i].hi = c.r[i - 1].hi;
+	return c;
+}
+
+/* Where the next known procedure after ADDR starts (in its section). */
+static uint64_t next_start(const ls_module *m, const struct cover *c, uint64_t addr)
+{
+	size_t k = LS_FIRST_ABOVE(c->r, c->n, lo, addr);
+	const struct ls_text *t = ls_text_find(m, addr);
+	uint64_t end = t ? t->addr + t->size : addr + 1;
+	return k < c->n && c->r[k].lo < end ? c->r[k].lo : end;
+}
+
+static bool covered(const struct cover *c, uint64_t addr)
+{
+	size_t k = cover_find(c, addr);
+	return k < c->n && c->r[k].lo <= addr;
+}
+
+/* Whether the module has a symbol table beyond its dynamic one (in the
+ * file or in its debug file). */
+static bool has_symtab(const ls_module *m)
+{
+	for (Elf_Scn *scn = NULL; m->elf && (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return m->dwarf_found;
+}
+
+/* Procedures no symbol names (proc_bounds.c): the .eh_frame FDEs whose
+ * start no procedure covers; then, in a binary without a symbol table, the
+ * targets of the direct calls and tail calls of all the code so found.
+ * Each is clamped at the next procedure.  Returns how many. */
+static size_t add_inferred_procs(struct builder *b)
+{
+	ls_module *m = b->m;
+	size_t before = b->nprotos;
+	ls_range *fde;
+	size_t nfde = ls_fde_ranges(m, &fde);
+	struct cover c = cover_of(b);
+	/* an FDE some procedure starts inside describes that procedure
+	 * (glibc's signal trampoline: its FDE starts one nop early, so that
+	 * an unwinder looking up the return address - 1 finds it) */
+	for (size_t i = 0; i < nfde; i++)
+		if (!covered(&c, fde[i].lo) && next_start(m, &c, fde[i].lo) >= fde[i].hi)
+			add_inferred(b, fde[i].lo, fde[i].hi);
+	free(fde);
+	free(c.r);
+	if (!has_symtab(m) && !m->relocatable) {
+		c = cover_of(b);
+		uint64_t *t;
+		size_t nt = ls_call_targets(m, c.r, c.n, &t);
+		free(c.r);
+		c = cover_of(b);
+		for (size_t i = 0; i < nt; i++)
+			if (!covered(&c, t[i]))
+				add_inferred(b, t[i], next_start(m, &c, t[i]));
+		free(t);
+		free(c.r);
+	}
+	return b->nprotos - before;
+}
+
+/* The share of the code the procedures cover, for the note on stripped
+ * binaries. */
+static void note_inferred(ls_module *m, size_t ninferred)
+{
+	uint64_t code = 0, in = 0;
+	for (size_t i = 0; i < m->ntext; i++)
+		if (strncmp(m->text[i].name, ".plt", 4) != 0)
+			code += m->text[i].size;
+	for (size_t i = 0; i < m->procs.nindex; i++) {
+		const struct ls_text *t = ls_text_find(m, m->procs.index[i].lo);
+		if (t && strncmp(t->name, ".plt", 4) != 0)
+			in += m->procs.index[i].hi - m->procs.index[i].lo;
+	}
+	ls_warn(&m->opt, "%s: no symbol table: %zu procedures, %zu of them found from .eh_frame and direct calls "
+	        "(named sub_ADDR); they cover %.1f%% of its code", m->path, m->procs.nprocs, ninferred,
+	        code ? 100.0 * (double)in / (double)code : 0.0);
+}
+
 static int cmp_proto(const void *a, const void *b)
 {
 	const struct proto *x = a, *y = b;
@@ -675,6 +780,7 @@ void ls_procs_build(ls_module *m)
 	add_dwarf_procs(&b, syms, nsyms);
 	add_symbol_procs(&b, syms, nsyms);
 	add_plt_procs(&b, syms, nsyms);
+	size_t ninferred = add_inferred_procs(&b);
 	free(syms);
 
 	if (b.nprotos)
@@ -723,6 +829,8 @@ void ls_procs_build(ls_module *m)
 		fill_gaps_as_kallsyms(m, P);
 	if (m->inl.nsegs)
 		trim_inline_segments(m);
+	if (ninferred && !has_symtab(m))
+		note_inferred(m, ninferred);
 }
 
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)

@@ -18,6 +18,7 @@ struct ls_proc {
 	bool from_dwarf;
 	bool noreturn;             /* DW_AT_noreturn or a known non-returning name */
 	bool is_plt;               /* name@plt */
+	bool inferred;             /* no symbol names it: found from .eh_frame or calls (sub_ADDR) */
 	const struct ls_inl_node *die_node; /* its subprogram node in the inline tree, or NULL */
 };
 
@@ -31,6 +32,15 @@ struct ls_procs {
 };
 
 void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
+
+/* ---- procedures no symbol names (proc_bounds.c) ------------------------------ */
+
+/* The code ranges of the .eh_frame FDEs (one per compiled function and per
+ * .cold part; kept by strip), sorted by start: how many, in *OUT (free it). */
+size_t ls_fde_ranges(const ls_module *m, ls_range **out);
+/* The targets in code of the direct calls and of the jumps out of their
+ * range (tail calls) in the CODE ranges, sorted, unique: how many, in *OUT. */
+size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, uint64_t **out);
 /* Whether a function named NAME never returns (known names; in kernel code,
  * objtool's list too). */
 bool ls_noreturn_name(const ls_module *m, const char *name);

@@ -63,6 +63,9 @@ struct ls_module {
 	/* cfg.c: data sections for jump tables and the proved-noreturn facts,
 	 * built lazily by the first CFG; freed by ls_cfg_module_free. */
 	struct ls_cfg_module *cfg_module;
+	/* unwind/recipes.c: the unwind recipes computed so far, per
+	 * procedure, on first use after the open; freed by ls_unwind_free. */
+	struct ls_unwind_cache *unwind;
 	/* source.c: source files read for the loop lines, during the
 	 * analysis only (NULL otherwise). */
 	struct ls_source_cache *sources;

@@ -211,6 +211,21 @@ void ls_jw_uint(ls_jw *w, uint64_t v)
 	put(w, tmp + i, sizeof tmp - i);
 }
 
+void ls_jw_int(ls_jw *w, int64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof tmp;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--i] = '-';
+	before_item(w);
+	put(w, tmp + i, sizeof tmp - i);
+}
+
 void ls_jw_hex(ls_jw *w, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -1,0 +1,220 @@
+/* proc_bounds.c - procedures that no symbol names, for the procedures
+ * stage (procs.c): the paper's procedure-bound inference for stripped
+ * code (Tallent et al., PLDI 2009, section 2.1), from what a stripped
+ * binary keeps:
+ *
+ *   - the .eh_frame FDEs: one per function the compiler emitted (and one
+ *     per .cold part), with its exact range - the exception unwinder needs
+ *     them, so `strip` leaves them;
+ *   - the targets of direct calls, and of jumps that leave the procedure
+ *     they are in (tail calls), decoded from the code already known to be
+ *     code: hand-written functions without CFI that something calls
+ *     (glibc's __longjmp).
+ *
+ * The ranges returned start where no existing procedure does; procs.c
+ * names them sub_ADDR (as GDB and objdump name code without a symbol) and
+ * clamps each at the next procedure.
+ */
+#include "cfg/decode.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- .eh_frame ---------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	uint64_t addr; /* of *p */
+	bool ok;
+};
+
+static uint64_t rd_n(struct rd *r, size_t n)
+{
+	if (!r->ok || (size_t)(r->end - r->p) < n) {
+		r->ok = false;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	r->addr += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; r->ok; shift += 7) {
+		uint8_t b = (uint8_t)rd_n(r, 1);
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* A DW_EH_PE_* value: absptr or pcrel, of 2, 4 or 8 bytes, signed or not. */
+static uint64_t rd_encoded(struct rd *r, uint8_t enc)
+{
+	uint64_t at = r->addr, v;
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: v = rd_n(r, 8); break;
+	case 0x02: v = rd_n(r, 2); break;
+	case 0x0a: v = (uint64_t)(int64_t)(int16_t)rd_n(r, 2); break;
+	case 0x03: v = rd_n(r, 4); break;
+	case 0x0b: v = (uint64_t)(int64_t)(int32_t)rd_n(r, 4); break;
+	default: r->ok = false; return 0;
+	}
+	if ((enc & 0x70) == 0x10)
+		v += at;
+	else if ((enc & 0x70) != 0)
+		r->ok = false;
+	return v;
+}
+
+/* The FDE pointer encoding of the CIE at [P, END): its 'R' augmentation,
+ * else absptr; -1 if the CIE cannot be read. */
+static int cie_encoding(const uint8_t *p, const uint8_t *end, uint64_t addr)
+{
+	struct rd r = { p, end, addr, true };
+	uint8_t version = (uint8_t)rd_n(&r, 1);
+	char aug[16];
+	size_t na = 0;
+	for (uint8_t ch; r.ok && (ch = (uint8_t)rd_n(&r, 1));)
+		if (na < sizeof aug - 1)
+			aug[na++] = (char)ch;
+	aug[na] = 0;
+	rd_uleb(&r);                           /* code alignment */
+	rd_uleb(&r);                           /* data alignment (sleb: skipped alike) */
+	if (version == 1)
+		rd_n(&r, 1);
+	else
+		rd_uleb(&r);
+	if (aug[0] != 'z')
+		return r.ok ? 0 : -1;
+	rd_uleb(&r);
+	for (size_t i = 1; i < na && r.ok; i++) {
+		if (aug[i] == 'R')
+			return (int)rd_n(&r, 1);
+		if (aug[i] == 'L')
+			rd_n(&r, 1);
+		else if (aug[i] == 'P')
+			rd_encoded(&r, (uint8_t)rd_n(&r, 1) & 0x7f);
+		else if (aug[i] != 'S' && aug[i] != 'B')
+			return -1;
+	}
+	return r.ok ? 0 : -1;
+}
+
+static void add(ls_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	*v = ls_grow(*v, cap, *n + 1, sizeof **v);
+	(*v)[(*n)++] = (ls_range){ lo, hi };
+}
+
+/* Every FDE of the section SCN (at ADDR) whose range lies in code. */
+static void fdes_of(const ls_module *m, const uint8_t *data, uint64_t size, uint64_t addr, ls_range **v, size_t *n,
+                    size_t *cap)
+{
+	struct rd r = { data, data + size, addr, true };
+	while (r.ok && r.p < r.end) {
+		uint64_t length = rd_n(&r, 4);
+		if (length == 0 || length == 0xffffffff || length > (uint64_t)(r.end - r.p))
+			break; /* the terminator, or 64-bit DWARF (not in .eh_frame) */
+		struct rd e = { r.p, r.p + length, r.addr, true };
+		r.p += length;
+		r.addr += length;
+		uint64_t id_addr = e.addr;
+		uint32_t id = (uint32_t)rd_n(&e, 4);
+		if (id == 0 || id > id_addr - addr)
+			continue; /* a CIE, or a pointer out of the section */
+		const uint8_t *cie = data + (id_addr - id - addr);
+		uint32_t cie_len;
+		memcpy(&cie_len, cie, 4);
+		if (cie_len < 4 || cie_len > (uint64_t)(data + size - cie - 4))
+			continue;
+		int enc = cie_encoding(cie + 8, cie + 4 + cie_len, id_addr - id + 8);
+		if (enc < 0)
+			continue;
+		uint64_t lo = rd_encoded(&e, (uint8_t)enc);
+		uint64_t len = rd_encoded(&e, (uint8_t)(enc & 0x0f));
+		if (e.ok && len && lo + len > lo && ls_text_find(m, lo) && ls_text_find(m, lo + len - 1))
+			add(v, n, cap, lo, lo + len);
+	}
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const ls_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t ls_fde_ranges(const ls_module *m, ls_range **out)
+{
+	size_t n = 0, cap = 0, shstrndx;
+	*out = NULL;
+	if (!m->elf || m->relocatable || elf_getshdrstrndx(m->elf, &shstrndx) < 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(name = elf_strptr(m->elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".eh_frame") != 0)
+			continue;
+		Elf_Data *d = elf_rawdata(scn, NULL);
+		if (d && d->d_buf && d->d_size >= sh.sh_size)
+			fdes_of(m, d->d_buf, sh.sh_size, sh.sh_addr, out, &n, &cap);
+	}
+	if (n)
+		qsort(*out, n, sizeof **out, cmp_range);
+	return n;
+}
+
+/* ---- the targets of direct calls and tail calls ---------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, uint64_t **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
+	if (!dec)
+		return 0;
+	for (size_t i = 0; i < ncode; i++) {
+		for (uint64_t a = code[i].lo; a < code[i].hi;) {
+			const struct ls_text *t = ls_text_find(m, a);
+			struct ls_insn in;
+			size_t len = t ? ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in) : 0;
+			if (!len) {
+				a++;
+				continue;
+			}
+			a += len;
+			bool call = in.kind == LS_INSN_CALL;
+			bool tail = in.kind == LS_INSN_JUMP && (in.target < code[i].lo || in.target >= code[i].hi);
+			if ((call || tail) && in.target && ls_text_find(m, in.target)) {
+				*out = ls_grow(*out, &cap, n + 1, sizeof **out);
+				(*out)[n++] = in.target;
+			}
+		}
+	}
+	ls_decoder_free(dec);
+	if (n) {
+		qsort(*out, n, sizeof **out, cmp_u64);
+		size_t k = 1;
+		for (size_t i = 1; i < n; i++)
+			if ((*out)[i] != (*out)[k - 1])
+				(*out)[k++] = (*out)[i];
+		n = k;
+	}
+	return n;
+}
