@@ -20,6 +20,8 @@
  *   m.chains([addr, ...])   -> [m.chain(addr), ...] in one call (a backtrace's frames)
  *   m.changed               -> the file on disk is not the one analyzed (symbol() refuses)
  *   m.symbol(name)          -> (addr, size) or None
+ *   m.kernel_layout()       -> [(section, offset from the base, size, addr), ...]: a .ko's
+ *                              code sections where the kernel's module loader puts them
  *   m.proc_at(addr)         -> proc scope dict with "children" (no stmts unless asked)
  *   m.procs()               -> [proc scope dict, ...] (no children)
  *   m.inlined(name)         -> [(proc dict, inline scope dict with "children"), ...]:
@@ -640,6 +642,32 @@ Module_section(ModuleObject *self, PyObject *args)
 	return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)size);
 }
 
+/* kernel_layout() -> [(name, offset from the module's base, size, address
+ * in the analysis), ...]: where the kernel's module loader puts a .ko's
+ * core code sections (ls_module_kernel_layout); [] for other files. */
+static PyObject *
+Module_kernel_layout(ModuleObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (check_open(self) < 0)
+		return NULL;
+	size_t n = ls_module_kernel_layout(self->m, NULL, 0);
+	ls_ksection *secs = PyMem_Calloc(n ? n : 1, sizeof *secs);
+	if (!secs)
+		return PyErr_NoMemory();
+	size_t got = ls_module_kernel_layout(self->m, secs, n);
+	PyObject *list = PyList_New(0);
+	for (size_t i = 0; list && i < got && i < n; i++) {
+		PyObject *t = Py_BuildValue("(NKKK)", str_or_none(secs[i].name), (unsigned long long)secs[i].offset,
+		                            (unsigned long long)secs[i].size, (unsigned long long)secs[i].addr);
+		if (!t || PyList_Append(list, t) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(t);
+	}
+	PyMem_Free(secs);
+	return list;
+}
+
 static PyObject *
 Module_get_relocatable(ModuleObject *self, void *closure)
 {
@@ -885,6 +913,8 @@ static PyMethodDef Module_methods[] = {
 	 "symbol(name) -> (addr, size) of a symbol (mangled, demangled or NAME@plt), or None"},
 	{"section", (PyCFunction)Module_section, METH_VARARGS,
 	 "section(name) -> (addr, size) of an allocated section in the analysis' addresses (.ko: .text at 0), or None"},
+	{"kernel_layout", (PyCFunction)Module_kernel_layout, METH_NOARGS,
+	 "kernel_layout() -> [(name, offset, size, addr)]: a .ko's code sections as the kernel's module loader lays them out from the module's base (offset), and their addresses in the analysis; [] for other files"},
 	{"proc_at", (PyCFunction)(void (*)(void))Module_proc_at, METH_VARARGS | METH_KEYWORDS,
 	 "proc_at(addr, stmts=False) -> the procedure containing addr with its subtree in 'children', or None"},
 	{"procs", (PyCFunction)Module_procs, METH_NOARGS,

@@ -23,7 +23,7 @@ gdb_ext__loopscope_la_LIBADD = libloopscope.la
 # -R: the installed module finds the installed libloopscope in any prefix.
 gdb_ext__loopscope_la_LDFLAGS = -module -avoid-version -shared -R$(libdir)
 gdbext_py = loopscope.py loopscope_gdb.py loopscope_args.py loopscope_settings.py loopscope_mi.py \
-	loopscope_step.py loopscope_breakloop.py loopscope_tui.py
+	loopscope_step.py loopscope_breakloop.py loopscope_tui.py loopscope_module.py
 dist_gdbext_DATA = $(addprefix gdb-ext/,$(gdbext_py))
 gdbextman1dir = $(mandir)/man1
 dist_gdbextman1_DATA = gdb-ext/loopscope-gdb.1

@@ -546,13 +546,26 @@ def c_name_end(s, i=0):
     return j
 
 
+# GCC's clones of a C function, as its symbol table names them: f.cold (the
+# unlikely part, in .text.unlikely), f.part.0, f.constprop.0.isra.0.  GDB
+# knows them as minimal symbols (a C++ clone's name is demangled, "f(int)
+# [clone .cold]", and is not one of these).  In an expression such a name
+# needs quotes ('f.cold'+0x10), or GDB reads a member access.
+_CLONE_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\.[0-9]+)*)+")
+
+
+def is_clone_name(name):
+    """Whether NAME (quotes allowed) is the name of a GCC clone (f.cold)."""
+    return bool(_CLONE_RE.fullmatch(_unquote(name)))
+
+
 def is_function_name(name):
     """Whether NAME (one pair of enclosing quotes allowed) is a function name
     GDB 13 can look up safely."""
     name = name.strip(_SPACE)
     if len(name) >= 2 and name[0] in _QUOTES and name[-1] == name[0]:
         name = name[1:-1]
-    return bool(name) and c_name_end(name) == len(name)
+    return bool(name) and (c_name_end(name) == len(name) or bool(_CLONE_RE.fullmatch(name)))
 
 
 _LINE_RE = re.compile(r"^[+-]?[0-9]+$")
@@ -564,6 +577,15 @@ def offset_expression(loc):
     expression, evaluated as one (never a linespec: no such function)."""
     m = _OFFSET_RE.match(loc)
     return bool(m) and is_function_name(m.group(1))
+
+
+def as_expression(loc):
+    """FUNCTION+OFFSET (offset_expression) as GDB's expression parser must
+    see it: a clone's name quoted (ext4_setup_system_zone.cold+0x10)."""
+    m = _OFFSET_RE.match(loc)
+    if m and is_clone_name(m.group(1)) and m.group(1)[:1] not in _QUOTES:
+        return "'%s'%s" % (m.group(1), loc[m.end(1):])
+    return loc
 
 
 def _unquote(part):

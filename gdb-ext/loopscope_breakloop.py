@@ -142,7 +142,7 @@ def _spec(copy, link):
                 sym = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
             except gdb.error:
                 continue
-            if sym - place.bias == start:
+            if place.link_of(sym) == start:
                 return "*%s+%d" % (name, link - start)
     return "*%s" % ls._hex(place.runtime(link))
 

@@ -424,8 +424,9 @@ class AddressMap:
 
     def __init__(self):
         self._key = None
-        self._sections = []
-        self._elf = {}  # local path -> (identity, {section: addr})
+        self._sections = []  # (start, end, path, bias or None, section name), sorted
+        self._biases = {}    # (path, section, start) -> bias, of relocatable objects
+        self._elf = {}  # local path -> (identity, ({section: addr}, relocatable))
 
     def invalidate(self, *unused):
         self._key = None
@@ -439,25 +440,31 @@ class AddressMap:
         return (inf.num, inf.pid, _progspace_filename(), _GENERATION[0])
 
     def _elf_sections(self, name):
+        """({section: link-time address}, relocatable) of object file NAME,
+        or (None, False) if it cannot be read."""
         path = local_file(name)
         if path is None:
-            return None
+            return None, False
         try:
             st = os.stat(path)
             key = (st.st_mtime_ns, st.st_size)
         except OSError:
-            return None
+            return None, False
         if not stat.S_ISREG(st.st_mode):
-            return None  # a FIFO would block open() for ever
+            return None, False  # a FIFO would block open() for ever
         cached = self._elf.get(path)
         if cached and cached[0] == key:
             return cached[1]
         try:
             secs = _loopscope.sections(path)
+            with open(path, "rb") as f:
+                head = f.read(18)
+            # e_type ET_REL (1), in the byte order of EI_DATA (1: little-endian)
+            rel = len(head) == 18 and int.from_bytes(head[16:18], "little" if head[5] == 1 else "big") == 1
         except (OSError, _loopscope.Error):
-            secs = None
-        self._elf[path] = (key, secs)
-        return secs
+            secs, rel = None, False
+        self._elf[path] = (key, (secs, rel))
+        return secs, rel
 
     def _refresh(self):
         key = self._state_key()
@@ -467,6 +474,7 @@ class AddressMap:
         exec_file = None
         in_exec = False
         sections = []
+        relocatable = set()
         for line in text.splitlines():
             if line and not line[0].isspace():
                 # (warnings such as vmlinux's "Cannot find section for the
@@ -488,25 +496,32 @@ class AddressMap:
                 path = exec_file
             if path is None or path.startswith("system-supplied DSO"):
                 continue
-            secs = self._elf_sections(path)
-            if not secs or name not in secs:
+            secs, rel = self._elf_sections(path)
+            if rel:
+                relocatable.add(path)  # (its sections: _relocatable_sections)
+            if not secs or name not in secs or rel:
                 continue
-            sections.append((start, end, path, start - secs[name]))
-        sections.extend(self._relocatable_sections(set(sec[2] for sec in sections)))
+            sections.append((start, end, path, start - secs[name], name))
+        sections.extend(self._relocatable_sections(relocatable))
         sections.sort()
         self._sections = sections
+        self._biases = {}
         self._key = key
 
     _MAINT_OBJFILE = re.compile(r"^Object file: `(.*)', file type")
     _MAINT_SECTION = re.compile(r"^\s*\[\s*\d+\]\s+0x([0-9a-fA-F]+)->0x([0-9a-fA-F]+) at 0x[0-9a-fA-F]+: (\S+) (.*)$")
 
-    def _relocatable_sections(self, known):
-        """(start, end, path, bias) of the code sections of relocatable object
-        files GDB has (add-symbol-file ext4.ko ...): GDB lays a .ko's sections
-        out its own way, so each section gets its own bias against the
-        analysis' layout."""
-        rel = [name for name, _ in _objfile_names()
-               if name and name not in known and name.endswith((".ko", ".o", ".ko.debug"))]
+    def _relocatable_sections(self, seen):
+        """(start, end, path, None, section) of the code sections of the
+        relocatable object files GDB has (add-symbol-file ext4.ko ADDR -s
+        .text.unlikely ADDR2 ..., or -o BASE): GDB puts each section where
+        its -s said, or lays them out its own way from ADDR or BASE; the
+        analysis lays them out one after another, .text at 0.  So each
+        section has its own bias, found when an address in it is asked for
+        (_bias: it needs the analysis).  SEEN: those `info files` lists;
+        other object files are read only if named like one."""
+        rel = [name for name, _ in _objfile_names() if name and (name in seen or (
+            name.endswith((".ko", ".o", ".ko.debug")) and self._elf_sections(name)[1]))]
         if not rel:
             return []
         try:
@@ -524,14 +539,21 @@ class AddressMap:
             if not m or path is None or "CODE" not in m.group(4).split():
                 continue
             start, end, name = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
-            try:
-                where = ANALYSES.get(path, quiet=True).section(name)
-            except LoopscopeError:
-                where = None
-            if where is None or end <= start:
-                continue
-            out.append((start, end, path, start - where[0]))
+            if end > start:
+                out.append((start, end, path, None, name))
         return out
+
+    def _bias(self, i):
+        """The bias of section entry I (computed for a relocatable object's
+        section, from its analysis); None if the analysis has no such
+        section.  Raises LoopscopeError if the file cannot be analyzed."""
+        start, end, path, bias, name = self._sections[i]
+        if bias is not None:
+            return bias
+        if (path, name, start) not in self._biases:
+            where = ANALYSES.get(path, quiet=True).section(name)
+            self._biases[(path, name, start)] = None if where is None else start - where[0]
+        return self._biases[(path, name, start)]
 
     def locate(self, pc):
         """(name, bias) of the object file holding runtime address PC, or None."""
@@ -545,18 +567,34 @@ class AddressMap:
                 hi = mid
         for i in (lo - 1, lo - 2):  # sections may nest (.tbss); look at two
             if 0 <= i < len(self._sections):
-                start, end, path, bias = self._sections[i]
+                start, end, path = self._sections[i][:3]
                 if start <= pc < end:
-                    return path, bias
+                    bias = self._bias(i)
+                    return None if bias is None else (path, bias)
         return None
 
-    def bias_of(self, path):
-        """The load bias of object file PATH, or None if it is not mapped."""
+    def relocation(self, path):
+        """The Relocation of object file PATH, or None if it is not mapped.
+        A relocatable object's needs its analysis (LoopscopeError if none)."""
         self._refresh()
-        for start, end, p, bias in self._sections:
-            if p == path:
-                return bias
-        return None
+        parts = []
+        for i, (start, end, p, bias, name) in enumerate(self._sections):
+            if p != path:
+                continue
+            if bias is not None:
+                return Relocation([(None, None, bias)])
+            bias = self._bias(i)
+            if bias is not None:
+                parts.append((start - bias, end - bias, bias))
+        return Relocation(parts) if parts else None
+
+    def runtime_of(self, path, link):
+        """Link-time address LINK of object file PATH at run time, or None."""
+        try:
+            rel = self.relocation(path)
+        except LoopscopeError:
+            return None
+        return None if rel is None else rel.runtime(link)
 
     def paths(self):
         """Every mapped object file, the main program first."""
@@ -564,9 +602,30 @@ class AddressMap:
         seen = []
         main = _progspace_filename()
         for p in [main] + [sec[2] for sec in self._sections]:
-            if p and p not in seen and (p == main or self.bias_of(p) is not None):
+            if p and p not in seen:
                 seen.append(p)
         return seen
+
+
+class Relocation:
+    """Where an object file's link-time addresses are at run time: one bias
+    for all (a program, a library, vmlinux), or one per section (a
+    relocatable object: PARTS are (link start, link end, bias) then)."""
+
+    def __init__(self, parts):
+        self.parts = sorted(parts, key=lambda p: (p[0] is not None, p[0]))
+
+    def runtime(self, link):
+        for lo, hi, bias in self.parts:
+            if lo is None or lo <= link < hi:
+                return link + bias
+        return link + self.parts[0][2]  # (not in a code section GDB has: the first's)
+
+    def link(self, pc):
+        for lo, hi, bias in self.parts:
+            if lo is None or lo <= pc - bias < hi:
+                return pc - bias
+        return pc - self.parts[0][2]
 
 
 # ---- analyses, one per object file --------------------------------------------
@@ -740,9 +799,10 @@ class Place:
         where = ADDRESSES.locate(pc)
         if where is None:
             raise LoopscopeError("address %s is not in any object file GDB has loaded" % _hex(pc))
-        self.path, self.bias = where
+        self.path, self.bias = where  # (the bias of the section holding pc)
         self.link = pc - self.bias
         self.module = ANALYSES.get(self.path, quiet)
+        self.relocation = ADDRESSES.relocation(self.path)
         # A file rebuilt while GDB (or the process) holds the old one: its
         # structure is not the program's, whatever the addresses say.
         in_gdb = _objfile_build_id(self.path)
@@ -774,7 +834,13 @@ class Place:
         return loops[-1] if loops else None
 
     def runtime(self, link_addr):
-        return link_addr + self.bias
+        """LINK_ADDR at run time, through its own section's bias (a .ko's
+        .text.unlikely is not where its .text is)."""
+        return self.relocation.runtime(link_addr)
+
+    def link_of(self, pc):
+        """Runtime address PC of this object file at link time."""
+        return self.relocation.link(pc)
 
     def proc(self):
         return self.chain[0] if self.chain and self.chain[0]["kind"] == "proc" else None
@@ -961,7 +1027,7 @@ def _pc_of_location(arg, command):
     if arg.startswith("*"):  # an expression: never through decode_line (see loopscope_args)
         return [(_eval_address(arg[1:], command), arg)]
     if args.offset_expression(arg):  # FUNCTION+OFFSET: an expression too
-        return [(_eval_address(arg, command), arg)]
+        return [(_eval_address(args.as_expression(arg), command), arg)]
     try:
         rest, sals = gdb.decode_line(arg)
     except gdb.error as e:
@@ -1154,7 +1220,7 @@ def _function_pc(name):
     if sym is not None and sym.addr_class == gdb.SYMBOL_LOC_BLOCK:
         return int(sym.value().address.cast(gdb.lookup_type("unsigned long")))
     try:  # a minimal symbol (no debug information)
-        expr = name[1:] if name.startswith("*") else "&%s" % name
+        expr = "&'%s'" % bare if args.is_clone_name(name) else "&%s" % name
         val = gdb.parse_and_eval(expr)
         return int(val.cast(gdb.lookup_type("unsigned long")))
     except gdb.error:
@@ -1180,27 +1246,29 @@ def _loopscope_symbol_pc(name):
         except (gdb.GdbError, _loopscope.Error):
             continue
         if hit is not None:
-            bias = ADDRESSES.bias_of(path)
-            return hit[0] + (bias or 0)
+            pc = ADDRESSES.runtime_of(path, hit[0])
+            return hit[0] if pc is None else pc
     return None
 
 
-def _loop_lines(node, place_bias, indent, out, inline_note=None):
+def _loop_lines(node, runtime, indent, out, inline_note=None):
+    """The loops under NODE as `info loops` lines; RUNTIME(link) gives a
+    link-time address's runtime one."""
     for c in node.get("children", ()):
         kind = c["kind"]
         if kind == "loop":
             extra = ""
             if c["irreducible"]:
                 extra = ", irreducible: %d entries %s" % (
-                    len(c["entries"]), " ".join(_hex(e + place_bias) for e in c["entries"]))
+                    len(c["entries"]), " ".join(_hex(runtime(e)) for e in c["entries"]))
             out.append("%sloop %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
-                "  " * indent, _loop_at(c), _saddr(_hex(c["header"] + place_bias)), c["depth"],
+                "  " * indent, _loop_at(c), _saddr(_hex(runtime(c["header"]))), c["depth"],
                 len(c["exits"]), "" if len(c["exits"]) == 1 else "s",
                 len(c["backedges"]), "" if len(c["backedges"]) == 1 else "s", extra))
-            _loop_lines(c, place_bias, indent + 1, out)
+            _loop_lines(c, runtime, indent + 1, out)
         elif kind in ("inline", "alien"):
             sub = []
-            _loop_lines(c, place_bias, indent + 1, sub)
+            _loop_lines(c, runtime, indent + 1, sub)
             if sub:  # show inlined calls only where they hold loops
                 if kind == "inline":
                     out.append("%sinlined %s  called at %s" % (
@@ -1218,7 +1286,7 @@ def _count_loops(node):
 
 
 def _inlined_instances(name):
-    """[(path, bias, host proc dict, inline dict)] of every inlined call of
+    """[(path, runtime, host proc dict, inline dict)] of every inlined call of
     function NAME, in the main program and the object files analyzed so
     far, and whether NAME is also a procedure of its own there."""
     found, own = [], False
@@ -1231,8 +1299,8 @@ def _inlined_instances(name):
             own = own or module.symbol(bare) is not None
         except (gdb.GdbError, _loopscope.Error):
             continue
-        bias = ADDRESSES.bias_of(path) or 0
-        found += [(path, bias, proc, inl) for proc, inl in module.inlined(bare)]
+        rel = ADDRESSES.relocation(path) or Relocation([(None, None, 0)])
+        found += [(path, rel.runtime, proc, inl) for proc, inl in module.inlined(bare)]
     return found, own
 
 
@@ -1244,12 +1312,12 @@ def _write_instances(instances, name, only_inlined):
     head = "%s exists only inlined" % _d(name) if only_inlined else "%s is also inlined" % _d(name)
     _write("%s: %d inlined call%s, %d with loops (%d loop%s):\n" % (
         head, len(instances), "" if len(instances) == 1 else "s", len(with_loops), n, "" if n == 1 else "s"))
-    for path, bias, proc, inl in with_loops:
+    for path, runtime, proc, inl in with_loops:
         _write("  in %s%s, %s called at %s:\n" % (
             _sfunc(proc.get("name") or "??"), " (%s)" % _d(path) if path != _progspace_filename() else "",
             _sfunc(inl.get("name") or name), _loc(inl.get("call_file"), inl.get("call_line"))))
         out = []
-        _loop_lines(inl, bias, 2, out)
+        _loop_lines(inl, runtime, 2, out)
         _write("\n".join(out) + "\n")
     notes = set(unresolved_note(i[2]) for i in instances) - {None}
     for note in sorted(notes):
@@ -1320,7 +1388,7 @@ could not read) is said to have loops that may be incomplete."""
         else:
             _write("%d loop%s in %s:\n" % (n, "" if n == 1 else "s", head))
             out = []
-            _loop_lines(proc, place.bias, 1, out)
+            _loop_lines(proc, place.runtime, 1, out)
             _write("\n".join(out) + "\n")
         if name and instances:
             _write_instances(instances, name, False)
@@ -1770,8 +1838,10 @@ def register():
     InfoLoopsCommand()
     import loopscope_step  # they use this module's names: imported once they exist
     import loopscope_tui
+    import loopscope_module
     loopscope_step.register()
     loopscope_tui.register()
+    loopscope_module.register()
     LoopDepthFunction()
     InfoLoopscopeCommand()
     InfoLoopscopeCommand("info loopscope")

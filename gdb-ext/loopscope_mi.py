@@ -50,27 +50,27 @@ def _edges(edges):
     return [{"from": ls._hex(a), "to": ls._hex(b)} for a, b in edges]
 
 
-def loop_tuple(loop, bias):
+def loop_tuple(loop, runtime):
     """A loop as the lookup JSON has it, with its edges and runtime header."""
     return {"kind": "loop", "file": loop.get("file"), "line": loop.get("line"),
-            "header": ls._hex(loop["header"]), "header_pc": ls._hex(loop["header"] + bias),
+            "header": ls._hex(loop["header"]), "header_pc": ls._hex(runtime(loop["header"])),
             "depth": loop["depth"], "irreducible": loop["irreducible"],
             "entries": [ls._hex(e) for e in loop["entries"]],
             "exits": _edges(loop["exits"]), "backedges": _edges(loop["backedges"])}
 
 
-def loop_nest(node, bias):
+def loop_nest(node, runtime):
     """The loops under NODE, and the inlined calls and alien code that hold
     loops, as nested tuples ("children")."""
     out = []
     for c in node.get("children", ()):
         kind = c["kind"]
         if kind == "loop":
-            t = loop_tuple(c, bias)
-            t["children"] = loop_nest(c, bias)
+            t = loop_tuple(c, runtime)
+            t["children"] = loop_nest(c, runtime)
             out.append(t)
         elif kind in ("inline", "alien"):
-            sub = loop_nest(c, bias)
+            sub = loop_nest(c, runtime)
             if sub:
                 t = {"kind": kind, "file": c.get("file"), "line": c.get("line")}
                 if kind == "inline":
@@ -115,7 +115,7 @@ class MiLoops(gdb.MICommand):
         pc, place, proc = ls.function_proc(name, "-loopscope-loops")
         return mi_value({"function": proc.get("name"), "file": proc.get("file"), "line": proc.get("line"),
                          "module": place.path, "unresolved_jumps": proc.get("unresolved_jumps") or None,
-                         "loops": loop_nest(proc, place.bias)})
+                         "loops": loop_nest(proc, place.runtime)})
 
 
 class MiStack(gdb.MICommand):
@@ -156,7 +156,7 @@ class MiStack(gdb.MICommand):
             return t
         seg = ls._segment(place.chain, ls._inline_depth(frame))
         t["module"] = mi_text(place.path)
-        t["loops"] = [mi_value(dict(loop_tuple(s, place.bias), exits=None, backedges=None, entries=None))
+        t["loops"] = [mi_value(dict(loop_tuple(s, place.runtime), exits=None, backedges=None, entries=None))
                       for s in seg if s["kind"] == "loop"]
         return t
 

@@ -249,7 +249,7 @@ class LoopWatch:
             return False  # a frame the loop's frame called: still inside
         if self.caller_sp is not None and sp >= self.caller_sp:
             return True
-        return not _in_ranges(pc - self.place.bias, self.loop)
+        return not _in_ranges(self.place.link_of(pc), self.loop)
 
     def _longjmp_leaves(self, reg):
         frame = gdb.newest_frame()
@@ -268,7 +268,7 @@ class LoopWatch:
             return True
         if handler != self.phys:
             return False  # a callee of the loop's frame caught it
-        return not _in_ranges(gdb.newest_frame().older().pc() - 1 - self.place.bias, self.loop)
+        return not _in_ranges(self.place.link_of(gdb.newest_frame().older().pc() - 1), self.loop)
 
     # ---- running ----------------------------------------------------------------------
 
@@ -324,7 +324,7 @@ class LoopWatch:
             return False
         if _newest_physical() != self.phys:
             return True
-        return _in_ranges(gdb.newest_frame().pc() - self.place.bias, self.loop)
+        return _in_ranges(self.place.link_of(gdb.newest_frame().pc()), self.loop)
 
 
 # ---- choosing the loop ------------------------------------------------------------

@@ -6,6 +6,12 @@
 # (`info line *ADDR`); on the .ko the link-time address must be the symbol's
 # readelf value plus the offset (objdump's layout), and the loop headers
 # `info loops` prints must be GDB's runtime addresses of those instructions.
+# Then ext4.ko with a -s for .text.unlikely and other sections (each its own
+# bias): `structure` on a .cold function (in .text.unlikely) must be in its
+# function (GDB's `info symbol`) at GDB's line, and equal `loopscope lookup`
+# at the link-time address; a loop whose header is in .text.unlikely must be
+# shown there.  add-module-file puts .text at the base given (readelf's value
+# + BASE is GDB's address) and each section at a /sys/module tree's address.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
 [ -x "$LOOPSCOPE" ] || skip_all "loopscope CLI not built"
@@ -62,4 +68,53 @@ link_hdr=$("$LOOPSCOPE" struct "$KO" 2>/dev/null | awk '$1 == "proc" && $2 == "e
 python3 -c 'import sys; h, r, l, s = (int(x, 16) for x in sys.argv[1:]); sys.exit(0 if h - r == l - s else 1)' \
 	"${hdr:-0}" "${rt:-1}" "${link_hdr:-0}" "0x$sym"
 ok $? "info loops ext4_readdir: headers at GDB's addresses ($hdr, &ext4_readdir is $rt; in ext4.ko $link_hdr, 0x$sym)"
+
+# cold WHAT GDB-ARGS...: structure on ext4_setup_system_zone.cold, GDB's
+# info symbol and info line of it, and its function's loops
+cold() {
+	what=$1; shift
+	out=$(gdb_run "$VMLINUX" "$@" -ex 'structure -json ext4_setup_system_zone.cold' \
+		-ex "info symbol &'ext4_setup_system_zone.cold'" -ex 'info line ext4_setup_system_zone.cold' \
+		-ex 'info loops ext4_setup_system_zone' -ex "info line *&'ext4_setup_system_zone.cold'+0x2d")
+	json=$(echo "$out" | grep '^{' | head -n 1)
+	pc=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["pc"])' "$json" 2>/dev/null)
+	addr=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["addr"])' "$json" 2>/dev/null)
+	if [ -z "$addr" ]; then
+		fail "$what: structure -json ext4_setup_system_zone.cold prints a chain"; echo "$out" | sed 's/^/# /'; return
+	fi
+	check_eq "$(echo "$out" | sed -n 's/^\([a-z_0-9]*\)\[cold\] in section \([^ ]*\) of .*/\1 \2/p')" \
+		"ext4_setup_system_zone .text.unlikely" "$what: GDB has ext4_setup_system_zone.cold ($pc) in .text.unlikely"
+	gline=$(echo "$out" | sed -n 's/^Line \([0-9]*\) of .* starts at address \(0x[0-9a-f]*\) <ext4_setup_system_zone\.cold>.*/\1 \2/p' | head -n 1)
+	check_eq "${gline#* }" "$pc" "$what: structure's pc is GDB's address of the .cold part"
+	python3 -c '
+import json, sys
+c = json.loads(sys.argv[1])["chain"]
+sys.exit(0 if c[0]["name"] == "ext4_setup_system_zone" and [x for x in c if x["kind"] == "stmt"][-1]["line"] == int(sys.argv[2]) else 1)' \
+		"$json" "${gline% *}" 2>/dev/null
+	ok $? "$what: link-time $addr is in ext4_setup_system_zone at GDB's line ${gline% *}"
+	cli=$("$LOOPSCOPE" lookup --json "$KO" "$addr" 2>/dev/null)
+	same_chain "$json" "$cli"
+	ok $? "$what: structure on the .cold function equals loopscope lookup on ext4.ko at $addr"
+	# the loop of debug_print_tree (inlined) is in the .cold part: at GDB's address
+	chdr=$(echo "$out" | sed -n 's/.*loop at block_validity.c:136  header \(0x[0-9a-f]*\).*/\1/p' | head -n 1)
+	hline=$(gdb_run "$VMLINUX" "$@" -ex "info line *${chdr:-0}" | sed -n 's/^Line \([0-9]*\) of .*block_validity.c.*/\1/p' | head -n 1)
+	python3 -c 'import sys; h, p = int(sys.argv[1], 16), int(sys.argv[2], 16); sys.exit(0 if p <= h < p + 0x7c else 1)' "${chdr:-0}" "$pc" &&
+		[ -n "$hline" ] && [ "$hline" -ge 136 ] && [ "$hline" -le 138 ]
+	ok $? "$what: the loop at block_validity.c:136 has its header in the .cold part ($chdr, GDB's line $hline)"
+}
+cold "add-symbol-file -s" -ex "add-symbol-file $KO 0xffffffffc0a00000 -s .text.unlikely 0xffffffffc0b00000 -s .static_call.text 0xffffffffc0c00000 -s .exit.text 0xffffffffc0c10000"
+cold "add-symbol-file -s, .text.unlikely first" -ex "add-symbol-file $KO 0xffffffffc0d00000 -s .text.unlikely 0xffffffffc0a00000"
+SYS=$TMP/sys-module
+mkdir -p "$SYS/ext4/sections"
+echo 0xffffffffc0e00000 >"$SYS/ext4/sections/.text"
+echo 0xffffffffc0c80040 >"$SYS/ext4/sections/.text.unlikely"
+echo 0xffffffffc0f00000 >"$SYS/ext4/sections/.data"
+echo 0 >"$SYS/ext4/sections/.bss"
+cold "add-module-file -sys-module" -ex "add-module-file -sys-module $SYS $KO"
+out=$(gdb_run "$VMLINUX" -ex "add-module-file $KO $BASE" -ex 'print/x &ext4_readdir' -ex 'structure -json ext4_readdir+0x4de')
+check_eq "$(echo "$out" | sed -n 's/^\$[0-9]* = \(0x[0-9a-f]*\).*/\1/p' | tail -n 1)" "$(printf '0x%x' $((BASE + 0x$sym)))" \
+	"add-module-file ext4.ko BASE: ext4_readdir at BASE + readelf's value (.text at the base, as the kernel has it)"
+json=$(echo "$out" | grep '^{' | head -n 1)
+same_chain "$json" "$("$LOOPSCOPE" lookup --json "$KO" "$want" 2>/dev/null)"
+ok $? "add-module-file ext4.ko BASE: structure ext4_readdir+0x4de equals loopscope lookup at $want"
 done_testing

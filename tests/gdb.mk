@@ -28,7 +28,8 @@ GDB_TESTS = \
 	tests/gdb-chain-fields.sh \
 	tests/gdb-commands.sh \
 	tests/gdb-truncate.sh \
-	tests/gdb-source-hostile.sh
+	tests/gdb-source-hostile.sh \
+	tests/gdb-relocatable.sh
 # gdb-real.py builds lzip (Debian's source) through the corpus' build.
 GDB_SLOW_TESTS = \
 	tests/gdb-kernel.sh \
@@ -50,4 +51,5 @@ EXTRA_DIST += \
 	tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py \
 	tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py tests/fixtures/gdb/gen_inline.py \
 	tests/fixtures/gdb/qsort_cmp.c \
-	tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp
+	tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp \
+	tests/fixtures/gdb/cold.c
