@@ -317,7 +317,8 @@ fi
 gcc -O2 -fno-omit-frame-pointer -o "$TMP/nodwarf" "$FIXTURES/perf/split_loops.c"
 perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/nd.data" "$TMP/nodwarf" 3 >/dev/null 2>&1
 "$PERF_LOOPS" report -i "$TMP/nd.data" >/dev/null 2>"$TMP/err"
-check_eq "$(grep -c "^perf-loops: [0-9]* binar[a-z]* without debug information: .*-v names them" "$TMP/err") $(grep -c nodwarf "$TMP/err")" "1 0" \
+# (the note on fp chains, issue 29, may name it: not a per-binary line)
+check_eq "$(grep -c "^perf-loops: [0-9]* binar[a-z]* without debug information: .*-v names them" "$TMP/err") $(without_fp_note "$TMP/err" | grep -c nodwarf)" "1 0" \
 	"binaries without DWARF: one summary line, not one per binary"
 "$PERF_LOOPS" report -i "$TMP/nd.data" -q >/dev/null 2>"$TMP/err"
 check_eq "$(wc -c <"$TMP/err")" 0 "-q: no warning"
