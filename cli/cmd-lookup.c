@@ -127,12 +127,21 @@ static void print_text(const ls_module *m, const char *token, uint64_t addr)
 			fputs(" called at ", stdout);
 			print_location(ls_scope_call_file(s), ls_scope_call_line(s));
 			break;
-		case LS_SCOPE_LOOP:
+		case LS_SCOPE_LOOP: {
+			unsigned nparts, part = ls_loop_part(s, &nparts);
 			fputs("loop at ", stdout);
 			print_location(file, ls_scope_line(s));
-			printf(" (header 0x%" PRIx64 ", depth %u%s)", ls_loop_header(s), ls_loop_depth(s),
+			if (part)
+				printf(" (part %u of %u)", part, nparts);
+			printf(" (header 0x%" PRIx64 ", depth %u%s", ls_loop_header(s), ls_loop_depth(s),
 			       ls_loop_irreducible(s) ? ", irreducible" : "");
+			if (ls_loop_compiler_made(s))
+				printf(", compiler-made: %s", ls_loop_compiler_made(s));
+			if (ls_loop_line_guessed(s))
+				printf(", line guessed: %s", ls_loop_line_guessed(s));
+			putchar(')');
 			break;
+		}
 		case LS_SCOPE_ALIEN:
 			fputs("[alien] ", stdout);
 			print_location(file, ls_scope_line(s));

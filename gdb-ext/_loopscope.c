@@ -289,9 +289,14 @@ scope_dict(const ls_scope *s)
 			}
 			PyList_SET_ITEM(entries, (Py_ssize_t)i, a);
 		}
+		unsigned nparts, part = ls_loop_part(s, &nparts);
 		if (set_item(d, "entries", entries) < 0 ||
 		    set_item(d, "exits", edge_list(s, ls_loop_nexits(s), ls_loop_exit)) < 0 ||
-		    set_item(d, "backedges", edge_list(s, ls_loop_nbackedges(s), ls_loop_backedge)) < 0)
+		    set_item(d, "backedges", edge_list(s, ls_loop_nbackedges(s), ls_loop_backedge)) < 0 ||
+		    set_item(d, "compiler_made", str_or_none(ls_loop_compiler_made(s))) < 0 ||
+		    set_item(d, "line_guessed", str_or_none(ls_loop_line_guessed(s))) < 0 ||
+		    set_item(d, "part", PyLong_FromUnsignedLong(part)) < 0 ||
+		    set_item(d, "parts", PyLong_FromUnsignedLong(nparts)) < 0)
 			goto fail;
 		break;
 	}

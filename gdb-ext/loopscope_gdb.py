@@ -399,8 +399,21 @@ def _saddr(text):
 
 
 def _loop_at(loop):
-    """"at FILE:LINE" of a loop, or "at [no line]"."""
-    return "at " + _where(loop)
+    """"at FILE:LINE" of a loop, or "at [no line]", with "(part N of M)"
+    when one source loop became several machine loops."""
+    part = " (part %d of %d)" % (loop["part"], loop["parts"]) if loop.get("part") else ""
+    return "at " + _where(loop) + part
+
+
+def _loop_marks(loop):
+    """The marks of a loop besides irreducible, as loopscope struct prints
+    them: ", compiler-made: memcpy", ", line guessed: before-body"."""
+    out = ""
+    if loop.get("compiler_made"):
+        out += ", compiler-made: " + loop["compiler_made"]
+    if loop.get("line_guessed"):
+        out += ", line guessed: " + loop["line_guessed"]
+    return out
 
 
 def _where(d):
@@ -1080,6 +1093,13 @@ def scope_json(s):
         d["header"] = _hex(s["header"])
         d["depth"] = s["depth"]
         d["irreducible"] = s["irreducible"]
+        # The marks, when they apply, as ls_write_chain_json writes them.
+        for k in ("compiler_made", "line_guessed"):
+            if s.get(k):
+                d[k] = s[k]
+        if s.get("part"):
+            d["part"] = s["part"]
+            d["parts"] = s["parts"]
     return d
 
 
@@ -1137,6 +1157,8 @@ def format_chain(place):
             extra = ""
             if s["irreducible"]:
                 extra = "  irreducible, %d entries" % len(s["entries"])
+            if _loop_marks(s):
+                extra += "  " + _loop_marks(s)[2:]
             lines.append("  loop    %s  header %s  depth %d%s" % (
                 _loop_at(s), _saddr(_hex(place.runtime(s["header"]))), s["depth"], extra))
         elif kind == "alien":
@@ -1261,6 +1283,7 @@ def _loop_lines(node, runtime, indent, out, inline_note=None):
             if c["irreducible"]:
                 extra = ", irreducible: %d entries %s" % (
                     len(c["entries"]), " ".join(_hex(runtime(e)) for e in c["entries"]))
+            extra += _loop_marks(c)
             out.append("%sloop %s  header %s  depth %d  (%d exit%s, %d back edge%s%s)" % (
                 "  " * indent, _loop_at(c), _saddr(_hex(runtime(c["header"]))), c["depth"],
                 len(c["exits"]), "" if len(c["exits"]) == 1 else "s",

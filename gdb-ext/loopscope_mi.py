@@ -52,11 +52,19 @@ def _edges(edges):
 
 def loop_tuple(loop, runtime):
     """A loop as the lookup JSON has it, with its edges and runtime header."""
-    return {"kind": "loop", "file": loop.get("file"), "line": loop.get("line"),
-            "header": ls._hex(loop["header"]), "header_pc": ls._hex(runtime(loop["header"])),
-            "depth": loop["depth"], "irreducible": loop["irreducible"],
-            "entries": [ls._hex(e) for e in loop["entries"]],
-            "exits": _edges(loop["exits"]), "backedges": _edges(loop["backedges"])}
+    t = {"kind": "loop", "file": loop.get("file"), "line": loop.get("line"),
+         "header": ls._hex(loop["header"]), "header_pc": ls._hex(runtime(loop["header"])),
+         "depth": loop["depth"], "irreducible": loop["irreducible"],
+         "entries": [ls._hex(e) for e in loop["entries"]],
+         "exits": _edges(loop["exits"]), "backedges": _edges(loop["backedges"])}
+    # The marks, when they apply (as in loopscope struct --format=json).
+    for k in ("compiler_made", "line_guessed"):
+        if loop.get(k):
+            t[k] = loop[k]
+    if loop.get("part"):
+        t["part"] = loop["part"]
+        t["parts"] = loop["parts"]
+    return t
 
 
 def loop_nest(node, runtime):

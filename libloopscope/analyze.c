@@ -124,6 +124,30 @@ static void keep_probes(ls_module *m)
 	m->nsource_probes = k;
 }
 
+/* The loop-line rules read the loops' source files; when some cannot be
+ * found, the lines of those loops come from DWARF alone, about 1 in 12 of
+ * them guessed or wrong (tests/corpus-lines.py): say so once, and with -v
+ * which files, and how to point at them. */
+static void report_missing_sources(const ls_module *m)
+{
+	enum { SHOWN = 3, LISTED = 50 };
+	const char *names[LISTED];
+	size_t n = ls_source_missing(m->sources, names, LISTED);
+	if (!n)
+		return;
+	char some[600] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < n && i < SHOWN && len < sizeof some; i++)
+		len += (size_t)snprintf(some + len, sizeof some - len, "%s%s", i ? ", " : "", names[i]);
+	ls_warn(&m->opt, "%s: %zu source file%s of its loops not found (%s%s): their loop lines come from DWARF "
+	        "alone; LOOPSCOPE_SOURCE_PATH=DIR[:DIR...] names where they are", m->path, n, n == 1 ? "" : "s", some,
+	        n > SHOWN ? ", ..." : "");
+	for (size_t i = 0; i < n && i < LISTED; i++)
+		ls_note(&m->opt, "%s: source not found: %s", m->path, names[i]);
+	if (n > LISTED)
+		ls_note(&m->opt, "%s: ... and %zu more", m->path, n - LISTED);
+}
+
 int ls_analyze(ls_module *m, ls_error *err)
 {
 	struct analysis an = { .m = m };
@@ -146,10 +170,13 @@ int ls_analyze(ls_module *m, ls_error *err)
 	 * paths DWARF names (a distribution's prefix-mapped build). */
 	m->sources = m->opt.read_sources ? ls_source_cache_new(&m->opt, m->opt.source_path) : NULL;
 	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
+	m->debug_loop_lines_level = m->debug_loop_lines ? atoi(getenv("LOOPSCOPE_DEBUG_LOOP_LINES")) : 0;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);
 	ls_progress_end(&an.progress);
 	keep_probes(m);
+	if (!stopped)
+		report_missing_sources(m);
 	ls_source_cache_free(m->sources);
 	m->sources = NULL;
 	if (stopped) { /* the procedures' scopes live in the arenas: freed with m */

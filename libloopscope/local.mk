@@ -32,8 +32,9 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/cfg/cfg.c libloopscope/cfg/cfg.h libloopscope/cfg/cfg_private.h \
 	libloopscope/cfg/eh_frame.c libloopscope/cfg/jump_tables.c libloopscope/cfg/noreturn.c \
 	libloopscope/cfg/kernel_edges.c \
+	libloopscope/cfg/stack_slots.c \
 	libloopscope/loops/loop_forest.c libloopscope/loops/loop_forest.h \
-	libloopscope/loops/loop_line.c libloopscope/loops/source.c libloopscope/loops/source.h \
+	libloopscope/loops/loop_line.c libloopscope/loops/loop_kind.c libloopscope/loops/source.c libloopscope/loops/source.h \
 	libloopscope/structure/structure.c libloopscope/structure/structure.h libloopscope/structure/normalize.c \
 	libloopscope/structure/scope.c libloopscope/structure/scope.h \
 	libloopscope/structure/lookup.c libloopscope/structure/lookup.h \

@@ -447,6 +447,24 @@ size_t ls_loop_nbackedges(const ls_scope *loop);
 ls_edge ls_loop_backedge(const ls_scope *loop, size_t i);
 size_t ls_loop_nexits(const ls_scope *loop);
 ls_edge ls_loop_exit(const ls_scope *loop, size_t i);
+/* NULL for a loop of the source; else what the compiler made the loop for,
+ * with no loop statement of its own: "memcpy", "memmove", "memset" (an
+ * inlined call expanded into a loop), "stack probe"
+ * (-fstack-clash-protection), "array constructor" (new T[n]), "array
+ * destructor" (delete[]).  Since LOOPSCOPE_0.2. */
+const char *ls_loop_compiler_made(const ls_scope *loop);
+/* NULL when the loop's line is its own statement's (its test, or found in
+ * the source); else the fallback rule that guessed it: "before-body" (no
+ * test of its own: the line before its first), "slides" (the slides'
+ * ranking of its branches), "header" (its header's line), "entry" (the
+ * branch entering it).  Since LOOPSCOPE_0.2. */
+const char *ls_loop_line_guessed(const ls_scope *loop);
+/* 0 when the loop is the only machine loop of its source loop; else its
+ * number among them (1: the outermost, then in order) and, in *NPARTS (if
+ * not NULL), how many there are: one source loop the compiler made into
+ * nested or consecutive loops, all with the source loop's line.  Since
+ * LOOPSCOPE_0.2. */
+unsigned ls_loop_part(const ls_scope *loop, unsigned *nparts);
 
 /* ---- unwind recipes ---------------------------------------------------- */
 

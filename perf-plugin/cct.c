@@ -9,6 +9,7 @@
 #include "support/text_escape.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +374,29 @@ static const char *location(char *buf, size_t len, const char *file, unsigned li
 	return buf;
 }
 
+/* "loop at a.c:9 (part 2 of 2) [irreducible, compiler-made: memcpy, line
+ * guessed: before-body]": the loop's marks, so that two machine loops of
+ * one source loop, a loop with several entries, a loop no statement is
+ * behind and a line that is a guess can be told from the rest. */
+static void loop_label(char *buf, size_t len, const ls_scope *loop, const char *where)
+{
+	unsigned nparts, part = ls_loop_part(loop, &nparts);
+	size_t n = (size_t)snprintf(buf, len, "loop at %s", where);
+	if (part && n < len)
+		n += (size_t)snprintf(buf + n, len - n, " (part %u of %u)", part, nparts);
+	const char *marks[3] = { ls_loop_irreducible(loop) ? "irreducible" : NULL, ls_loop_compiler_made(loop),
+	                         ls_loop_line_guessed(loop) };
+	static const char *const prefix[3] = { "", "compiler-made: ", "line guessed: " };
+	bool any = false;
+	for (int i = 0; i < 3 && n < len; i++)
+		if (marks[i]) {
+			n += (size_t)snprintf(buf + n, len - n, "%s%s%s", any ? ", " : " [", prefix[i], marks[i]);
+			any = true;
+		}
+	if (any && n < len)
+		snprintf(buf + n, len - n, "]");
+}
+
 void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 {
 	const pl_node *x = &rep->tree.nodes[n];
@@ -397,8 +421,7 @@ void pl_node_label(const pl_report *rep, uint32_t n, char *buf, size_t len)
 			 location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	case PL_LOOP:
-		snprintf(buf, len, "loop at %s",
-			 location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
+		loop_label(buf, len, x->scope, location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));
 		break;
 	case PL_STMT:
 		snprintf(buf, len, "%s", location(loc, sizeof loc, ls_scope_file(x->scope), ls_scope_line(x->scope)));

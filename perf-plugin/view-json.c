@@ -60,6 +60,26 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 		ls_jw_key(w, "call_line");
 		ls_jw_line(w, ls_scope_call_line(x->scope));
 	}
+	if (x->kind == PL_LOOP) {
+		/* The loop's marks, as loopscope struct --format=json has them. */
+		unsigned nparts, part = ls_loop_part(x->scope, &nparts);
+		ls_jw_key(w, "irreducible");
+		ls_jw_bool(w, ls_loop_irreducible(x->scope));
+		if (ls_loop_compiler_made(x->scope)) {
+			ls_jw_key(w, "compiler_made");
+			ls_jw_string(w, ls_loop_compiler_made(x->scope));
+		}
+		if (ls_loop_line_guessed(x->scope)) {
+			ls_jw_key(w, "line_guessed");
+			ls_jw_string(w, ls_loop_line_guessed(x->scope));
+		}
+		if (part) {
+			ls_jw_key(w, "part");
+			ls_jw_uint(w, part);
+			ls_jw_key(w, "parts");
+			ls_jw_uint(w, nparts);
+		}
+	}
 	if (x->kind == PL_PROC) {
 		ls_jw_key(w, "dso");
 		ls_jw_string(w, x->dso ? pl_dso_path(x->dso) : NULL);

@@ -291,12 +291,14 @@ def part3_source_lines(tap, tmp):
     clang at -O0/-O2/-O3, with the source file at hand."""
     mk = C.markers("loop_lines.c")
     want = {name: set(lines) | set(mk.get("LOOP_ALT", {}).get(name, [])) for name, lines in mk["LOOP"].items()}
+    split = set(mk.get("SPLIT", {}))
     for cc, opt, tag, out in C.fixture_builds(tap, tmp, "loop_lines.c", "loop_lines"):
         tree, proc = C.struct_json(out)
         if tree is None:
             tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
             continue
         seen, bad = set(), []
+        parts = {}
         for n, anc in tree_loops(tree):
             funcs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") in ("proc", "inline")]
             name = next((f for f in reversed(funcs) if f in want), None)
@@ -305,12 +307,72 @@ def part3_source_lines(tap, tmp):
             seen.add(name)
             if n.get("line") not in want[name]:
                 bad.append("%s: loop at line %s, want %s" % (name, n.get("line"), sorted(want[name])))
+            if name in split:
+                parts.setdefault(name, []).append((n.get("part"), n.get("parts")))
+        # One source loop made into N machine loops: parts 1..N of N, in
+        # preorder; a single loop carries no part.
+        for name, got in parts.items():
+            n = len(got)
+            expect = [(i + 1, n) for i in range(n)] if n > 1 else [(None, None)]
+            if got != expect:
+                bad.append("%s: %d loops numbered %s, want %s" % (name, n, got, expect))
+        if parts:
+            tap.diag("%s: pump is %d machine loop(s)" % (tag, len(parts.get("pump", []))))
         # At -O0 the tail call stays a call: no loop to name.
         missing = sorted(set(want) - seen - ({"list_sum"} if opt == "-O0" else set()))
         tap.ok(not bad and not missing, "%s: every loop at its for/while/do, goto label or recursive call line"
                % tag)
         for b in bad + ["no loop found in %s" % m for m in missing]:
             tap.diag("  " + b)
+
+
+def part4_compiler_made(tap, tmp):
+    """made.cpp: loops the compiler made, with no loop statement, marked
+    with what they are - gcc's inline memcpy and memset copy loops
+    (glibc's fortified wrappers, -D_FORTIFY_SOURCE=2), the stack-clash
+    probe of a big frame (-fstack-clash-protection), new T[n]'s
+    constructor loop, delete[]'s destructor loop - and no other loop
+    marked.  g++ and clang++ at -O2 and -O3 (clang calls memcpy and memset:
+    no loop there to mark)."""
+    want = {}
+    with open(os.path.join(C.FIXTURES, "made.cpp")) as f:
+        for line in f:
+            m = re.search(r"/\* MADE:(\w+) ([a-z ]+?) \*/", line)
+            if m:
+                want[m.group(1)] = m.group(2)
+    for cc, cxx in C.compilers("c++"):
+        for opt in ("-O2", "-O3"):
+            tag = "%s %s made.cpp" % (cxx, opt)
+            out = os.path.join(tmp, "made-%s%s" % (cxx, opt))
+            err = C.compile_fixture(cxx, opt, "made.cpp", out, ["-D_FORTIFY_SOURCE=2", "-fstack-clash-protection"])
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            tree, proc = C.struct_json(out)
+            if tree is None:
+                tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+                continue
+            got = {}
+            stray = []
+            for n, anc in tree_loops(tree):
+                procs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") == "proc"]
+                name = procs[-1] if procs else "?"
+                if name in want:
+                    got.setdefault(name, []).append(n.get("compiler_made"))
+                elif n.get("compiler_made"):
+                    stray.append("%s: %s" % (name, n.get("compiler_made")))
+            bad = []
+            for name, kind in sorted(want.items()):
+                if cc == "clang" and kind in ("memcpy", "memset"):
+                    if got.get(name):
+                        bad.append("%s: clang calls %s, yet loops %s" % (name, kind, got[name]))
+                    continue
+                if got.get(name) != [kind]:
+                    bad.append("%s: %s, want one loop marked %s" % (name, got.get(name), kind))
+            tap.ok(not bad and not stray, "%s: every compiler-made loop marked with what it is, no other" % tag)
+            for b in bad + ["marked, but no loop of the source: " + s for s in stray]:
+                tap.diag("  " + b)
 
 
 def _disasm_function(binary, func):
@@ -398,6 +460,7 @@ def main():
     tap.ok(n > 0 and pct >= THRESHOLD, "overall agreement with clang's loop annotations %.2f%% >= %.0f%%" % (pct, THRESHOLD))
     part2_lines(tap, tmp)
     part3_source_lines(tap, tmp)
+    part4_compiler_made(tap, tmp)
     tap.done()
 
 

@@ -8,6 +8,8 @@ CORE_TESTS = \
 	tests/core-inline.py \
 	tests/core-badinput.sh \
 	tests/core-unresolved.sh \
+	tests/core-sources.sh \
+	tests/core-repro-loops.py \
 	tests/core-cache.sh \
 	tests/core-cache-key.sh \
 	tests/core-hostile.sh \
@@ -60,13 +62,26 @@ tests_unit_source_LDADD = libloopscope-internal.la
 EXTRA_DIST += \
 	tests/fixtures/small.cpp tests/fixtures/inline_deep.c tests/fixtures/recursion.c \
 	tests/fixtures/cold.c tests/fixtures/shlib.c tests/fixtures/shlib_main.c \
-	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/line0.c \
+	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/made.cpp tests/fixtures/line0.c \
 	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
 	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s
 # Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
 EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \
 	tests/fixtures/cache_forge.py
+# issue 22's reproducers (tests/core-repro-loops.py), copied from the shared ones.
+EXTRA_DIST += \
+	tests/fixtures/repro-loops/README \
+	tests/fixtures/repro-loops/cgoto_nested.s \
+	tests/fixtures/repro-loops/cgoto_reg.s \
+	tests/fixtures/repro-loops/cgoto_spill.s \
+	tests/fixtures/repro-loops/cgoto_spill_main.c \
+	tests/fixtures/repro-loops/jt_8defs.s \
+	tests/fixtures/repro-loops/jt_9defs.s \
+	tests/fixtures/repro-loops/jt_copycycle.s \
+	tests/fixtures/repro-loops/jt_hoist.c \
+	tests/fixtures/repro-loops/jt_manydefs_main.c \
+	tests/fixtures/repro-loops/jt_nocycle.s
 
 # The core's libFuzzer targets (scripts/fuzz-ci builds and runs them all):
 # ./configure --enable-fuzz CC=clang, then make fuzz-module (build) or make

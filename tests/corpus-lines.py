@@ -1,7 +1,7 @@
 # tests/corpus-lines.py - the loop-line test on the real-code corpus
 # (tests/corpus/corpus.py: Lua 5.4 and 5.3, zstd, Eigen, {fmt}; gcc and
 # clang, -O2 and -O3, PIE): every loop loopscope reports should name a line
-# that holds the loop's own statement.  At least 98% of the corpus' loops
+# that holds the loop's own statement.  At least 99% of the corpus' loops
 # must, per compiler; the ones that don't are printed with their source
 # line.
 #
@@ -20,7 +20,12 @@
 #              unrolling macros;
 #   recursion  a call `NAME (` of the function the loop is in (its
 #              innermost inline scope, else its procedure): a loop the
-#              compiler made from a (tail-)recursive call.
+#              compiler made from a (tail-)recursive call;
+#   made       a loop loopscope marks compiler-made, on a line that shows
+#              what made it (string_fortified.h or a call of memcpy,
+#              memmove, memset; the function's first lines for a stack
+#              probe; a new or delete expression for an array's
+#              constructors or destructors).
 # A loop whose file cannot be read is counted as "unreadable" and listed;
 # it counts as wrong.
 #
@@ -30,6 +35,11 @@
 # little about a user's binary whose sources are not on disk.  So every
 # build is also analyzed with LOOPSCOPE_NO_SOURCE=1, where only the DWARF
 # rules choose, and held to its own, lower threshold (DWARF_THRESHOLD).
+# clang's builds are also scored against clang's own !llvm.loop start
+# locations (corpus.llvm_loop_starts), an oracle independent of the
+# source text; reported, not asserted: clang drops the metadata of loops
+# it restructures (an interpreter's for (;;) made irreducible, loops
+# rotated or unswitched), so it names fewer loops than there are.
 # The share of loops each rule decided, and how many of those are right,
 # is printed for both runs (LOOPSCOPE_DEBUG_LOOP_LINES).
 #
@@ -53,9 +63,15 @@ def _load(name, path):
 
 
 C = _load("core_common", os.path.join(HERE, "core-common.py"))
-THRESHOLD = 98.0
-# DWARF alone (measured 87.5% clang, 90.8% gcc): a floor against regressions.
-DWARF_THRESHOLD = 85.0
+# Sources read (measured 99.15% clang, 99.58% gcc with CPython in the
+# corpus; 99.10% and 99.23% before issue 22).
+THRESHOLD = 99.0
+# DWARF alone (measured 90.97% clang, 92.03% gcc; 87.25% and 90.59% before
+# issue 22): a floor against regressions.  Most of what is left is beyond
+# DWARF: the loop statement's line carries no instruction (for (;;),
+# while (1), a condition written on the line after its while) and is not
+# the line before the loop's first.
+DWARF_THRESHOLD = 90.0
 RULE_RE = re.compile(r"^loopscope: loop line: .* header (0x[0-9a-f]+) depth \d+: .* by (\S+)$")
 
 # ---- C/C++ source as tokens ---------------------------------------------------
@@ -283,6 +299,23 @@ def classify(tree, src, line, func):
     return None
 
 
+def made_right(src, line, made, func):
+    """"made" when a loop loopscope marks compiler-made is on a line that
+    shows it: a memcpy/memmove/memset in glibc's string_fortified.h or a
+    call of one; a stack probe on the function's first lines; an array
+    constructor or destructor on a new or delete expression."""
+    toks = src.lines.get(line, [])
+    if made in ("memcpy", "memmove", "memset"):
+        ok = os.path.basename(src.path) == "string_fortified.h" or \
+            any(t in ("memcpy", "memmove", "memset", "__builtin_memcpy", "__builtin_memset", "__builtin_memmove")
+                for t in toks)
+    elif made == "stack probe":
+        ok = bool(func[2]) and func[2] <= line <= func[2] + 2
+    else:
+        ok = ("new" if made == "array constructor" else "delete") in toks
+    return "made" if ok else None
+
+
 # ---- the corpus ------------------------------------------------------------------
 
 def load_corpus():
@@ -292,8 +325,18 @@ def load_corpus():
     return _load("corpus", path)
 
 
+_corpus = None
+
+
+def corpus_module():
+    global _corpus
+    if _corpus is None:
+        _corpus = load_corpus()
+    return _corpus
+
+
 def corpus_builds(tap_skip):
-    corpus = load_corpus()
+    corpus = corpus_module()
     names = os.environ.get("LOOPSCOPE_CORPUS_PROGRAMS")
     builds, missing = corpus.build_all(names=set(names.split(",")) if names else None)
     if not builds:
@@ -316,9 +359,12 @@ def function_of(ancestors):
     return "", None, 0
 
 
-def check_build(b, trees_cache, verbose, dwarf_only=False, rules=None):
+def check_build(b, trees_cache, verbose, dwarf_only=False, rules=None, llvm=None):
     """(counts, wrong) for one build; RULES (a Counter) gets
-    (rule, right) of every loop.  DWARF_ONLY: with LOOPSCOPE_NO_SOURCE=1."""
+    (rule, right) of every loop.  DWARF_ONLY: with LOOPSCOPE_NO_SOURCE=1.
+    LLVM (a Counter) gets, for clang's builds, how many loops are in a
+    function with !llvm.loop starts ("with") and how many of those have
+    their line among them ("agree")."""
     env = dict(os.environ, LOOPSCOPE_DEBUG_LOOP_LINES="1")
     env.pop("LOOPSCOPE_NO_SOURCE", None)
     if dwarf_only:
@@ -336,12 +382,25 @@ def check_build(b, trees_cache, verbose, dwarf_only=False, rules=None):
         st = trees_cache[b.srcdir] = SourceTree([b.srcdir])
     counts = Counter()
     wrong = []
+    starts = corpus_module().llvm_loop_starts(b) if llvm is not None else None
     for node, anc in loops_of(tree):
         f, line = node.get("file"), node.get("line") or 0
+        if starts is not None and not node.get("compiler_made"):
+            procs = [a for a in anc if a.get("kind") == "proc"]
+            fn = procs[-1].get("linkage_name") or procs[-1].get("name") if procs else None
+            st_ = starts.get(fn)
+            if st_:
+                llvm["with"] += 1
+                llvm["agree"] += (os.path.normpath(f or ""), line) in st_
+            else:
+                llvm["without"] += 1
         src = st.get(f) if f else None
         if src is None:
             why = None
             counts["unreadable"] += 1
+        elif node.get("compiler_made"):
+            why = made_right(src, line, node["compiler_made"], function_of(anc))
+            counts[why or "wrong"] += 1
         else:
             why = classify(st, src, line, function_of(anc))
             counts[why or "wrong"] += 1
@@ -380,10 +439,12 @@ def run(tap, builds, verbose, dwarf_only):
     threshold = DWARF_THRESHOLD if dwarf_only else THRESHOLD
     per_cc = defaultdict(Counter)
     rules = defaultdict(Counter)
+    llvm = Counter()
     trees = {}
     all_wrong = []
     for b in builds:
-        counts, wrong = check_build(b, trees, verbose, dwarf_only, rules[b.compiler])
+        counts, wrong = check_build(b, trees, verbose, dwarf_only, rules[b.compiler],
+                                    llvm if b.compiler == "clang" else None)
         if counts is None:
             tap.ok(False, "%s: loopscope struct exited %d" % (b.label, wrong.returncode))
             tap.diag(wrong.stderr[-1000:])
@@ -406,6 +467,11 @@ def run(tap, builds, verbose, dwarf_only):
         for rule, k in byrule.most_common():
             tap.diag("  %s, %s: rule %-15s %6d loops (%5.1f%%), %5.1f%% of them right" % (
                 cc, what, rule, k, 100.0 * k / n, 100.0 * rules[cc][(rule, True)] / k))
+    if llvm["with"]:
+        tap.diag("clang, %s: against clang's own !llvm.loop start locations: %d/%d loops (%.2f%%) on a start "
+                 "of their function's loops (%d more loops are in functions with none: goto loops, "
+                 "recursion, functions clang's IR does not name as we do)" % (
+                     what, llvm["agree"], llvm["with"], 100.0 * llvm["agree"] / llvm["with"], llvm["without"]))
     # DWARF alone misses thousands: the first 100 show their kinds.
     shown = all_wrong[:100] if dwarf_only else all_wrong
     tap.diag("%s: loops that do not name their own line (%d%s):" % (

@@ -17,12 +17,18 @@
 #    with llvm-objdump's decoding, as a cycle through one of its entries
 #    made of the direct branches and fall-throughs of its own code.  Those
 #    are reported and not counted; every other extra loop is counted.
-# 3. The dispatch loops of both interpreters (luaV_execute of Lua 5.4,
-#    computed goto, and of Lua 5.3, a switch): every clang loop of
-#    luaV_execute is found; in every build (gcc and clang) each of its
-#    indirect jumps sits inside a loop of ours, and for Lua 5.4 that loop
-#    holds every handler its label table (disptab, read with nm and readelf)
-#    points to.
+# 3. The dispatch loops of the interpreters (luaV_execute of Lua 5.4,
+#    computed goto, and of Lua 5.3, a switch; CPython 3.11's
+#    _PyEval_EvalFrameDefault, computed goto, whose label table gcc keeps
+#    in a stack slot): in every build (gcc and clang) each indirect jump of
+#    the dispatch function sits inside a loop of ours; for the computed
+#    gotos, that loop holds every handler the label table (disptab,
+#    opcode_targets, read with nm and readelf) points to that can get back
+#    to a dispatch jump - seen in llvm-objdump's decoding, following
+#    direct branches and fall-through, a call to abort() and the like
+#    ending the path (CPython's CACHE handler is Py_UNREACHABLE()).  In
+#    clang's builds, clang's loops of the dispatch function are found with
+#    their header and depth: all of Lua's, >= 99.5% of CPython's.
 # 4. No procedure of the corpus has an indirect jump left unresolved (the
 #    "unresolved_jumps" field, and its warning).
 import bisect
@@ -43,7 +49,12 @@ import corpus  # noqa: E402
 
 MATCH_MIN = 99.5
 EXTRA_MAX = 0.5
-DISPATCH = "luaV_execute"
+# program -> (dispatch function, its label table's symbol (a substring), or None)
+INTERPRETERS = {
+    "lua5.4": ("luaV_execute", "disptab"),
+    "lua5.3": ("luaV_execute", None),
+    "python3.11": ("_PyEval_EvalFrameDefault", "opcode_targets"),
+}
 
 
 def walk(node, ancestors=()):
@@ -138,23 +149,89 @@ def proc_range(binary, name):
     return None
 
 
-def dispatch_jumps(binary):
-    """Addresses of luaV_execute's indirect jumps (llvm-objdump)."""
-    rng = proc_range(binary, DISPATCH)
-    if not rng:
+def dispatch_ranges(binary, func):
+    """The address ranges of FUNC: its symbol, and its .cold part (gcc)."""
+    return [r for r in (proc_range(binary, func), proc_range(binary, func + ".cold")) if r]
+
+
+def dispatch_jumps(binary, func):
+    """Addresses of FUNC's indirect jumps (llvm-objdump)."""
+    rngs = dispatch_ranges(binary, func)
+    if not rngs:
         return None
-    return [a for a, mn, t in objdump_insns(binary, *rng) if mn.startswith("jmp") and t is None]
+    return [a for r in rngs for a, mn, t in objdump_insns(binary, *r) if mn.startswith("jmp") and t is None]
 
 
-def disptab_handlers(binary):
-    """Lua 5.4's handlers, from its label table (ljumptab.h's disptab, a
-    data symbol) and the R_X86_64_RELATIVE relocations that fill it in the
-    PIE: what the dispatch jumps to, known without loopscope."""
+NORETURN_CALLS = ("abort", "exit", "_exit", "__stack_chk_fail", "__assert_fail", "__fortify_fail",
+                  "Py_FatalError", "_Py_FatalErrorFunc", "_Py_FatalErrorFormat", "__chk_fail")
+_call_target = re.compile(r"<([\w.@]+?)(?:@plt)?(?:\+0x[0-9a-f]+)?>")
+
+
+def reaches_dispatch(binary, func, start):
+    """Whether the code from START gets back to an indirect jump of FUNC,
+    following direct branches and fall-through within FUNC's ranges (a
+    call returns unless it calls abort() and the like; ud2 ends a path)."""
+    rngs = dispatch_ranges(binary, func)
+    insns = []
+    for r in rngs:
+        insns += objdump_insns_text(binary, *r)
+    idx = {a: i for i, (a, _, _, _) in enumerate(insns)}
+    seen, stack = set(), [start]
+    while stack:
+        a = stack.pop()
+        if a in seen or a not in idx:
+            continue
+        seen.add(a)
+        i = idx[a]
+        _, mn, t, text = insns[i]
+        if mn.startswith("jmp") and t is None:
+            return True
+        if mn.startswith("j"):
+            if t is not None:
+                stack.append(t)
+            if mn.startswith("jmp"):
+                continue
+        elif mn.startswith("ret") or mn in ("ud2", "hlt", "int3"):
+            continue
+        elif mn.startswith("call"):
+            m = _call_target.search(text)
+            if m and m.group(1).split(".")[0] in NORETURN_CALLS:
+                continue
+        if i + 1 < len(insns):
+            stack.append(insns[i + 1][0])
+    return False
+
+
+_text_disassembly = {}
+
+
+def objdump_insns_text(binary, lo, hi):
+    """[(addr, mnemonic, direct target or None, operand text)] of [lo, hi)."""
+    key = (binary, lo, hi)
+    if key not in _text_disassembly:
+        r = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn", "--start-address=%#x" % lo,
+                            "--stop-address=%#x" % hi, binary], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True)
+        out = []
+        for line in r.stdout.splitlines():
+            m = _insn.match(line)
+            if m:
+                t = _target.match(m.group(3).strip())
+                out.append((int(m.group(1), 16), m.group(2), int(t.group(1), 16) if t else None, m.group(3)))
+        _text_disassembly[key] = out
+    return _text_disassembly[key]
+
+
+def table_handlers(binary, name):
+    """An interpreter's handlers, from its label table (Lua's ljumptab.h
+    disptab, CPython's opcode_targets: a data symbol) and the
+    R_X86_64_RELATIVE relocations that fill it in the PIE: what the
+    dispatch jumps to, known without loopscope."""
     tab = None
     for line in subprocess.run(["nm", "-S", binary], stdout=subprocess.PIPE, universal_newlines=True,
                                stderr=subprocess.DEVNULL).stdout.splitlines():
         f = line.split()
-        if len(f) == 4 and "disptab" in f[3]:
+        if len(f) == 4 and name in f[3]:
             tab = (int(f[0], 16), int(f[1], 16))
     if not tab:
         return None
@@ -184,7 +261,8 @@ def main():
         if not shutil.which(tool):
             C.skip_all("%s not installed" % tool)
     os.environ.setdefault("LOOPSCOPE_CORPUS_QUIET", "1")
-    builds, missing = corpus.build_all()
+    names = os.environ.get("LOOPSCOPE_CORPUS_PROGRAMS")  # a comma-separated subset
+    builds, missing = corpus.build_all(names=set(names.split(",")) if names else None)
     if not any(b.oracle is not None for b in builds):
         C.skip_all("the corpus is not there (make check-slow-setup fetches and builds it; apt-get source needs a deb-src entry and the network): "
                    "%s" % ", ".join(missing[:4]))
@@ -208,22 +286,26 @@ def main():
         ours = our_loops(tree)
 
         # 3. The dispatch function's jumps: all resolved, all inside a loop.
-        jumps = dispatch_jumps(b.path)
-        if b.program.name.startswith("lua") and jumps is not None:
+        dispatch, table = INTERPRETERS.get(b.program.name, (None, None))
+        jumps = dispatch_jumps(b.path, dispatch) if dispatch else None
+        if jumps is not None:
             chains = lookup(b.path, jumps, env)
             in_loop = sum(1 for c in chains if loops_of(c))
             tap.ok(jumps and len(chains) == len(jumps) and in_loop == len(jumps),
                    "%s: %s: its %d indirect jumps (the dispatch) are inside a loop (%d are)" %
-                   (b.label, DISPATCH, len(jumps), in_loop))
-            handlers = disptab_handlers(b.path) if b.program.name == "lua5.4" else None
+                   (b.label, dispatch, len(jumps), in_loop))
+            handlers = table_handlers(b.path, table) if table else None
             if handlers is not None and chains:
-                # The loop around the first dispatch jump holds every handler.
+                # The loop around the first dispatch jump holds every
+                # handler that gets back to the dispatch.
                 around = loops_of(chains[0])
-                hc = lookup(b.path, handlers, env)
-                inside = sum(1 for c in hc if around & loops_of(c))
-                tap.ok(len(handlers) > 40 and inside == len(handlers),
-                       "%s: the dispatch loop holds all %d handlers of disptab (%d do)" %
-                       (b.label, len(handlers), inside))
+                back = [h for h in handlers if reaches_dispatch(b.path, dispatch, h)]
+                hc = lookup(b.path, back, env)
+                outside = [hex(h) for h, c in zip(back, hc) if not around & loops_of(c)]
+                tap.ok(len(back) > 40 and not outside,
+                       "%s: the dispatch loop holds all %d handlers of %s that get back to the dispatch "
+                       "(of %d; %d outside%s)" % (b.label, len(back), table, len(handlers), len(outside),
+                                                  ": " + ", ".join(outside[:8]) if outside else ""))
 
         if b.oracle is None:
             continue
@@ -234,15 +316,17 @@ def main():
             cands = ours.get(l["addr"], [])
             hit = any(n["depth"] == l["depth"] or n["depth"] - irr == l["depth"] for n, _, irr in cands)
             found += hit
-            if l["func"] == DISPATCH:
+            if l["func"] == dispatch:
                 dispatch_want += 1
                 dispatch_found += hit
             if not hit:
                 misses.append("%s: %s header %#x depth %d (ours: %s)" %
                               (b.label, l["func"], l["addr"], l["depth"], [n["depth"] for n, _, _ in cands]))
-        if b.program.name.startswith("lua"):
-            tap.ok(dispatch_want > 0 and dispatch_found == dispatch_want,
-                   "%s: every clang loop of %s found: %d/%d" % (b.label, DISPATCH, dispatch_found, dispatch_want))
+        if dispatch:
+            want = dispatch_want if b.program.name.startswith("lua") else MATCH_MIN * dispatch_want / 100.0
+            tap.ok(dispatch_want > 0 and dispatch_found >= want,
+                   "%s: clang's loops of %s found with their header and depth: %d/%d (%.2f%%)" %
+                   (b.label, dispatch, dispatch_found, dispatch_want, 100.0 * dispatch_found / dispatch_want))
         # 2. Extra loops.
         headers = {l["addr"] for l in b.oracle}
         extra = real = 0

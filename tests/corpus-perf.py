@@ -32,7 +32,10 @@ PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-
 DISPATCH = "luaV_execute"
 WANT = [("lua5.4", "gcc", "-O2"), ("lua5.3", "gcc", "-O2"), ("lua5.4", "clang", "-O2"), ("lua5.3", "clang", "-O2")]
 
-_row = re.compile(r"^\s*([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+loop at (\S+):(\d+)\s+\((\S+) \[([^\]]+)\]")
+# A loops-view row: "loop at FILE:LINE", its marks where they apply ("(part
+# N of M)", "[irreducible, line guessed: RULE]"), then "(PROC [MODULE])".
+_row = re.compile(r"^\s*([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+loop at (\S+):(\d+)"
+                  r"(?: \(part \d+ of \d+\))?(?: \[[^\]]*\])?\s+\((\S+) \[([^\]]+)\]")
 _flat = re.compile(r"^\s*([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\S.*?)\s+\[([^\]]+)\]\s*$")
 
 

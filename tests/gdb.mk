@@ -16,6 +16,7 @@ GDB_TESTS = \
 	tests/gdb-install.sh \
 	tests/gdb-progress.sh \
 	tests/gdb-tui.sh \
+	tests/gdb-loop-marks.sh \
 	tests/gdb-shlib.sh \
 	tests/gdb-hostile.sh \
 	tests/gdb-inlined-loops.sh \

@@ -6,6 +6,7 @@
 # PERF_SLOW_TESTS in `make check-slow`; `make check-perf` runs the first two.
 PERF_TESTS = \
 	tests/perf-loops.sh \
+	tests/perf-marks.sh \
 	tests/perf-badinput.sh \
 	tests/perf-command.sh \
 	tests/perf-hostile.sh \
@@ -34,6 +35,7 @@ PERF_SLOW_TESTS = \
 TESTS += $(PERF_TESTS) $(PERF_UNIT_TESTS)
 SLOW_TESTS += $(PERF_SLOW_TESTS)
 EXTRA_DIST += $(PERF_TESTS) $(PERF_SLOW_TESTS) tests/hostile-perf.py
+EXTRA_DIST += tests/fixtures/perf/marks.c
 check-perf:
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(PERF_TESTS) $(PERF_UNIT_TESTS)'
 .PHONY: check-perf

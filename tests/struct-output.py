@@ -20,6 +20,7 @@ import importlib.util
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -107,11 +108,16 @@ def check_text(name, text, tree):
     lines = text.splitlines()
     loops = [n for n, _ in C.walk(tree) if n["kind"] == "loop"]
     procs = [n for n, _ in C.walk(tree) if n["kind"] == "proc"]
-    # A loop with no line (all its code at line 0) is "loop at [no line]".
-    want_loops = sorted("loop at %s [header %s, depth %d" % (
-        "%s:%d" % (os.path.basename(n["file"]) if n["file"] else "??", n["line"]) if n["line"] else "[no line]",
-        n["header"], n["depth"]) for n in loops)
-    got_loops = sorted(l.strip().split("]")[0].split(", irreducible")[0]
+    # A loop with no line (all its code at line 0) is "loop at [no line]";
+    # its marks follow its header and depth, "(part N of M)" its line.
+    def want_text(n):
+        loc = "%s:%d" % (os.path.basename(n["file"]) if n["file"] else "??", n["line"]) if n["line"] else "[no line]"
+        part = " (part %d of %d)" % (n["part"], n["parts"]) if "parts" in n else ""
+        marks = "".join(", %s: %s" % (k, n[f]) for f, k in (("compiler_made", "compiler-made"),
+                                                                  ("line_guessed", "line guessed")) if f in n)
+        return "loop at %s%s [header %s, depth %d%s" % (loc, part, n["header"], n["depth"], marks)
+    want_loops = sorted(want_text(n) for n in loops)
+    got_loops = sorted(re.sub(r", irreducible: entries [^,\]]*(, 0x[0-9a-f]+)*", "", l.strip().split("]")[0])
                        for l in lines if l.strip().startswith("loop at "))
     got_procs = [l for l in lines if l.lstrip().startswith("proc ")]
     t.ok(lines and lines[0].startswith("module " + os.path.abspath(tree["name"])) and

@@ -127,6 +127,9 @@ struct cache_loop {
 	uint64_t first_backedge, nbackedges;
 	uint64_t first_exit, nexits;
 	uint32_t depth, irreducible;
+	uint8_t made, guess;      /* enum ls_loop_made, enum ls_loop_guess (format 9) */
+	uint16_t part, nparts;
+	uint32_t pad;
 };
 
 _Static_assert(sizeof(ls_range) == 16, "ls_range is stored raw");
@@ -595,7 +598,8 @@ static bool build_tree(const ls_module *m, char *blob, const struct cache_header
 		const struct cache_loop *r = &cl[i];
 		if (!slice_ok(r->first_entry, r->nentries, h->naddrs) ||
 		    !slice_ok(r->first_backedge, r->nbackedges, h->nedges) ||
-		    !slice_ok(r->first_exit, r->nexits, h->nedges) || r->irreducible > 1)
+		    !slice_ok(r->first_exit, r->nexits, h->nedges) || r->irreducible > 1 || r->made >= LS_MADE_COUNT ||
+		    r->guess >= LS_GUESS_COUNT || r->part > r->nparts || (r->nparts && !r->part))
 			return false;
 		struct ls_loop_info *l = &loops[i];
 		l->header = r->header;
@@ -607,6 +611,10 @@ static bool build_tree(const ls_module *m, char *blob, const struct cache_header
 		l->nexits = r->nexits;
 		l->depth = r->depth;
 		l->irreducible = r->irreducible;
+		l->made = r->made;
+		l->guess = r->guess;
+		l->part = r->part;
+		l->nparts = r->nparts;
 	}
 
 	/* Depths are checked because the writers and lookups walk the tree
@@ -1160,6 +1168,11 @@ static uint32_t fill_loop(struct record_cursor *c, const struct ls_loop_info *l)
 	r->header = l->header;
 	r->depth = l->depth;
 	r->irreducible = l->irreducible ? 1 : 0;
+	r->made = l->made;
+	r->guess = l->guess;
+	r->part = l->part;
+	r->nparts = l->nparts;
+	r->pad = 0;
 	r->first_entry = c->ai;
 	r->nentries = l->nentries;
 	if (l->nentries)

@@ -13,8 +13,11 @@
  * 7: every input is in the key (issue 21): the debug file found and its
  * identity, read_sources and source_path, the source files looked at.
  * 8: a statement's inlined calls cut (issue 28), a procedure's first
- * unresolved jump (its warning on a hit). */
-#define LS_CACHE_FORMAT_VERSION 8
+ * unresolved jump (its warning on a hit).
+ * 9: issue 22's loop marks (compiler-made, line guessed, part N of M) in
+ * the loop record; jump tables through stack slots and Havlak's
+ * normalization change the loops themselves. */
+#define LS_CACHE_FORMAT_VERSION 9
 
 /* cache.c: one entry per module; every mismatch is a miss (a -v note). */
 int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */

@@ -82,8 +82,49 @@ struct ls_cfg_module {
 	atomic_size_t decoded_bytes;
 };
 
-/* ls_jt_resolve' backward walk (jump_tables.c). */
-struct flow;
+/* ls_jt_resolve' backward walk (jump_tables.c), per procedure with an
+ * indirect jump: who may run just before each instruction, and the stack
+ * heights (stack_slots.c) for the values kept in stack slots. */
+struct flow {
+	uint32_t *in_start;        /* per insn + 1: where its sources start in in_src */
+	uint32_t *in_src;          /* instructions that branch to it: direct branches,
+	                            * jump-table edges found so far, calls to their landing pad */
+	size_t cap_src;
+	uint32_t *stamp;           /* per insn: visited by the current walk */
+	uint32_t gen;
+	int64_t *stack;
+	int64_t entry;             /* the entry instruction, or -1 */
+	bool hit_unknown;          /* a walk met code with no known predecessor */
+	size_t budget;             /* instructions all walks of the procedure may still visit */
+	size_t query_budget;       /* ... and those of the present jump's question */
+	bool query_exhausted;      /* the present jump's walks ran out of budget */
+	unsigned incomplete;       /* answers cut short (a cycle, the depth, the budget) so far */
+	struct jt_memo *memo;      /* the values of definitions, per round (jump_tables.c) */
+	uint32_t *cstamp;          /* per insn: followed by the current closure over copies */
+	uint32_t cgen;
+	struct copy_question *q;   /* that closure's questions, and the definitions it found */
+	size_t nq, cap_q;
+	int64_t *roots;            /* that make values (insn * 16 + register), a stack */
+	size_t nroots, cap_roots;
+	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
+	size_t nrefs;
+	int64_t *defs;             /* the walks' answers, a stack (walks nest through values) */
+	size_t ndefs, cap_defs;
+	uint8_t *active;           /* per insn: its value is being found (a cycle of copies) */
+	/* Per insn: the stack pointer's and the frame pointer's height before
+	 * it, relative to the stack pointer at the procedure's entry (see
+	 * stack_slots.c), for the present in_src; computed on first use. */
+	int32_t *sp, *bp;
+	bool heights_ready;
+};
+
+struct copy_question;
+
+/* What a backward walk looks for: instruction P either defines the value
+ * sought (WALK_DEF), or lets it through. */
+enum { WALK_THROUGH, WALK_DEF };
+struct builder;
+typedef int (*walk_fn)(const struct builder *b, int64_t p, const void *ctx);
 
 struct builder {
 	const ls_module *m;
@@ -162,6 +203,8 @@ void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh);
 uint64_t ls_eh_landing_pad(const struct ls_cfg_module *c, uint64_t addr);
 
 /* jump_tables.c */
+/* Whether instruction K runs straight into K + 1. */
+bool ls_jt_falls_into(const struct builder *b, int64_t k);
 /* The dynamic relocations and data symbols that bound jump tables.  Caller holds the lock. */
 void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c);
 /* Finds the targets of B's indirect jumps (b->jt), marking them leaders. */
@@ -175,6 +218,28 @@ void ls_kernel_sites_load(const ls_module *m, struct ls_cfg_module *c);
 void ls_kernel_site_apply(const struct ls_cfg_module *c, struct ls_insn *in);
 /* Whether procedure NAME of M is the kernel's 32-bit code (not decoded). */
 bool ls_kernel_code32(const ls_module *m, const char *name);
+
+/* stack_slots.c: values the jump-table walk follows through the stack. */
+#define LS_REG_SP 4
+#define LS_REG_BP 5
+#define LS_HEIGHT_UNSET INT32_MIN          /* not reached (yet) */
+#define LS_HEIGHT_UNKNOWN (INT32_MIN + 1)  /* reached with different or untracked heights */
+/* A stack slot: bytes [OFF, OFF + SIZE) below the stack pointer's value at
+ * the procedure's entry (the return address is at 0). */
+struct ls_slot {
+	int32_t off;
+	uint8_t size;
+};
+enum { LS_SLOT_OK, LS_SLOT_UNREACHED, LS_SLOT_ARGUMENT, LS_SLOT_UNKNOWN };
+/* The slot that MEM (SP- or BP-relative, SIZE bytes) names at instruction
+ * AT, and whether it can be followed (LS_SLOT_*). */
+int ls_slot_of(struct builder *b, int64_t at, const struct ls_operand *mem, int size, struct ls_slot *slot);
+/* A walk_fn (CTX a struct ls_slot): WALK_DEF when P writes the slot. */
+int ls_slot_store(const struct builder *b, int64_t p, const void *ctx);
+/* The general register whose whole value store P puts in the slot, or -1. */
+int ls_slot_stored_reg(const struct builder *b, int64_t p, const struct ls_slot *slot);
+/* The stack pointer's height before instruction AT (LS_HEIGHT_* if none). */
+int32_t ls_sp_height(struct builder *b, int64_t at);
 
 /* noreturn.c */
 int32_t ls_cfg_proc_index(const ls_module *m, const struct ls_proc *p);

@@ -115,13 +115,21 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
  *                   movslq (%rB,%rI,4),%r; mov (%rB,%rI,4),%e + cltq   (4 bytes, signed)
  *   a sum           add %rA,%rX; lea (%rA,%rX),%rY     (a constant plus a 4-byte entry:
  *                                                       a table relative to itself or to a label)
+ *   a copy          mov %rA,%rB; a spill and its reload through an SP- or
+ *                   BP-relative stack slot (stack_slots.c): the value of what
+ *                   it copies, followed once per definition, cycles included
  *   a pointer       a load without an index, a call's result, an argument:
  *                   not a table (a tail call through a pointer, longjmp)
- * Several definitions may reach a jump (gcc duplicates a computed goto's
- * jump into its predecessors): its targets are the union of their tables.
+ * Any number of definitions may reach a jump (gcc duplicates a computed
+ * goto's jump into its predecessors, reloads a table's base after every
+ * call): its targets are the union of their tables, a set of candidate
+ * values.  An indexed jump with no table found, made with the frame torn
+ * down (SP back at its entry height), is a tail call through a pointer.
  *
  * A table is read up to the guarding compare (`cmp $N,%rI; ja`, on the
- * index's value) when there is one; otherwise up to what its index can
+ * index's value, or on the memory the index is loaded from) when there is
+ * one (an entry that is the compare's default, in another procedure's cold
+ * code, is skipped); otherwise up to what its index can
  * hold (`and $M`, a zero-extended byte or word), and never past the next
  * data object: a data symbol's start or end, another address the
  * procedure refers to, the section's end, or (in a PIE or a DSO) an 8-byte
@@ -140,22 +148,9 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
  * (an indexed load) but has no targets is counted in cfg->unresolved_jumps
  * and warned about once per procedure. */
 
-/* Who may run just before each instruction, for the backward walk.  Built
- * for procedures with an indirect jump only. */
-struct flow {
-	uint32_t *in_start;        /* per insn + 1: where its sources start in in_src */
-	uint32_t *in_src;          /* instructions that branch to it: direct branches,
-	                            * jump-table edges found so far, calls to their landing pad */
-	size_t cap_src;
-	uint32_t *stamp;           /* per insn: visited by the current walk */
-	uint32_t gen;
-	int64_t *stack;
-	int64_t entry;             /* the entry instruction, or -1 */
-	bool hit_unknown;          /* a walk met code with no known predecessor */
-	size_t budget;             /* instructions all walks of the procedure may still visit */
-	uint64_t *refs;            /* data addresses the procedure's instructions name, sorted */
-	size_t nrefs;
-};
+/* The backward walk's graph, per procedure with an indirect jump: who may
+ * run just before each instruction (struct flow, cfg_private.h, shared
+ * with stack_slots.c). */
 
 /* What a register may hold. */
 enum { VAL_UNKNOWN, VAL_POINTER, VAL_CONST, VAL_ENTRY };
@@ -169,12 +164,16 @@ struct jt_val {
 	uint64_t base;
 	int64_t load;              /* VAL_ENTRY: the instruction that loads the entry */
 };
-#define JT_MAX_VALS 8
+/* A set of candidate values, not a count of definitions: any number of
+ * definitions may reach a jump (SQLite's printf core loads its table's
+ * address again after each of 27 calls), and they give few distinct
+ * values.  Past JT_MAX_VALS distinct ones, the set is "unknown". */
+#define JT_MAX_VALS 16
 struct jt_vals {
 	struct jt_val v[JT_MAX_VALS];
 	int n;
 };
-#define JT_DEPTH 6                 /* definitions followed through copies and sums */
+#define JT_DEPTH 10                /* definitions followed through copies, sums and spills */
 /* Instructions the walks of one procedure may visit in all, in every
  * round: linear in its size, so that a procedure with thousands of
  * indirect jumps costs no more than some passes over it (past that, its
@@ -182,6 +181,8 @@ struct jt_vals {
  * clang -O3 (7k instructions, 79 copies of the dispatch) takes 1.8M; no
  * procedure of libc takes 1M. */
 #define JT_WALK_BUDGET(ninsns) (512 * (size_t)(ninsns) + 16000000)
+/* ... and the walks of one jump's question, in one round. */
+#define JT_QUERY_BUDGET(ninsns) (64 * (size_t)(ninsns) + 1000000)
 
 static bool same_val(const struct jt_val *x, const struct jt_val *y)
 {
@@ -206,12 +207,71 @@ static void add_kind(struct jt_vals *out, int kind, bool table_like)
 	add_val(out, (struct jt_val){ .kind = (uint8_t)kind, .table_like = table_like });
 }
 
+/* The value a definition leaves in a register, once found whole, for the
+ * rest of the round: a definition is reached from many jumps and through
+ * many copies (sre's matcher: tens of copies of its dispatch whose bases
+ * are copies of copies), and each way would walk the procedure again. */
+struct jt_memo {
+	size_t cap, n;             /* slots (a power of two), used */
+	uint64_t *keys;            /* insn * 16 + reg + 1; 0: empty */
+	struct jt_vals *vals;
+};
+
+static const struct jt_vals *memo_get(const struct jt_memo *m, int64_t d, int reg)
+{
+	if (!m || !m->n)
+		return NULL;
+	uint64_t key = (uint64_t)d * 16 + (uint64_t)reg + 1;
+	for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key)
+			return &m->vals[i];
+		if (!m->keys[i])
+			return NULL;
+	}
+}
+
+static struct jt_memo *memo_put(struct jt_memo *m, int64_t d, int reg, const struct jt_vals *v)
+{
+	if (!m)
+		m = ls_xcalloc(1, sizeof *m);
+	if ((m->n + 1) * 2 > m->cap) {
+		struct jt_memo old = *m;
+		m->cap = old.cap ? old.cap * 2 : 256;
+		m->n = 0;
+		m->keys = ls_xcalloc(m->cap, sizeof *m->keys);
+		m->vals = ls_xmalloc(m->cap * sizeof *m->vals);
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.keys[i])
+				memo_put(m, (int64_t)((old.keys[i] - 1) / 16), (int)((old.keys[i] - 1) % 16), &old.vals[i]);
+		free(old.keys);
+		free(old.vals);
+	}
+	uint64_t key = (uint64_t)d * 16 + (uint64_t)reg + 1;
+	size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->keys[i])
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = *v;
+	return m;
+}
+
+static void memo_free(struct jt_memo *m)
+{
+	if (m) {
+		free(m->keys);
+		free(m->vals);
+		free(m);
+	}
+}
+
 bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
 
 /* Whether instruction K runs straight into K + 1 (a call: unless it never
  * returns; in the summary build, before that is proved, unless it is
  * known never to return). */
-static bool falls_into(const struct builder *b, int64_t k)
+bool ls_jt_falls_into(const struct builder *b, int64_t k)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	const struct ls_insn *in = &cfg->insns[k];
@@ -224,26 +284,29 @@ static bool falls_into(const struct builder *b, int64_t k)
 	return in->kind == LS_INSN_OTHER || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_ICALL;
 }
 
-/* The instructions whose last write of REG may reach instruction AT
- * (before it runs), at most MAX of them.  *AT_ENTRY: a path from the
- * procedure's entry writes nothing (REG holds an argument); *LIMIT: too
- * many definitions or too long a walk. */
-static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, int max, bool *at_entry,
-                         bool *limit)
+static int writes_reg(const struct builder *b, int64_t p, const void *ctx)
+{
+	uint16_t bit = *(const uint16_t *)ctx;
+	return b->cfg->insns[p].writes & bit ? WALK_DEF : WALK_THROUGH;
+}
+
+/* The instructions that WHAT says define the value sought and whose
+ * definition may reach instruction AT (before it runs), pushed on
+ * f->defs from *N0 on; how many.  *AT_ENTRY: a path from the procedure's
+ * entry defines nothing (an argument); *LIMIT: the walks' budget ran out.
+ * A flow-sensitive walk over predecessors, not addresses: a table's base
+ * may be loaded in the preheader, far from the jump. */
+static size_t walk_back(struct builder *b, int64_t at, walk_fn what, const void *ctx, size_t *n0, bool *at_entry,
+                        bool *limit)
 {
 	struct flow *f = b->flow;
 	const struct ls_cfg *cfg = b->cfg;
 	*at_entry = *limit = false;
-	if (reg < 0 || reg >= 16) {
-		*limit = true;
-		return 0;
-	}
-	uint16_t bit = (uint16_t)(1u << reg);
+	*n0 = f->ndefs;
 	if (++f->gen == 0) {
 		memset(f->stamp, 0, cfg->ninsns * sizeof *f->stamp);
 		f->gen = 1;
 	}
-	int n = 0;
 	size_t sp = 0;
 	f->stack[sp++] = at;
 	while (sp) {
@@ -251,7 +314,7 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 		if (x == f->entry)
 			*at_entry = true;
 		uint32_t lo = f->in_start[x], hi = f->in_start[x + 1];
-		bool through = x > 0 && falls_into(b, x - 1);
+		bool through = x > 0 && ls_jt_falls_into(b, x - 1);
 		if (!through && lo == hi && x != f->entry)
 			f->hit_unknown = true;
 		for (uint32_t k = lo; k < hi + through; k++) {
@@ -259,25 +322,28 @@ static int reaching_defs(struct builder *b, int64_t at, int reg, int64_t *defs, 
 			if (f->stamp[p] == f->gen)
 				continue;
 			f->stamp[p] = f->gen;
-			if (f->budget == 0) {
+			if (f->budget == 0 || f->query_budget == 0) {
 				*limit = true;
-				return n;
+				f->query_exhausted = true;
+				f->incomplete++;
+				return f->ndefs - *n0;
 			}
 			f->budget--;
-			if (cfg->insns[p].writes & bit) {
-				if (n < max)
-					defs[n++] = p;
-				else
-					*limit = true;
+			f->query_budget--;
+			if (what(b, p, ctx) == WALK_DEF) {
+				f->defs = ls_grow(f->defs, &f->cap_defs, f->ndefs + 1, sizeof *f->defs);
+				f->defs[f->ndefs++] = p;
 			} else {
 				f->stack[sp++] = p; /* each instruction is pushed once: n slots suffice */
 			}
 		}
 	}
-	return n;
+	return f->ndefs - *n0;
 }
 
 static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out);
+static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand *mem, int depth,
+                          struct jt_vals *out);
 
 /* What a load from MEM at instruction AT gives: a table entry when MEM is
  * indexed and its table's address is known. */
@@ -290,8 +356,12 @@ static void value_of_load(struct builder *b, int64_t at, const struct ls_operand
 		                              .c = (uint64_t)mem->disp, .load = at });
 		return;
 	}
+	if (mem->index < 0 && (mem->base == LS_REG_SP || mem->base == LS_REG_BP) && size == 8) {
+		value_of_slot(b, at, mem, depth, out);
+		return;
+	}
 	if (mem->index < 0) {
-		add_kind(out, VAL_POINTER, false); /* a pointer in a struct, a global, a stack slot */
+		add_kind(out, VAL_POINTER, false); /* a pointer in a struct, a global */
 		return;
 	}
 	if ((size != 4 && size != 8) || (mem->scale != size && mem->scale != 1)) {
@@ -352,8 +422,40 @@ static void value_of_sum(const struct jt_vals *a, const struct jt_vals *bv, int6
 		}
 }
 
-/* What instruction D leaves in REG (D writes it). */
+static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out);
+
+/* What instruction D leaves in REG (D writes it).  A definition met again
+ * while its own value is being found adds nothing: a cycle of copies
+ * around a loop (clang parks a table's register in another one and
+ * restores it: `mov %rbp,%r14 ... mov %r14,%rbp`) holds only what enters
+ * the cycle from outside. */
 static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
+{
+	struct flow *f = b->flow;
+	uint8_t *active = &f->active[d];
+	if (*active) {
+		f->incomplete++;
+		return;
+	}
+	const struct jt_vals *known = memo_get(f->memo, d, reg);
+	struct jt_vals v = { .n = 0 };
+	if (known) {
+		v = *known;
+	} else {
+		unsigned before = f->incomplete;
+		*active = 1;
+		value_of_def_once(b, d, reg, depth, &v);
+		*active = 0;
+		/* Whole answers only: one cut short by a cycle or a limit
+		 * depends on where the question came from. */
+		if (f->incomplete == before)
+			f->memo = memo_put(f->memo, d, reg, &v);
+	}
+	for (int i = 0; i < v.n; i++)
+		add_val(out, v.v[i]);
+}
+
+static void value_of_def_once(struct builder *b, int64_t d, int reg, int depth, struct jt_vals *out)
 {
 	const struct ls_insn *in = &b->cfg->insns[d];
 	if (in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) {
@@ -415,22 +517,142 @@ static void value_of_def(struct builder *b, int64_t d, int reg, int depth, struc
 	add_kind(out, VAL_UNKNOWN, false);
 }
 
-/* What REG may hold when instruction AT runs. */
+/* What REG may hold when instruction AT runs: the union of what its
+ * reaching definitions leave in it. */
+/* One question of a closure over copies: what REG holds at AT, or what
+ * the stack slot OFF holds at AT. */
+struct copy_question {
+	int64_t at;
+	int32_t off;
+	int8_t reg;                /* -1: the slot */
+};
+
+/* Whether definition D of REG only copies a value: a register move (or a
+ * sign extension of a 4-byte entry, movslq %eax,%rax), *SRC its source;
+ * or a reload from a stack slot, *SLOT_AT its operand. */
+enum { DEF_VALUE, DEF_COPY, DEF_RELOAD };
+static int def_kind(const struct builder *b, int64_t d, int reg, int *src, const struct ls_operand **mem)
+{
+	const struct ls_insn *in = &b->cfg->insns[d];
+	const struct ls_operand *s = &in->op[0], *dst = &in->op[1];
+	if (in->nops != 2 || dst->kind != LS_OP_REG || dst->reg != reg ||
+	    (in->opcode != LS_MN_MOV && in->opcode != LS_MN_MOVSXD))
+		return DEF_VALUE;
+	if (s->kind == LS_OP_REG && s->reg >= 0 && s->reg < 16) {
+		*src = s->reg;
+		return DEF_COPY;
+	}
+	if (in->opcode == LS_MN_MOV && s->kind == LS_OP_MEM && s->index < 0 && dst->size == 8 &&
+	    (s->base == LS_REG_SP || s->base == LS_REG_BP)) {
+		*mem = s;
+		return DEF_RELOAD;
+	}
+	return DEF_VALUE;
+}
+
+/* What Q asks, answered through copies: the definitions that reach it
+ * are followed back through register moves, spills and reloads (each
+ * once: the copies may go round in cycles, gcc spilling sre's label table
+ * around every call and reloading it before every dispatch), and the
+ * value is the union of what the other definitions - the ones that make
+ * a value - leave.  Linear in the copies, whatever their cycles. */
+static void value_through_copies(struct builder *b, struct copy_question q0, int depth, struct jt_vals *out)
+{
+	struct flow *f = b->flow;
+	if (++f->cgen == 0) {
+		memset(f->cstamp, 0, b->cfg->ninsns * sizeof *f->cstamp);
+		f->cgen = 1;
+	}
+	size_t q_base = f->nq, r_base = f->nroots;
+	f->q = ls_grow(f->q, &f->cap_q, f->nq + 1, sizeof *f->q);
+	f->q[f->nq++] = q0;
+	while (f->nq > q_base) {
+		struct copy_question q = f->q[--f->nq];
+		struct ls_slot slot = { q.off, 8 };
+		uint16_t bit = q.reg >= 0 ? (uint16_t)(1u << q.reg) : 0;
+		bool at_entry, limit;
+		size_t n0, n = q.reg >= 0 ? walk_back(b, q.at, writes_reg, &bit, &n0, &at_entry, &limit)
+		                          : walk_back(b, q.at, ls_slot_store, &slot, &n0, &at_entry, &limit);
+		if (limit)
+			add_kind(out, VAL_UNKNOWN, false);
+		if (at_entry && q.reg >= 0)
+			add_kind(out, VAL_POINTER, false); /* an argument (a slot: not yet written) */
+		for (size_t i = 0; i < n; i++) {
+			int64_t d = f->defs[n0 + i];
+			if (f->cstamp[d] == f->cgen)
+				continue;
+			f->cstamp[d] = f->cgen;
+			struct copy_question next = { d, 0, -1 };
+			int src = -1;
+			const struct ls_operand *mem = NULL;
+			int kind = q.reg >= 0 ? def_kind(b, d, q.reg, &src, &mem) : DEF_COPY;
+			if (q.reg < 0 && (src = ls_slot_stored_reg(b, d, &slot)) < 0) {
+				add_kind(out, VAL_UNKNOWN, false); /* written over */
+				continue;
+			}
+			if (kind == DEF_RELOAD) {
+				int r = ls_slot_of(b, d, mem, 8, &slot);
+				if (r != LS_SLOT_OK) {
+					/* Not reached yet (no height: the next round), an
+					 * argument on the stack, or a frame not followed. */
+					if (r == LS_SLOT_UNREACHED)
+						f->hit_unknown = true;
+					else
+						add_kind(out, r == LS_SLOT_ARGUMENT ? VAL_POINTER : VAL_UNKNOWN, false);
+					continue;
+				}
+				next.off = slot.off;
+			} else if (kind == DEF_COPY) {
+				next.reg = (int8_t)src;
+			} else {
+				f->roots = ls_grow(f->roots, &f->cap_roots, f->nroots + 1, sizeof *f->roots);
+				f->roots[f->nroots++] = d * 16 + q.reg;
+				continue;
+			}
+			f->q = ls_grow(f->q, &f->cap_q, f->nq + 1, sizeof *f->q);
+			f->q[f->nq++] = next;
+		}
+		f->ndefs = n0;
+	}
+	/* The definitions that make values, each asked once. */
+	for (size_t i = r_base; i < f->nroots; i++)
+		value_of_def(b, f->roots[i] / 16, (int)(f->roots[i] % 16), depth - 1, out);
+	f->nroots = r_base;
+}
+
+/* What REG may hold when instruction AT runs: the union of what its
+ * reaching definitions leave in it. */
 static void value_of_reg(struct builder *b, int64_t at, int reg, int depth, struct jt_vals *out)
 {
 	if (depth <= 0 || reg < 0 || reg >= 16) {
+		b->flow->incomplete += depth <= 0;
 		add_kind(out, VAL_UNKNOWN, false);
 		return;
 	}
-	int64_t defs[JT_MAX_VALS];
-	bool at_entry, limit;
-	int n = reaching_defs(b, at, reg, defs, JT_MAX_VALS, &at_entry, &limit);
-	if (limit)
+	value_through_copies(b, (struct copy_question){ at, 0, (int8_t)reg }, depth, out);
+}
+
+/* What the stack slot MEM (SP- or BP-relative) holds when instruction AT
+ * loads it: what the stores reaching AT put there.  gcc keeps CPython's
+ * label table in a slot and reloads it before each computed goto. */
+static void value_of_slot(struct builder *b, int64_t at, const struct ls_operand *mem, int depth,
+                          struct jt_vals *out)
+{
+	struct ls_slot slot = { 0, 8 };
+	int r = ls_slot_of(b, at, mem, 8, &slot);
+	if (r != LS_SLOT_OK) {
+		if (r == LS_SLOT_UNREACHED)
+			b->flow->hit_unknown = true;
+		else
+			add_kind(out, r == LS_SLOT_ARGUMENT ? VAL_POINTER : VAL_UNKNOWN, false);
+		return;
+	}
+	if (depth <= 0) {
+		b->flow->incomplete++;
 		add_kind(out, VAL_UNKNOWN, false);
-	if (at_entry)
-		add_kind(out, VAL_POINTER, false); /* an argument */
-	for (int i = 0; i < n; i++)
-		value_of_def(b, defs[i], reg, depth - 1, out);
+		return;
+	}
+	value_through_copies(b, (struct copy_question){ at, slot.off, -1 }, depth, out);
 }
 
 /* The index's history, from the table load back through copies and
@@ -446,9 +668,13 @@ struct index_step {
 /* The one definition of REG reaching AT (see struct index_step). */
 static int64_t unique_def(struct builder *b, int64_t at, int reg)
 {
-	int64_t d;
+	if (reg < 0 || reg >= 16)
+		return -1;
+	uint16_t bit = (uint16_t)(1u << reg);
 	bool at_entry, limit;
-	int n = reaching_defs(b, at, reg, &d, 1, &at_entry, &limit);
+	size_t n0, n = walk_back(b, at, writes_reg, &bit, &n0, &at_entry, &limit);
+	int64_t d = n ? b->flow->defs[n0] : -1;
+	b->flow->ndefs = n0;
 	if (limit)
 		return -1;
 	return n == 1 && !at_entry ? d : n == 0 && at_entry ? -2 : -1;
@@ -481,6 +707,94 @@ static int index_chain(struct builder *b, int64_t load, int reg, struct index_st
 	return n;
 }
 
+/* A register's value at an instruction as ROOT + K: ROOT the definition
+ * left once copies and constant additions (mov %a,%b; lea K(%a),%b; add
+ * $K,%b) are taken off, or, where several definitions reach, the value
+ * REG holds at AT. */
+struct affine {
+	int64_t def;               /* -1: several (then REG at AT), -2: the entry */
+	int reg;
+	int64_t at;
+	int64_t k;
+};
+
+static struct affine affine_root(struct builder *b, int64_t at, int reg)
+{
+	struct affine a = { -1, reg, at, 0 };
+	for (int steps = 0; steps < 8; steps++) {
+		int64_t d = unique_def(b, at, reg);
+		a.reg = reg;
+		a.at = at;
+		a.def = d;
+		if (d < 0)
+			return a;
+		const struct ls_insn *in = &b->cfg->insns[d];
+		const struct ls_operand *src = &in->op[0];
+		if (in->nops != 2)
+			return a;
+		if (in->opcode == LS_MN_MOV && src->kind == LS_OP_REG && src->reg >= 0 && src->reg < 16) {
+			reg = src->reg;
+		} else if (in->opcode == LS_MN_LEA && src->kind == LS_OP_MEM && src->index < 0 && src->base >= 0 &&
+		           src->base < 16) {
+			a.k += src->disp;
+			reg = src->base;
+		} else if (in->opcode == LS_MN_ADD && src->kind == LS_OP_IMM) {
+			a.k += src->imm;
+		} else {
+			return a;
+		}
+		at = d;
+	}
+	a.def = -3;
+	return a;
+}
+
+/* Whether REG holds the same value at instructions X and Y: one runs
+ * straight into the other (nothing branches in between) and nothing
+ * between them writes REG. */
+static bool same_value(const struct builder *b, int64_t x, int64_t y, int reg)
+{
+	if (x > y) {
+		int64_t t = x;
+		x = y;
+		y = t;
+	}
+	for (int64_t i = x; i < y; i++)
+		if (y - x > 64 || !ls_jt_falls_into(b, i) || (b->cfg->insns[i].writes & (1u << reg)) ||
+		    b->flow->in_start[i + 1] != b->flow->in_start[i + 2])
+			return false;
+	return true;
+}
+
+/* Whether memory operand X at instruction XA and Y at YA name the same
+ * address: the same base and index values (up to constants added) and
+ * displacements that make up the difference.  gcc bounds a switch on a
+ * field read through an index (`cmpl $10,0x10(%rdx,%rax,4); ja`) and
+ * loads it again through another index, %rax + 4. */
+static bool same_address(struct builder *b, int64_t xa, const struct ls_operand *x, int64_t ya,
+                         const struct ls_operand *y)
+{
+	if (x->base == LS_REG_RIP || y->base == LS_REG_RIP || (x->index < 0) != (y->index < 0) ||
+	    (x->base < 0) != (y->base < 0) || (x->index >= 0 && x->scale != y->scale))
+		return false;
+	int64_t dx = x->disp, dy = y->disp;
+	for (int part = 0; part < 2; part++) {
+		int rx = part ? x->index : x->base, ry = part ? y->index : y->base;
+		if (rx < 0)
+			continue;
+		struct affine p = affine_root(b, xa, rx), q = affine_root(b, ya, ry);
+		bool same = p.reg == q.reg && (p.def >= 0 || p.def == -2 ? p.def == q.def
+		                                                           : p.def == -1 && q.def == -1 &&
+		                                                                 same_value(b, p.at, q.at, p.reg));
+		if (!same)
+			return false;
+		int64_t scale = part ? x->scale : 1;
+		dx += p.k * scale;
+		dy += q.k * scale;
+	}
+	return dx == dy;
+}
+
 /* Whether compare C (`cmp $N,%r` or, at -O0, `cmpl $N,slot`) tests the
  * index's value: %r there was defined by a step of CHAIN, or the slot is
  * where a step loaded it from. */
@@ -504,7 +818,7 @@ static bool compares_index(struct builder *b, int64_t c, const struct index_step
 		const struct ls_insn *ld = &b->cfg->insns[chain[k].def];
 		const struct ls_operand *m = &ld->op[0];
 		if ((ld->opcode == LS_MN_MOV || ld->opcode == LS_MN_MOVSXD || ld->opcode == LS_MN_MOVZX) &&
-		    m->kind == LS_OP_MEM && m->index < 0 && o->index < 0 && m->base == o->base && m->disp == o->disp)
+		    m->kind == LS_OP_MEM && same_address(b, c, o, chain[k].def, m))
 			return true;
 	}
 	return false;
@@ -513,7 +827,7 @@ static bool compares_index(struct builder *b, int64_t c, const struct index_step
 /* Entries in the table loaded at AT, from a `cmp $N,%r; ja` (or jae,
  * jbe, jb; sub for cmp at clang -O0) on the index's value before it: 0
  * when there is none (address order, at most 48 instructions back). */
-static uint64_t table_bound(struct builder *b, int64_t at, const struct index_step *chain, int n)
+static uint64_t table_bound(struct builder *b, int64_t at, const struct index_step *chain, int n, uint64_t *dflt)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	for (int64_t i = at - 1; i > 0 && i >= at - 48; i--) {
@@ -532,6 +846,8 @@ static uint64_t table_bound(struct builder *b, int64_t at, const struct index_st
 		int64_t v = c->op[0].imm;
 		if (v < 0 || v > 1 << 16 || !compares_index(b, i - 1, chain, n))
 			continue;
+		/* ja/jae leave for the default; jbe/jb go to the table. */
+		*dflt = j->opcode == LS_MN_JA || j->opcode == LS_MN_JAE ? j->target : 0;
 		return (uint64_t)v + (j->opcode == LS_MN_JA || j->opcode == LS_MN_JBE ? 1 : 0);
 	}
 	return 0;
@@ -636,7 +952,8 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 	const struct ls_cfg *cfg = b->cfg;
 	struct index_step chain[JT_CHAIN];
 	int nchain = e->index >= 0 ? index_chain(b, e->load, e->index, chain) : 0;
-	uint64_t count = e->index >= 0 ? table_bound(b, e->load, chain, nchain) : 1;
+	uint64_t dflt = 0;
+	uint64_t count = e->index >= 0 ? table_bound(b, e->load, chain, nchain, &dflt) : 1;
 	bool sure = count > 0;
 	if (!sure) {
 		uint64_t lim = index_limit(b, chain, nchain);
@@ -646,12 +963,17 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 			count = (end - e->c) / e->size;
 	}
 	size_t before = *nout;
+	bool first = true;
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t target;
 		if (!read_entry(b, e, k, &target))
 			break;
-		if (k == 0 && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
+		if (dflt && target == dflt && !in_ranges(b, target))
+			continue; /* the compare's default, in another procedure's cold code (gcc shares
+			           * one __builtin_unreachable among functions) */
+		if (first && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
 			return -1;
+		first = false;
 		int64_t idx = in_ranges(b, target) ? insn_index(cfg, target) : -1;
 		if (idx >= 0 && cfg->insns[idx].addr == target) {
 			*out = ls_grow(*out, cap, *nout + 1, sizeof **out);
@@ -685,6 +1007,10 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 	struct jt_vals v = { .n = 0 };
 	if (jmp->nops != 1)
 		return JUMP_NOT_TABLE;
+	/* One jump's question may not starve the others' (they share the
+	 * procedure's budget). */
+	b->flow->query_budget = JT_QUERY_BUDGET(b->cfg->ninsns);
+	b->flow->query_exhausted = false;
 	if (op->kind == LS_OP_MEM)
 		value_of_load(b, j, op, 8, JT_DEPTH, &v);
 	else if (op->kind == LS_OP_REG)
@@ -713,8 +1039,14 @@ static int jump_targets(struct builder *b, int64_t j, uint32_t **out, size_t *no
 		}
 	}
 	/* Out of walking budget: whatever was found may be partial. */
-	if (b->flow->budget == 0)
+	if (b->flow->budget == 0 || b->flow->query_exhausted)
 		unresolved = true;
+	/* No table, and the frame torn down (SP back where it was at the
+	 * entry, the return address on top): a tail call through a pointer
+	 * that an indexed load fetched - a table of functions in writable
+	 * data, a C++ virtual member-function pointer - not a table of ours. */
+	if (unresolved && !resolved && ls_sp_height(b, j) == 0)
+		unresolved = false;
 	return unresolved ? JUMP_UNRESOLVED : resolved ? JUMP_RESOLVED : JUMP_NOT_TABLE;
 }
 
@@ -740,6 +1072,9 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 	struct flow *f = b->flow;
 	size_t n = cfg->ninsns;
 	uint32_t *count = f->in_start; /* counts in [1..n], then prefix sums */
+	f->heights_ready = false; /* new edges, new heights, new values */
+	memo_free(f->memo);
+	f->memo = NULL;
 	memset(count, 0, (n + 1) * sizeof *count);
 	for (int pass = 0; pass < 2; pass++) {
 		size_t total = 0;
@@ -788,6 +1123,8 @@ static void flow_init(struct builder *b)
 	f->in_start = ls_xmalloc((n + 2) * sizeof *f->in_start);
 	f->stamp = ls_xcalloc(n + 1, sizeof *f->stamp);
 	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
+	f->active = ls_xcalloc(n + 1, 1);
+	f->cstamp = ls_xcalloc(n + 1, sizeof *f->cstamp);
 	f->entry = insn_index(cfg, b->proc->entry);
 	f->budget = JT_WALK_BUDGET(n);
 	size_t cap = 0;
@@ -812,6 +1149,14 @@ static void flow_free(struct flow *f)
 	free(f->stamp);
 	free(f->stack);
 	free(f->refs);
+	free(f->defs);
+	free(f->active);
+	free(f->cstamp);
+	free(f->q);
+	free(f->roots);
+	free(f->sp);
+	free(f->bp);
+	memo_free(f->memo);
 	free(f);
 }
 

@@ -74,6 +74,7 @@ struct ls_module {
 	struct ls_source_probe *source_probes;
 	size_t nsource_probes;
 	bool debug_loop_lines;     /* $LOOPSCOPE_DEBUG_LOOP_LINES: each loop's line and rule on stderr */
+	int debug_loop_lines_level; /* its value: 2 also dumps each loop's facts */
 
 	struct ls_strtab strings;
 	struct ls_symindex *symindex; /* symbols.c, built on first use */

@@ -27,8 +27,10 @@
  * 5. The forest: loops in preorder (parents before children, siblings by
  *    header address), each with its header, entries (header first), back
  *    edges (into any entry from inside), exits and all its blocks.
- * 6. A natural loop headed by an entry of an irreducible loop, which
- *    Havlak folds into it, is added inside it (see add_entry_loops).
+ * 6. A procedure with an irreducible loop is searched again on Havlak's
+ *    normalized graph (see normalize): a natural loop inside an irreducible
+ *    region is then found as a loop inside it whatever the DFS order, for
+ *    every handler of an interpreter alike.
  *
  * Loops are natural loops (and Havlak's irreducible ones): a block that
  * never gets back to the header - the exit() that ends a loop, a C++
@@ -151,7 +153,7 @@ static void adopt_padding(const struct ls_cfg *cfg, struct ls_loop_forest *f, co
  * comes from outside P, i.e. when LCA(X, Y) is above P's header in
  * preorder; MINKEY[L] is the least such LCA over the edges entering L. */
 static void merge_irreducible(struct ls_loop *loops, size_t *nloops, const uint32_t *hdr_pre,
-			      const uint8_t *irreducible, const uint32_t *minkey, int32_t *newidx)
+			      uint8_t *irreducible, const uint32_t *minkey, int32_t *newidx)
 {
 	size_t n = *nloops;
 	int32_t *final_parent = ls_xmalloc((n + 1) * sizeof *final_parent);
@@ -175,6 +177,7 @@ static void merge_irreducible(struct ls_loop *loops, size_t *nloops, const uint3
 		struct ls_loop L = loops[l];
 		L.parent = final_parent[l] >= 0 ? newidx[final_parent[l]] : -1;
 		L.depth = L.parent >= 0 ? loops[L.parent].depth + 1 : 1;
+		irreducible[k] = irreducible[l];
 		loops[k++] = L;
 	}
 	/* A merged loop's blocks go to the loop it was merged into. */
@@ -186,269 +189,24 @@ static void merge_irreducible(struct ls_loop *loops, size_t *nloops, const uint3
 	free(merged);
 }
 
-/* Havlak gives a block at most one loop, so inside an irreducible region a
- * natural loop whose header is one of the region's entries is lost: in an
- * interpreter whose every handler ends with its own copy of the dispatch
- * jump, each handler that can run twice in a row is such a loop (LLVM's
- * LoopInfo, which has only natural loops, reports them).  For each entry H
- * of each irreducible loop P, the blocks that reach an edge back into H
- * from inside P without passing H form a natural loop when none of them can
- * be entered but through H: when that backward walk never leaves P (any
- * other way in is through another entry, which has a predecessor outside
- * P).  Such loops become children of P, P's loops inside them move under
- * them; nothing else of Havlak's forest changes.  Other entries' edges into
- * H (another handler dispatching to it) are not back edges: H does not
- * dominate their source. */
-struct entry_loop {
-	uint32_t header;
-	int32_t parent;            /* P */
-	uint32_t *blocks;          /* the body, header first */
-	size_t nblocks;
-};
-
-/* The natural loop of entry H of the loop whose blocks are marked IN_P
- * (into BODY, marking MARK with TAG); 0 when there is none.  An edge
- * T -> H from inside P is a back edge when H dominates T: when walking
- * back from T, stopping at H and at what is known to be in the body,
- * never leaves P nor meets the procedure's entry.  SEEN and WORK are
- * scratch. */
-static size_t natural_body(const struct ls_cfg *cfg, uint32_t h, const uint32_t *in_p, uint32_t p_tag,
-                           uint32_t *mark, uint32_t tag, uint32_t *seen, uint32_t *seen_tag, uint32_t *body,
-                           uint32_t *work, size_t *budget)
-{
-	size_t n = 0;
-	bool self = false;
-	mark[h] = tag;
-	body[n++] = h;
-	const struct ls_block *hb = &cfg->blocks[h];
-	for (uint32_t k = 0; k < hb->npred; k++) {
-		uint32_t t = cfg->edges[cfg->pred[hb->first_pred + k]].from;
-		self |= t == h;
-		if (in_p[t] != p_tag || mark[t] == tag || !cfg->blocks[t].reachable)
-			continue; /* (unreachable padding is in P too: adopted) */
-		uint32_t s = ++*seen_tag;
-		size_t nw = 0;
-		bool dominated = true;
-		seen[t] = s;
-		work[nw++] = t;
-		for (size_t i = 0; i < nw && dominated; i++) {
-			const struct ls_block *blk = &cfg->blocks[work[i]];
-			if (work[i] == 0 || *budget == 0) {
-				dominated = false; /* the procedure's entry, or too much work */
-				break;
-			}
-			(*budget)--;
-			for (uint32_t q = 0; q < blk->npred; q++) {
-				uint32_t v = cfg->edges[cfg->pred[blk->first_pred + q]].from;
-				if (mark[v] == tag || seen[v] == s || !cfg->blocks[v].reachable)
-					continue;
-				if (in_p[v] != p_tag) {
-					dominated = false; /* entered from outside P: through another entry */
-					break;
-				}
-				seen[v] = s;
-				work[nw++] = v;
-			}
-		}
-		if (!dominated)
-			continue;
-		for (size_t i = 0; i < nw; i++) {
-			mark[work[i]] = tag;
-			body[n++] = work[i];
-		}
-	}
-	return n > 1 || self ? n : 0;
-}
-
-/* Loops in preorder of the tree PARENT (siblings by header address): the
- * order into ORDER, depths into DEPTH. */
-static void loop_preorder(const struct ls_cfg *cfg, const uint32_t *header, const int32_t *parent, size_t n,
-                          uint32_t *order, unsigned *depth)
-{
-	/* Children lists (CSR by parent + 1, 0 = roots), each sorted by header
-	 * address with insertion sort (sibling sets are small). */
-	uint32_t *start = ls_xcalloc(n + 2, sizeof *start);
-	uint32_t *child = ls_xmalloc((n + 1) * sizeof *child);
-	for (size_t l = 0; l < n; l++)
-		start[(size_t)(parent[l] + 1) + 1]++;
-	for (size_t i = 0; i <= n; i++)
-		start[i + 1] += start[i];
-	uint32_t *fill = ls_xmalloc((n + 2) * sizeof *fill);
-	memcpy(fill, start, (n + 2) * sizeof *fill);
-	for (size_t l = 0; l < n; l++) {
-		uint32_t s = (uint32_t)(parent[l] + 1), j = fill[s]++;
-		uint64_t key = cfg->blocks[header[l]].start;
-		while (j > start[s] && cfg->blocks[header[child[j - 1]]].start > key) {
-			child[j] = child[j - 1];
-			j--;
-		}
-		child[j] = (uint32_t)l;
-	}
-	free(fill);
-	/* Preorder with an explicit stack of (list slot, position). */
-	uint32_t *st_slot = ls_xmalloc((n + 1) * sizeof *st_slot), *st_pos = ls_xmalloc((n + 1) * sizeof *st_pos);
-	size_t d = 0, k = 0;
-	st_slot[0] = 0;
-	st_pos[0] = start[0];
-	for (;;) {
-		if (st_pos[d] < start[st_slot[d] + 1]) {
-			uint32_t l = child[st_pos[d]++];
-			order[k++] = l;
-			depth[l] = (unsigned)d + 1;
-			d++;
-			st_slot[d] = l + 1;
-			st_pos[d] = start[l + 1];
-		} else if (d-- == 0) {
-			break;
-		}
-	}
-	free(st_slot);
-	free(st_pos);
-	free(start);
-	free(child);
-}
-
-/* The forest's record of entry loop E (numbered L; OWNER: per block, the
- * entry loop holding it): one entry, its blocks, back edges, exits. */
-static void entry_loop_fields(const struct ls_cfg *cfg, const struct entry_loop *E, const int32_t *owner, int32_t l,
-                              struct ls_loop *L)
-{
-	L->header = E->header;
-	L->entries = ls_xmalloc(sizeof *L->entries);
-	L->entries[0] = E->header;
-	L->nentries = 1;
-	L->blocks = E->blocks;
-	L->nblocks = E->nblocks;
-	qsort(L->blocks, L->nblocks, sizeof *L->blocks, cmp_u32);
-	size_t capb = 0, capx = 0;
-	for (size_t q = 0; q < L->nblocks; q++) {
-		const struct ls_block *blk = &cfg->blocks[L->blocks[q]];
-		for (uint32_t s = 0; s < blk->nsucc; s++) {
-			const struct ls_cfg_edge *ed = &cfg->edges[cfg->succ[blk->first_succ + s]];
-			if (owner[ed->to] != l) {
-				L->exits = ls_grow(L->exits, &capx, L->nexits + 1, sizeof *L->exits);
-				L->exits[L->nexits++] = *ed;
-			} else if (ed->to == E->header) {
-				L->backedges = ls_grow(L->backedges, &capb, L->nbackedges + 1, sizeof *L->backedges);
-				L->backedges[L->nbackedges++] = *ed;
-			}
-		}
-	}
-}
-
-static void add_entry_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f)
-{
-	size_t N = cfg->nblocks, n = f->nloops;
-	bool any = false;
-	for (size_t l = 0; l < n && !any; l++)
-		any = f->loops[l].irreducible;
-	if (!any)
-		return;
-	uint32_t *in_p = ls_xcalloc(N, sizeof *in_p), *mark = ls_xcalloc(N, sizeof *mark);
-	uint32_t *body = ls_xmalloc(N * sizeof *body), *work = ls_xmalloc(N * sizeof *work);
-	uint32_t *seen = ls_xcalloc(N, sizeof *seen), seen_tag = 0;
-	uint8_t *is_header = ls_xcalloc(N, 1);
-	for (size_t l = 0; l < n; l++)
-		is_header[f->loops[l].header]++;
-	size_t budget = 8 * N + 100000; /* blocks walked, in all: linear in practice */
-	struct entry_loop *el = NULL;
-	size_t nel = 0, cap = 0;
-	uint32_t tag = 0;
-	for (size_t l = 0; l < n; l++) {
-		const struct ls_loop *P = &f->loops[l];
-		if (!P->irreducible)
-			continue;
-		for (size_t i = 0; i < P->nblocks; i++)
-			in_p[P->blocks[i]] = (uint32_t)l + 1;
-		for (size_t e = 0; e < P->nentries; e++) {
-			uint32_t h = P->entries[e];
-			/* P's own header, or an entry no other loop is headed by. */
-			if (is_header[h] > (e == 0 ? 1 : 0))
-				continue;
-			size_t m = natural_body(cfg, h, in_p, (uint32_t)l + 1, mark, ++tag, seen, &seen_tag, body, work,
-			                        &budget);
-			if (!m)
-				continue;
-			el = ls_grow(el, &cap, nel + 1, sizeof *el);
-			el[nel] = (struct entry_loop){ h, (int32_t)l, ls_xmalloc(m * sizeof *body), m };
-			memcpy(el[nel].blocks, body, m * sizeof *body);
-			nel++;
-		}
-	}
-	free(in_p);
-	free(is_header);
-	free(seen);
-	free(work);
-	if (!nel) {
-		free(mark);
-		free(body);
-		free(el);
-		return;
-	}
-
-	/* The tree with the new loops (numbered n..), blocks' innermost loops. */
-	size_t total = n + nel;
-	int32_t *parent = ls_xmalloc(total * sizeof *parent);
-	uint32_t *header = ls_xmalloc(total * sizeof *header);
-	for (size_t l = 0; l < n; l++) {
-		parent[l] = f->loops[l].parent;
-		header[l] = f->loops[l].header;
-	}
-	int32_t *owner = (int32_t *)mark; /* per block: the new loop holding it, or -1 */
-	for (size_t b = 0; b < N; b++)
-		owner[b] = -1;
-	for (size_t k = 0; k < nel; k++) {
-		parent[n + k] = el[k].parent;
-		header[n + k] = el[k].header;
-		for (size_t i = 0; i < el[k].nblocks; i++) {
-			uint32_t b = el[k].blocks[i];
-			owner[b] = (int32_t)(n + k);
-			if (f->block_loop[b] == el[k].parent)
-				f->block_loop[b] = (int32_t)(n + k);
-		}
-	}
-	for (size_t l = 0; l < n; l++)
-		if (parent[l] >= 0 && owner[header[l]] >= 0 && el[owner[header[l]] - (int32_t)n].parent == parent[l])
-			parent[l] = owner[header[l]];
-	uint32_t *order = ls_xmalloc(total * sizeof *order);
-	unsigned *depth = ls_xmalloc(total * sizeof *depth);
-	loop_preorder(cfg, header, parent, total, order, depth);
-
-	struct ls_loop *loops = ls_xcalloc(total, sizeof *loops);
-	int32_t *newidx = ls_xmalloc(total * sizeof *newidx);
-	for (size_t i = 0; i < total; i++)
-		newidx[order[i]] = (int32_t)i;
-	for (size_t i = 0; i < total; i++) {
-		size_t l = order[i];
-		struct ls_loop *L = &loops[i];
-		if (l < n)
-			*L = f->loops[l];
-		else
-			entry_loop_fields(cfg, &el[l - n], owner, (int32_t)l, L);
-		L->parent = parent[l] >= 0 ? newidx[parent[l]] : -1;
-		L->depth = depth[l];
-	}
-	for (size_t b = 0; b < N; b++)
-		if (f->block_loop[b] >= 0)
-			f->block_loop[b] = newidx[f->block_loop[b]];
-	free(f->loops);
-	f->loops = loops;
-	f->nloops = total;
-	free(parent);
-	free(header);
-	free(order);
-	free(depth);
-	free(newidx);
-	free(mark);
-	free(body);
-	free(el);
-}
-
 /* ---- the build ------------------------------------------------------------ */
+
+/* The graph the search runs on: the CFG's blocks (nodes 0..nblocks-1)
+ * and, after the normalization, one node in front of each header of a
+ * natural loop hidden in an irreducible region (see normalize). */
+struct graph {
+	size_t n, nblocks;
+	size_t nedges;
+	uint32_t *from, *to;         /* per edge */
+	uint32_t *sstart, *succ;     /* CSR: edges out of each node, in the CFG's order */
+	uint32_t *pstart, *pred;     /* CSR: edges into each node */
+	uint32_t *real;              /* per node: its block (a new node: the header it leads to) */
+};
 
 struct build {
 	const struct ls_cfg *cfg;
-	size_t N;                /* blocks */
+	const struct graph *g;
+	size_t N;                /* nodes */
 	uint32_t R;              /* reachable blocks (preorder numbers 0..R-1) */
 	uint32_t *number;        /* block -> preorder, NONE if unreachable */
 	uint32_t *node;          /* preorder -> block */
@@ -467,18 +225,18 @@ struct build {
  *    algorithm: an edge is answered when its second end is first seen). */
 static void dfs(struct build *b)
 {
-	const struct ls_cfg *cfg = b->cfg;
+	const struct graph *g = b->g;
 	size_t N = b->N;
 	b->number = ls_xmalloc(N * sizeof *b->number);
 	b->node = ls_xmalloc(N * sizeof *b->node);
 	b->last = ls_xmalloc(N * sizeof *b->last);
-	b->edge_lca = ls_xmalloc((cfg->nedges + 1) * sizeof *b->edge_lca);
+	b->edge_lca = ls_xmalloc((g->nedges + 1) * sizeof *b->edge_lca);
 	uint32_t *stack = ls_xmalloc(N * sizeof *stack);
 	uint32_t *next_succ = ls_xcalloc(N, sizeof *next_succ);
 	uint32_t *luf = ls_xmalloc(N * sizeof *luf), *anc = ls_xmalloc(N * sizeof *anc);
 	for (size_t i = 0; i < N; i++)
 		b->number[i] = NONE;
-	for (size_t e = 0; e < cfg->nedges; e++)
+	for (size_t e = 0; e < g->nedges; e++)
 		b->edge_lca[e] = NONE;
 	uint32_t R = 0;
 	size_t sp = 0;
@@ -488,14 +246,13 @@ static void dfs(struct build *b)
 			b->node[R++] = u;
 			luf[u] = anc[u] = u;
 			stack[sp++] = u;
-			const struct ls_block *blk = &cfg->blocks[u];
-			for (uint32_t k = 0; k < blk->npred; k++) {
-				uint32_t e = cfg->pred[blk->first_pred + k], y = cfg->edges[e].from;
+			for (uint32_t k = g->pstart[u]; k < g->pstart[u + 1]; k++) {
+				uint32_t e = g->pred[k], y = g->from[e];
 				if (y != u && b->number[y] != NONE)
 					b->edge_lca[e] = b->number[anc[uf_find(luf, y)]];
 			}
-			for (uint32_t k = 0; k < blk->nsucc; k++) {
-				uint32_t e = cfg->succ[blk->first_succ + k], x = cfg->edges[e].to;
+			for (uint32_t k = g->sstart[u]; k < g->sstart[u + 1]; k++) {
+				uint32_t e = g->succ[k], x = g->to[e];
 				if (x != u && b->number[x] != NONE)
 					b->edge_lca[e] = b->number[anc[uf_find(luf, x)]];
 			}
@@ -503,10 +260,9 @@ static void dfs(struct build *b)
 		if (!sp)
 			break;
 		uint32_t v = stack[sp - 1];
-		const struct ls_block *blk = &cfg->blocks[v];
 		u = NONE;
-		if (next_succ[v] < blk->nsucc) {
-			uint32_t w = cfg->edges[cfg->succ[blk->first_succ + next_succ[v]++]].to;
+		if (next_succ[v] < g->sstart[v + 1] - g->sstart[v]) {
+			uint32_t w = g->to[g->succ[g->sstart[v] + next_succ[v]++]];
 			if (b->number[w] == NONE)
 				u = w;
 		} else {
@@ -529,7 +285,7 @@ static void dfs(struct build *b)
 /* 2. Predecessors by preorder number, back and non-back (CSR). */
 static void split_preds(struct build *b)
 {
-	const struct ls_cfg *cfg = b->cfg;
+	const struct graph *g = b->g;
 	uint32_t R = b->R;
 	b->bstart = ls_xcalloc(R + 1, sizeof *b->bstart);
 	b->nstart = ls_xcalloc(R + 1, sizeof *b->nstart);
@@ -549,10 +305,10 @@ static void split_preds(struct build *b)
 			memcpy(nf, b->nstart, R * sizeof *nf);
 		}
 		for (uint32_t w = 0; w < R; w++) {
-			const struct ls_block *blk = &cfg->blocks[b->node[w]];
-			for (uint32_t k = 0; k < blk->npred; k++) {
-				uint32_t e = cfg->pred[blk->first_pred + k];
-				uint32_t v = b->number[cfg->edges[e].from];
+			uint32_t x = b->node[w];
+			for (uint32_t k = g->pstart[x]; k < g->pstart[x + 1]; k++) {
+				uint32_t e = g->pred[k];
+				uint32_t v = b->number[g->from[e]];
 				if (v == NONE)
 					continue; /* from unreachable code */
 				bool back = IS_ANCESTOR(b, w, v);
@@ -657,9 +413,10 @@ static void collapse(struct build *b)
 
 /* 4. The loops in preorder of the loop tree (siblings by header address):
  *    header, parent, depth; LOOP_OF_HDR maps a header's preorder to its loop. */
-static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t *loop_of_hdr)
+static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t *loop_of_hdr, uint32_t **hdr_pre)
 {
 	const struct ls_cfg *cfg = b->cfg;
+	const uint32_t *real = b->g->real;
 	uint32_t R = b->R;
 	size_t nloops = 0;
 	for (uint32_t w = 0; w < R; w++)
@@ -685,12 +442,13 @@ static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t 
 	for (uint32_t sl = 0; sl <= R; sl++)
 		for (uint32_t i = cstart[sl] + 1; i < cstart[sl + 1]; i++) {
 			uint32_t c = children[i], j = i;
-			uint64_t key = cfg->blocks[b->node[c]].start;
-			for (; j > cstart[sl] && cfg->blocks[b->node[children[j - 1]]].start > key; j--)
+			uint64_t key = cfg->blocks[real[b->node[c]]].start;
+			for (; j > cstart[sl] && cfg->blocks[real[b->node[children[j - 1]]]].start > key; j--)
 				children[j] = children[j - 1];
 			children[j] = c;
 		}
 	struct ls_loop *loops = ls_xcalloc(nloops, sizeof *loops);
+	*hdr_pre = ls_xmalloc(nloops * sizeof **hdr_pre);
 	uint32_t *st_slot = ls_xmalloc((nloops + 1) * sizeof *st_slot);
 	uint32_t *st_pos = ls_xmalloc((nloops + 1) * sizeof *st_pos);
 	int32_t *st_loop = ls_xmalloc((nloops + 1) * sizeof *st_loop);
@@ -701,8 +459,9 @@ static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t 
 	for (;;) {
 		if (st_pos[d] < cstart[st_slot[d] + 1]) {
 			uint32_t h = children[st_pos[d]++];
-			loops[next] = (struct ls_loop){ .header = b->node[h], .parent = st_loop[d], .depth = (unsigned)d + 1 };
+			loops[next] = (struct ls_loop){ .header = real[b->node[h]], .parent = st_loop[d], .depth = (unsigned)d + 1 };
 			loop_of_hdr[h] = (int32_t)next;
+			(*hdr_pre)[next] = h;
 			d++;
 			st_slot[d] = h + 1;
 			st_pos[d] = cstart[h + 1];
@@ -722,7 +481,7 @@ static size_t number_loops(const struct build *b, struct ls_loop **out, int32_t 
 
 /* 5. Blocks (nested loops' included), entries, back edges and exits of
  *    every loop of F. */
-static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number, const uint8_t *type)
+static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const uint32_t *number, const uint8_t *irr)
 {
 	size_t N = cfg->nblocks, nloops = f->nloops;
 	/* The preorder of the loop tree makes each loop's subtree a range. */
@@ -787,7 +546,7 @@ static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const
 		if (B->nentries > 2)
 			qsort(B->entries + 1, B->nentries - 1, sizeof *B->entries, cmp_u32);
 		struct ls_loop *L = &f->loops[l];
-		L->irreducible = type[number[hb]] == IRREDUCIBLE || B->nentries > 1;
+		L->irreducible = irr[l] || B->nentries > 1;
 		L->blocks = B->blocks;
 		L->nblocks = B->n;
 		L->entries = B->entries;
@@ -803,50 +562,301 @@ static void fill_loops(const struct ls_cfg *cfg, struct ls_loop_forest *f, const
 	free(subtree_end);
 }
 
-int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+/* ---- the graph, and the normalization ------------------------------------ */
+
+/* G's CSR lists from its edges. */
+static void graph_index(struct graph *g)
 {
-	memset(f, 0, sizeof *f);
-	size_t N = cfg->nblocks;
-	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
-	for (size_t i = 0; i < N; i++)
-		f->block_loop[i] = -1;
-	if (N == 0)
-		return 0;
-	struct build b = { .cfg = cfg, .N = N };
+	size_t n = g->n, ne = g->nedges;
+	g->sstart = ls_xcalloc(n + 2, sizeof *g->sstart);
+	g->pstart = ls_xcalloc(n + 2, sizeof *g->pstart);
+	g->succ = ls_xmalloc((ne + 1) * sizeof *g->succ);
+	g->pred = ls_xmalloc((ne + 1) * sizeof *g->pred);
+	for (size_t e = 0; e < ne; e++) {
+		g->sstart[g->from[e] + 2]++;
+		g->pstart[g->to[e] + 2]++;
+	}
+	for (size_t i = 2; i < n + 2; i++) {
+		g->sstart[i] += g->sstart[i - 1];
+		g->pstart[i] += g->pstart[i - 1];
+	}
+	for (size_t e = 0; e < ne; e++) { /* stable: each node's edges keep the CFG's order */
+		g->succ[g->sstart[g->from[e] + 1]++] = (uint32_t)e;
+		g->pred[g->pstart[g->to[e] + 1]++] = (uint32_t)e;
+	}
+}
+
+static void graph_of_cfg(const struct ls_cfg *cfg, struct graph *g)
+{
+	size_t n = cfg->nblocks;
+	*g = (struct graph){ .n = n, .nblocks = n };
+	/* Edges in the order of the blocks' successor lists: the DFS follows it. */
+	g->nedges = 0;
+	for (size_t b = 0; b < n; b++)
+		g->nedges += cfg->blocks[b].nsucc;
+	g->from = ls_xmalloc((g->nedges + 1) * sizeof *g->from);
+	g->to = ls_xmalloc((g->nedges + 1) * sizeof *g->to);
+	size_t e = 0;
+	for (size_t b = 0; b < n; b++)
+		for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++, e++) {
+			g->from[e] = (uint32_t)b;
+			g->to[e] = cfg->edges[cfg->succ[cfg->blocks[b].first_succ + k]].to;
+		}
+	g->real = ls_xmalloc((n + 1) * sizeof *g->real);
+	for (size_t i = 0; i < n; i++)
+		g->real[i] = (uint32_t)i;
+	graph_index(g);
+}
+
+static void graph_free(struct graph *g)
+{
+	free(g->from);
+	free(g->to);
+	free(g->sstart);
+	free(g->succ);
+	free(g->pstart);
+	free(g->pred);
+	free(g->real);
+}
+
+/* LT's EVAL with path compression, iteratively (paths are long in a
+ * procedure of 100k blocks): the node of least semidominator on V's path
+ * up the forest LINKed so far. */
+static uint32_t lt_eval(uint32_t v, uint32_t *ancestor, uint32_t *label, const uint32_t *semi, uint32_t *path)
+{
+	if (ancestor[v] == NONE)
+		return v;
+	size_t n = 0;
+	for (uint32_t x = v; ancestor[ancestor[x]] != NONE; x = ancestor[x])
+		path[n++] = x;
+	while (n--) {
+		uint32_t x = path[n], a = ancestor[x];
+		if (semi[label[a]] < semi[label[x]])
+			label[x] = label[a];
+		ancestor[x] = ancestor[a];
+	}
+	return label[v];
+}
+
+/* Dominators of G's nodes reachable from node 0, by Lengauer and Tarjan's
+ * algorithm with path compression (O(E log N) whatever the graph: an
+ * iteration to a fixed point takes as many passes as the graph's loop
+ * nest is deep, and irreducible nests are deep), as preorder intervals of
+ * the dominator tree: X dominates Y when DPRE[X] <= DPRE[Y] <= DLAST[X]. */
+static void dominators(const struct graph *g, uint32_t *dpre, uint32_t *dlast)
+{
+	size_t n = g->n;
+	uint32_t *semi = ls_xmalloc((n + 1) * sizeof *semi), *vertex = ls_xmalloc((n + 1) * sizeof *vertex);
+	uint32_t *parent = ls_xmalloc((n + 1) * sizeof *parent), *ancestor = ls_xmalloc((n + 1) * sizeof *ancestor);
+	uint32_t *label = ls_xmalloc((n + 1) * sizeof *label), *idom = ls_xmalloc((n + 1) * sizeof *idom);
+	uint32_t *bhead = ls_xmalloc((n + 1) * sizeof *bhead), *bnext = ls_xmalloc((n + 1) * sizeof *bnext);
+	uint32_t *stack = ls_xmalloc((n + 1) * sizeof *stack), *next = ls_xcalloc(n + 1, sizeof *next);
+	for (size_t i = 0; i < n; i++) {
+		semi[i] = idom[i] = ancestor[i] = bhead[i] = NONE;
+		label[i] = (uint32_t)i;
+	}
+	/* DFS preorder: semi[v] = v's number until it is the semidominator's. */
+	uint32_t R = 0;
+	size_t sp = 0;
+	stack[sp++] = 0;
+	semi[0] = R;
+	vertex[R++] = 0;
+	parent[0] = NONE;
+	while (sp) {
+		uint32_t v = stack[sp - 1];
+		if (next[v] < g->sstart[v + 1] - g->sstart[v]) {
+			uint32_t w = g->to[g->succ[g->sstart[v] + next[v]++]];
+			if (semi[w] == NONE) {
+				semi[w] = R;
+				vertex[R++] = w;
+				parent[w] = v;
+				stack[sp++] = w;
+			}
+		} else {
+			sp--;
+		}
+	}
+	for (uint32_t i = R; i-- > 1;) {
+		uint32_t w = vertex[i];
+		for (uint32_t q = g->pstart[w]; q < g->pstart[w + 1]; q++) {
+			uint32_t v = g->from[g->pred[q]];
+			if (semi[v] == NONE)
+				continue; /* unreachable */
+			uint32_t u = lt_eval(v, ancestor, label, semi, stack);
+			if (semi[u] < semi[w])
+				semi[w] = semi[u];
+		}
+		uint32_t sd = vertex[semi[w]];
+		bnext[w] = bhead[sd];
+		bhead[sd] = w;
+		uint32_t p = parent[w];
+		ancestor[w] = p;
+		for (uint32_t v = bhead[p]; v != NONE; v = bnext[v]) {
+			uint32_t u = lt_eval(v, ancestor, label, semi, stack);
+			idom[v] = semi[u] < semi[v] ? u : p;
+		}
+		bhead[p] = NONE;
+	}
+	idom[0] = 0;
+	for (uint32_t i = 1; i < R; i++) {
+		uint32_t w = vertex[i];
+		if (idom[w] != vertex[semi[w]])
+			idom[w] = idom[idom[w]];
+	}
+	/* The tree's preorder intervals: children by CSR, an explicit stack. */
+	uint32_t *cstart = ls_xcalloc(n + 2, sizeof *cstart), *child = ls_xmalloc((n + 1) * sizeof *child);
+	for (uint32_t i = 1; i < R; i++)
+		cstart[idom[vertex[i]] + 2]++;
+	for (size_t i = 2; i < n + 2; i++)
+		cstart[i] += cstart[i - 1];
+	for (uint32_t i = 1; i < R; i++)
+		child[cstart[idom[vertex[i]] + 1]++] = vertex[i];
+	for (size_t i = 0; i < n; i++) {
+		dpre[i] = dlast[i] = NONE;
+		next[i] = cstart[i];
+	}
+	uint32_t c = 0;
+	sp = 0;
+	stack[sp++] = 0;
+	dpre[0] = c++;
+	while (sp) {
+		uint32_t v = stack[sp - 1];
+		if (next[v] < cstart[v + 1]) {
+			uint32_t w = child[next[v]++];
+			dpre[w] = c++;
+			stack[sp++] = w;
+		} else {
+			dlast[v] = c - 1;
+			sp--;
+		}
+	}
+	free(cstart);
+	free(child);
+	free(semi);
+	free(vertex);
+	free(parent);
+	free(ancestor);
+	free(label);
+	free(idom);
+	free(bhead);
+	free(bnext);
+	free(stack);
+	free(next);
+}
+
+/* Havlak's normalization ("Nesting of reducible and irreducible loops",
+ * TOPLAS 1997): inside an irreducible region the forest depends on the
+ * DFS - a header H whose natural loop (the blocks that reach an edge
+ * T -> H with H dominating T, without passing H) is a loop in one order
+ * is folded into an irreducible loop in another, because the DFS may
+ * reach other entries of the region below H, and their edges into H
+ * then look like back edges.  In an interpreter whose every handler ends
+ * with its own copy of the dispatch, some handlers' self-loops were kept
+ * and others folded (clang's CPython: 58 and 93).  So each such H gets a
+ * new node in front of it that takes H's entering edges (those from
+ * blocks H does not dominate); H's only way in is then that node, every
+ * DFS enters H's natural loop through H, and the search finds it, as a
+ * reducible loop, inside whatever the region becomes.  A header with a
+ * single entering edge needs no node (its source is always H's DFS
+ * ancestor).  Reducible graphs are never changed: their loops are the
+ * natural loops whatever the order.  Returns false when no node is
+ * needed. */
+static bool normalize(const struct graph *g, const uint32_t *number, struct graph *out)
+{
+	size_t n = g->n;
+	uint32_t *dpre = ls_xmalloc((n + 1) * sizeof *dpre), *dlast = ls_xmalloc((n + 1) * sizeof *dlast);
+	dominators(g, dpre, dlast);
+#define DOMINATES(x, y) (dpre[x] <= dpre[y] && dpre[y] <= dlast[x])
+	uint32_t *virt = ls_xmalloc((n + 1) * sizeof *virt);
+	size_t k = 0;
+	for (size_t h = 1; h < n; h++) {
+		virt[h] = NONE;
+		if (number[h] == NONE)
+			continue;
+		size_t back = 0, entering = 0;
+		for (uint32_t q = g->pstart[h]; q < g->pstart[h + 1]; q++) {
+			uint32_t t = g->from[g->pred[q]];
+			if (number[t] == NONE)
+				continue;
+			if (DOMINATES(h, t))
+				back++;
+			else
+				entering++;
+		}
+		if (back && entering >= 2)
+			virt[h] = (uint32_t)(n + k++);
+	}
+	virt[0] = NONE;
+	if (!k) {
+		free(dpre);
+		free(dlast);
+		free(virt);
+		return false;
+	}
+	*out = (struct graph){ .n = n + k, .nblocks = g->nblocks, .nedges = g->nedges + k };
+	out->from = ls_xmalloc((out->nedges + 1) * sizeof *out->from);
+	out->to = ls_xmalloc((out->nedges + 1) * sizeof *out->to);
+	out->real = ls_xmalloc((out->n + 1) * sizeof *out->real);
+	memcpy(out->real, g->real, n * sizeof *out->real);
+	for (size_t e = 0; e < g->nedges; e++) {
+		uint32_t f = g->from[e], t = g->to[e];
+		out->from[e] = f;
+		out->to[e] = virt[t] != NONE && !(number[f] != NONE && DOMINATES(t, f)) ? virt[t] : t;
+	}
+	size_t e = g->nedges;
+	for (size_t h = 1; h < n; h++)
+		if (virt[h] != NONE) {
+			out->from[e] = virt[h];
+			out->to[e++] = (uint32_t)h;
+			out->real[virt[h]] = g->real[h];
+		}
+#undef DOMINATES
+	graph_index(out);
+	free(dpre);
+	free(dlast);
+	free(virt);
+	return true;
+}
+
+/* Havlak's search on G: F's loops (headers as blocks) and the blocks'
+ * innermost loops; *IRR: per loop, whether the search found it entered
+ * elsewhere than at its header; *NUMBER: per node, its preorder (NONE:
+ * unreachable). */
+static void havlak(const struct ls_cfg *cfg, const struct graph *g, struct ls_loop_forest *f, uint8_t **irr,
+                   uint32_t **number)
+{
+	struct build b = { .cfg = cfg, .g = g, .N = g->n };
 	dfs(&b);
 	split_preds(&b);
 	collapse(&b);
 	uint32_t R = b.R;
 	int32_t *loop_of_hdr = ls_xmalloc((R + 1) * sizeof *loop_of_hdr);
-	f->nloops = number_loops(&b, &f->loops, loop_of_hdr);
-	if (f->nloops) {
+	uint32_t *hdr_pre = NULL;
+	f->nloops = number_loops(&b, &f->loops, loop_of_hdr, &hdr_pre);
+	size_t n = f->nloops;
+	*irr = ls_xmalloc(n + 1);
+	if (n) {
 		/* Havlak's loops, then the irreducible nests merged. */
-		size_t n = f->nloops;
-		uint32_t *hdr_pre = ls_xmalloc(n * sizeof *hdr_pre), *minkey = ls_xmalloc(n * sizeof *minkey);
-		uint8_t *irr = ls_xmalloc(n);
+		uint32_t *minkey = ls_xmalloc(n * sizeof *minkey);
 		for (size_t l = 0; l < n; l++) {
-			hdr_pre[l] = b.number[f->loops[l].header];
 			minkey[l] = b.minkey[hdr_pre[l]];
-			irr[l] = b.type[hdr_pre[l]] == IRREDUCIBLE;
+			(*irr)[l] = b.type[hdr_pre[l]] == IRREDUCIBLE;
 		}
 		int32_t *newidx = ls_xmalloc(n * sizeof *newidx);
-		merge_irreducible(f->loops, &f->nloops, hdr_pre, irr, minkey, newidx);
-		/* Innermost loop of every reachable block. */
+		merge_irreducible(f->loops, &f->nloops, hdr_pre, *irr, minkey, newidx);
+		/* Innermost loop of every reachable block (not of the nodes the
+		 * normalization added). */
 		for (uint32_t v = 0; v < R; v++) {
 			uint32_t h = b.type[v] != NONHEADER ? v : b.header[v];
-			if (h != NONE)
+			if (h != NONE && b.node[v] < g->nblocks)
 				f->block_loop[b.node[v]] = newidx[loop_of_hdr[h]];
 		}
-		free(hdr_pre);
 		free(minkey);
-		free(irr);
 		free(newidx);
-		adopt_padding(cfg, f, b.number);
-		fill_loops(cfg, f, b.number, b.type);
-		add_entry_loops(cfg, f);
 	}
+	*number = b.number;
+	free(hdr_pre);
 	free(loop_of_hdr);
-	free(b.number);
 	free(b.node);
 	free(b.last);
 	free(b.edge_lca);
@@ -858,6 +868,46 @@ int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
 	free(b.header);
 	free(b.type);
 	free(b.minkey);
+}
+
+int ls_loop_forest_build(const struct ls_cfg *cfg, struct ls_loop_forest *f)
+{
+	memset(f, 0, sizeof *f);
+	size_t N = cfg->nblocks;
+	f->block_loop = ls_xmalloc((N + 1) * sizeof *f->block_loop);
+	for (size_t i = 0; i < N; i++)
+		f->block_loop[i] = -1;
+	if (N == 0)
+		return 0;
+	struct graph g;
+	graph_of_cfg(cfg, &g);
+	uint8_t *irr;
+	uint32_t *number;
+	havlak(cfg, &g, f, &irr, &number);
+	bool any = false;
+	for (size_t l = 0; l < f->nloops && !any; l++)
+		any = irr[l];
+	/* An irreducible region: the search again on the normalized graph,
+	 * so that every natural loop in it is found whatever the DFS. */
+	struct graph norm;
+	if (any && normalize(&g, number, &norm)) {
+		free(f->loops);
+		free(irr);
+		free(number);
+		f->loops = NULL;
+		f->nloops = 0;
+		for (size_t i = 0; i < N; i++)
+			f->block_loop[i] = -1;
+		havlak(cfg, &norm, f, &irr, &number);
+		graph_free(&norm);
+	}
+	if (f->nloops) {
+		adopt_padding(cfg, f, number);
+		fill_loops(cfg, f, number, irr);
+	}
+	graph_free(&g);
+	free(irr);
+	free(number);
 	return 0;
 }
 

@@ -18,17 +18,31 @@
  *                     above every line of the loop: gcc gives a `for (;;)`,
  *                     `while (1)` or `do` a zero-length is_stmt row there
  *                     (linemap.c keeps them aside);
- *     TEST_AT_TOP     an exit test whose line is the loop's first line;
- *     TEST_AT_BOTTOM  the back-edge test, on or after the loop's last line
- *                     (and not on its first: that is TEST_AT_TOP's);
+ *     TEST_AT_TOP     the loop's own test (one that closes the loop, or
+ *                     leaves it for a line outside the loop's lines: not a
+ *                     test of the body that the compiler threaded out of
+ *                     it) on the loop's first line (leaving out a line of
+ *                     one instruction merged in from before the loop);
+ *     TEST_AT_BOTTOM  the back-edge test, its compare or its branch on or
+ *                     after the loop's last line (and not on its first:
+ *                     that is TEST_AT_TOP's);
+ *     BEFORE_BODY     no test of its own at either end (`for (;;)`,
+ *                     `while (1)`: the statement has no code): the line
+ *                     before the loop's first, where such a statement
+ *                     stands - a guess, marked as one (not for a loop
+ *                     that is only its jump back: an emptied body leaves
+ *                     the loop statement's line on it);
  *     SLIDES          the slides' ranks (see edge_rank);
  *     HEADER          the header's first line;
  *     ENTRY           a loop with no line at all: the branch entering it.
  *   This order is measured: on the real-code corpus (tests/corpus-lines.py,
- *   LOOPSCOPE_NO_SOURCE=1) it names the loop's own line for 87.5% of
- *   clang's loops and 90.8% of gcc's; the bottom test first (a do/while
- *   before a test at the top) gave 87.3% and 90.75%, the top test first
- *   87.5% and 90.5%.
+ *   LOOPSCOPE_NO_SOURCE=1: Lua, zstd, Eigen, {fmt}, CPython) it names the
+ *   loop's own line for 91.2% of clang's loops and 92.0% of gcc's (86.9%
+ *   and 90.5% before the own-test, robust-first-line, compare-line and
+ *   BEFORE_BODY refinements).  What is left is mostly beyond DWARF: the
+ *   statement's line carries no code at all (`for (;;)`, `while (1)`, the
+ *   `while (` of a condition written on the next line), and is not the
+ *   line just before the body.
  *
  *   Source text, when the file is readable (source.c; checks and improves
  *   the DWARF line, never needed):
@@ -68,7 +82,7 @@ const char *ls_line_rule_name(enum ls_line_rule r)
 	static const char *const names[] = {
 		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
 		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
-		"src-caller", "src-shared", "entry",
+		"src-caller", "src-shared", "entry", "before-body", "src-after-entry",
 	};
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
@@ -335,8 +349,63 @@ static unsigned header_statement(const ls_module *m, const struct ls_cfg *cfg, c
 	return best;
 }
 
+/* The first line of block B seen from LCA in FILE, 0 if none; a block
+ * that is only a jump (clang -O0's `jmp` to the code after the loop,
+ * labelled with the loop's test) stands for where it goes. */
+static unsigned first_line_in(const struct ls_cfg *cfg, uint32_t b, const struct ls_places *ps,
+                              const struct ls_inl_node *lca, const char *file)
+{
+	for (int hops = 0; hops < 4 && cfg->blocks[b].ninsns == 1 && cfg->blocks[b].nsucc == 1 &&
+	                   cfg->insns[cfg->blocks[b].first_insn].kind == LS_INSN_JUMP;
+	     hops++)
+		b = cfg->edges[cfg->succ[cfg->blocks[b].first_succ]].to;
+	const struct ls_block *blk = &cfg->blocks[b];
+	for (uint32_t k = 0; k < blk->ninsns; k++) {
+		int i = ls_block_place(ps, cfg, blk, k);
+		const char *f;
+		unsigned l;
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &f, &l))
+			return f == file ? l : 0;
+	}
+	return 0;
+}
+
+/* The last line (in FILE, seen from LCA) of block BLK's test: its branch
+ * and the compare before it, up to 4 instructions (clang labels a
+ * do/while's compare with the `while` and the branch with the body's last
+ * statement, or the other way round). */
+static unsigned test_last_line(const struct ls_cfg *cfg, const struct ls_block *blk, const struct ls_places *ps,
+                               const struct ls_inl_node *lca, const char *file)
+{
+	unsigned best = 0;
+	for (uint32_t k = blk->ninsns; k-- > 0 && k + 4 >= blk->ninsns;) {
+		int i = ls_block_place(ps, cfg, blk, k);
+		const char *f;
+		unsigned l;
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &f, &l) && f == file && l > best)
+			best = l;
+	}
+	return best;
+}
+
+/* The loop's first line, leaving out lines with a single instruction or
+ * under 1 in 20 of its instructions: clang merges a statement before the
+ * loop (an induction variable's update) into it with that statement's
+ * line. */
+static unsigned robust_first_line(const struct loop_facts *f)
+{
+	for (size_t i = 0; i < f->nlines; i++)
+		if (f->lines[i].n >= 2 && f->lines[i].n * 20 >= f->total)
+			return f->lines[i].line;
+	return f->lo;
+}
+
 /* The lines of the loop's own exit tests: the first (*TOP) and the last
- * back-edge one (*BOTTOM). */
+ * back-edge one (*BOTTOM).  A test is the loop's own when it closes the
+ * loop (its in-loop side is an entry or backward: ranks 0 and 1) or when
+ * it leaves to code outside the loop's lines; one that leaves to a line
+ * inside them is a test of a statement of the body whose branch the
+ * compiler threaded out of the loop (a switch in a `for (;;)`). */
 static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
                        const struct ls_places *ps, const struct ls_inl_node *lca,
                        const struct loop_facts *f, unsigned *top, unsigned *bottom)
@@ -351,11 +420,21 @@ static void exit_tests(const struct ls_cfg *cfg, const struct ls_loop_forest *lf
 		unsigned l = branch_line(cfg, blk, ps, lca, f->file);
 		if (!l)
 			continue;
-		if (!*top || l < *top)
-			*top = l;
 		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
-		if (edge_rank(cfg, lf, k, blk, last) == 0 && l > *bottom)
-			*bottom = l;
+		int rank = edge_rank(cfg, lf, k, blk, last);
+		bool own = rank <= 1;
+		for (uint32_t s = 0; s < blk->nsucc && !own; s++) {
+			const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (in_loop(lf, e->to, k))
+				continue;
+			unsigned tl = first_line_in(cfg, e->to, ps, lca, f->file);
+			own = !tl || tl < f->lo || tl > f->hi;
+		}
+		if (own && (!*top || l < *top))
+			*top = l;
+		unsigned last_line = rank == 0 ? test_last_line(cfg, blk, ps, lca, f->file) : 0;
+		if (last_line > *bottom)
+			*bottom = last_line;
 	}
 }
 
@@ -417,7 +496,7 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 		return;
 	}
 	exit_tests(cfg, lf, k, ps, lca, f, &top, &bottom);
-	if (top && top <= f->lo) {
+	if (top && top <= robust_first_line(f)) {
 		out->line = top;
 		out->rule = LS_LINE_TEST_AT_TOP;
 		return;
@@ -425,6 +504,14 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	if (bottom && bottom >= f->hi && bottom > f->lo) {
 		out->line = bottom;
 		out->rule = LS_LINE_TEST_AT_BOTTOM;
+		return;
+	}
+	/* No test of its own at either end: `for (;;)` or `while (1)`, whose
+	 * statement has no code; it stands, by the way code is written, on
+	 * the line before the loop's first. */
+	if (f->lo > 1 && f->lo - 1 >= f->func_line && f->total > 1) {
+		out->line = f->lo - 1;
+		out->rule = LS_LINE_BEFORE_BODY;
 		return;
 	}
 	if ((out->line = slides_line(cfg, lf, k, ps, lca, f))) {
@@ -447,6 +534,106 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	}
 	out->file = NULL;
 	out->line = 0;
+}
+
+
+/* ---- research dump (LOOPSCOPE_DEBUG_LOOP_LINES=2) ---- */
+
+/* How the path from block B ends, following single successors: 1 it
+ * dies (a noreturn call, ud2), 2 it returns, 0 otherwise. */
+static int exit_fate(const struct ls_cfg *cfg, uint32_t b)
+{
+	for (int steps = 0; steps < 16; steps++) {
+		const struct ls_block *blk = &cfg->blocks[b];
+		if (!blk->ninsns)
+			return 0;
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		if (blk->nsucc == 0)
+			return last->kind == LS_INSN_RET ? 2 : last->kind == LS_INSN_IJUMP ? 0 : 1;
+		if (blk->nsucc != 1)
+			return 0;
+		b = cfg->edges[cfg->succ[blk->first_succ]].to;
+	}
+	return 0;
+}
+
+/* The lines (in FILE, seen from LCA) of block BLK's last N instructions. */
+static void dump_tail_lines(const struct ls_cfg *cfg, const struct ls_block *blk, const struct ls_places *ps,
+                            const struct ls_inl_node *lca, const char *file, unsigned n)
+{
+	fprintf(stderr, "[");
+	bool first = true;
+	for (uint32_t k = blk->ninsns; k-- > 0 && k + n >= blk->ninsns;) {
+		int i = ls_block_place(ps, cfg, blk, k);
+		const char *f;
+		unsigned l;
+		if (i >= 0 && line_in_context(&ps->pl[i], lca, &f, &l) && f == file) {
+			fprintf(stderr, "%s%u", first ? "" : ",", l);
+			first = false;
+		}
+	}
+	fprintf(stderr, "]");
+}
+
+static void dump_facts(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                       const struct ls_places *ps, const struct ls_inl_node *lca, const struct loop_facts *f,
+                       unsigned hs, const struct ls_loop_line *out)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	fprintf(stderr, "loopscope: facts2 {\"h\":\"0x%" PRIx64 "\",\"d\":%u,\"irr\":%d,\"file\":\"%s\",\"lo\":%u,\"hi\":%u,"
+	        "\"fn\":%u,\"hs\":%u,\"line\":%u,\"rule\":\"%s\",\"tests\":[",
+	        cfg->blocks[L->header].start, L->depth, L->irreducible, f->file ? f->file : "", f->lo, f->hi,
+	        f->func_line, hs, out->line, ls_line_rule_name(out->rule));
+	bool first = true;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		uint32_t bi = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[bi];
+		if (lf->block_loop[bi] != k || !is_exit_test(cfg, lf, k, blk))
+			continue;
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		int fate = 0;
+		unsigned tl = 0;
+		for (uint32_t s = 0; s < blk->nsucc; s++) {
+			const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (!in_loop(lf, e->to, k)) {
+				fate = exit_fate(cfg, e->to);
+				struct ls_loop_line tmp;
+				if (block_line(cfg, &cfg->blocks[e->to], false, ps, lca, &tmp) && tmp.file == f->file)
+					tl = tmp.line;
+			}
+		}
+		fprintf(stderr, "%s[%u,%d,%d,%u,\"0x%" PRIx64 "\",", first ? "" : ",", branch_line(cfg, blk, ps, lca, f->file),
+		        edge_rank(cfg, lf, k, blk, last), fate, tl, last->addr);
+		dump_tail_lines(cfg, blk, ps, lca, f->file, 4);
+		fprintf(stderr, "]");
+		first = false;
+	}
+	fprintf(stderr, "],\"backs\":[");
+	for (size_t e = 0; e < L->nbackedges; e++) {
+		const struct ls_block *blk = &cfg->blocks[L->backedges[e].from];
+		const struct ls_insn *last = &cfg->insns[blk->first_insn + blk->ninsns - 1];
+		fprintf(stderr, "%s[%u,%d,%d,%u,", e ? "," : "", branch_line(cfg, blk, ps, lca, f->file), last->kind,
+		        is_exit_test(cfg, lf, k, blk), L->backedges[e].to == L->header);
+		dump_tail_lines(cfg, blk, ps, lca, f->file, 4);
+		fprintf(stderr, "]");
+	}
+	fprintf(stderr, "],\"ent\":[");
+	const struct ls_block *hb = &cfg->blocks[L->header];
+	first = true;
+	for (uint32_t p = 0; p < hb->npred; p++) {
+		const struct ls_cfg_edge *e = &cfg->edges[cfg->pred[hb->first_pred + p]];
+		if (in_loop(lf, e->from, k))
+			continue;
+		fprintf(stderr, "%s%u", first ? "" : ",", branch_line(cfg, &cfg->blocks[e->from], ps, lca, f->file));
+		first = false;
+	}
+	struct ls_loop_line hl = { 0 };
+	block_line(cfg, hb, false, ps, lca, &hl);
+	fprintf(stderr, "],\"sl\":%u,\"hd\":%u,\"lines\":[", slides_line(cfg, lf, k, ps, lca, f),
+	        hl.file == f->file ? hl.line : 0);
+	for (size_t i = 0; i < f->nlines; i++)
+		fprintf(stderr, "%s[%u,%u]", i ? "," : "", f->lines[i].line, f->lines[i].n);
+	fprintf(stderr, "]}\n");
 }
 
 /* ---- the source rules ---- */
@@ -472,13 +659,15 @@ struct claims {
 
 /* Whether statement S is taken by a loop nested in K, or confirmed for a
  * loop around K. */
+enum { SHARE_NONE, SHARE_ANCESTORS, SHARE_ALL };
+
 static bool taken(const struct ls_loop_forest *lf, const struct claims *c, int32_t k, const struct ls_src_stmt *s,
-                  bool share_with_ancestors)
+                  int share)
 {
-	for (size_t j = (size_t)k + 1; j <= c->last_desc[k]; j++)
+	for (size_t j = (size_t)k + 1; j <= c->last_desc[k] && share != SHARE_ALL; j++)
 		if (c->by_loop[j] == s)
 			return true;
-	for (int32_t a = lf->loops[k].parent; a >= 0 && !share_with_ancestors; a = lf->loops[a].parent)
+	for (int32_t a = lf->loops[k].parent; a >= 0 && share == SHARE_NONE; a = lf->loops[a].parent)
 		if (c->by_loop[a] == s && c->confirmed[a])
 			return true;
 	return false;
@@ -505,7 +694,7 @@ static bool caller_statement(const ls_module *m, const struct ls_loop_forest *lf
 				best = &st[i];
 		if (!best)
 			continue;
-		if (taken(lf, c, k, best, false))
+		if (taken(lf, c, k, best, SHARE_NONE))
 			return false;
 		out->file = ctx->call_file;
 		out->line = best->line;
@@ -592,14 +781,39 @@ static const char *short_name(const char *name, size_t *len)
 	return start;
 }
 
-/* SRC_RECURSION: a line of the loop that calls the function itself (a
- * back edge's first, else the last such line), not its declaration. */
-static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L, const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
+/* Whether loop L still calls function NAME (LEN bytes, a short name): a
+ * call instruction to a procedure of that name. */
+static bool loop_calls(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L, const char *name,
+                       size_t len)
+{
+	for (size_t b = 0; b < L->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		for (uint32_t i = 0; i < blk->ninsns; i++) {
+			const struct ls_insn *in = &cfg->insns[blk->first_insn + i];
+			if (in->kind != LS_INSN_CALL)
+				continue;
+			const struct ls_proc *p = ls_procs_at_entry(&m->procs, in->target);
+			size_t n;
+			const char *pn = p ? short_name(p->name, &n) : NULL;
+			if (pn && n == len && memcmp(pn, name, len) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* SRC_RECURSION: the loop is a recursion the compiler made into a jump:
+ * no call to the function itself is left in the loop, and a line of it (a
+ * back edge's first, else the last such line) calls the function.  A loop
+ * whose body makes a recursive call (jq's jv_dump_term walking an array
+ * with a foreach macro) is no such loop. */
+static unsigned recursive_call(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L,
+                               const struct ls_places *ps, const struct ls_inl_node *lca, const char *fname,
                                const struct ls_source *src, const struct loop_facts *f)
 {
 	size_t len;
 	const char *name = short_name(fname, &len);
-	if (!name || !len)
+	if (!name || !len || loop_calls(m, cfg, L, name, len))
 		return 0;
 	for (size_t e = 0; e < L->nbackedges; e++) {
 		const struct ls_block *blk = &cfg->blocks[L->backedges[e].from];
@@ -617,14 +831,14 @@ static unsigned recursive_call(const struct ls_cfg *cfg, const struct ls_loop *L
  * that holds the loop and is not taken. */
 static const struct ls_src_stmt *enclosing(const struct ls_source *src, const struct ls_loop_forest *lf,
                                            const struct claims *c, int32_t k, const struct loop_facts *f,
-                                           bool share_with_ancestors)
+                                           int share)
 {
 	size_t n;
 	const struct ls_src_stmt *st = ls_source_stmts(src, &n);
 	const struct ls_src_stmt *best = NULL;
 	for (size_t i = 0; i < n && st[i].line <= f->hi; i++) {
 		if (st[i].line < f->func_line || st[i].end < f->lo || !holds(&st[i], f, ENCLOSE_SHARE) ||
-		    taken(lf, c, k, &st[i], share_with_ancestors))
+		    taken(lf, c, k, &st[i], share))
 			continue;
 		if (!best || st[i].line > best->line || (st[i].line == best->line && st[i].end < best->end))
 			best = &st[i];
@@ -668,6 +882,28 @@ static bool repeats_whole_call(const struct ls_loop_forest *lf, int32_t k, const
 	return true;
 }
 
+/* SRC_AFTER_ENTRY: a loop with no line of its own (clang's `jmp .` of a
+ * `while (x);` whose body is gone is at line 0), named by ENTRY after the
+ * branch that enters it: the first loop statement beginning on or after
+ * that branch's line, in the source, is the loop's. */
+static void after_entry(const ls_module *m, struct ls_loop_line *out)
+{
+	const struct ls_source *src = ls_source_get(m->sources, out->file);
+	if (!src)
+		return;
+	size_t n;
+	const struct ls_src_stmt *st = ls_source_stmts(src, &n);
+	for (size_t i = 0; i < n; i++)
+		if (st[i].line >= out->line && st[i].kind != LS_SRC_LABEL) {
+			/* Only right after it: the branch is the statement around it. */
+			if (st[i].line > out->line + 3)
+				return;
+			out->line = st[i].line;
+			out->rule = LS_LINE_SRC_AFTER_ENTRY;
+			return;
+		}
+}
+
 /* The source rules for loop K, whose DWARF line names no statement. */
 static void source_line(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                         int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
@@ -676,9 +912,9 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 {
 	if (lca && repeats_whole_call(lf, k, ps, lca) && caller_statement(m, lf, c, k, lca, out))
 		return;
-	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, false);
+	const struct ls_src_stmt *s = enclosing(src, lf, c, k, f, SHARE_NONE);
 	if (f->lo == f->hi && !ls_source_stmt_at(src, f->lo) && f->lo != f->func_line && f->direct &&
-	    (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
+	    !ls_source_begins_control(src, f->lo) && (!s || code_between(ps, lca, f->file, s->line, f->lo))) {
 		/* All on one line that begins no loop, some of it right there
 		 * (not only in calls inlined from it), and no loop statement
 		 * whose body starts there: an expansion on that line. */
@@ -692,7 +928,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		out->rule = LS_LINE_SRC_ENCLOSING;
 		return;
 	}
-	unsigned l = recursive_call(cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
+	unsigned l = recursive_call(m, cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
 	if (l) {
 		out->line = l;
 		out->rule = LS_LINE_SRC_RECURSION;
@@ -707,9 +943,12 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		return;
 	}
 	/* One source loop the compiler made into nested loops (gcc splits a
-	 * `for (;;)` around a switch by its back edges): the statement its
-	 * enclosing loop took. */
-	s = enclosing(src, lf, c, k, f, true);
+	 * `for (;;)` around a switch by its back edges; jump threading makes
+	 * a state machine's `while (1)` a loop per state): the statement its
+	 * enclosing loop took, or one a loop nested in it took. */
+	s = enclosing(src, lf, c, k, f, SHARE_ANCESTORS);
+	if (!s)
+		s = enclosing(src, lf, c, k, f, SHARE_ALL);
 	if (s) {
 		c->by_loop[k] = s;
 		out->line = s->line;
@@ -749,6 +988,11 @@ void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct 
 			limit_to_function(f, decl_line);
 		memset(&out[k], 0, sizeof out[k]);
 		dwarf_line(m, cfg, lf, (int32_t)k, ps, lca[k], f, &out[k]);
+		if (out[k].rule == LS_LINE_ENTRY)
+			after_entry(m, &out[k]);
+		if (m->debug_loop_lines_level >= 2 && f->file)
+			dump_facts(cfg, lf, (int32_t)k, ps, lca[k], f,
+			           header_statement(m, cfg, &cfg->blocks[lf->loops[k].header], ps, lca[k], f), &out[k]);
 		if (!out[k].line || !f->lo || out[k].file != f->file)
 			continue;
 		srcs[k] = ls_source_get(m->sources, f->file);

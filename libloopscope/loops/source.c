@@ -606,6 +606,9 @@ static struct ls_source *source_try(struct ls_source_cache *c, char *path)
 
 static struct ls_source *source_find(struct ls_source_cache *c, const char *path)
 {
+	/* A relative path (a build with -ffile-prefix-map, as Debian's) is
+	 * found under the search path only, and is counted as missing
+	 * otherwise (ls_source_missing). */
 	struct ls_source *src = path[0] == '/' ? source_try(c, ls_xstrdup(path)) : NULL;
 	for (size_t d = 0; d < c->ndirs && !src; d++) {
 		for (const char *tail = path; tail && *tail && !src;) {
@@ -664,7 +667,7 @@ static size_t path_slot(const struct ls_source_cache *c, const char *path)
 
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path)
 {
-	if (!c || !path || (path[0] != '/' && !c->ndirs))
+	if (!c || !path)
 		return NULL;
 	pthread_mutex_lock(&c->lock);
 	struct ls_oom_guard g; /* out of memory under the lock: unlock first */
@@ -731,6 +734,44 @@ unsigned ls_source_do_of_while(const struct ls_source *src, unsigned line)
 bool ls_source_has_code(const struct ls_source *src, unsigned line)
 {
 	return line >= 1 && line <= src->nlines && src->line_tok[line] < src->line_tok[line + 1];
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t ls_source_missing(struct ls_source_cache *c, const char **names, size_t max)
+{
+	if (!c)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	size_t n = 0;
+	const char **all = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].path && !c->slots[i].src) {
+			all = ls_grow(all, &cap, n + 1, sizeof *all);
+			all[n++] = c->slots[i].path;
+		}
+	pthread_mutex_unlock(&c->lock);
+	if (n > 1)
+		qsort(all, n, sizeof *all, cmp_str);
+	for (size_t i = 0; i < n && i < max; i++)
+		names[i] = all[i];
+	free(all);
+	return n;
+}
+
+bool ls_source_begins_control(const struct ls_source *src, unsigned line)
+{
+	if (line < 1 || line > src->nlines || src->line_tok[line] == src->line_tok[line + 1])
+		return false;
+	const struct token *t = &src->toks[src->line_tok[line]];
+	if (t->kind == T_PUNCT && src->text[t->off] == '}' && src->line_tok[line] + 1 < src->line_tok[line + 1])
+		t++; /* "} else {" */
+	return t->kind == T_IDENT && (t->kw == KW_IF || t->kw == KW_ELSE || t->kw == KW_SWITCH ||
+	                              t->kw == KW_CASE || t->kw == KW_DEFAULT);
 }
 
 bool ls_source_calls(const struct ls_source *src, unsigned line, const char *name, size_t len)

@@ -40,6 +40,10 @@ void ls_source_probes_free(struct ls_source_probe *p, size_t n);
  * the search path, read once; NULL if it cannot be read.  Thread-safe. */
 const struct ls_source *ls_source_get(struct ls_source_cache *c, const char *path);
 
+/* How many of the files asked for could not be read (not there, not
+ * under the search path); the first MAX of them, by name, into NAMES. */
+size_t ls_source_missing(struct ls_source_cache *c, const char **names, size_t max);
+
 /* Every loop statement, sorted by line (then end). */
 const struct ls_src_stmt *ls_source_stmts(const struct ls_source *src, size_t *n);
 /* The loop statement beginning on LINE (the shortest), or NULL. */
@@ -48,6 +52,9 @@ const struct ls_src_stmt *ls_source_stmt_at(const struct ls_source *src, unsigne
 unsigned ls_source_do_of_while(const struct ls_source *src, unsigned line);
 /* Whether LINE holds any token (outside comments and directives). */
 bool ls_source_has_code(const struct ls_source *src, unsigned line);
+/* Whether LINE begins with if, else, switch, case or default (after a
+ * closing brace): a statement of the body, no macro's loop. */
+bool ls_source_begins_control(const struct ls_source *src, unsigned line);
 /* Whether LINE calls NAME (NAME followed by '('; not obj.NAME(),
  * p->NAME() or X::NAME(), which call another function of that name). */
 bool ls_source_calls(const struct ls_source *src, unsigned line, const char *name, size_t len);

@@ -106,6 +106,21 @@ static void jw_scope_fields(ls_jw *w, const struct ls_scope *s, bool full)
 		ls_jw_uint(w, l ? l->depth : 0);
 		ls_jw_key(w, "irreducible");
 		ls_jw_bool(w, l && l->irreducible);
+		/* Marks, absent when they do not apply. */
+		if (l && ls_loop_made_name(l->made)) {
+			ls_jw_key(w, "compiler_made");
+			ls_jw_string(w, ls_loop_made_name(l->made));
+		}
+		if (l && ls_loop_guess_name(l->guess)) {
+			ls_jw_key(w, "line_guessed");
+			ls_jw_string(w, ls_loop_guess_name(l->guess));
+		}
+		if (l && l->nparts) {
+			ls_jw_key(w, "part");
+			ls_jw_uint(w, l->part);
+			ls_jw_key(w, "parts");
+			ls_jw_uint(w, l->nparts);
+		}
 		if (full && l) {
 			ls_jw_key(w, "entries");
 			ls_jw_array(w);

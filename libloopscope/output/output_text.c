@@ -10,6 +10,11 @@
  *       loop at small.cpp:19 [header 0x401150, depth 1]
  *         [I] do_work called at small.cpp:20 (small.cpp:6)
  *           loop at small.cpp:8 [header 0x401170, depth 2, irreducible: entries 0x401170, 0x401190]
+ *
+ * A loop's marks follow its header and depth: "irreducible: entries ...",
+ * "compiler-made: memcpy" (no loop statement behind it), "line guessed:
+ * before-body" (the rule that guessed its line), and "(part 2 of 2)" after
+ * its line when one source loop became several machine loops.
  *             stmt small.cpp:9 [0x401180-0x401188)
  *         alien util.h:33
  *
@@ -105,12 +110,18 @@ static void put_scope(FILE *out, const ls_module *m, const struct ls_scope *s, u
 		put_location(out, base_name(s->file), s->line);
 		if (!l)
 			break;
+		if (l->nparts)
+			fprintf(out, " (part %u of %u)", l->part, l->nparts);
 		fprintf(out, " [header 0x%" PRIx64 ", depth %u", l->header, l->depth);
 		if (l->irreducible) {
 			fputs(", irreducible: entries", out);
 			for (size_t i = 0; i < l->nentries; i++)
 				fprintf(out, "%s 0x%" PRIx64, i ? "," : "", l->entries[i]);
 		}
+		if (ls_loop_made_name(l->made))
+			fprintf(out, ", compiler-made: %s", ls_loop_made_name(l->made));
+		if (ls_loop_guess_name(l->guess))
+			fprintf(out, ", line guessed: %s", ls_loop_guess_name(l->guess));
 		fputc(']', out);
 		break;
 	}

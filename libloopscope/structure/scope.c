@@ -160,6 +160,33 @@ ls_edge ls_loop_backedge(const ls_scope *s, size_t i)
 	return i < l->nbackedges ? l->backedges[i] : (ls_edge){ 0, 0 };
 }
 
+const char *ls_loop_made_name(unsigned made)
+{
+	static const char *const names[LS_MADE_COUNT] = {
+		NULL, "memcpy", "memmove", "memset", "stack probe", "array constructor", "array destructor",
+	};
+	return made < LS_MADE_COUNT ? names[made] : NULL;
+}
+
+const char *ls_loop_guess_name(unsigned guess)
+{
+	static const char *const names[LS_GUESS_COUNT] = {
+		NULL, "before-body", "slides", "header", "entry",
+	};
+	return guess < LS_GUESS_COUNT ? names[guess] : NULL;
+}
+
+const char *ls_loop_compiler_made(const ls_scope *s) { return ls_loop_made_name(loop_of(s)->made); }
+const char *ls_loop_line_guessed(const ls_scope *s) { return ls_loop_guess_name(loop_of(s)->guess); }
+
+unsigned ls_loop_part(const ls_scope *s, unsigned *nparts)
+{
+	const struct ls_loop_info *l = loop_of(s);
+	if (nparts)
+		*nparts = l->nparts;
+	return l->part;
+}
+
 ls_edge ls_loop_exit(const ls_scope *s, size_t i)
 {
 	const struct ls_loop_info *l = loop_of(s);

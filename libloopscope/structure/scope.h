@@ -7,6 +7,30 @@
 
 /* ---- the scope tree (scope.c) ------------------------------------------- */
 
+/* What the compiler made a loop for, when no loop of the source is it
+ * (loops/loop_kind.c finds them; ls_loop_compiler_made() names them). */
+enum ls_loop_made {
+	LS_MADE_NONE,            /* a loop of the source */
+	LS_MADE_MEMCPY,          /* an inlined memcpy/memmove/memset expanded into a loop */
+	LS_MADE_MEMMOVE,
+	LS_MADE_MEMSET,
+	LS_MADE_STACK_PROBE,     /* -fstack-clash-protection's page-by-page probe of a big frame */
+	LS_MADE_ARRAY_CTOR,      /* new T[n]'s loop of constructor calls */
+	LS_MADE_ARRAY_DTOR,      /* delete[]'s loop of destructor calls */
+	LS_MADE_COUNT
+};
+
+/* How sure the loop's line is: the rule that chose it, when that rule is
+ * a fallback (loops/loop_line.c; ls_loop_line_guessed() names them). */
+enum ls_loop_guess {
+	LS_GUESS_NONE,           /* the loop's own statement: its test, or read in the source */
+	LS_GUESS_BEFORE_BODY,    /* no test of its own: the line before its first */
+	LS_GUESS_SLIDES,         /* the slides' ranking of its branches */
+	LS_GUESS_HEADER,         /* its header's first line */
+	LS_GUESS_ENTRY,          /* no line of its own: the branch entering it */
+	LS_GUESS_COUNT
+};
+
 struct ls_loop_info {
 	uint64_t header;
 	uint64_t *entries;   size_t nentries;
@@ -14,7 +38,15 @@ struct ls_loop_info {
 	ls_edge *exits;      size_t nexits;
 	unsigned depth;
 	bool irreducible;
+	uint8_t made;        /* enum ls_loop_made */
+	uint8_t guess;       /* enum ls_loop_guess */
+	uint16_t part, nparts; /* one source loop made into NPARTS machine loops: this is PART (from 1); 0, 0 */
 };
+
+/* The names of enum ls_loop_made and enum ls_loop_guess values (NULL for
+ * NONE and out of range). */
+const char *ls_loop_made_name(unsigned made);
+const char *ls_loop_guess_name(unsigned guess);
 
 struct ls_scope {
 	ls_scope_kind kind;

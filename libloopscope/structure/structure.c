@@ -338,6 +338,119 @@ static struct ls_scope *descend_inlines(struct child_map *cm, struct ls_arena *a
 	return at;
 }
 
+/* Whether the rule that chose a loop's line is a fallback: a guess. */
+static uint8_t guess_of(enum ls_line_rule rule)
+{
+	switch (rule) {
+	case LS_LINE_BEFORE_BODY:
+		return LS_GUESS_BEFORE_BODY;
+	case LS_LINE_SLIDES:
+		return LS_GUESS_SLIDES;
+	case LS_LINE_HEADER:
+		return LS_GUESS_HEADER;
+	case LS_LINE_ENTRY:
+		return LS_GUESS_ENTRY;
+	default:
+		return LS_GUESS_NONE;
+	}
+}
+
+/* The nearest loop above loop scope S in its procedure, not across an
+ * inlined call, or NULL. */
+static struct ls_scope *loop_above(struct ls_scope *s)
+{
+	for (struct ls_scope *p = s->parent; p; p = p->parent) {
+		if (p->kind == LS_SCOPE_LOOP)
+			return p;
+		if (p->kind != LS_SCOPE_ALIEN)
+			return NULL;
+	}
+	return NULL;
+}
+
+static size_t uf_root(size_t *uf, size_t x)
+{
+	while (uf[x] != x)
+		x = uf[x] = uf[uf[x]];
+	return x;
+}
+
+static _Thread_local struct ls_scope **g_parts_loops; /* qsort has no context argument */
+
+static int cmp_line_then_order(const void *pa, const void *pb)
+{
+	size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+	const struct ls_scope *a = g_parts_loops[x], *b = g_parts_loops[y];
+	if (a->file != b->file)
+		return (uintptr_t)a->file < (uintptr_t)b->file ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* One source loop the compiler made into several machine loops (nested:
+ * gcc splits a loop with several back edges; or one after another: a
+ * vectorized loop and its remainder) gives them all the source loop's
+ * line, and rows that cannot be told apart.  Number them: the loops of
+ * PROC with one file and line that nest directly in one another or sit
+ * side by side under one scope are parts 1..N of one loop, in preorder
+ * (the outermost first). */
+static void number_parts(struct ls_scope *proc)
+{
+	struct ls_scope **loops = NULL;
+	size_t n = 0, cap = 0;
+	for (struct ls_scope *s = proc->first_child; s;) {
+		if (s->kind == LS_SCOPE_LOOP && s->loop && s->line) {
+			loops = ls_grow(loops, &cap, n + 1, sizeof *loops);
+			loops[n++] = s;
+		}
+		if (s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != proc && !s->next_sibling)
+			s = s->parent;
+		if (s == proc)
+			break;
+		s = s->next_sibling;
+	}
+	if (n < 2) {
+		free(loops);
+		return;
+	}
+	size_t *uf = ls_xmalloc(n * sizeof *uf), *count = ls_xcalloc(n, sizeof *count);
+	size_t *order = ls_xmalloc(n * sizeof *order);
+	for (size_t i = 0; i < n; i++)
+		uf[i] = order[i] = i;
+	/* Loops with one file and line are consecutive in ORDER (preorder
+	 * kept among them); each is compared with the 64 before it. */
+	g_parts_loops = loops;
+	qsort(order, n, sizeof *order, cmp_line_then_order);
+	for (size_t x = 1; x < n; x++)
+		for (size_t y = x; y-- > 0 && x - y <= 64;) {
+			const struct ls_scope *a = loops[order[y]], *b = loops[order[x]];
+			if (a->line != b->line || a->file != b->file)
+				break;
+			if (loop_above(loops[order[x]]) == a || a->parent == b->parent)
+				uf[uf_root(uf, order[x])] = uf_root(uf, order[y]);
+		}
+	free(order);
+	for (size_t i = 0; i < n; i++)
+		count[uf_root(uf, i)]++;
+	size_t *next = ls_xcalloc(n, sizeof *next);
+	for (size_t i = 0; i < n; i++) {
+		size_t r = uf_root(uf, i);
+		if (count[r] > 1 && count[r] <= UINT16_MAX) {
+			loops[i]->loop->part = (uint16_t)++next[r];
+			loops[i]->loop->nparts = (uint16_t)count[r];
+		}
+	}
+	free(next);
+	free(count);
+	free(uf);
+	free(loops);
+}
+
 static struct ls_loop_info *make_loop_info(struct ls_arena *arena, const struct ls_cfg *cfg, const struct ls_loop *L)
 {
 	struct ls_loop_info *li = ls_arena_alloc(arena, sizeof *li);
@@ -547,6 +660,7 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	const struct ls_inl_node **lca = ls_xcalloc(nloops + 1, sizeof *lca);
 	struct ls_scope **loop_scope = ls_xcalloc(nloops + 1, sizeof *loop_scope);
 	struct ls_loop_line *lines = ls_xcalloc(nloops + 1, sizeof *lines);
+	uint8_t *made = ls_xcalloc(nloops + 1, 1);
 	struct child_map cm = { 0 };
 	if (nloops) {
 		/* Each block's first place (blocks and places are both in
@@ -557,9 +671,10 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 			int i = blk->ninsns ? ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr) : -1;
 			block_first[b] = i < 0 ? UINT32_MAX : (uint32_t)i;
 		}
-		struct ls_places ps = { pl, npl, block_first };
-		loop_contexts(cfg, lf, &ps, lca);
-		ls_loop_lines(m, proc, cfg, lf, &ps, lca, proc_file, lines);
+		struct ls_places places = { pl, npl, block_first };
+		loop_contexts(cfg, lf, &places, lca);
+		ls_loop_lines(m, proc, cfg, lf, &places, lca, proc_file, lines);
+		ls_loop_kinds(m, cfg, lf, &places, lca, lines, made);
 		free(block_first);
 	}
 	for (size_t k = 0; k < nloops; k++) {
@@ -574,6 +689,8 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 		bool created;
 		struct ls_scope *ls = child_get(&cm, arena, at, LS_SCOPE_LOOP, L, 0, &created);
 		ls->loop = make_loop_info(arena, cfg, L);
+		ls->loop->made = made[k];
+		ls->loop->guess = guess_of(lines[k].rule);
 		ls->file = lines[k].file;
 		ls->line = lines[k].line;
 		loop_scope[k] = ls;
@@ -592,8 +709,10 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 	free(cm.slots);
 	free(lca);
 	free(lines);
+	free(made);
 	free(loop_scope);
 	free(pl);
 	ls_normalize_proc(ps, arena);
+	number_parts(ps);
 	return ps;
 }

@@ -4,6 +4,7 @@
 
 #include "cfg/cfg.h"
 #include "loops/loop_forest.h"
+#include "structure/scope.h"
 
 /* How many inlined calls deep the tree goes: a chain of the procedure,
  * these and the statement fits in LS_MAX_CHAIN.  Deeper inlining (only
@@ -69,6 +70,10 @@ enum ls_line_rule {
 	LS_LINE_SRC_CALLER,     /* source: all in an inlined callee with no loop statement: the caller's */
 	LS_LINE_SRC_SHARED,     /* source: one source loop made nested loops: the enclosing loop's statement */
 	LS_LINE_ENTRY,          /* no line of its own: the branch that enters it */
+	LS_LINE_BEFORE_BODY,    /* no test of its own at either end (for (;;), while (1)): the line
+	                         * before its first, where such a statement stands (a guess) */
+	LS_LINE_SRC_AFTER_ENTRY, /* source: no line of its own: the loop statement right after the
+	                          * branch that enters it */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
@@ -84,6 +89,12 @@ struct ls_loop_line {
 void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg,
                    const struct ls_loop_forest *lf, const struct ls_places *ps,
                    const struct ls_inl_node *const *lca, const char *proc_file, struct ls_loop_line *out);
+
+/* What the compiler made each loop of LF for, when no loop statement is
+ * behind it (enum ls_loop_made, into MADE[k]; loop_kind.c). */
+void ls_loop_kinds(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                   const struct ls_places *ps, const struct ls_inl_node *const *lca,
+                   const struct ls_loop_line *lines, uint8_t *made);
 
 /* Build PROC's scope subtree (a LS_SCOPE_PROC node, not yet linked into the
  * module) from its CFG and loop forest.  CFG may be NULL (no decoder for the

@@ -49,7 +49,8 @@ class Program:
     files, how to compile and link them, and a workload that exercises it."""
 
     def __init__(self, name, package, sources, lang="c", cflags=(), libs=(),
-                 exclude=(), kind="", workload=None, headers=None):
+                 exclude=(), kind="", workload=None, headers=None, configure=None,
+                 make_target=None, opts=OPTS):
         self.name = name            # the binary's name
         self.package = package      # Debian source package
         self.sources = sources      # globs relative to the unpacked package
@@ -60,6 +61,11 @@ class Program:
         self.kind = kind            # what it stands for in the corpus
         self.workload = workload    # argv after the binary (a list; "{here}": this directory), or None
         self.headers = headers or {}  # {name: text}: headers Debian's build generates
+        # A program built by its own build system instead (configure, then
+        # `make MAKE_TARGET`, out of tree): the configure arguments.
+        self.configure = configure
+        self.make_target = make_target
+        self.opts = opts            # the levels it is built at
 
 
 PROGRAMS = [
@@ -100,6 +106,15 @@ PROGRAMS = [
     Program("fmt-chrono", "fmtlib",
             ["src/format.cc", "test/fuzzing/chrono-duration.cc", "test/fuzzing/main.cc"],
             lang="c++", cflags=["-Iinclude"], kind="C++ template library"),
+    # A bytecode interpreter as distributions build it: CPython 3.11 with
+    # Debian's configure arguments that matter for the code (computed
+    # gotos), configure and `make python` (no PGO/LTO: the build stays
+    # short).  gcc keeps the label table's address in a stack slot;
+    # clang's dispatch is one irreducible region of 180 handlers.
+    Program("python3.11", "python3.11", [], kind="interpreter, computed goto, configure+make",
+            configure=["--with-computed-gotos", "--without-ensurepip", "--disable-test-modules"],
+            make_target="python", opts=("-O2",),
+            workload=["-c", "import json; sum(len(json.dumps(list(range(i)))) for i in range(3000))"]),
 ]
 
 
@@ -109,8 +124,8 @@ def log(msg):
         sys.stderr.flush()
 
 
-def run(cmd, cwd=None):
-    return subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def run(cmd, cwd=None, env=None):
+    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
 
 
@@ -280,7 +295,103 @@ def build(program, compiler, opt, jobs=None):
     """PROGRAM built with COMPILER at OPT; None when its source cannot be
     had or it does not build (the reason is logged)."""
     with _locked("build-%s-%s%s" % (program.name, compiler, opt)):
+        if program.configure is not None:
+            return _build_configured(program, compiler, opt, jobs)
         return _build(program, compiler, opt, jobs)
+
+
+# ---- programs built by their own build system -------------------------------
+#
+# configure runs with the plain compiler; make runs with this file as the
+# compiler (`python3 corpus.py --cc clang ARGS`, see compile_wrapper), which
+# for clang compiles each object through its .s as _compile_one does and
+# leaves the loops clang annotated beside the object (OBJ.loops, JSON).
+
+
+def compile_wrapper(cc, args):
+    """Run as the compiler of a configured build: `CC -c ... -o X.o SRC.c`
+    goes through _compile_one's .s (clang), everything else straight to CC."""
+    is_clang = "clang" in os.path.basename(cc)
+    srcs = [a for a in args if a.endswith(".c") and not a.startswith("-")]
+    if not is_clang or "-c" not in args or "-o" not in args or len(srcs) != 1:
+        os.execvp(cc, [cc] + args)
+    k = args.index("-o")
+    obj = args[k + 1]
+    if not obj.endswith(".o"):
+        os.execvp(cc, [cc] + args)
+    flags = [a for i, a in enumerate(args) if a != "-c" and a not in srcs and i not in (k, k + 1)]
+    prefix = "h" + hashlib.sha1(os.path.abspath(obj).encode()).hexdigest()[:10]
+    ok, err = _compile_one(cc, flags, srcs[0], obj, prefix, True)
+    if not ok:
+        sys.stderr.write(err)
+        return 1
+    asm = obj[:-2] + ".s"
+    with open(obj + ".loops", "w") as f:
+        json.dump(clang_loops(asm), f)
+    with open(obj + ".args", "w") as f:  # to compile it again (llvm_loop_starts)
+        json.dump({"cwd": os.getcwd(), "flags": flags, "src": srcs[0]}, f)
+    os.unlink(asm)
+    return 0
+
+
+def _build_configured(program, compiler, opt, jobs):
+    srcdir = source_dir(program.package)
+    if srcdir is None:
+        return None
+    cc = _driver(compiler, program.lang)
+    if not shutil.which(cc):
+        log("%s not installed" % cc)
+        return None
+    out = os.path.join(CORPUS_DIR, "build", "%s-%s%s" % (program.name, compiler, opt))
+    cflags = "%s -g -fPIE" % opt
+    key = hashlib.sha1(json.dumps([FORMAT, _version(cc), cflags, program.configure, program.make_target,
+                                   "args"]).encode()).hexdigest()[:12]
+    binary = os.path.join(out, program.name)
+    stamp = os.path.join(out, "build.json")
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            info = json.load(f)
+        if info.get("key") == key and os.path.exists(binary):
+            return Build(program, compiler, opt, binary, srcdir, info.get("oracle"))
+    shutil.rmtree(out, ignore_errors=True)
+    obj = os.path.join(out, "obj")
+    os.makedirs(obj)
+    log("building %s with %s %s (configure and make %s)" % (program.name, compiler, opt, program.make_target))
+    env = dict(os.environ, CC=cc, CFLAGS=cflags, LDFLAGS="-pie")
+    r = run([os.path.join(srcdir, "configure")] + program.configure, cwd=obj, env=env)
+    if r.returncode != 0:
+        log("%s: configure failed: %s" % (program.name, (r.stdout + r.stderr)[-2000:]))
+        return None
+    wrapper = "%s %s --cc %s" % (sys.executable, os.path.abspath(__file__), cc)
+    r = run(["make", "-j%d" % (jobs or os.cpu_count() or 2), "CC=" + wrapper, program.make_target], cwd=obj)
+    if r.returncode != 0:
+        log("%s: make failed: %s" % (program.name, (r.stdout + r.stderr)[-3000:]))
+        return None
+    built = os.path.join(obj, program.make_target)
+    oracle = None
+    if compiler == "clang":
+        addrs = {}
+        for line in run(["nm", built]).stdout.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[2].startswith(".LBB"):
+                addrs[f[2]] = int(f[0], 16)
+        oracle = []
+        for d, _, names in os.walk(obj):
+            for name in sorted(names):
+                if name.endswith(".o.loops"):
+                    with open(os.path.join(d, name)) as f:
+                        for func, label, depth in json.load(f):
+                            if label in addrs:
+                                oracle.append({"func": func, "label": label, "addr": addrs[label], "depth": depth})
+        r = run(["objcopy", "--wildcard", "--strip-symbol=.L*", built, binary])
+    else:
+        r = run(["cp", built, binary])
+    if r.returncode != 0:
+        log("%s: %s" % (program.name, r.stderr))
+        return None
+    with open(stamp, "w") as f:
+        json.dump({"key": key, "oracle": oracle}, f)
+    return Build(program, compiler, opt, binary, srcdir, oracle)
 
 
 def _build(program, compiler, opt, jobs):
@@ -347,6 +458,110 @@ def _build(program, compiler, opt, jobs):
     return Build(program, compiler, opt, binary, srcdir, oracle)
 
 
+# ---- clang's !llvm.loop start locations: an oracle of loop lines ----------
+#
+# clang gives each loop of its IR a !llvm.loop node whose first DILocation
+# is where the loop's statement starts; the optimized IR keeps them (with
+# the inlined-at chain) on the loops that survive.  The set of those
+# (file, line) per function is an oracle of loop lines independent of the
+# source-text rules: a loop of ours in function F whose line is one of F's
+# starts agrees with clang.
+
+_md_line = re.compile(r"^!(\d+) = (?:distinct )?(.*)$")
+_define = re.compile(r'^define [^@]*@("?)([^"(]+)\1\(')
+_loop_ref = re.compile(r"!llvm\.loop !(\d+)")
+
+
+def _ir_loop_starts(ir):
+    """{function: [(file, line)]} of one module's IR text."""
+    md = {}
+    funcs = {}
+    cur = None
+    for line in ir.splitlines():
+        m = _md_line.match(line)
+        if m:
+            md[m.group(1)] = m.group(2)
+            continue
+        m = _define.match(line)
+        if m:
+            cur = funcs.setdefault(m.group(2), [])
+            continue
+        if line.startswith("}"):
+            cur = None
+        elif cur is not None:
+            cur += _loop_ref.findall(line)
+
+    def field(text, name):
+        m = re.search(r"\b%s: (!?\d+|\"(?:[^\"\\]|\\.)*\")" % name, text)
+        return m.group(1) if m else None
+
+    def file_of(scope, depth=0):
+        text = md.get(scope.lstrip("!"), "") if scope else ""
+        if text.startswith("!DIFile("):
+            name, d = field(text, "filename"), field(text, "directory")
+            name = name.strip('"') if name else ""
+            d = d.strip('"') if d else ""
+            return os.path.normpath(name if name.startswith("/") else os.path.join(d, name))
+        f = field(text, "file")
+        if f and f.startswith("!"):
+            return file_of(f, depth + 1)
+        s = field(text, "scope")
+        return file_of(s, depth + 1) if s and depth < 64 else None
+
+    out = {}
+    for fn, refs in funcs.items():
+        starts = set()
+        for r in set(refs):
+            node = md.get(r, "")
+            for op in re.findall(r"!(\d+)", node):
+                loc = md.get(op, "")
+                if loc.startswith("!DILocation("):
+                    line, scope = field(loc, "line"), field(loc, "scope")
+                    f = file_of(scope)
+                    if f and line:
+                        starts.add((f, int(line)))
+                    break
+        if starts:
+            out[fn] = sorted(starts)
+    return out
+
+
+def llvm_loop_starts(b):
+    """{function (linkage name): set((file, line))} of a clang build, from
+    its sources compiled again to optimized IR (cached beside the build);
+    None for a gcc build or one whose compile commands are not known."""
+    if b.compiler != "clang":
+        return None
+    cache = os.path.join(os.path.dirname(b.path), "llvm-loops.json")
+    if os.path.exists(cache):
+        with open(cache) as f:
+            return {k: {tuple(x) for x in v} for k, v in json.load(f).items()}
+    jobs = []  # (cwd, argv)
+    cc = _driver("clang", b.program.lang)
+    if b.program.configure is None:
+        gendir = os.path.join(os.path.dirname(b.path), "gen")
+        flags = _flags(b.program, b.srcdir, b.opt, gendir)
+        jobs = [(None, [cc] + flags + ["-S", "-emit-llvm", "-o", "-", s]) for s in _sources(b.program, b.srcdir)]
+    else:
+        for d, _, names in os.walk(os.path.join(os.path.dirname(b.path), "obj")):
+            for name in names:
+                if name.endswith(".o.args"):
+                    with open(os.path.join(d, name)) as f:
+                        a = json.load(f)
+                    jobs.append((a["cwd"], [cc] + a["flags"] + ["-S", "-emit-llvm", "-o", "-", a["src"]]))
+        if not jobs:
+            return None
+    merged = {}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for r in pool.map(lambda j: subprocess.run(j[1], cwd=j[0], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                                   universal_newlines=True), jobs):
+            for fn, starts in _ir_loop_starts(r.stdout).items():
+                merged.setdefault(fn, set()).update(map(tuple, starts))
+    with open(cache, "w") as f:
+        json.dump({k: sorted(v) for k, v in merged.items()}, f)
+    return merged
+
+
 def build_all(compilers=COMPILERS, opts=OPTS, names=None):
     """Every program (or those NAMES) with every compiler and level; the
     builds that could be made, and the labels of those that could not.
@@ -354,7 +569,7 @@ def build_all(compilers=COMPILERS, opts=OPTS, names=None):
     Eigen's programs are one file and {fmt}'s three, which alone would
     leave a core idle for most of the corpus' first build."""
     wanted = [(p, c, o) for p in PROGRAMS if not names or p.name in names
-              for c in compilers for o in opts]
+              for c in compilers for o in opts if o in p.opts]
     with ThreadPoolExecutor(max_workers=2) as pool:
         made = list(pool.map(lambda w: build(*w), wanted))
     builds, missing = [], []
@@ -367,6 +582,8 @@ def build_all(compilers=COMPILERS, opts=OPTS, names=None):
 
 
 def main(argv):
+    if argv[1:2] == ["--cc"]:
+        return compile_wrapper(argv[2], argv[3:])
     if argv[1:2] == ["--list"]:
         for p in PROGRAMS:
             print("%-16s %-10s %s" % (p.name, p.package, p.kind))
