@@ -4,7 +4,7 @@
 # report --no-inline --stdio` on one perf.data file with call graphs.
 #
 #   bench/perf-report.sh [BUILD_DIR]        (default: the source tree)
-#   env: WORKLOAD=bench_work|eigen  SECONDS_RECORDED=65 (eigen: 150)
+#   env: WORKLOAD=bench_work|eigen|system  SECONDS_RECORDED=65 (eigen: 150, system: 3)
 #        THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1 SRCLINE_REPS=1
 #        PERF_DATA=existing.data (skip recording; keep it with KEEP_DATA=DIR)
 #
@@ -19,7 +19,19 @@
 # apt-get source), compiled now with g++ -O2 -g -fno-omit-frame-pointer
 # -DNDEBUG, run for SECONDS_RECORDED seconds (it aims at >= 500k samples).
 #
-# Both are recorded with perf record -e cpu-clock -F FREQ --call-graph=fp.
+# WORKLOAD=system: the first report of a system-wide recording, with a cold
+# structure cache, the case where perf loops analyzes every binary that has
+# a sample (issue 23): perf record -a -g -e cpu-clock -- sleep
+# SECONDS_RECORDED (3) while a load runs that brings in big binaries (g++ and
+# clang compiling tests/fixtures/perf/cxx_names.cpp at -O2, python3, xz),
+# besides whatever else runs on the machine.  Timed: perf loops report
+# --stdio with an empty XDG_CACHE_HOME each time (the first report), again
+# with the cache it made (the second), and perf report --stdio; wall and
+# CPU time and peak RSS (from wait4's rusage) of each, medians of REPS, and
+# the ratios of the first report to perf report.  Run it before and after a
+# change to the analysis to measure the change.
+#
+# bench_work and eigen are recorded with perf record -e cpu-clock -F FREQ --call-graph=fp.
 # cpu-clock samples come with the CPU time the workload gets: on a loaded
 # machine (or one whose timer interrupts are slow, as in some VMs) a run
 # gets fewer samples; the count is printed, raise SECONDS_RECORDED then.
@@ -54,7 +66,8 @@ WORKLOAD=${WORKLOAD:-bench_work}
 case $WORKLOAD in
 bench_work) SECONDS_RECORDED=${SECONDS_RECORDED:-65}; want=5000000 ;;
 eigen) SECONDS_RECORDED=${SECONDS_RECORDED:-150}; want=500000 ;;
-*) echo "perf-report.sh: WORKLOAD is bench_work or eigen" >&2; exit 1 ;;
+system) SECONDS_RECORDED=${SECONDS_RECORDED:-3}; want=1000 ;;
+*) echo "perf-report.sh: WORKLOAD is bench_work, eigen or system" >&2; exit 1 ;;
 esac
 THREADS=${THREADS:-2}
 FREQ=${FREQ:-50000}
@@ -68,8 +81,61 @@ record() {
 	perf record -q -e cpu-clock -F "$FREQ" --call-graph=fp -o "$work/perf.data" -- "$@" >/dev/null
 }
 
+# WORKLOAD=system: a load of big binaries while perf records every CPU
+record_system() {
+	echo "# recording: perf record -a -g -e cpu-clock -- sleep $SECONDS_RECORDED (with g++, clang, python3, xz running)"
+	(
+		end=$(($(date +%s) + SECONDS_RECORDED + 1))
+		while [ "$(date +%s)" -lt "$end" ]; do
+			g++ -O2 -c -o "$work/a.o" "$here/tests/fixtures/perf/cxx_names.cpp" 2>/dev/null || :
+			! command -v clang++ >/dev/null || clang++ -O2 -c -o "$work/b.o" "$here/tests/fixtures/perf/cxx_names.cpp" 2>/dev/null || :
+			python3 -c 'sum(i * i for i in range(300000))' || :
+			head -c 4000000 /dev/urandom | xz -3 >/dev/null 2>&1 || :
+		done
+	) &
+	load=$!
+	perf record -q -a -g -e cpu-clock -o "$work/perf.data" -- sleep "$SECONDS_RECORDED" >/dev/null 2>&1
+	wait "$load" || :
+}
+
+# The first report (cold structure cache), the second, and perf report.
+time_system() {
+	python3 - "$PERF_DATA" "$PERF_LOOPS" "$REPS" "$work" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+data, perf_loops, reps, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def run(argv, env=None):
+    t = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
+    if status:
+        sys.exit("%s: exit status %d" % (argv[0], status))
+    return time.monotonic() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
+cache = os.path.join(work, "cache")
+def report(cold):
+    if cold:
+        shutil.rmtree(cache, ignore_errors=True)
+    return run([perf_loops, "report", "-i", data, "--stdio"], dict(os.environ, XDG_CACHE_HOME=cache))
+cmds = [("perf loops report, first (cold)", lambda: report(True)),
+        ("perf loops report, second (warm)", lambda: report(False)),
+        ("perf report --stdio", lambda: run(["perf", "report", "-i", data, "--stdio"]))]
+res = {}
+for name, f in cmds:
+    runs = [f() for _ in range(reps)]
+    res[name] = [statistics.median(r[i] for r in runs) for i in range(3)]
+    print("%-34s wall %7.2f s  cpu %7.2f s  peak %8.1f MiB  (median of %d)" % ((name,) + tuple(res[name]) + (reps,)))
+first, warm, peer = res[cmds[0][0]], res[cmds[1][0]], res[cmds[2][0]]
+print("first report / perf report:         wall %6.2fx  cpu %6.2fx  peak memory %6.2fx" %
+      (first[0] / peer[0], first[1] / peer[1], first[2] / peer[2]))
+print("second report / perf report:        wall %6.2fx  cpu %6.2fx  peak memory %6.2fx" %
+      (warm[0] / peer[0], warm[1] / peer[1], warm[2] / peer[2]))
+PY
+}
+
 if [ -z "${PERF_DATA:-}" ]; then
 	case $WORKLOAD in
+	system)
+		record_system
+		;;
 	bench_work)
 		gcc -O2 -g -fno-omit-frame-pointer -pthread -o "$work/bench_work" "$here/tests/fixtures/perf/bench_work.c"
 		record "$work/bench_work" "$THREADS" "$SECONDS_RECORDED"
@@ -94,6 +160,12 @@ fi
 samples=$(perf script -i "$PERF_DATA" -F tid 2>/dev/null | wc -l)
 echo "# $PERF_DATA: $samples samples, $(du -h "$PERF_DATA" | cut -f1); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$samples" -ge "$want" ] || echo "# warning: fewer than $want samples (raise SECONDS_RECORDED)"
+if [ "$WORKLOAD" = system ]; then
+	echo "# $(perf report -i "$PERF_DATA" --stdio -s dso -g none -q 2>/dev/null | grep -c '%') binaries with samples"
+	perf report -i "$PERF_DATA" --stdio >/dev/null 2>&1 # the page cache warm for both
+	time_system
+	exit 0
+fi
 
 # warm the caches once (page cache, loopscope's structure cache, perf's
 # build-id cache), so that every command is timed in the same state

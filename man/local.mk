@@ -12,6 +12,9 @@ EXTRA_DIST += man/completion/perf
 install-data-local: install-perf-completion
 uninstall-local: uninstall-perf-completion
 .PHONY: install-perf-completion uninstall-perf-completion
+# bash-completion (2.11, Debian 12) looks in XDG_DATA_DIRS only (by default
+# /usr/local/share:/usr/share) and the user's directory: installed elsewhere
+# (--prefix=$HOME/opt), the completions are not found; make install says so.
 install-perf-completion:
 	@f="$(DESTDIR)$(bashcompletiondir)/perf"; \
 	if [ -e "$$f" ] && ! grep -q "with .perf loops. in it (loopscope)" "$$f"; then \
@@ -19,7 +22,14 @@ install-perf-completion:
 	else \
 		$(MKDIR_P) "$(DESTDIR)$(bashcompletiondir)" && \
 		$(INSTALL_DATA) "$(srcdir)/man/completion/perf" "$$f"; \
-	fi
+	fi; \
+	case ":$${XDG_DATA_DIRS:-/usr/local/share:/usr/share}:" in \
+	*":$(datadir):"*|*":$(datadir)/:"*) ;; \
+	*) echo "note: bash completion installed in $(bashcompletiondir), which bash-completion does not search"; \
+	   echo "      (it looks in XDG_DATA_DIRS: $${XDG_DATA_DIRS:-/usr/local/share:/usr/share}): for perf loops <TAB>,"; \
+	   echo "      export XDG_DATA_DIRS=$(datadir):$${XDG_DATA_DIRS:-/usr/local/share:/usr/share} in ~/.profile,"; \
+	   echo "      or link $(bashcompletiondir)/* into ~/.local/share/bash-completion/completions/" ;; \
+	esac
 uninstall-perf-completion:
 	@f="$(DESTDIR)$(bashcompletiondir)/perf"; \
 	if [ -e "$$f" ] && grep -q "with .perf loops. in it (loopscope)" "$$f"; then rm -f "$$f"; fi

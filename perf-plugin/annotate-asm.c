@@ -2,7 +2,8 @@
  * text, for `perf loops annotate --asm`.
  *
  * The text is libloopscope's (ls_disassemble: libopcodes, objdump's and
- * perf annotate's AT&T syntax); this file only reads the range's bytes
+ * perf annotate's AT&T syntax, or Intel's for -M intel); this file only
+ * reads the range's bytes
  * from the binary and keeps each instruction.  Nothing here attributes
  * cost: annotate.c places these instructions under the report's statements
  * and marks the loops' edges on them.
@@ -29,7 +30,8 @@ static int keep_insn(void *ctx, uint64_t addr, const uint8_t *bytes, size_t len,
 	return 0;
 }
 
-size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text **out, char *err, size_t errlen)
+size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, int intel, pl_insn_text **out, char *err,
+		      size_t errlen)
 {
 	*out = NULL;
 	if (hi <= lo || hi - lo > (64u << 20)) {
@@ -41,7 +43,7 @@ size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text *
 	uint8_t *bytes = f ? pl_xmalloc(hi - lo) : NULL;
 	struct insns in = { 0 };
 	if (!f || ls_file_read_code(f, lo, hi, bytes, &le) < 0 ||
-	    ls_disassemble(ls_file_machine(f), bytes, hi - lo, lo, 0, keep_insn, &in, &le) < 0) {
+	    ls_disassemble(ls_file_machine(f), bytes, hi - lo, lo, intel ? LS_DISASM_INTEL : 0, keep_insn, &in, &le) < 0) {
 		snprintf(err, errlen, "%s", le.message);
 		for (size_t i = 0; i < in.n; i++)
 			free(in.v[i].text);

@@ -50,6 +50,9 @@ void pl_ann_free(pl_ann *ann)
 		free(ann->rows[i].margin);
 		free(ann->rows[i].samples);
 		free(ann->rows[i].period);
+		free(ann->rows[i].calls);
+		free(ann->rows[i].call_samples);
+		free(ann->rows[i].call_period);
 	}
 	free(ann->rows);
 	free(ann->samples);
@@ -64,6 +67,9 @@ struct line_cost {
 	const char *file;
 	unsigned line;
 	uint64_t *s, *p;       /* per shown event */
+	/* the inlined calls made at this line: their Total, their names */
+	uint64_t *cs, *cp;
+	char *calls;
 };
 
 struct span {                  /* lines of a file to show */
@@ -78,6 +84,15 @@ struct loop {
 	int col;               /* the margin column of its bracket */
 	uint32_t node;         /* in the folded tree, 0: no samples */
 	uint64_t *own_s, *own_p;
+	uint64_t *tot_s, *tot_p; /* Total: with nested loops and callees */
+};
+
+/* --asm: the samples of each instruction (places.c), for the procedures
+ * (flat-tree keys) the annotated code is in */
+struct insn_cost {
+	uintptr_t host;
+	uint64_t addr;         /* link-time */
+	uint64_t *s, *p;       /* per shown event */
 };
 
 struct walk {
@@ -99,6 +114,9 @@ struct walk {
 	 * make a span of billions of rows) */
 	struct span *marks;
 	size_t nmarks, cap_marks;
+	struct insn_cost *insn;
+	size_t ninsn;
+	uintptr_t host;        /* the procedure whose instructions are being listed */
 };
 
 static int cmp_scope_node(const void *a, const void *b)
@@ -119,8 +137,8 @@ static uint32_t node_of(const struct walk *w, const ls_scope *s)
 static void map_subtree(struct walk *w, uint32_t proc)
 {
 	const pl_tree *t = w->flat;
-	size_t cap = 64;
-	w->map = pl_xmalloc(cap * sizeof *w->map);
+	size_t cap = w->nmap + 64;
+	w->map = pl_xrealloc(w->map, cap * sizeof *w->map);
 	uint32_t *stack = pl_xmalloc(t->n * sizeof *stack);
 	size_t sp = 0;
 	stack[sp++] = proc;
@@ -142,7 +160,6 @@ static void map_subtree(struct walk *w, uint32_t proc)
 				stack[sp++] = c;
 	}
 	free(stack);
-	qsort(w->map, w->nmap, sizeof *w->map, cmp_scope_node);
 }
 
 static int same_file(const char *a, const char *b)
@@ -162,7 +179,9 @@ static struct line_cost *line_at(struct walk *w, const char *file, unsigned line
 		w->lines = pl_xrealloc(w->lines, w->cap_lines * sizeof *w->lines);
 	}
 	struct line_cost *l = &w->lines[w->nlines++];
-	*l = (struct line_cost){ file, line, pl_xcalloc(w->nev, sizeof(uint64_t)), pl_xcalloc(w->nev, sizeof(uint64_t)) };
+	size_t nev = w->nev ? w->nev : 1;
+	*l = (struct line_cost){ file, line, pl_xcalloc(nev, sizeof(uint64_t)), pl_xcalloc(nev, sizeof(uint64_t)),
+				 pl_xcalloc(nev, sizeof(uint64_t)), pl_xcalloc(nev, sizeof(uint64_t)), NULL };
 	return l;
 }
 
@@ -222,6 +241,24 @@ static void sub_cost(struct walk *w, uint64_t *s, uint64_t *p, uint32_t node)
 	}
 }
 
+/* An inlined call C at its call line: its Total and its name there. */
+static void note_call(struct walk *w, const ls_scope *c)
+{
+	uint32_t n = node_of(w, c);
+	if (!n || !ls_scope_call_line(c))
+		return;
+	struct line_cost *l = line_at(w, ls_scope_call_file(c), ls_scope_call_line(c));
+	add_cost(w, l->cs, l->cp, n, PL_TOTAL, PL_TOTAL_PERIOD);
+	const char *name = ls_scope_name(c) ? ls_scope_name(c) : "?";
+	char shortened[512];
+	name = w->rep->opt->full_names ? name : pl_short_name(name, shortened, sizeof shortened);
+	if (l->calls && strstr(l->calls, name))
+		return;
+	size_t old = l->calls ? strlen(l->calls) : 0;
+	l->calls = pl_xrealloc(l->calls, old + strlen(name) + 3);
+	snprintf(l->calls + old, strlen(name) + 3, "%s%s", old ? ", " : "", name);
+}
+
 /* Walk the static scopes under S: SPAN is the body they belong to (the
  * procedure's or an inlined callee's), STACK its enclosing loops, INNER the
  * innermost loop around S across inlined calls (for the loops' Own). */
@@ -246,11 +283,13 @@ static void walk_scopes(struct walk *w, const ls_scope *s, size_t span, size_t *
 			}
 			size_t k = w->nloops++;
 			struct loop *L = &w->loops[k];
+			size_t nev = w->nev ? w->nev : 1;
 			*L = (struct loop){ .scope = c, .file = ls_scope_file(c), .node = node_of(w, c),
-					    .own_s = pl_xcalloc(w->nev, sizeof(uint64_t)),
-					    .own_p = pl_xcalloc(w->nev, sizeof(uint64_t)) };
+					    .own_s = pl_xcalloc(nev, sizeof(uint64_t)), .own_p = pl_xcalloc(nev, sizeof(uint64_t)),
+					    .tot_s = pl_xcalloc(nev, sizeof(uint64_t)), .tot_p = pl_xcalloc(nev, sizeof(uint64_t)) };
 			widen(&L->lo, &L->hi, ls_scope_line(c));
 			add_cost(w, L->own_s, L->own_p, L->node, PL_SELF, PL_SELF_PERIOD);
+			add_cost(w, L->tot_s, L->tot_p, L->node, PL_TOTAL, PL_TOTAL_PERIOD);
 			if (inner >= 0) /* the enclosing loop's own cost is not its nested loops' */
 				sub_cost(w, w->loops[inner].own_s, w->loops[inner].own_p, L->node);
 			mark_line(w, span, stack, depth, L->file, ls_scope_line(c));
@@ -260,9 +299,12 @@ static void walk_scopes(struct walk *w, const ls_scope *s, size_t span, size_t *
 		}
 		case LS_SCOPE_INLINE:
 		case LS_SCOPE_ALIEN: {
-			/* the call site is a line of the caller's body and loops */
-			if (ls_scope_kind_of(c) == LS_SCOPE_INLINE)
+			/* the call site is a line of the caller's body and loops,
+			 * which shows the call's Total beside its own Self */
+			if (ls_scope_kind_of(c) == LS_SCOPE_INLINE) {
 				mark_line(w, span, stack, depth, ls_scope_call_file(c), ls_scope_call_line(c));
+				note_call(w, c);
+			}
 			unsigned decl = ls_scope_kind_of(c) == LS_SCOPE_INLINE ? ls_scope_line(c) : 0;
 			size_t body = new_span(w, ls_scope_file(c), decl, decl);
 			walk_scopes(w, c, body, stack + depth, 0, inner);
@@ -276,26 +318,76 @@ static void walk_scopes(struct walk *w, const ls_scope *s, size_t span, size_t *
 
 /* ---- the procedure -------------------------------------------------------------- */
 
-static int name_matches(const pl_report *rep, const pl_node *x, const char *want)
+static const char *node_name_of(const pl_tree *t, uint32_t n)
+{
+	const pl_node *x = &t->nodes[n];
+	const char *name = x->name ? x->name : x->scope ? ls_scope_name(x->scope) : NULL;
+	return name ? name : "?";
+}
+
+/* How well node X's function answers to WANT: 2 by its full or linkage
+ * name (unambiguous), 1 by a name perf report or perf loops prints (its
+ * name without parameters, or shortened), 0 not at all. */
+static int name_match(const pl_node *x, const char *want)
 {
 	const char *name = x->scope ? ls_scope_name(x->scope) : x->name;
 	const char *linkage = x->scope ? ls_scope_linkage_name(x->scope) : NULL;
-	char shortened[1024];
-	(void)rep;
+	char buf[1024];
 	if (!name)
 		return 0;
-	return !strcmp(name, want) || (linkage && !strcmp(linkage, want)) ||
-	       !strcmp(pl_short_name(name, shortened, sizeof shortened), want);
+	if (!strcmp(name, want) || (linkage && !strcmp(linkage, want)))
+		return 2;
+	return !strcmp(pl_perf_name(name, buf, sizeof buf), want) || !strcmp(pl_short_name(name, buf, sizeof buf), want);
 }
 
-uint32_t pl_annotate_find(pl_report *rep, const char *symbol, char *err, size_t errlen)
+/* The candidates for SYMBOL among the flat tree's KIND nodes (procedures,
+ * or the inlined calls of every procedure), best match first kept: how
+ * many, their nodes in V (at most CAP). */
+static size_t candidates(const pl_tree *t, const char *symbol, int kind, uint32_t *v, size_t cap, int *best)
 {
-	const pl_tree *t = pl_flat_tree(rep);
+	size_t n = 0;
+	*best = 0;
+	for (uint32_t i = 1; i < t->n; i++) {
+		const pl_node *x = &t->nodes[i];
+		int m = x->kind == kind ? name_match(x, symbol) : 0;
+		if (!m || m < *best)
+			continue;
+		if (m > *best) { /* a full name beats every shorter form */
+			*best = m;
+			n = 0;
+		}
+		/* one entry per function: its instances and copies go together */
+		int seen = 0;
+		for (size_t k = 0; k < n && k < cap && !seen; k++)
+			seen = !strcmp(node_name_of(t, v[k]), node_name_of(t, i)) && t->nodes[v[k]].dso == x->dso;
+		if (!seen && n < cap)
+			v[n++] = i;
+	}
+	return n;
+}
+
+/* "'Seek' names 2 procedures: leveldb::Block::Iter::Seek(...) [db_bench], ..." */
+static void list_candidates(pl_report *rep, const pl_tree *t, const char *symbol, const uint32_t *v, size_t n,
+			    char *err, size_t errlen)
+{
+	size_t used = (size_t)snprintf(err, errlen, "%s: '%s' names %zu functions; give one of their names:", pd_name(rep->r),
+				       symbol, n);
+	for (size_t i = 0; i < n && used < errlen; i++) {
+		char dso[300] = "";
+		if (t->nodes[v[i]].dso)
+			pl_dso_shown(t->nodes[v[i]].dso, dso, sizeof dso);
+		used += (size_t)snprintf(err + used, errlen - used, "\n    %s  %s", node_name_of(t, v[i]), dso);
+	}
+}
+
+/* The hottest procedure with structure (no SYMBOL given). */
+static uint32_t hottest_proc(pl_report *rep, const pl_tree *t, char *err, size_t errlen)
+{
 	uint32_t best = 0, best_any = 0;
 	uint64_t best_self = 0, best_any_self = 0;
 	for (uint32_t n = t->nodes[0].first_child; n; n = t->nodes[n].next_sibling) {
 		const pl_node *x = &t->nodes[n];
-		if (x->kind != PL_PROC || (symbol && !name_matches(rep, x, symbol)))
+		if (x->kind != PL_PROC)
 			continue;
 		uint64_t self = pl_cost(t, n, rep->primary)[PL_SELF_PERIOD];
 		if (!best_any || self > best_any_self) {
@@ -307,16 +399,37 @@ uint32_t pl_annotate_find(pl_report *rep, const char *symbol, char *err, size_t 
 			best_self = self;
 		}
 	}
-	if (best)
-		return best;
-	if (best_any)
+	if (!best && best_any)
 		snprintf(err, errlen, "%s: %s has no structure (no debug information or no binary found): nothing to annotate",
 			 pd_name(rep->r), t->nodes[best_any].name ? t->nodes[best_any].name : "the procedure");
-	else if (symbol)
-		snprintf(err, errlen, "%s: no samples in a procedure named '%s'", pd_name(rep->r), symbol);
-	else
+	else if (!best)
 		snprintf(err, errlen, "%s: no samples in a procedure with structure", pd_name(rep->r));
-	return 0;
+	return best;
+}
+
+uint32_t pl_annotate_find(pl_report *rep, const char *symbol, char *err, size_t errlen)
+{
+	const pl_tree *t = pl_flat_tree(rep);
+	if (!symbol)
+		return hottest_proc(rep, t, err, errlen);
+	uint32_t v[16];
+	int best;
+	/* a procedure by that name; else a function only inlined, through
+	 * its inlined instances */
+	size_t n = candidates(t, symbol, PL_PROC, v, 16, &best);
+	if (!n)
+		n = candidates(t, symbol, PL_INLINE, v, 16, &best);
+	if (n > 1) {
+		list_candidates(rep, t, symbol, v, n, err, errlen);
+		return 0;
+	}
+	if (n == 1 && !t->nodes[v[0]].scope)
+		snprintf(err, errlen, "%s: %s has no structure (no debug information or no binary found): nothing to annotate",
+			 pd_name(rep->r), t->nodes[v[0]].name ? t->nodes[v[0]].name : symbol);
+	else if (!n)
+		snprintf(err, errlen, "%s: no samples in a function named '%s' (perf loops report --stdio -s sym lists "
+			 "those with samples)", pd_name(rep->r), symbol);
+	return n == 1 && t->nodes[v[0]].scope ? v[0] : 0;
 }
 
 static void free_walk(struct walk *w)
@@ -324,11 +437,21 @@ static void free_walk(struct walk *w)
 	for (size_t i = 0; i < w->nlines; i++) {
 		free(w->lines[i].s);
 		free(w->lines[i].p);
+		free(w->lines[i].cs);
+		free(w->lines[i].cp);
+		free(w->lines[i].calls);
 	}
 	for (size_t i = 0; i < w->nloops; i++) {
 		free(w->loops[i].own_s);
 		free(w->loops[i].own_p);
+		free(w->loops[i].tot_s);
+		free(w->loops[i].tot_p);
 	}
+	for (size_t i = 0; i < w->ninsn; i++) {
+		free(w->insn[i].s);
+		free(w->insn[i].p);
+	}
+	free(w->insn);
 	free(w->lines);
 	free(w->spans);
 	free(w->marks);
@@ -514,6 +637,21 @@ static void set_cost(pl_ann_row *r, size_t nev, const uint64_t *s, const uint64_
 		memcpy(r->period, p, nev * sizeof(uint64_t));
 }
 
+/* The inlined calls of line L on its row, with their Total. */
+static void set_call(pl_ann_row *r, const struct walk *w, const struct line_cost *l)
+{
+	int any = 0;
+	for (size_t i = 0; i < w->nev; i++)
+		any |= l->cs[i] != 0;
+	if (!l->calls || !any)
+		return;
+	r->calls = pl_xstrdup(l->calls);
+	r->call_samples = pl_xcalloc(w->nev ? w->nev : 1, sizeof(uint64_t));
+	r->call_period = pl_xcalloc(w->nev ? w->nev : 1, sizeof(uint64_t));
+	memcpy(r->call_samples, l->cs, w->nev * sizeof(uint64_t));
+	memcpy(r->call_period, l->cp, w->nev * sizeof(uint64_t));
+}
+
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -535,15 +673,7 @@ static void add_loop_row(pl_ann *ann, const struct walk *w, const struct loop *L
 	pl_ann_row *r = pl_ann_add(ann, PL_ANN_LOOP, "loop at %s:%u, lines %u-%u, own %s", base_name(L->file),
 				   ls_scope_line(L->scope), L->lo, L->hi, own);
 	r->margin = margin;
-	uint64_t *ts = pl_xcalloc(w->nev ? w->nev : 1, sizeof *ts), *tp = pl_xcalloc(w->nev ? w->nev : 1, sizeof *tp);
-	for (size_t i = 0; L->node && i < w->nev; i++) {
-		const uint64_t *c = pl_cost(w->flat, L->node, w->rep->shown[i]);
-		ts[i] = c[PL_TOTAL];
-		tp[i] = c[PL_TOTAL_PERIOD];
-	}
-	set_cost(r, w->nev, ts, tp);
-	free(ts);
-	free(tp);
+	set_cost(r, w->nev, L->tot_s, L->tot_p);
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -639,8 +769,10 @@ static void add_file_rows(pl_ann *ann, struct walk *w, const size_t *order, stru
 			r->line = l;
 			r->margin = line_margin(w, ann->margin_width, file, l);
 			for (size_t k = 0; k < w->nlines; k++)
-				if (w->lines[k].line == l && same_file(w->lines[k].file, file))
+				if (w->lines[k].line == l && same_file(w->lines[k].file, file)) {
 					set_cost(r, w->nev, w->lines[k].s, w->lines[k].p);
+					set_call(r, w, &w->lines[k]);
+				}
 		}
 	}
 	free(marks);
@@ -666,6 +798,20 @@ static void add_source_rows(pl_ann *ann, struct walk *w, const size_t *order)
 			add_file_rows(ann, w, order, load_source(&cache, &ncache, file), file);
 	}
 	free_sources(cache, ncache);
+}
+
+static int cmp_insn(const void *a, const void *b)
+{
+	const struct insn_cost *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const struct insn_cost *insn_cost_at(const struct walk *w, uint64_t addr)
+{
+	struct insn_cost key = { w->host, addr, NULL, NULL };
+	return w->ninsn ? bsearch(&key, w->insn, w->ninsn, sizeof key, cmp_insn) : NULL;
 }
 
 /* ---- --asm: the instructions under their lines --------------------------------- */
@@ -801,10 +947,13 @@ static void add_insn_rows(pl_ann *ann, struct walk *w, const pl_insn_text *in, s
 	*prev = stmt;
 	char marks[1024] = "";
 	size_t len = 0;
-	static const char *const what[] = { "head of", "back edge to %#llx,", "exit to %#llx from" };
 	for (size_t i = 0; i < nm && len < sizeof marks; i++) {
-		char kind[64];
-		snprintf(kind, sizeof kind, what[m[i].kind], (unsigned long long)m[i].to);
+		char kind[64] = "head of";
+		/* literal formats: -Wformat=2 (scripts/check-werror) checks them */
+		if (m[i].kind == MARK_BACK)
+			snprintf(kind, sizeof kind, "back edge to %#llx,", (unsigned long long)m[i].to);
+		else if (m[i].kind == MARK_EXIT)
+			snprintf(kind, sizeof kind, "exit to %#llx from", (unsigned long long)m[i].to);
 		const ls_scope *L = w->loops[m[i].loop].scope;
 		len += (size_t)snprintf(marks + len, sizeof marks - len, "%s%s loop at %s:%u", len ? "; " : "  # ", kind,
 					base_name(ls_scope_file(L)), ls_scope_line(L));
@@ -813,6 +962,9 @@ static void add_insn_rows(pl_ann *ann, struct walk *w, const pl_insn_text *in, s
 			    : pl_ann_add(ann, PL_ANN_ASM, "%8llx:  %s", (unsigned long long)in->addr, in->text);
 	r->addr = in->addr;
 	r->margin = bars(ann->margin_width, depth);
+	const struct insn_cost *ic = insn_cost_at(w, in->addr); /* the instruction's own samples */
+	if (ic)
+		set_cost(r, w->nev, ic->s, ic->p);
 }
 
 static int add_asm_rows(pl_ann *ann, struct walk *w, const ls_scope *proc, const char *bin, char *err, size_t errlen)
@@ -838,7 +990,7 @@ static int add_asm_rows(pl_ann *ann, struct walk *w, const ls_scope *proc, const
 	for (size_t r = 0; r < ls_scope_nranges(proc) && !rc; r++) {
 		ls_range range = ls_scope_range(proc, r);
 		pl_insn_text *insns;
-		size_t n = pl_disassemble(bin, range.lo, range.hi, &insns, err, errlen);
+		size_t n = pl_disassemble(bin, range.lo, range.hi, w->rep->opt->intel_syntax, &insns, err, errlen);
 		if (!n)
 			rc = -1;
 		if (r && n)
@@ -874,6 +1026,154 @@ static size_t count_loops(const ls_scope *s)
 	return n;
 }
 
+/* ---- what is annotated ------------------------------------------------------------ */
+
+/* The flat-tree nodes the annotation covers: the procedure NODE, or every
+ * inlined instance of the function NODE is one of (same name, file and
+ * line), instances inside another one aside.  How many, in *OUT. */
+static size_t annotate_roots(const pl_tree *t, uint32_t node, uint32_t **out)
+{
+	uint32_t *v = pl_xmalloc((t->n + 1) * sizeof *v);
+	size_t n = 0;
+	const ls_scope *want = t->nodes[node].scope;
+	if (t->nodes[node].kind != PL_INLINE) {
+		v[n++] = node;
+		*out = v;
+		return n;
+	}
+	for (uint32_t i = 1; i < t->n; i++) {
+		const ls_scope *sc = t->nodes[i].scope;
+		if (t->nodes[i].kind != PL_INLINE || !sc || ls_scope_line(sc) != ls_scope_line(want) ||
+		    !same_file(ls_scope_file(sc), ls_scope_file(want)) || strcmp(ls_scope_name(sc), ls_scope_name(want)))
+			continue;
+		int nested = 0;
+		for (uint32_t p = t->nodes[i].parent; p && t->nodes[p].kind != PL_PROC && !nested; p = t->nodes[p].parent)
+			nested = t->nodes[p].kind == PL_INLINE && t->nodes[p].scope &&
+				 !strcmp(ls_scope_name(t->nodes[p].scope), ls_scope_name(want));
+		if (!nested)
+			v[n++] = i;
+	}
+	*out = v;
+	return n;
+}
+
+/* The procedure (flat-tree node) holding node N. */
+static uint32_t host_of(const pl_tree *t, uint32_t n)
+{
+	while (n && t->nodes[n].kind != PL_PROC)
+		n = t->nodes[n].parent;
+	return n;
+}
+
+/* The instances of one loop (a function inlined several times) drawn as
+ * one: their costs summed into the first. */
+static void merge_loops(struct walk *w)
+{
+	for (size_t i = 0; i < w->nloops; i++) {
+		struct loop *L = &w->loops[i];
+		for (size_t j = i + 1; j < w->nloops && L->lo; j++) {
+			struct loop *M = &w->loops[j];
+			if (!M->lo || M->lo != L->lo || M->hi != L->hi || !same_file(M->file, L->file) ||
+			    ls_scope_line(M->scope) != ls_scope_line(L->scope))
+				continue;
+			for (size_t k = 0; k < w->nev; k++) {
+				L->own_s[k] += M->own_s[k];
+				L->own_p[k] += M->own_p[k];
+				L->tot_s[k] += M->tot_s[k];
+				L->tot_p[k] += M->tot_p[k];
+			}
+			M->lo = M->hi = 0; /* not drawn */
+		}
+	}
+}
+
+/* The samples of every instruction of the procedures HOSTS (flat-tree
+ * nodes): the report's places whose procedure is one of them, by link
+ * address, per shown event. */
+static void collect_insn_costs(struct walk *w, const uint32_t *hosts, size_t nh)
+{
+	pl_report *rep = w->rep;
+	const pl_tree *t = &rep->tree;
+	size_t cap = 0;
+	for (size_t i = 0; i < rep->places.n; i++) {
+		const pl_place *pl = &rep->places.v[i];
+		uint32_t proc = pl->node;
+		while (proc && t->nodes[proc].kind != PL_PROC)
+			proc = t->nodes[proc].parent;
+		size_t h = 0, ev = 0;
+		while (h < nh && (!proc || w->flat->nodes[hosts[h]].key != t->nodes[proc].key))
+			h++;
+		while (ev < w->nev && rep->shown[ev] != pl->ev)
+			ev++;
+		uint64_t link;
+		if (h == nh || ev == w->nev || !pl->map || pl_attrib_link_addr(rep->attrib, pl->map, pl->addr, &link))
+			continue;
+		if (w->ninsn == cap)
+			w->insn = pl_xrealloc(w->insn, (cap = cap ? cap * 2 : 64) * sizeof *w->insn);
+		struct insn_cost *c = &w->insn[w->ninsn++];
+		*c = (struct insn_cost){ w->flat->nodes[hosts[h]].key, link, pl_xcalloc(w->nev, sizeof(uint64_t)),
+					 pl_xcalloc(w->nev, sizeof(uint64_t)) };
+		c->s[ev] = pl->samples;
+		c->p[ev] = pl->period;
+	}
+	qsort(w->insn, w->ninsn, sizeof *w->insn, cmp_insn);
+	size_t m = 0; /* one entry per instruction: the places of other threads, events, nodes merged */
+	for (size_t i = 0; i < w->ninsn; i++) {
+		if (m && !cmp_insn(&w->insn[m - 1], &w->insn[i])) {
+			for (size_t k = 0; k < w->nev; k++) {
+				w->insn[m - 1].s[k] += w->insn[i].s[k];
+				w->insn[m - 1].p[k] += w->insn[i].p[k];
+			}
+			free(w->insn[i].s);
+			free(w->insn[i].p);
+		} else {
+			w->insn[m++] = w->insn[i];
+		}
+	}
+	w->ninsn = m;
+}
+
+/* The rows of ROOTS: the source, or the disassembly of each root (an
+ * inlined instance's under a line naming its procedure). */
+static int add_rows(pl_ann *ann, struct walk *w, const uint32_t *roots, size_t nroots, const size_t *order,
+		    char *err, size_t errlen)
+{
+	if (!ann->with_asm) {
+		add_source_rows(ann, w, order);
+		return 0;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < nroots && !rc; i++) {
+		const pl_tree *t = w->flat;
+		uint32_t host = host_of(t, roots[i]);
+		const pl_node *h = &t->nodes[host];
+		const char *bin = h->dso ? pl_attrib_file(w->rep->attrib, h->dso) : NULL;
+		w->host = h->key;
+		if (t->nodes[roots[i]].kind == PL_INLINE) {
+			const ls_scope *sc = t->nodes[roots[i]].scope;
+			pl_ann_add(ann, PL_ANN_FILE, "inlined in %s (at %s:%u)", node_name_of(t, host),
+				   base_name(ls_scope_call_file(sc)), ls_scope_call_line(sc))->margin =
+				line_margin(w, ann->margin_width, NULL, 0);
+		}
+		rc = add_asm_rows(ann, w, t->nodes[roots[i]].scope, bin, err, errlen);
+	}
+	return rc;
+}
+
+/* The function's own cost: its Self (an inlined function's, over its
+ * instances). */
+static void own_cost(pl_ann *ann, const pl_report *rep, const pl_tree *flat, const uint32_t *roots, size_t n)
+{
+	size_t nev = rep->nshown;
+	ann->samples = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
+	ann->period = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
+	for (size_t r = 0; r < n; r++)
+		for (size_t i = 0; i < nev; i++) {
+			ann->samples[i] += pl_cost(flat, roots[r], rep->shown[i])[PL_SELF];
+			ann->period[i] += pl_cost(flat, roots[r], rep->shown[i])[PL_SELF_PERIOD];
+		}
+}
+
 int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, char *err, size_t errlen)
 {
 	const pl_tree *flat = pl_flat_tree(rep);
@@ -884,37 +1184,49 @@ int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, 
 		return -1;
 	}
 	size_t nev = rep->nshown;
+	uint32_t *roots;
+	size_t nroots = annotate_roots(flat, proc, &roots);
+	const pl_node *host = &flat->nodes[host_of(flat, proc)];
 	ann->proc = proc;
 	ann->with_asm = with_asm;
+	ann->inlined = x->kind == PL_INLINE;
 	ann->name = ls_scope_name(x->scope);
-	const char *bin = x->dso ? pl_attrib_file(rep->attrib, x->dso) : NULL;
-	ann->binary = pl_xstrdup(bin ? bin : x->dso ? x->dso->name : "??");
-	ann->samples = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
-	ann->period = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
-	for (size_t i = 0; i < nev; i++) {
-		ann->samples[i] = pl_cost(flat, proc, rep->shown[i])[PL_SELF];
-		ann->period[i] = pl_cost(flat, proc, rep->shown[i])[PL_SELF_PERIOD];
-	}
+	const char *bin = host->dso ? pl_attrib_file(rep->attrib, host->dso) : NULL;
+	ann->binary = pl_xstrdup(bin ? bin : host->dso ? pl_dso_path(host->dso) : "??");
+	own_cost(ann, rep, flat, roots, nroots);
 	struct walk w = { .rep = rep, .flat = flat, .nev = nev };
 	w.noline_s = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
 	w.noline_p = pl_xcalloc(nev ? nev : 1, sizeof(uint64_t));
-	map_subtree(&w, proc);
-	size_t *stack = pl_xmalloc((count_loops(x->scope) + 1) * sizeof *stack);
-	new_span(&w, ls_scope_file(x->scope), ls_scope_line(x->scope), ls_scope_line(x->scope));
-	walk_scopes(&w, x->scope, 0, stack, 0, -1);
+	size_t nloops = 0;
+	for (size_t r = 0; r < nroots; r++) {
+		map_subtree(&w, roots[r]);
+		nloops += count_loops(flat->nodes[roots[r]].scope);
+	}
+	qsort(w.map, w.nmap, sizeof *w.map, cmp_scope_node);
+	size_t *stack = pl_xmalloc((nloops + 1) * sizeof *stack);
+	for (size_t r = 0; r < nroots; r++) {
+		const ls_scope *sc = flat->nodes[roots[r]].scope;
+		size_t span = new_span(&w, ls_scope_file(sc), ls_scope_line(sc), ls_scope_line(sc));
+		walk_scopes(&w, sc, span, stack, 0, -1);
+	}
 	free(stack);
+	if (!with_asm)
+		merge_loops(&w);
 	size_t *order = pl_xmalloc((w.nloops + 1) * sizeof *order);
 	ann->margin_width = assign_columns(&w, order);
-	int rc = 0;
+	uint32_t *hosts = pl_xmalloc((nroots + 1) * sizeof *hosts);
+	for (size_t r = 0; r < nroots; r++)
+		hosts[r] = host_of(flat, roots[r]);
 	if (with_asm)
-		rc = add_asm_rows(ann, &w, x->scope, bin, err, errlen);
-	else
-		add_source_rows(ann, &w, order);
+		collect_insn_costs(&w, hosts, nroots);
+	int rc = add_rows(ann, &w, roots, nroots, order, err, errlen);
 	int noline = 0;
 	for (size_t i = 0; i < nev; i++)
 		noline |= w.noline_s[i] != 0;
 	if (!rc && noline)
 		set_cost(pl_ann_add(ann, PL_ANN_NOTE, "(samples at no source line)"), nev, w.noline_s, w.noline_p);
+	free(hosts);
+	free(roots);
 	free(order);
 	free_walk(&w);
 	if (rc)

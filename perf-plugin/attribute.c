@@ -69,6 +69,28 @@ static uint32_t named_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, co
 	return n;
 }
 
+/* The link-time address of runtime address ADDR in MAP, whose binary's
+ * state is D: 0, or -1 (no file, or outside the module's code). */
+static int link_address(struct pl_attrib *a, struct dso_attr *d, const pl_map *map, uint64_t addr, uint64_t *link)
+{
+	(void)a;
+	if (map->dso->kind == PL_DSO_KERNEL && d->mod) {
+		/* the kernel map's pgoff is _text's runtime address */
+		*link = addr - map->pgoff + (uint64_t)d->kernel_delta;
+		return 0;
+	}
+	if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
+		uint64_t off = addr - map->start;
+		for (size_t i = 0; i < d->nksecs; i++)
+			if (off >= d->ksecs[i].offset && off - d->ksecs[i].offset < d->ksecs[i].size) {
+				*link = d->ksecs[i].addr + (off - d->ksecs[i].offset);
+				return 0;
+			}
+		return -1;
+	}
+	return d->file ? pl_to_link(d, map, addr, link) : -1;
+}
+
 /* A procedure frame alone (an inferred frame: where in the procedure the
  * call was is not known), under PARENT. */
 static uint32_t proc_node(struct pl_attrib *a, uint32_t parent, pl_dso *dso, const ls_scope *proc, uint8_t how)
@@ -92,6 +114,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	if (!map) {
 		char name[64];
 		if (kernel) {
+			a->kernel_frames = 1;
 			pl_load_kallsyms(a);
 			const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 			if (s)
@@ -103,21 +126,7 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 	}
 	struct dso_attr *d = pl_dso_attr(a, map->dso);
 	uint64_t link = 0;
-	int have_link = 0;
-	if (map->dso->kind == PL_DSO_KERNEL && d->mod) {
-		/* the kernel map's pgoff is _text's runtime address */
-		link = addr - map->pgoff + (uint64_t)d->kernel_delta;
-		have_link = 1;
-	} else if (map->dso->kind == PL_DSO_KMODULE && d->nksecs) {
-		uint64_t off = addr - map->start;
-		for (size_t i = 0; i < d->nksecs && !have_link; i++)
-			if (off >= d->ksecs[i].offset && off - d->ksecs[i].offset < d->ksecs[i].size) {
-				link = d->ksecs[i].addr + (off - d->ksecs[i].offset);
-				have_link = 1;
-			}
-	} else if (d->file) {
-		have_link = pl_to_link(d, map, addr, &link) == 0;
-	}
+	int have_link = link_address(a, d, map, addr, &link) == 0;
 	if (d->mod && have_link && how == PL_HOW_INFERRED) {
 		const ls_scope *p = ls_lookup_proc(d->mod, link);
 		if (p)
@@ -151,17 +160,25 @@ static uint32_t expand_frame(struct pl_attrib *a, uint32_t parent, const pl_map 
 			return node;
 		}
 	}
+	if (map->dso->kind == PL_DSO_KERNEL && !d->mod)
+		a->kernel_frames = 1;
 	if (d->use_kallsyms) {
 		const ls_ksym *s = ls_kmap_symbol_at(a->kmap, addr);
 		if (s)
 			return named_node(a, parent, map->dso, s->name);
 	}
 	ls_symbol sym;
-	if (have_link && ls_file_symbol_at(d->file, link, &sym) == 0)
+	if (have_link && !d->refused && ls_file_symbol_at(d->file, link, &sym) == 0)
 		return named_node(a, parent, map->dso, sym.name);
+	char name[64];
 	if (map->dso->kind == PL_DSO_KERNEL) {
-		char name[64];
 		snprintf(name, sizeof name, "[kernel] %#llx", (unsigned long long)addr);
+		return named_node(a, parent, map->dso, name);
+	}
+	if (map->dso->kind == PL_DSO_USER && (d->refused || !d->file)) {
+		/* no usable file: the address in the binary, as perf report
+		 * shows a frame it has no symbol for */
+		snprintf(name, sizeof name, "0x%016llx", (unsigned long long)(addr - map->start + map->pgoff));
 		return named_node(a, parent, map->dso, name);
 	}
 	return named_node(a, parent, map->dso, "[unknown]");
@@ -406,6 +423,23 @@ static size_t sample_frames(struct pl_attrib *a, pl_thread *t, const pd_sample *
 	return nf;
 }
 
+/* The sample's place beside the tree (places.c): its leaf node, map and
+ * address; its thread and CPU when -s asks for them. */
+static void add_place(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, size_t e, uint32_t node,
+		      const struct frame *leaf)
+{
+	pl_report *rep = a->rep;
+	pl_place k = { .node = node, .ev = (uint32_t)e, .addr = leaf->addr, .cpu = -1, .comm = t->comm };
+	k.map = pl_find_map(rep->s, t, leaf->addr, leaf->kernel);
+	if (rep->opt->sort_mask & PL_THREAD_KEYS) {
+		k.pid = smp->pid;
+		k.tid = smp->tid;
+		if (smp->attr->sample_type & PD_SAMPLE_CPU)
+			k.cpu = (int32_t)smp->cpu;
+	}
+	pl_places_add(&rep->places, &k, smp->period);
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -419,6 +453,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 		return;
 	rep->nsamples_all++;
 	int kernel_ip = smp->cpumode == PD_MISC_KERNEL || smp->cpumode == PD_MISC_HYPERVISOR;
+	a->kernel_samples += kernel_ip;
 	if (!sample_selected(rep, s, ev, t, kernel_ip))
 		return;
 	struct frame fr[PL_MAX_FRAMES];
@@ -431,6 +466,7 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust, PL_HOW_CFI);
 	pl_tree *tr = &rep->tree;
 	uint64_t period = smp->period;
+	add_place(a, t, smp, e, node, &fr[0]);
 	/* only the leaf is counted now; pl_tree_finish sums the totals */
 	uint64_t *c = pl_cost_at(tr, node, e);
 	c[PL_SELF]++;
@@ -439,8 +475,105 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	rep->ev_period[e] += period;
 }
 
+int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
+{
+	return link_address(a, pl_dso_attr(a, m->dso), m, addr, link);
+}
+
+const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off)
+{
+	if (!m || m->dso->kind == PL_DSO_KERNEL || m->dso->kind == PL_DSO_KMODULE) {
+		/* kallsyms: what perf report names kernel addresses by (an
+		 * address outside every map is a kernel one, or has no name) */
+		pl_load_kallsyms(a);
+		const ls_ksym *ks = ls_kmap_symbol_at(a->kmap, addr);
+		if (ks) {
+			*off = addr - ks->addr;
+			return ks->name;
+		}
+	}
+	if (!m)
+		return NULL;
+	struct dso_attr *d = pl_dso_attr(a, m->dso);
+	uint64_t link;
+	ls_symbol sym;
+	if (d->refused || !d->file || pl_attrib_link_addr(a, m, addr, &link) || ls_file_symbol_at(d->file, link, &sym))
+		return NULL;
+	*off = link - sym.addr;
+	return sym.name;
+}
+
+/* Is D the program COMM runs (perf's comm: the first 15 bytes of the
+ * executable's name)? */
+static int runs_as(const pl_dso *d, const char *comm)
+{
+	return comm && d->kind == PL_DSO_USER && !strncmp(d->short_name, comm, 15) &&
+	       (strlen(d->short_name) >= 15 || !strcmp(d->short_name, comm));
+}
+
+struct comm_count {
+	const char *comm;
+	uint64_t samples;
+};
+
+static int cmp_comm(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct comm_count *)a)->comm, y = (uintptr_t)((const struct comm_count *)b)->comm;
+	return x < y ? -1 : x > y;
+}
+
+/* The command most samples ran as (commands are interned: by pointer). */
+static const char *main_comm(const pl_report *rep)
+{
+	size_t n = rep->places.n;
+	struct comm_count *v = pl_xmalloc((n ? n : 1) * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct comm_count){ rep->places.v[i].comm, rep->places.v[i].samples };
+	qsort(v, n, sizeof *v, cmp_comm);
+	const char *best = NULL;
+	uint64_t most = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint64_t sum = 0;
+		for (; j < n && v[j].comm == v[i].comm; j++)
+			sum += v[j].samples;
+		if (sum > most) {
+			most = sum;
+			best = v[i].comm;
+		}
+		i = j;
+	}
+	free(v);
+	return best;
+}
+
+pl_dso *pl_main_dso(const pl_report *rep)
+{
+	/* the executable of the command most samples ran as, sampled or not
+	 * (its code may only call a library's) */
+	const char *comm = main_comm(rep);
+	size_t n = pl_session_ndsos(rep->s);
+	for (size_t i = 0; i < n; i++)
+		if (runs_as(pl_session_dso(rep->s, i), comm))
+			return pl_session_dso(rep->s, i);
+	/* else the user binary with most samples */
+	uint64_t *any = pl_xcalloc(n ? n : 1, sizeof *any);
+	for (size_t i = 0; i < rep->places.n; i++) {
+		const pl_place *p = &rep->places.v[i];
+		if (p->map && p->map->dso->index < n)
+			any[p->map->dso->index] += p->samples;
+	}
+	pl_dso *d = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (pl_session_dso(rep->s, i)->kind == PL_DSO_USER && any[i] && (!d || any[i] > any[d->index]))
+			d = pl_session_dso(rep->s, i);
+	free(any);
+	return d;
+}
+
 void pl_attrib_warn_bounds(struct pl_attrib *a)
 {
+	pl_dsos_summary(a);
 	pl_fp_warn(a);
 	if (a->deep_chains)
 		fprintf(stderr, "perf-loops: warning: %s: %llu samples have call chains deeper than %d frames "

@@ -19,6 +19,7 @@ struct dso_attr {
 	ls_file *file;       /* the ELF of PATH: PT_LOAD, and symbols when there is no structure */
 	int64_t kernel_delta; /* vmlinux: runtime - link address */
 	int use_kallsyms;
+	int refused;         /* the file by its name has another build-id (not --force) */
 	/* a module: its code sections where the kernel's module loader puts
 	 * them (offsets from the map's start) and where they are in the .ko */
 	ls_ksection *ksecs;
@@ -62,6 +63,13 @@ struct pl_attrib {
 	 * thread was abandoned) */
 	struct prefetch *pf;
 	uint64_t deep_chains;  /* samples whose call chain was cut at PL_MAX_FRAMES */
+	/* for the one-line summaries after the report is read (-v: each) */
+	unsigned nmissing;       /* user binaries not found */
+	char missing_names[1024]; /* the first three */
+	unsigned nnodebug;       /* binaries without DWARF (the vdso aside) */
+	int kernel_without_debug; /* kernel frames named from kallsyms, or by address */
+	int kernel_frames;       /* ... and there are some */
+	uint64_t kernel_samples; /* samples taken in the kernel (before filters) */
 	struct pl_unwinder *uw; /* unwind.c: rules by address, CFI of each binary, the stats */
 	/* frame-pointer chains (attribute.c): samples whose chain skipped a
 	 * frame, those repaired by inserting it, those that could not be */
@@ -108,6 +116,9 @@ void pl_fp_check(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, const 
  * cache, the kernel's release, the second thread), and its end. */
 void pl_dsos_begin(struct pl_attrib *a);
 void pl_dsos_end(struct pl_attrib *a);
+/* One line each for what could not be used (no DWARF, not found, kernel
+ * without its debug image), after the samples are read; not under -q. */
+void pl_dsos_summary(struct pl_attrib *a);
 /* Find the file behind DSO and open its structure, once. */
 struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso);
 /* A runtime address in MAP -> the link-time address in its file. */

@@ -10,15 +10,19 @@
  * Keys follow perf report's browser where they fit:
  *   Up/Down/PgUp/PgDn/Home/End (j/k)  move       Enter, +  expand/collapse
  *   -  collapse (or go to the parent)   e  expand/collapse the whole subtree
- *   E  expand all    C  collapse all    H  the hottest entry
- *   L  jump to the next hottest loop    /  search a name, n  the next match
+ *   E  expand all    C  collapse all    H  the hottest entry (most own samples)
+ *   L  jump to the next hottest loop    /  search the rows, n  the next match
  *   v  switch tree / flat / loops view  a  annotate the entry's procedure
+ *   <  >  scroll the Context column     O  loops view: by Own or by Total
  *   S  switch the sort event            h, ?  help      q, ESC  quit
  * In the annotate view: s toggles source / assembly, TAB and H the next hot
  * and the hottest line, q/ESC/Left go back.
  *
  * The status line shows the selected entry's full name (C++ names are
- * shortened in the rows, as in --stdio).
+ * shortened in the rows, as in --stdio).  Deep rows are indented as
+ * --stdio's are on a terminal (up to 30 columns before the edge, then
+ * their depth in brackets), so the hot rows of a DWARF tree 40 levels deep
+ * stay readable at 80 columns.
  */
 #include "report.h"
 
@@ -62,6 +66,8 @@ struct browser {
 	size_t nrows, cap;
 	size_t cur, top;
 	size_t next_loop;      /* L: how many loops were visited */
+	int hscroll;           /* < >: columns of the Context column scrolled off */
+	int loops_by_own;      /* O: the loops view ranks by Own */
 	char search[128];
 	char msg[1024];
 };
@@ -105,8 +111,39 @@ static void add_subtree(struct browser *b, const pl_tree *t, uint32_t n, int dep
 	free(kids);
 }
 
-/* Loops of the flat tree with samples of the sort event, largest first. */
-static size_t hot_loops(struct browser *b, const pl_tree *t, uint32_t **out)
+/* The Self of the loops nested in loop N, nearest first (through inlined
+ * calls): what the loop's Own leaves out, as in --format=loops. */
+static uint64_t nested_self(const pl_tree *t, uint32_t n, size_t ev)
+{
+	uint64_t sum = 0;
+	for (uint32_t k = t->nodes[n].first_child; k; k = t->nodes[k].next_sibling) {
+		if (t->nodes[k].kind == PL_LOOP)
+			sum += pl_cost(t, k, ev)[PL_SELF_PERIOD];
+		else if (t->nodes[k].kind != PL_PROC)
+			sum += nested_self(t, k, ev);
+	}
+	return sum;
+}
+
+static uint64_t loop_own(const pl_tree *t, uint32_t n, size_t ev)
+{
+	return pl_cost(t, n, ev)[PL_SELF_PERIOD] - nested_self(t, n, ev);
+}
+
+/* O: loops by Own, then by Total (qsort_r) */
+static int cmp_own(const void *pa, const void *pb, void *arg)
+{
+	const pl_report *rep = arg;
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	uint64_t ox = loop_own(&rep->tree, x, rep->primary), oy = loop_own(&rep->tree, y, rep->primary);
+	if (ox != oy)
+		return ox > oy ? -1 : 1;
+	return pl_cmp_total(pa, pb, arg);
+}
+
+/* Loops of the flat tree with samples of the sort event, largest first
+ * (by Own if BY_OWN). */
+static size_t sorted_loops(struct browser *b, const pl_tree *t, int by_own, uint32_t **out)
 {
 	const uint32_t *nodes;
 	size_t nn = pl_event_nodes(t, b->rep->primary, &nodes), k = 0;
@@ -117,10 +154,21 @@ static size_t hot_loops(struct browser *b, const pl_tree *t, uint32_t **out)
 	pl_report *rep = b->rep;
 	pl_tree cct = rep->tree;
 	rep->tree = *t; /* pl_cmp_total reads rep->tree */
-	qsort_r(v, k, sizeof *v, pl_cmp_total, rep);
+	qsort_r(v, k, sizeof *v, by_own ? cmp_own : pl_cmp_total, rep);
 	rep->tree = cct;
 	*out = v;
 	return k;
+}
+
+static size_t hot_loops(struct browser *b, const pl_tree *t, uint32_t **out)
+{
+	return sorted_loops(b, t, 0, out);
+}
+
+/* The loops view's rows: by Total, or by Own after O. */
+static size_t view_loops(struct browser *b, const pl_tree *t, uint32_t **out)
+{
+	return sorted_loops(b, t, b->loops_by_own, out);
 }
 
 static void rebuild(struct browser *b)
@@ -130,7 +178,7 @@ static void rebuild(struct browser *b)
 	const pl_tree *t = tree_of(b);
 	if (b->view == V_LOOPS) {
 		uint32_t *v;
-		size_t k = hot_loops(b, t, &v);
+		size_t k = view_loops(b, t, &v);
 		for (size_t i = 0; i < k; i++)
 			add_row(b, v[i], 0, 0);
 		free(v);
@@ -155,20 +203,6 @@ static void put(int y, int x, const char *s)
 static double pct(uint64_t part, uint64_t all)
 {
 	return all ? 100.0 * (double)part / (double)all : 0.0;
-}
-
-/* The Self of the loops nested in loop N, nearest first (through inlined
- * calls): what the loop's Own leaves out, as in --format=loops. */
-static uint64_t nested_self(const pl_tree *t, uint32_t n, size_t ev)
-{
-	uint64_t sum = 0;
-	for (uint32_t k = t->nodes[n].first_child; k; k = t->nodes[k].next_sibling) {
-		if (t->nodes[k].kind == PL_LOOP)
-			sum += pl_cost(t, k, ev)[PL_SELF_PERIOD];
-		else if (t->nodes[k].kind != PL_PROC)
-			sum += nested_self(t, k, ev);
-	}
-	return sum;
 }
 
 /* Children and Self of the sort event, Samples, then Children of the
@@ -221,17 +255,17 @@ static void loop_context(struct browser *b, uint32_t n, char *buf, size_t len)
 		snprintf(buf + used, len - used, ")");
 }
 
-static void draw_row(struct browser *b, int y, const struct row *r, int selected)
+/* The text of row R after its cost columns, as --stdio prints it: the
+ * entry's label and binary (in the loops view, where the loop is), with
+ * the expand mark.  Deep rows stop moving right 30 columns before the
+ * edge of a terminal COLS wide (COL: where the text starts) and say their
+ * depth instead, as --stdio's tree does. */
+static void row_text(struct browser *b, const struct row *r, int col, char *text, size_t len)
 {
 	char label[1024];
 	node_label(b, r->node, label, sizeof label);
 	const pl_tree *t = tree_of(b);
 	const pl_node *x = &t->nodes[r->node];
-	if (selected)
-		attron(A_REVERSE);
-	move(y, 0);
-	clrtoeol();
-	int col = draw_cells(b, y, r->node);
 	char mark = !r->has_kids ? ' ' : b->view != V_LOOPS && b->open[b->view == V_TREE ? 0 : 1][r->node] ? '-' : '+';
 	char dso[1024] = "";
 	if (x->kind == PL_PROC && x->dso) {
@@ -241,9 +275,26 @@ static void draw_row(struct browser *b, int y, const struct row *r, int selected
 	} else if (b->view == V_LOOPS) {
 		loop_context(b, r->node, dso, sizeof dso);
 	}
+	int indent = 2 * r->depth, cap = COLS - col - 2 - 30;
+	char deep[16] = "";
+	if (indent > cap) {
+		indent = cap > 0 ? cap : 0;
+		snprintf(deep, sizeof deep, "[%d] ", r->depth);
+	}
+	snprintf(text, len, "  %*s%c %s%s%s", indent, "", mark, deep, label, dso);
+}
+
+static void draw_row(struct browser *b, int y, const struct row *r, int selected)
+{
+	if (selected)
+		attron(A_REVERSE);
+	move(y, 0);
+	clrtoeol();
+	int col = draw_cells(b, y, r->node);
 	char text[2048];
-	snprintf(text, sizeof text, "  %*s%c %s%s", 2 * r->depth, "", mark, label, dso);
-	put(y, col, text);
+	row_text(b, r, col, text, sizeof text);
+	int skip = (int)strlen(text) < b->hscroll ? (int)strlen(text) : b->hscroll;
+	put(y, col, text + skip);
 	if (selected) {
 		for (int i = getcurx(stdscr); i < COLS && i > 0; i++)
 			addch(' ');
@@ -275,8 +326,9 @@ static void draw_status(struct browser *b)
 	mvprintw(LINES - 2, 0, "%-*.*s", COLS, COLS, line);
 	attroff(A_REVERSE);
 	mvprintw(LINES - 1, 0, "%-*.*s", COLS, COLS,
-		 "Enter/+ expand  - collapse  e/E expand  C collapse  L hot loop  / search  v view  a annotate"
-		 "  S event  h help  q quit");
+		 b->view == V_LOOPS ? "O by Own/Total  < > scroll  / search  v view  a annotate  H hottest  h help  q quit"
+				    : "Enter/+ expand  - collapse  E/C all  H hottest  L hot loop  < > scroll  / search"
+				      "  v view  a annotate  h help  q quit");
 }
 
 static void draw(struct browser *b)
@@ -291,7 +343,8 @@ static void draw(struct browser *b)
 		b->top = b->cur - (size_t)h + 1;
 	erase();
 	char buf[1024];
-	snprintf(buf, sizeof buf, "perf loops: %s   Samples: %llu of event '%s' (sort)", view_names[b->view],
+	snprintf(buf, sizeof buf, "perf loops: %s   Samples: %llu of event '%s' (sort)",
+		 b->view == V_LOOPS && b->loops_by_own ? "loops (by own cost)" : view_names[b->view],
 		 (unsigned long long)rep->ev_samples[rep->primary], pd_attr_at(rep->r, rep->primary)->name);
 	put(0, 0, buf);
 	size_t len = (size_t)snprintf(buf, sizeof buf, "%10s %10s %9s", b->view == V_LOOPS ? "Total" : "Children",
@@ -359,6 +412,33 @@ static void jump_loop(struct browser *b)
 	free(v);
 }
 
+/* H: the hottest entry, the one with the most samples of its own (the
+ * sort event's period): a statement in the trees, in the loops view the
+ * loop with the largest Own. */
+static void go_hottest(struct browser *b)
+{
+	const pl_tree *t = tree_of(b);
+	size_t ev = b->rep->primary;
+	const uint32_t *nodes;
+	size_t nn = pl_event_nodes(t, ev, &nodes);
+	uint32_t best = 0;
+	uint64_t bc = 0;
+	for (size_t i = 0; i < nn; i++) {
+		uint32_t n = nodes[i];
+		if (!n || (b->view == V_LOOPS && t->nodes[n].kind != PL_LOOP))
+			continue;
+		uint64_t c = b->view == V_LOOPS ? loop_own(t, n, ev) : pl_node_own(t, n, ev, PL_SELF_PERIOD);
+		if (c > bc || (c == bc && c && n < best)) {
+			bc = c;
+			best = n;
+		}
+	}
+	if (!best)
+		return;
+	reveal(b, best);
+	snprintf(b->msg, sizeof b->msg, "the hottest entry: %.2f%% of its own", pct(bc, b->rep->ev_period[ev]));
+}
+
 /* The nodes of the view in display order (all of them, opened or not). */
 static void all_nodes(struct browser *b, const pl_tree *t, uint32_t n, uint32_t **v, size_t *nv, size_t *cap)
 {
@@ -383,11 +463,10 @@ static void find_next(struct browser *b)
 	const pl_tree *t = tree_of(b);
 	uint32_t *v = NULL;
 	size_t nv = 0, cap = 0, at = 0;
-	if (b->view == V_LOOPS) {
-		nv = hot_loops(b, t, &v);
-	} else {
+	if (b->view == V_LOOPS)
+		nv = view_loops(b, t, &v);
+	else
 		all_nodes(b, t, 0, &v, &nv, &cap);
-	}
 	uint32_t cur = b->nrows ? b->rows[b->cur].node : 0;
 	for (size_t i = 0; i < nv; i++)
 		if (v[i] == cur)
@@ -395,11 +474,14 @@ static void find_next(struct browser *b)
 	b->msg[0] = 0;
 	for (size_t j = 1; j <= nv; j++) {
 		uint32_t n = v[(at + j) % nv];
-		char label[1024];
-		node_label(b, n, label, sizeof label);
+		/* the whole row as shown (the loops view's procedure and
+		 * inlined calls too), and the entry's full name */
+		struct row r = { n, 0, 0 };
+		char text[2048];
+		row_text(b, &r, 0, text, sizeof text);
 		const pl_node *x = &t->nodes[n];
 		const char *full = x->name ? x->name : x->scope ? ls_scope_name(x->scope) : NULL;
-		if (strstr(label, b->search) || (full && strstr(full, b->search))) {
+		if (strstr(text, b->search) || (full && strstr(full, b->search))) {
 			reveal(b, n);
 			free(v);
 			return;
@@ -432,7 +514,9 @@ static void help(void)
 		"-              collapse the entry, or go to its parent",
 		"e              expand or collapse the entry's whole subtree",
 		"E / C          expand / collapse everything",
-		"H              the hottest entry",
+		"H              the hottest entry (the most samples of its own)",
+		"< >            scroll the Context column left / right",
+		"O              loops view: rank by Own (the hot loops) or by Total",
 		"L              jump to the next hottest loop",
 		"/  n           search a name; the next match",
 		"v              switch the tree / flat / loops views",
@@ -515,8 +599,11 @@ static void annot_draw(struct annot_view *a)
 			len = strlen(buf);
 		}
 		const char *m = r->margin ? r->margin : "";
-		if (r->kind == PL_ANN_SRC)
-			snprintf(buf + len, sizeof buf - len, "  %5u %s: %s", r->line, m, r->text);
+		if (r->kind == PL_ANN_SRC) {
+			char call[1024];
+			pl_ann_call_text(rep, r, call, sizeof call);
+			snprintf(buf + len, sizeof buf - len, "  %5u %s: %s%s", r->line, m, r->text, call);
+		}
 		else if (r->kind == PL_ANN_LOOP)
 			snprintf(buf + len, sizeof buf - len, "        %s-- %s", m, r->text);
 		else if (r->kind == PL_ANN_FILE)
@@ -561,15 +648,32 @@ static void annot_next_hot(struct annot_view *a, int hottest)
 	a->cur = best;
 }
 
+/* Select the source row of LINE of FILE (an [I] entry's call site), if
+ * the annotation shows it. */
+static void annot_focus(struct annot_view *a, const char *file, unsigned line)
+{
+	const char *in = NULL;
+	for (size_t i = 0; file && line && i < a->ann.n; i++) {
+		const pl_ann_row *r = &a->ann.rows[i];
+		if (r->kind == PL_ANN_FILE)
+			in = r->text;
+		else if (r->kind == PL_ANN_SRC && r->line == line && in && !strcmp(in, file)) {
+			a->cur = i;
+			return;
+		}
+	}
+}
+
 /* The annotate view of flat-tree procedure PROC until q/ESC/Left: 0, or
  * 'Q' when the whole browser is to end. */
-static int annot_run(pl_report *rep, uint32_t proc, char *msg, size_t msglen)
+static int annot_run(pl_report *rep, uint32_t proc, const char *file, unsigned line, char *msg, size_t msglen)
 {
 	struct annot_view a = { .rep = rep, .proc = proc, .with_asm = rep->opt->asm_view };
 	if (annot_load(&a)) {
 		snprintf(msg, msglen, "%s", a.msg);
 		return 0;
 	}
+	annot_focus(&a, file, line);
 	int h = LINES - 4 > 1 ? LINES - 4 : 1;
 	for (;;) {
 		annot_draw(&a);
@@ -615,6 +719,22 @@ static uint32_t proc_of(struct browser *b, uint32_t n)
 		if (flat->nodes[f].kind == PL_PROC && flat->nodes[f].key == t->nodes[n].key)
 			return f;
 	return 0;
+}
+
+/* Where annotate opens for entry N: an [I] entry at its call site, a
+ * loop or a statement at its line (the procedure itself at its top). */
+static void focus_of(struct browser *b, uint32_t n, const char **file, unsigned *line)
+{
+	const pl_node *x = &tree_of(b)->nodes[n];
+	if (!x->scope)
+		return;
+	if (x->kind == PL_INLINE) {
+		*file = ls_scope_call_file(x->scope);
+		*line = ls_scope_call_line(x->scope);
+	} else if (x->kind == PL_STMT || x->kind == PL_LOOP) {
+		*file = ls_scope_file(x->scope);
+		*line = ls_scope_line(x->scope);
+	}
 }
 
 /* ---- the tree views --------------------------------------------------------------- */
@@ -675,7 +795,16 @@ static int tree_key(struct browser *b, int c)
 	case 'e': toggle(b, 1); break;
 	case 'E': memset(open_of(b), 1, tree_of(b)->n); rebuild(b); break;
 	case 'C': memset(open_of(b), 0, tree_of(b)->n); rebuild(b); break;
-	case 'H': b->cur = 0; break;
+	case 'H': go_hottest(b); break;
+	case '>': case KEY_SRIGHT: b->hscroll += 10; break;
+	case '<': case KEY_SLEFT: b->hscroll = b->hscroll > 10 ? b->hscroll - 10 : 0; break;
+	case 'O':
+		if (b->view == V_LOOPS) {
+			b->loops_by_own = !b->loops_by_own;
+			rebuild(b);
+			snprintf(b->msg, sizeof b->msg, "loops by %s", b->loops_by_own ? "Own (the hot loops first)" : "Total");
+		}
+		break;
 	case 'L': jump_loop(b); break;
 	case '/':
 		prompt("search: ", b->search, sizeof b->search);
@@ -691,9 +820,13 @@ static int tree_key(struct browser *b, int c)
 	case 'S': next_event(b); break;
 	case 'a': {
 		uint32_t p = n ? proc_of(b, b->rows[b->cur].node) : 0;
+		const char *call_file = NULL;
+		unsigned call_line = 0;
+		if (p)
+			focus_of(b, b->rows[b->cur].node, &call_file, &call_line);
 		if (!p)
 			snprintf(b->msg, sizeof b->msg, "no procedure to annotate here");
-		else if (annot_run(b->rep, p, b->msg, sizeof b->msg) == 'Q')
+		else if (annot_run(b->rep, p, call_file, call_line, b->msg, sizeof b->msg) == 'Q')
 			return 1;
 		break;
 	}
@@ -753,7 +886,7 @@ int pl_browser_annotate(pl_report *rep, uint32_t proc)
 	if (start_curses(rep))
 		return -1;
 	char msg[256] = "";
-	annot_run(rep, proc, msg, sizeof msg);
+	annot_run(rep, proc, NULL, 0, msg, sizeof msg);
 	endwin();
 	if (msg[0]) {
 		fprintf(stderr, "perf-loops: %s\n", msg);

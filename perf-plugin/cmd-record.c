@@ -4,7 +4,19 @@
  * where the code keeps frame pointers, else a DWARF-style stack copy sized
  * from the program's measured stack depth.  The choice and why go to
  * stderr.  The user's own -g/--call-graph, and any other perf record
- * option, pass through untouched. */
+ * option, pass through untouched.
+ *
+ * Signals: nothing may return before perf record has written the file
+ * (the shell would give the prompt back, or a script read a half-written
+ * file), and perf-loops must end as perf record does, by a normal exit, so
+ * that the rest of a shell command line runs as it would after perf record.
+ * perf runs perf-loops as a child and dies itself on Ctrl-C, so perf record
+ * runs in a process group of its own that is the terminal's foreground
+ * while it runs: Ctrl-C and Ctrl-\ reach perf record and the workload, not
+ * perf and perf-loops.  Ctrl-Z stops that group; perf-loops then hands the
+ * terminal back and stops its own (perf's), so that the shell sees the job
+ * stop, and on fg resumes perf record.  SIGINT and SIGTERM sent to
+ * perf-loops itself are passed on to perf record. */
 #include "record.h"
 #include "report.h"
 
@@ -12,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 /* perf record's options that take a separate value (the command is the
@@ -63,28 +76,107 @@ static void scan_args(int argc, char **argv, struct args *r)
 	r->pipe_out = !strcmp(r->output, "-");
 }
 
-static int run_perf(char **args)
+static volatile sig_atomic_t child_pid;
+
+/* SIGINT or SIGTERM sent to perf-loops: perf record's to act on. */
+static void forward_signal(int sig)
 {
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "perf-loops: fork: %s\n", strerror(errno));
-		return 1;
-	}
-	if (pid == 0) {
-		execvp("perf", args);
-		fprintf(stderr, "perf-loops: cannot run perf: %s\n", strerror(errno));
-		_exit(127);
-	}
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static void catch_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+	struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, old_int);
+	sigaction(SIGTERM, &sa, old_term);
+}
+
+/* The terminal, if perf-loops runs in its foreground (not under `&`, not
+ * without a terminal): its descriptor, else -1. */
+static int foreground_tty(void)
+{
+	return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() ? STDIN_FILENO : -1;
+}
+
+/* Make PGRP the terminal's foreground (from a background group too). */
+static void give_terminal(int tty, pid_t pgrp)
+{
+	sigset_t ttou, old;
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	tcsetpgrp(tty, pgrp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* perf record's group was stopped (Ctrl-Z): stop perf's and ours as the
+ * shell expects, and once continued (fg, bg) continue perf record, in
+ * the foreground again if we are. */
+static void stop_with_child(int tty, pid_t pid)
+{
+	if (tty >= 0)
+		give_terminal(tty, getpgrp());
+	kill(0, SIGTSTP);
+	if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
+		give_terminal(tty, pid);
+	kill(-pid, SIGCONT);
+}
+
+/* Wait for PID, whatever signals come meanwhile: its exit status as a
+ * shell reports it (128 + N for a death by signal N), or -1. */
+static int wait_child(pid_t pid, int tty)
+{
 	int st;
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
+	for (;;) {
+		if (waitpid(pid, &st, tty >= 0 ? WUNTRACED : 0) < 0) {
+			if (errno == EINTR)
+				continue;
 			fprintf(stderr, "perf-loops: waitpid: %s\n", strerror(errno));
-			return 1;
+			return -1;
 		}
+		if (!WIFSTOPPED(st))
+			break;
+		stop_with_child(tty, pid);
 	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Run perf record (ARGS) to its end: its status as wait_child gives it. */
+static int run_perf_record(char **args)
+{
+	struct sigaction old_int, old_term;
+	catch_signals(&old_int, &old_term);
+	int tty = foreground_tty();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "perf-loops: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* perf record gets the dispositions perf-loops was started with */
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		if (tty >= 0) {
+			setpgid(0, 0); /* both sides: whichever runs first */
+			give_terminal(tty, getpid());
+		}
+		execvp("perf", args);
+		fprintf(stderr, "perf-loops: cannot run perf: %s\n", strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	if (tty >= 0) {
+		setpgid(pid, pid);
+		give_terminal(tty, pid);
+	}
+	int rc = wait_child(pid, tty);
+	child_pid = 0;
+	if (tty >= 0)
+		give_terminal(tty, getpgrp());
+	return rc;
+}
 int cmd_record(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -123,8 +215,10 @@ int cmd_record(int argc, char **argv)
 	for (int k = 1; k < argc; k++)
 		args[n++] = argv[k];
 	args[n] = NULL;
-	int rc = run_perf(args);
+	int rc = run_perf_record(args);
 	free(args);
+	if (rc < 0)
+		return 1;
 	if (rc == 0 && planned && plan.dwarf && !r.pipe_out)
 		pl_record_measure(&plan, r.output);
 	if (rc == 0 && !r.pipe_out)

@@ -20,9 +20,10 @@ static void read_samples(pl_report *rep)
 	pl_session_run(rep->s, pl_attrib_sample, rep);
 	pl_report_begin(rep);
 	const pl_report_options *o = rep->opt;
-	if (o->callee && !o->chains && !o->nsort && !o->annotate)
+	if (o->callee && !o->chains && !o->nsort && !o->annotate) {
 		pl_tree_invert(&rep->tree);
-	else
+		pl_places_free(&rep->places); /* their nodes are the tree's before */
+	} else
 		pl_tree_finish(&rep->tree);
 }
 
@@ -43,6 +44,10 @@ static void print_reader_warnings(const pl_report *rep)
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));
+	if (pl_session_lost_chunks(rep->s))
+		fprintf(stderr, "perf-loops: warning: %s: %llu chunks of events were lost while recording (PERF_RECORD_LOST: "
+			"the ring buffer was full; perf record -m or a lower -F helps)\n", pd_name(r),
+			(unsigned long long)pl_session_lost_chunks(rep->s));
 	if (pl_session_bad_records(rep->s))
 		fprintf(stderr, "perf-loops: warning: %s: %llu records could not be parsed\n", pd_name(r),
 			(unsigned long long)pl_session_bad_records(rep->s));
@@ -141,7 +146,9 @@ int pl_report_open(pl_report_options *o, pl_report *rep)
 		return 1;
 	}
 	*rep = (pl_report){ .opt = o, .r = r, .out = out };
+	pl_progress_begin(o);
 	read_samples(rep);
+	pl_progress_end();
 	print_reader_warnings(rep);
 	find_shown_events(rep);
 	rep->color = pl_color_wanted(o, out);
@@ -182,8 +189,41 @@ static int wants_browser(const pl_report_options *o)
 	       isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 }
 
+/* --stats and --header-only: the file alone, no tree. */
+static int run_file_info(pl_report_options *o)
+{
+	if (!o->input) {
+		struct stat st;
+		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
+	}
+	char err[1024];
+	pd_reader *r = pd_open(o->input, err, sizeof err);
+	if (!r) {
+		fprintf(stderr, "perf-loops: %s\n", err);
+		return 1;
+	}
+	FILE *out = open_output(o);
+	if (!out) {
+		pd_close(r);
+		return 1;
+	}
+	if (o->header)
+		pl_print_file_header(r, out);
+	if (o->stats)
+		pl_print_stats(r, out);
+	int rc = 0;
+	if ((out == stdout ? fflush(out) : fclose(out)) != 0) {
+		fprintf(stderr, "perf-loops: write error: %s\n", strerror(errno));
+		rc = 1;
+	}
+	pd_close(r);
+	return rc;
+}
+
 static int run_report(pl_report_options *o)
 {
+	if (o->stats || o->header == 2)
+		return run_file_info(o);
 	if (o->format == PL_FMT_PPROF && (!o->output || !strcmp(o->output, "-"))) {
 		fprintf(stderr, "perf-loops: --format=pprof writes a gzipped file: give it with -o FILE\n");
 		return 2;
@@ -193,11 +233,13 @@ static int run_report(pl_report_options *o)
 	if (rc)
 		return rc;
 	rc = -1;
-	if (wants_browser(o))
+	if (wants_browser(o) && !o->header)
 		rc = pl_browser(&rep); /* -1: no browser here, print */
 	if (rc < 0) {
 		if (rep.out == stdout && o->format != PL_FMT_PPROF)
 			pl_pager_start(o);
+		if (o->header) /* --header: the file's header, then the report */
+			pl_print_file_header(rep.r, rep.out);
 		rc = print_views(&rep);
 	}
 	int wrc = close_report(&rep);

@@ -41,8 +41,10 @@ static void ls_warn_sink(void *ctx, const char *message)
 	struct warn_count *w = ctx;
 	if (__atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED) == 0)
 		snprintf(w->first, sizeof w->first, "%s", message);
-	if (w->verbose)
+	if (w->verbose) {
+		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", message);
+	}
 }
 
 static ls_module *open_module(struct pl_attrib *a, const char *path);
@@ -419,6 +421,7 @@ static void print_first_warning(const char *path, const struct warn_count *w)
 	size_t l = strlen(path);
 	if (!strncmp(msg, path, l) && !strncmp(msg + l, ": ", 2))
 		msg += l + 2;
+	pl_progress_clear();
 	if (w->n == 1)
 		fprintf(stderr, "perf-loops: warning: %s: %s\n", path, msg);
 	else
@@ -432,11 +435,18 @@ static ls_module *open_module_with(const ls_options *lsopt, int verbose, int qui
 	struct warn_count w = { verbose, 0, "" };
 	ls_options opt = *lsopt;
 	opt.warn_ctx = &w;
+	if (pl_progress_wanted()) { /* the report's meter, naming the binary */
+		const char *slash = strrchr(path, '/');
+		opt.progress_fn = pl_progress_fn;
+		opt.progress_ctx = (void *)(slash ? slash + 1 : path);
+	}
 	ls_module *m = ls_module_open(path, &opt, &err);
-	if (!m)
+	if (!m) {
+		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", err.message);
-	else if (w.n && !w.verbose && !quiet)
-		print_first_warning(path, &w);
+	}
+	else if (w.n && !w.verbose && !quiet && ls_module_has_dwarf(m))
+		print_first_warning(path, &w); /* without DWARF: one summary for all (pl_dsos_summary) */
 	return m;
 }
 
@@ -481,6 +491,113 @@ static ls_module *open_module(struct pl_attrib *a, const char *path)
 	return open_module_with(&a->lsopt, a->rep->opt->verbose, a->rep->opt->quiet, path);
 }
 
+/* Kernel frames without a debug vmlinux: once, how they are named and how
+ * to get the image (Debian's package, a build-id path, or -k). */
+static void kernel_fallback_note(struct pl_attrib *a)
+{
+	pl_dso *k = NULL;
+	pl_session *s = a->rep->s;
+	for (size_t i = 0; i < pl_session_ndsos(s) && !k; i++)
+		if (pl_session_dso(s, i)->kind == PL_DSO_KERNEL)
+			k = pl_session_dso(s, i);
+	char hex[41] = "";
+	if (k)
+		pl_dso_build_id_hex(k, hex);
+	uint64_t all = a->rep->nsamples_all;
+	fprintf(stderr, "perf-loops: kernel frames (%.1f%% of the samples) are named %s, without inlined calls, loops "
+		"or lines: no debug image of kernel %s%s%s was found (/usr/lib/debug, debuginfod); -k VMLINUX gives one "
+		"(Debian: linux-image-%s-dbg)\n", all ? 100.0 * (double)a->kernel_samples / (double)all : 0.0,
+		ls_kmap_nsymbols(a->kmap) ? "from kallsyms" : "by address (kallsyms is not readable)", a->osrelease,
+		hex[0] ? " with build-id " : "", hex, a->osrelease);
+}
+
+/* ---- binaries that do not match, or are not there ------------------------
+ *
+ * A file whose build-id is not the recorded one is another binary (rebuilt
+ * in place, upgraded): its code at the recorded addresses is not the code
+ * that ran, and a report from it would be confidently wrong.  It is not
+ * used unless --force; its frames are then shown as perf report shows
+ * them, by address.  Said always, -q or not: the report is not what the
+ * user expects to see. */
+
+/* The build-id of the ELF file PATH in hex into HEX (41 bytes): "" if it
+ * has none or is not readable. */
+static void file_build_id_hex(const char *path, char *hex)
+{
+	hex[0] = 0;
+	ls_file *f = ls_file_open(path, NULL);
+	if (!f)
+		return;
+	const uint8_t *bits;
+	size_t n = ls_file_build_id(f, &bits);
+	for (size_t i = 0; i < n && i < 20; i++)
+		sprintf(hex + 2 * i, "%02x", bits[i]);
+	ls_file_close(f);
+}
+
+/* PATH is DSO's file by name but not by build-id: use it (--force) or
+ * refuse it (D->refused), saying which.  1 if it is to be used. */
+static int use_mismatched(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d, const char *path)
+{
+	char want[41], got[41];
+	pl_dso_build_id_hex(dso, want);
+	file_build_id_hex(path, got);
+	pl_progress_clear();
+	if (a->rep->opt->force && load_elf(a, dso, d, path, 0) >= 0) {
+		fprintf(stderr, "perf-loops: %s: build-id %s is not the recorded %s; used anyway (--force): "
+			"its figures are only right if the code did not change\n", path, got[0] ? got : "(none)", want);
+		return 1;
+	}
+	d->refused = 1;
+	fprintf(stderr, "perf-loops: %s: build-id %s is not the recorded %s (rebuilt or replaced since the "
+		"recording): its samples are shown by address; --force uses it anyway\n", path,
+		got[0] ? got : "(none)", want);
+	return 0;
+}
+
+/* -k VMLINUX: the user's kernel image, if its build-id is the recorded
+ * kernel's (or --force); else the usual search goes on. */
+static void open_given_vmlinux(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
+{
+	const char *k = a->rep->opt->vmlinux;
+	int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
+	pl_progress_clear();
+	if (r < 0) {
+		fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image (not a readable ELF file)\n", k);
+		return;
+	}
+	if (r == 0) {
+		char want[41], got[41];
+		pl_dso_build_id_hex(dso, want);
+		file_build_id_hex(k, got);
+		if (!a->rep->opt->force) {
+			fprintf(stderr, "perf-loops: %s: build-id %s is not the recorded kernel's %s: not used "
+				"(--force uses it anyway)\n", k, got[0] ? got : "(none)", want);
+			return;
+		}
+		fprintf(stderr, "perf-loops: %s: build-id %s is not the recorded kernel's %s; used anyway (--force)\n",
+			k, got[0] ? got : "(none)", want);
+		load_elf(a, dso, d, k, 0);
+	}
+	if ((d->mod = open_module(a, k)))
+		d->path = pl_xstrdup(k);
+	else
+		fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image\n", k);
+}
+
+/* A user binary that is nowhere: counted for the summary (-v: named). */
+static void note_missing(struct pl_attrib *a, pl_dso *dso, const char *hex)
+{
+	if (a->nmissing < 3) {
+		size_t used = strlen(a->missing_names);
+		snprintf(a->missing_names + used, sizeof a->missing_names - used, "%s%s", used ? ", " : "", dso->name);
+	}
+	a->nmissing++;
+	if (a->rep->opt->verbose)
+		fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
+			dso->name, hex[0] ? hex : "unknown");
+}
+
 /* Find the file behind DSO and open its structure, once. */
 struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 {
@@ -506,18 +623,8 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 			if (d->nksecs)
 				return d;
 		}
-		if (dso->kind == PL_DSO_KERNEL && a->rep->opt->vmlinux) {
-			/* -k: the user's choice, even when its build-id differs */
-			const char *k = a->rep->opt->vmlinux;
-			int r = file_exists(k) ? load_elf(a, dso, d, k, 1) : -1;
-			if (r == 0 && load_elf(a, dso, d, k, 0) >= 0)
-				if (!a->rep->opt->quiet)
-					fprintf(stderr, "perf-loops: %s: build-id differs from the recorded kernel's; using it anyway\n", k);
-			if (r >= 0 && (d->mod = open_module(a, k)))
-				d->path = pl_xstrdup(k);
-			else
-				fprintf(stderr, "perf-loops: %s: cannot use it as the kernel image\n", k);
-		}
+		if (dso->kind == PL_DSO_KERNEL && a->rep->opt->vmlinux)
+			open_given_vmlinux(a, dso, d);
 		if (dso->kind == PL_DSO_KERNEL) {
 			if (!d->mod && find_kernel_debug(a, dso, NULL, p, sizeof p) == 0 &&
 			    load_elf(a, dso, d, p, 1) == 1 && (d->mod = open_module(a, p)))
@@ -533,6 +640,8 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 		}
 		pl_load_kallsyms(a);
 		d->use_kallsyms = ls_kmap_nsymbols(a->kmap) > 0;
+		if (dso->kind == PL_DSO_KERNEL)
+			a->kernel_without_debug = 1;
 		return d;
 	}
 	if (dso->kind == PL_DSO_ANON)
@@ -555,22 +664,45 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 				found = p;
 		}
 	}
-	if (!found && dso->kind == PL_DSO_USER && file_exists(upath) && load_elf(a, dso, d, upath, 0) >= 0) {
-		if (!a->rep->opt->quiet)
-			fprintf(stderr, "perf-loops: %s: build-id differs from the recorded one; using it anyway\n", upath);
+	if (!found && dso->kind == PL_DSO_USER && file_exists(upath) && use_mismatched(a, dso, d, upath))
 		found = upath;
-	}
 	if (!found) {
-		if (dso->kind == PL_DSO_USER && !a->rep->opt->quiet)
-			fprintf(stderr, "perf-loops: %s: binary not found (build-id %s); its frames are shown by address\n",
-				dso->name, dso->build_id_size ? hex : "unknown");
+		if (dso->kind == PL_DSO_USER && !d->refused)
+			note_missing(a, dso, hex);
 		return d;
 	}
 	d->path = pl_xstrdup(found);
 	d->mod = prefetched(a, found);
 	if (!d->mod)
 		d->mod = open_module(a, found);
+	/* the vdso never has DWARF: nothing to say */
+	if (d->mod && !ls_module_has_dwarf(d->mod) && dso->kind != PL_DSO_VDSO)
+		a->nnodebug++;
 	return d;
+}
+
+/* What the report could not use, in one line each (-v named each as it
+ * came): binaries without debug information, binaries not found, and the
+ * kernel without its debug image. */
+void pl_dsos_summary(struct pl_attrib *a)
+{
+	const pl_report_options *o = a->rep->opt;
+	if (o->quiet)
+		return;
+	if (a->nnodebug && !o->verbose)
+		fprintf(stderr, "perf-loops: %u binar%s without debug information: procedures from their symbols, "
+			"no inlined calls, loops or lines (-v names them; their -dbgsym packages or debuginfod "
+			"give them)\n", a->nnodebug, a->nnodebug == 1 ? "y" : "ies");
+	if (a->nmissing && !o->verbose)
+		fprintf(stderr, "perf-loops: %u binar%s of the recording not found (%s%s): %s frames are shown by "
+			"address; -v names each with its build-id\n", a->nmissing, a->nmissing == 1 ? "y" : "ies",
+			a->missing_names, a->nmissing > 3 ? ", ..." : "", a->nmissing == 1 ? "its" : "their");
+	/* a profile of a program has a few kernel samples (page faults, its
+	 * start: 1-4% here), whose names are not its user's question; a
+	 * tenth of the samples (a system-wide or a kernel-heavy profile) is */
+	uint64_t all = a->rep->nsamples_all;
+	if (a->kernel_without_debug && a->kernel_frames && (o->verbose || (all && a->kernel_samples * 10 >= all)))
+		kernel_fallback_note(a);
 }
 
 /* A runtime address in MAP -> the link-time address in its file. */
@@ -592,8 +724,4 @@ const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso)
 	return d->file && !ls_file_is_relocatable(d->file) ? d->path : NULL;
 }
 
-int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link)
-{
-	struct dso_attr *d = pl_dso_attr(a, m->dso);
-	return pl_to_link(d, m, addr, link);
-}
+

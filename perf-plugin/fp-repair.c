@@ -340,6 +340,10 @@ void pl_fp_warn(struct pl_attrib *a)
 {
 	if (!a->fp_broken || !a->fp_samples)
 		return;
+	/* under 1%: the dynamic loader's first instructions, a frameless
+	 * instant here and there - the tree is right; -v says it anyway */
+	if (!a->rep->opt->verbose && a->fp_broken * 100 < a->fp_samples)
+		return;
 	char names[256] = "";
 	size_t len = 0;
 	pl_session *s = a->rep->s;

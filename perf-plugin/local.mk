@@ -3,7 +3,7 @@ bin_PROGRAMS += perf-loops
 perf_loops_SOURCES = \
 	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/record-mode.c perf-plugin/record.h \
 	perf-plugin/cmd-report.c \
-	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/names.c perf-plugin/view-pprof.c \
+	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/places.c perf-plugin/view-header.c perf-plugin/progress.c perf-plugin/names.c perf-plugin/view-pprof.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
@@ -21,7 +21,8 @@ perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_
 if ENABLE_FUZZ
 noinst_PROGRAMS += fuzz-perf-data
 fuzz_perf_data_SOURCES = perf-plugin/fuzz-perf-data.c perf-plugin/perf_data.c perf-plugin/perf_data.h \
-	perf-plugin/session.c perf-plugin/session.h libloopscope/support/file.c libloopscope/support/error.c
+	perf-plugin/session.c perf-plugin/session.h perf-plugin/view-header.c \
+	libloopscope/support/file.c libloopscope/support/error.c
 fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1
 fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address,undefined
 fuzz_perf_data_LDADD = $(ZSTD_LIBS)
@@ -32,7 +33,8 @@ fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \
 	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
-	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c perf-plugin/names.c
+	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c perf-plugin/names.c \
+	perf-plugin/places.c perf-plugin/progress.c
 fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1
 fuzz_perf_report_LDFLAGS = -fsanitize=fuzzer,address,undefined
 fuzz_perf_report_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD) $(ELFUTILS_LIBS) $(ZSTD_LIBS)

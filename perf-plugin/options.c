@@ -7,6 +7,7 @@
 #include "report.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,11 +15,12 @@ enum {
 	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
 	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
 	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA,
+	O_SYMBOL, O_STATS, O_HEADER, O_HEADER_ONLY,
 };
 
 struct optdef {
 	const char *name;
-	int has_arg;
+	int has_arg;       /* 0, 1, or 2: optional (perf's -g: alone, or with its value) */
 	int code;          /* a short option letter, or O_* */
 	const char *why;   /* O_NA: why it does not apply here */
 };
@@ -28,7 +30,7 @@ static const struct optdef optdefs[] = {
 	{ "output", 1, 'o', NULL },
 	{ "format", 1, O_FORMAT, NULL },
 	{ "sort", 1, 's', NULL },
-	{ "call-graph", 1, 'g', NULL },
+	{ "call-graph", 2, 'g', NULL },
 	{ "inverted", 0, 'G', NULL },
 	{ "children", 0, O_CHILDREN, NULL },
 	{ "no-children", 0, O_NOCHILDREN, NULL },
@@ -58,10 +60,17 @@ static const struct optdef optdefs[] = {
 	{ "stdio-color", 1, O_COLOR, NULL },
 	{ "full-names", 0, O_FULLNAMES, NULL },
 	{ "quiet", 0, 'q', NULL },
+	{ "force", 0, 'f', NULL },
 	{ "verbose", 0, 'v', NULL },
 	{ "help", 0, 'h', NULL },
 	{ "list-opts", 0, O_LISTOPTS, NULL },
 	{ "asm", 0, O_ASM, NULL },        /* annotate: interleave the disassembly */
+	{ "symbol", 1, O_SYMBOL, NULL },  /* annotate: perf annotate's -s/--symbol */
+	{ "disassembler-style", 1, 'M', NULL },
+	{ "field-separator", 1, 't', NULL },
+	{ "stats", 0, O_STATS, NULL },
+	{ "header", 0, O_HEADER, NULL },
+	{ "header-only", 0, O_HEADER_ONLY, NULL },
 	/* perf report's options that have no meaning for loops and scopes */
 	{ "branch-stack", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
 	{ "branch-history", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
@@ -69,14 +78,11 @@ static const struct optdef optdefs[] = {
 	{ "itrace", 1, O_NA, "instruction traces (intel_pt, cs_etm) are not read" },
 	{ "dump-raw-trace", 0, O_NA, "use perf report -D or perf script for raw records" },
 	{ "raw-trace", 0, O_NA, "use perf script for raw tracepoint fields" },
-	{ "header", 0, O_NA, "use perf report --header-only for the file's header" },
-	{ "header-only", 0, O_NA, "use perf report --header-only for the file's header" },
 	{ "hierarchy", 0, O_NA, "the calling-context tree is the hierarchy here (--format=tree)" },
 	{ "group", 0, O_NA, "event groups are not shown side by side; --event picks one" },
 	{ "cpu", 1, O_NA, "samples are not filtered by CPU" },
 	{ "socket-filter", 1, O_NA, "samples are not filtered by socket" },
 	{ "threads", 0, O_NA, "per-thread histograms are not made; --tid and --comm filter" },
-	{ "disassembler-style", 1, O_NA, "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
 	{ "objdump", 1, O_NA, "perf loops annotate --asm disassembles with libopcodes, not objdump" },
 	{ "exclude-other", 0, O_NA, "there is no parent filter (-p) in perf loops report" },
 	{ "parent", 1, O_NA, "there is no parent filter in perf loops report" },
@@ -92,7 +98,6 @@ static const struct { char c; const char *why; } short_na[] = {
 	{ 'D', "use perf report -D or perf script for raw records" },
 	{ 'T', "per-thread histograms are not made; --tid and --comm filter" },
 	{ 'C', "samples are not filtered by CPU" },
-	{ 'M', "perf loops annotate --asm prints the disassembly (AT&T, libopcodes)" },
 	{ 'x', "there is no parent filter (-p) in perf loops report" },
 	{ 'p', "there is no parent filter in perf loops report" },
 	{ 0, NULL },
@@ -100,8 +105,10 @@ static const struct { char c; const char *why; } short_na[] = {
 
 static const char report_usage[] =
 	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
-	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop\n"
-	"    -g, --call-graph TYPE   graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee]\n"
+	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop,comm,pid,\n"
+	"                            cpu,srcfile,symoff,dso_size;  --format=loops --sort=own: by Own\n"
+	"    -g, --call-graph[=TYPE] graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee];\n"
+	"                            alone: graph,0.5,caller (perf's default)\n"
 	"    -G, --inverted          caller-based call graph (the default)\n"
 	"        --children, --no-children\n"
 	"    -S, --symbols LIST      only these procedures;  --symbol-filter STR: names containing STR\n"
@@ -111,14 +118,23 @@ static const char report_usage[] =
 	"        --time START,STOP   --max-stack N  --no-demangle  --symfs DIR\n"
 	"    -k, --vmlinux FILE      --modules DIR: the kernel's and its modules' debug files\n"
 	"        --no-pager  --stdio-color=always|never|auto  --full-names\n"
+	"    -t, --field-separator SEP  the columns separated by SEP, unpadded\n"
+	"        --header, --header-only  the file's header (as perf report prints it), before or instead\n"
+	"        --stats             the records of each type and the samples of each event\n"
+	"    -M, --disassembler-style att|intel   for annotate --asm (from the browser too)\n"
+	"    -f, --force             use binaries whose build-id is not the recorded one\n"
 	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
 static const char annotate_usage[] =
-	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
-	"    SYMBOL                  the procedure (its name, short C++ name or linkage name);\n"
-	"                            default: the one with the most samples of its own\n"
-	"        --asm               the disassembly, with loop heads, back edges and exits marked\n"
+	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [-M intel] [[-s] SYMBOL]\n"
+	"    -s, --symbol SYMBOL     the procedure: its name as perf report prints it (C++ without\n"
+	"                            parameters), the full or short C++ name, or the linkage name;\n"
+	"                            a function that is only inlined too; default: the procedure with\n"
+	"                            the most samples of its own\n"
+	"        --asm               the disassembly, with loop heads, back edges and exits marked and\n"
+	"                            the samples of each instruction;  -M intel: Intel syntax\n"
+	"    -f, --force, -k, -q, -v  as perf loops report\n"
 	"    -e, --event LIST        --comm, --pid, --tid, -d, --time, --symfs...: as perf loops report\n"
 	"    -h, --help              this;  man perf-loops for more\n";
 
@@ -151,11 +167,16 @@ void pl_report_options_free(pl_report_options *o)
 	free(o->time_ranges);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* variadic with a format attribute: each caller's format is checked */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fputs("perf-loops: ", stderr);
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	va_end(ap);
 	return 2;
 }
 
@@ -181,25 +202,51 @@ static int parse_ids(const char *arg, const char *what, uint32_t **v, size_t *n)
 	return rc;
 }
 
-static const char *const key_names[PL_NKEYS] = { "dso", "sym", "srcline", "loop" };
+/* perf report's names of the keys (sym and symbol alike; perf's pid is a
+ * thread, Pid:Command, and tid is taken for it) */
+static const struct { const char *name; int key; } key_names[] = {
+	{ "dso", PL_KEY_DSO }, { "sym", PL_KEY_SYM }, { "symbol", PL_KEY_SYM }, { "srcline", PL_KEY_SRCLINE },
+	{ "loop", PL_KEY_LOOP }, { "comm", PL_KEY_COMM }, { "pid", PL_KEY_PID }, { "tid", PL_KEY_PID },
+	{ "cpu", PL_KEY_CPU }, { "srcfile", PL_KEY_SRCFILE }, { "symoff", PL_KEY_SYMOFF },
+	{ "dso_size", PL_KEY_DSO_SIZE }, { NULL, 0 },
+};
+
+/* perf report's keys that have no meaning here, and why */
+static const struct { const char *name; const char *why; } key_na[] = {
+	{ "parent", "there is no parent filter (-p) in perf loops report" },
+	{ "socket", "samples are not grouped by socket" },
+	{ "symbol_size", "a procedure here is a scope tree, not one symbol's size; use -s sym" },
+	{ "time", "use --time to select a time range" },
+	{ "trace", "tracepoint fields are perf script's" },
+	{ "cgroup", "cgroups are not read" },
+	{ "cgroup_id", "cgroups are not read" },
+	{ NULL, NULL },
+};
 
 static int parse_key(const char *s)
 {
-	for (int k = 0; k < PL_NKEYS; k++)
-		if (!strcmp(s, key_names[k]))
-			return k;
+	for (int k = 0; key_names[k].name; k++)
+		if (!strcmp(s, key_names[k].name))
+			return key_names[k].key;
 	return -1;
 }
 
 static int add_key(pl_report_options *o, const char *s)
 {
 	int k = parse_key(s);
+	for (int i = 0; k < 0 && key_na[i].name; i++)
+		if (!strcmp(s, key_na[i].name)) {
+			fprintf(stderr, "perf-loops: --sort key '%s' of perf report does not apply here: %s\n", s,
+				key_na[i].why);
+			return 2;
+		}
 	if (k < 0)
-		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop)", s);
-	for (size_t i = 0; i < o->nsort; i++)
-		if (o->sort[i] == k)
-			return 0;
+		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop, comm, pid, "
+				   "tid, cpu, srcfile, symoff, dso_size; own for --format=loops)", s);
+	if (o->sort_mask & (1u << k))
+		return 0;
 	o->sort[o->nsort++] = k;
+	o->sort_mask |= 1u << k;
 	return 0;
 }
 
@@ -209,8 +256,12 @@ static int parse_sort(pl_report_options *o, const char *arg)
 	size_t n = 0;
 	int rc = 0;
 	split_list(arg, &l, &n);
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = add_key(o, l[i]);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!strcmp(l[i], "own") || !strcmp(l[i], "total"))
+			o->sort_own = !strcmp(l[i], "own"); /* the loops view's order */
+		else if (strcmp(l[i], "overhead") && strcmp(l[i], "overhead_children"))
+			rc = add_key(o, l[i]); /* perf's overhead columns: always there */
+	}
 	free_list(l, n);
 	return rc;
 }
@@ -245,9 +296,33 @@ static int parse_fields(pl_report_options *o, const char *arg)
 	return rc;
 }
 
-/* -g TYPE[,THRESHOLD[,PRINT_LIMIT]][,ORDER][,function] as perf report takes it */
+/* Is ARG all -g words (a value for a bare -g that came apart from it)? */
+static int is_call_graph_value(const char *arg)
+{
+	static const char *const words[] = { "graph", "fractal", "folded", "none", "caller", "callee", "function",
+					     "percent", "flat", "address", NULL };
+	if (!arg || !*arg || *arg == '-')
+		return 0;
+	char *copy = pl_xstrdup(arg), *save = NULL;
+	int ok = 1;
+	for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		(void)strtod(tok, &end);
+		int known = end != tok && !*end;
+		for (size_t i = 0; words[i] && !known; i++)
+			known = !strcmp(tok, words[i]);
+		ok = known;
+	}
+	free(copy);
+	return ok;
+}
+
+/* -g TYPE[,THRESHOLD[,PRINT_LIMIT]][,ORDER][,function] as perf report takes
+ * it; a bare -g is perf's default, graph,0.5,caller */
 static int parse_call_graph(pl_report_options *o, const char *arg)
 {
+	if (!arg)
+		arg = "graph,0.5,caller";
 	char **l = NULL;
 	size_t n = 0;
 	int rc = 0, nnum = 0;
@@ -392,12 +467,13 @@ static int parse_format(pl_report_options *o, const char *arg)
 	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof)", arg);
 }
 
-static int parse_number(const char *arg, const char *what, double *out)
+/* OPTION and HINT make the message: "bad OPTION 'ARG'HINT" */
+static int parse_number(const char *arg, const char *option, const char *hint, double *out)
 {
 	char *end;
 	*out = strtod(arg, &end);
 	if (end == arg || (*end && strcmp(end, "%")) || *out < 0)
-		return usage_error(what, arg);
+		return usage_error("bad %s '%s'%s", option, arg, hint);
 	return 0;
 }
 
@@ -420,7 +496,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case 'n': o->show_samples = 1; return 0;
 	case O_PERIOD: o->show_period = 1; return 0;
 	case O_PLIMIT:
-		if (parse_number(arg, "bad --percent-limit '%s'", &v))
+		if (parse_number(arg, "--percent-limit", "", &v))
 			return 2;
 		o->percent_limit = v;
 		return 0;
@@ -431,7 +507,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case 'e': split_list(arg, &o->events, &o->nevents); return 0;
 	case O_TIME: return parse_time(o, arg);
 	case O_MAXSTACK:
-		if (parse_number(arg, "bad --max-stack '%s' (a number of frames, 1 or more)", &v))
+		if (parse_number(arg, "--max-stack", " (a number of frames, 1 or more)", &v))
 			return 2;
 		if (v < 1 || v > 1e6 || v != (int)v)
 			return usage_error("bad --max-stack '%s' (a number of frames, 1 or more)", arg);
@@ -441,13 +517,36 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case O_SYMFS: o->symfs = arg; return 0;
 	case 'k': o->vmlinux = arg; return 0;
 	case O_MODULES: o->modules = arg; return 0;
+	/* --stdio wins over --tui wherever they are, as in perf report */
 	case O_STDIO: o->ui = PL_UI_STDIO; return 0;
-	case O_TUI: o->ui = PL_UI_TUI; return 0;
+	case O_TUI:
+		if (o->ui != PL_UI_STDIO)
+			o->ui = PL_UI_TUI;
+		return 0;
 	case O_GTK:
 		if (!o->quiet)
 			fprintf(stderr, "perf-loops: --gtk: there is no GTK browser; printing the --stdio report\n");
 		o->ui = PL_UI_STDIO;
 		return 0;
+	case O_SYMBOL:
+		if (!o->annotate)
+			return usage_error("%s: perf loops annotate's option; perf loops report takes -S/--symbols", "--symbol");
+		o->annotate_symbol = arg;
+		return 0;
+	case 'M':
+		if (!strcmp(arg, "intel") || !strcmp(arg, "att")) {
+			o->intel_syntax = !strcmp(arg, "intel");
+			return 0;
+		}
+		return usage_error("-M/--disassembler-style '%s': intel or att (libopcodes' x86 syntaxes)", arg);
+	case 't':
+		if (!*arg || strchr(arg, '.'))
+			return usage_error("-t/--field-separator '%s': a separator other than '.' (the decimal point)", arg);
+		o->field_sep = arg;
+		return 0;
+	case O_STATS: o->stats = 1; return 0;
+	case O_HEADER: o->header = o->header ? o->header : 1; return 0;
+	case O_HEADER_ONLY: o->header = 2; return 0;
 	case O_ASM:
 		if (!o->annotate)
 			return usage_error("%s: only perf loops annotate takes it", "--asm");
@@ -466,6 +565,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 		return 0;
 	case O_FULLNAMES: o->full_names = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
+	case 'f': o->force = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	}
 	return 2;
@@ -484,10 +584,11 @@ static void make_getopt_tables(struct option *lo, char *shortopts)
 {
 	size_t k = 0, s = 0;
 	for (const struct optdef *d = optdefs; d->name; d++, k++) {
-		lo[k] = (struct option){ d->name, d->has_arg ? required_argument : no_argument, NULL, d->code };
+		int has = d->has_arg == 2 ? optional_argument : d->has_arg ? required_argument : no_argument;
+		lo[k] = (struct option){ d->name, has, NULL, d->code };
 		if (d->code < 256 && !strchr(shortopts, d->code)) {
 			shortopts[s++] = (char)d->code;
-			if (d->has_arg)
+			for (int i = 0; i < d->has_arg; i++)
 				shortopts[s++] = ':';
 			shortopts[s] = 0;
 		}
@@ -510,6 +611,7 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 	*o = (pl_report_options){ .format = PL_FMT_TREE, .children = 1, .color = -1, .annotate = annotate,
 				  .cg_threshold = 0.5 };
 	int c, idx, rc = 0;
+	const char *cmd = annotate ? "perf loops annotate" : "perf loops report";
 	optind = 1;
 	opterr = 0;
 	while (!rc && (c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
@@ -519,35 +621,43 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 			rc = -2;
 		} else if (c == O_LISTOPTS) {
 			for (const struct optdef *d = optdefs; d->name; d++)
-				if (d->code != O_LISTOPTS && (annotate || d->code != O_ASM))
+				if (d->code != O_LISTOPTS && (annotate || (d->code != O_ASM && d->code != O_SYMBOL)))
 					printf("--%s ", d->name);
 			putchar('\n');
 			rc = -2;
 		} else if (c == O_NA) {
-			fprintf(stderr, "perf-loops: --%s of perf report does not apply here: %s\n", lo[idx].name,
-				optdefs[idx].why);
+			fprintf(stderr, "perf-loops: --%s of perf %s does not apply here: %s\n", lo[idx].name,
+				annotate ? "annotate" : "report", optdefs[idx].why);
 			rc = 2;
 		} else if (c == '?' || c == ':') {
 			const char *why = c == '?' ? short_why(optopt) : NULL;
 			if (why)
-				fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", optopt, why);
+				fprintf(stderr, "perf-loops: -%c of perf %s does not apply here: %s\n", optopt,
+					annotate ? "annotate" : "report", why);
 			else if (c == ':')
-				fprintf(stderr, "perf-loops: option '%s' needs a value (perf loops report -h)\n", opt);
+				fprintf(stderr, "perf-loops: option '%s' needs a value (%s -h)\n", opt, cmd);
 			else
-				fprintf(stderr, "perf-loops: unknown option '%s' (perf loops report -h)\n", opt);
+				fprintf(stderr, "perf-loops: unknown option '%s' (%s -h)\n", opt, cmd);
 			rc = 2;
 		} else if (short_why(c)) {
-			fprintf(stderr, "perf-loops: -%c of perf report does not apply here: %s\n", c, short_why(c));
+			fprintf(stderr, "perf-loops: -%c of perf %s does not apply here: %s\n", c,
+				annotate ? "annotate" : "report", short_why(c));
 			rc = 2;
+		} else if (annotate && c == 's') {
+			rc = apply_option(o, O_SYMBOL, optarg); /* perf annotate's -s is --symbol */
+		} else if (c == 'g' && !optarg && optind < argc && is_call_graph_value(argv[optind])) {
+			rc = apply_option(o, c, argv[optind++]); /* -g graph: the value came apart */
 		} else {
 			rc = apply_option(o, c, optarg);
 		}
 	}
-	if (!rc && annotate && optind < argc)
+	if (!rc && annotate && optind < argc && !o->annotate_symbol)
 		o->annotate_symbol = argv[optind++];
 	if (!rc && optind < argc)
 		rc = usage_error(annotate ? "unexpected argument '%s' (perf loops annotate -h)"
 					  : "unexpected argument '%s' (perf loops report -h)", argv[optind]);
+	if (!rc && o->sort_own && o->format == PL_FMT_TREE)
+		o->format = PL_FMT_LOOPS; /* --sort=own: the loops view's order */
 	if (!rc && !o->fields)
 		o->fields = (o->children ? PL_COL_CHILDREN : 0) | PL_COL_SELF | PL_COL_SAMPLES;
 	if (!rc && o->show_samples)

@@ -2,7 +2,8 @@
  * do it: $PERF_PAGER, else $PAGER, else less; LESS=FRSX unless set (quit
  * if one screen, keep colours, chop long lines, keep the screen); "cat" or
  * an empty value means none; --no-pager too.  Colour (--stdio-color=auto)
- * follows whether stdout was a terminal. */
+ * follows whether stdout was a terminal.  A reader that goes away ends the
+ * program quietly (pl_quiet_sigpipe). */
 #include "report.h"
 
 #include <errno.h>
@@ -78,8 +79,29 @@ void pl_pager_start(const pl_report_options *o)
 	close(fd[0]);
 	close(fd[1]);
 	pager_pid = pid;
-	/* the report ends when the pager does: a write to a closed pager is
-	 * not an error worth a message */
-	signal(SIGPIPE, SIG_DFL);
 	atexit(wait_for_pager);
+}
+
+/* A reader that stops reading (`| head`, q in the pager) ends the report
+ * quietly.  Not by the signal itself: perf runs perf-loops as a child and
+ * takes a child killed by a signal for a failure to run it ("FATAL: unable
+ * to run 'perf-loops'", exit 128).  So the handler exits as a shell reports
+ * a SIGPIPE death (141), or 0 once the pager the user quit has ended. */
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	if (pager_pid > 0) {
+		close(STDOUT_FILENO);
+		while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	_exit(128 + SIGPIPE);
+}
+
+void pl_quiet_sigpipe(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigpipe };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, NULL);
 }

@@ -20,6 +20,7 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	pl_quiet_sigpipe();
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

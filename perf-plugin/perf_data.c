@@ -115,6 +115,12 @@ struct pd_reader {
 	size_t *part_off, *part_end;
 	size_t nparts, next_part;
 	uint64_t scratch_cc[512]; /* callchains that are not 8-aligned are copied here */
+	/* records handed out or inflated, by type, as perf report --stats
+	 * counts them (a COMPRESSED record and each record in it) */
+	uint64_t nrecords[PD_NRECORD_TYPES];
+	/* the feature sections as found (file) or copied (pipe), for --header */
+	struct { const uint8_t *p; size_t size; uint8_t *copy; } feat[FEAT_BITS];
+	uint64_t data_off, data_size, feat_off; /* file mode */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -328,7 +334,7 @@ static int add_attr(pd_reader *r, const uint8_t *p, size_t size)
 	}
 	pd_attr *a = &r->attrs[r->nattrs];
 	memset(a, 0, sizeof *a);
-	uint8_t buf[128] = { 0 };
+	uint8_t buf[sizeof a->raw] = { 0 };
 	memcpy(buf, p, size < sizeof buf ? size : sizeof buf);
 	a->type = rd32(buf + 0);
 	a->config = rd64(buf + 8);
@@ -342,6 +348,8 @@ static int add_attr(pd_reader *r, const uint8_t *p, size_t size)
 	a->sample_regs_user = rd64(buf + 80);
 	a->sample_stack_user = rd32(buf + 88);
 	a->name = strdup(pd_event_name(a->type, a->config));
+	memcpy(a->raw, buf, sizeof a->raw < sizeof buf ? sizeof a->raw : sizeof buf);
+	a->raw_size = (uint32_t)(size < sizeof a->raw ? size : sizeof a->raw);
 	return (int)r->nattrs++;
 }
 
@@ -414,9 +422,24 @@ static void add_build_id_record(pd_reader *r, const uint8_t *p, size_t size)
 	b->filename = xstrndup(fn, strnlen(fn, size - 36));
 }
 
+static void keep_feature(pd_reader *r, int feat, const uint8_t *p, size_t size)
+{
+	if (feat < 0 || feat >= FEAT_BITS)
+		return;
+	free(r->feat[feat].copy);
+	r->feat[feat].copy = xrealloc(NULL, size ? size : 1);
+	memcpy(r->feat[feat].copy, p, size);
+	r->feat[feat].p = r->feat[feat].copy;
+	r->feat[feat].size = size;
+}
+
 static void parse_feature(pd_reader *r, int feat, const uint8_t *p, size_t size)
 {
 	struct cur c = { p, p + size, 0 };
+	if (feat >= 0 && feat < FEAT_BITS && !r->pipe) {
+		r->feat[feat].p = p; /* the mapped file lasts */
+		r->feat[feat].size = size;
+	}
 	switch (feat) {
 	case FEAT_BUILD_ID:
 		while (c.end - c.p >= 8) {
@@ -554,6 +577,9 @@ static int parse_file_header(pd_reader *r, char *err, size_t errlen)
 		have_features = 0;
 	}
 	r->end = data_off + data_size;
+	r->data_off = data_off;
+	r->data_size = data_size;
+	r->feat_off = data_off + data_size;
 	if (!have_features)
 		return 0;
 	/* features: one section descriptor per bit set, after the data */
@@ -799,6 +825,8 @@ void pd_close(pd_reader *r)
 	free(r->osrelease);
 	free(r->hostname);
 	free(r->warnings);
+	for (int f = 0; f < FEAT_BITS; f++)
+		free(r->feat[f].copy);
 	free(r->name);
 	free(r);
 }
@@ -1077,15 +1105,21 @@ int pd_parse(pd_reader *r, const uint8_t *raw, pd_event *ev)
 static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 {
 	const uint8_t *body = p + 8, *end = p + size;
-	int changes_tables = type == PD_RECORD_HEADER_ATTR || type == PD_RECORD_ID_INDEX ||
-			     type == PD_RECORD_HEADER_BUILD_ID || type == PD_RECORD_HEADER_FEATURE ||
-			     type == PD_RECORD_EVENT_UPDATE;
+	/* perf 6.1 writes EVENT_UPDATE records (an event's cpus, unit, scale)
+	 * into every file, whose names are in the header (EVENT_DESC) already:
+	 * while frozen they are left alone, without a word.  ID_INDEX (every
+	 * file too) maps sample ids to mmap buffers and CPUs, which nothing
+	 * here needs: it is never read. */
+	if (r->frozen && type == PD_RECORD_EVENT_UPDATE)
+		return;
+	int changes_tables = type == PD_RECORD_HEADER_ATTR || type == PD_RECORD_HEADER_BUILD_ID ||
+			     type == PD_RECORD_HEADER_FEATURE;
 	if (r->frozen && changes_tables) {
 		/* perf writes these in pipe mode only; in a file's data they would
 		 * change the events and build-ids that another thread is reading */
 		if (!r->frozen_skipped++)
-			warnf(r, "records that describe events (type %u) in the data of a file, where perf writes them "
-			      "in the header: ignored", (unsigned)type);
+			warnf(r, "header records (%s) in the data of a file, where perf keeps them in the file's "
+			      "header: ignored", pd_record_name(type));
 		return;
 	}
 	switch (type) {
@@ -1105,26 +1139,14 @@ static void absorb(pd_reader *r, const uint8_t *p, uint32_t type, uint16_t size)
 				break;
 		break;
 	}
-	case PD_RECORD_ID_INDEX: {
-		if (end - body < 8)
-			return;
-		uint64_t nr = rd64(body);
-		if (nr > (uint64_t)(end - body - 8) / 32)
-			nr = (end - body - 8) / 32;
-		for (uint64_t i = 0; i < nr; i++) {
-			const uint8_t *e = body + 8 + i * 32;
-			uint64_t id = rd64(e), idx = rd64(e + 8);
-			if (idx < r->nattrs && id_find(r, id) < 0)
-				attr_add_id(r, (int)idx, id);
-		}
-		break;
-	}
 	case PD_RECORD_HEADER_BUILD_ID:
 		add_build_id_record(r, p, size);
 		break;
 	case PD_RECORD_HEADER_FEATURE:
-		if (end - body >= 8)
+		if (end - body >= 8 && rd64(body) < FEAT_BITS) {
+			keep_feature(r, (int)rd64(body), body + 8, end - body - 8);
 			parse_feature(r, (int)rd64(body), body + 8, end - body - 8);
+		}
 		break;
 	case PD_RECORD_EVENT_UPDATE:
 		/* {u64 type; u64 id; data}: type 2 is the event's name */
@@ -1285,6 +1307,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 			}
 			r->dpos += size;
 			type = rd32(p);
+			r->nrecords[type < PD_NRECORD_TYPES ? type : 0]++;
 		} else {
 			if (r->pos >= r->end && r->next_part < r->nparts) {
 				r->pos = r->part_off[r->next_part];
@@ -1319,6 +1342,7 @@ int pd_next(pd_reader *r, pd_event *ev)
 			size = rd16(p + 6);
 			type = rd32(p);
 			r->pos += size;
+			r->nrecords[type < PD_NRECORD_TYPES ? type : 0]++;
 			skip_payload(r, p, type, size);
 			if (type == PD_RECORD_COMPRESSED || type == PD_RECORD_COMPRESSED2) {
 				const uint8_t *src = p + 8;
@@ -1392,3 +1416,41 @@ int pd_is_pipe(const pd_reader *r) { return r->pipe; }
 const char *pd_name(const pd_reader *r) { return r->name; }
 uint64_t pd_bytes_lost(const pd_reader *r) { return r->lost; }
 const char *pd_warnings(const pd_reader *r) { return r->warnings; }
+int pd_feature(const pd_reader *r, int feat, const uint8_t **p, size_t *size)
+{
+	if (feat < 0 || feat >= FEAT_BITS || !r->feat[feat].p)
+		return -1;
+	*p = r->feat[feat].p;
+	*size = r->feat[feat].size;
+	return 0;
+}
+
+int pd_file_layout(const pd_reader *r, uint64_t *data_off, uint64_t *data_size, uint64_t *feat_off)
+{
+	if (r->pipe)
+		return -1;
+	*data_off = r->data_off;
+	*data_size = r->data_size;
+	*feat_off = r->feat_off;
+	return 0;
+}
+
+uint64_t pd_record_count(const pd_reader *r, uint32_t type) { return type < PD_NRECORD_TYPES ? r->nrecords[type] : 0; }
+
+/* perf's names of the record types (tools/perf/util/event.c), which
+ * perf report --stats prints; NULL for a type perf has no name for. */
+const char *pd_record_name(uint32_t type)
+{
+	static const char *const names[PD_NRECORD_TYPES] = {
+		[1] = "MMAP", [2] = "LOST", [3] = "COMM", [4] = "EXIT", [5] = "THROTTLE", [6] = "UNTHROTTLE",
+		[7] = "FORK", [8] = "READ", [9] = "SAMPLE", [10] = "MMAP2", [11] = "AUX", [12] = "ITRACE_START",
+		[13] = "LOST_SAMPLES", [14] = "SWITCH", [15] = "SWITCH_CPU_WIDE", [16] = "NAMESPACES",
+		[17] = "KSYMBOL", [18] = "BPF_EVENT", [19] = "CGROUP", [20] = "TEXT_POKE", [21] = "AUX_OUTPUT_HW_ID",
+		[64] = "ATTR", [65] = "EVENT_TYPE", [66] = "TRACING_DATA", [67] = "BUILD_ID", [68] = "FINISHED_ROUND",
+		[69] = "ID_INDEX", [70] = "AUXTRACE_INFO", [71] = "AUXTRACE", [72] = "AUXTRACE_ERROR",
+		[73] = "THREAD_MAP", [74] = "CPU_MAP", [75] = "STAT_CONFIG", [76] = "STAT", [77] = "STAT_ROUND",
+		[78] = "EVENT_UPDATE", [79] = "TIME_CONV", [80] = "FEATURE", [81] = "COMPRESSED",
+		[82] = "FINISHED_INIT", [83] = "COMPRESSED2",
+	};
+	return type < PD_NRECORD_TYPES ? names[type] : NULL;
+}

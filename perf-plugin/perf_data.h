@@ -42,6 +42,7 @@ enum {
 	PD_RECORD_COMPRESSED = 81,
 	PD_RECORD_FINISHED_INIT = 82,
 	PD_RECORD_COMPRESSED2 = 83,
+	PD_NRECORD_TYPES = 84,    /* the counts below: 0 counts the types beyond */
 };
 
 /* perf_event_attr.sample_type bits. */
@@ -82,6 +83,7 @@ enum {
 #define PD_MISC_GUEST_USER 5
 #define PD_MISC_COMM_EXEC (1u << 13)
 #define PD_MISC_MMAP_BUILD_ID (1u << 14)
+#define PD_MISC_LOST_SAMPLES_BPF (1u << 15)
 
 /* Callchain context markers. */
 #define PD_CONTEXT_HV ((uint64_t)-32)
@@ -106,6 +108,8 @@ typedef struct pd_attr {
 	int freq;
 	uint64_t sample_period;
 	char *name;                /* from EVENT_DESC, or made from type/config */
+	uint8_t raw[136];          /* perf_event_attr as recorded (zeros past raw_size) */
+	uint32_t raw_size;
 	uint64_t *ids;
 	size_t nids, cap_ids;
 } pd_attr;
@@ -206,6 +210,19 @@ const char *pd_name(const pd_reader *r);
 uint64_t pd_bytes_lost(const pd_reader *r);
 /* Warnings so far, one per line, NULL if none. */
 const char *pd_warnings(const pd_reader *r);
+
+/* Feature section FEAT (perf's HEADER_* number) as the file holds it: 0,
+ * or -1 when it has none.  In pipe mode, as its HEADER_FEATURE record said. */
+int pd_feature(const pd_reader *r, int feat, const uint8_t **p, size_t *size);
+/* A file's data offset and size and where its feature sections start:
+ * 0, or -1 in pipe mode. */
+int pd_file_layout(const pd_reader *r, uint64_t *data_off, uint64_t *data_size, uint64_t *feat_off);
+
+/* How many records of TYPE were read so far (COMPRESSED ones and each
+ * record inflated from them alike, as perf report --stats counts). */
+uint64_t pd_record_count(const pd_reader *r, uint32_t type);
+/* perf's name of a record type ("MMAP2"), or NULL. */
+const char *pd_record_name(uint32_t type);
 
 /* The event name perf would give a type/config pair. */
 const char *pd_event_name(uint32_t type, uint64_t config);

@@ -78,8 +78,35 @@ uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
 
 typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
 
-/* --sort keys and the columns of -F */
-enum { PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP, PL_NKEYS };
+/* --sort keys and the columns of -F: the scopes of the sampled place, and
+ * perf report's keys that are not scopes (places.c keeps what they need) */
+enum {
+	PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP,
+	PL_KEY_COMM, PL_KEY_PID, PL_KEY_CPU, PL_KEY_SRCFILE, PL_KEY_SYMOFF, PL_KEY_DSO_SIZE,
+	PL_NKEYS
+};
+/* Do the keys need the sample's thread and CPU in places.c's histogram? */
+#define PL_THREAD_KEYS ((1u << PL_KEY_COMM) | (1u << PL_KEY_PID) | (1u << PL_KEY_CPU))
+
+/* places.c: the sampled places (leaf node, map, address; thread and CPU
+ * when -s asks), one entry per distinct place and event. */
+typedef struct pl_place {
+	uint32_t node, ev;
+	const struct pl_map *map; /* NULL: an address outside every map */
+	uint64_t addr;            /* runtime */
+	const char *comm;         /* interned: the thread's command then */
+	uint32_t pid, tid;
+	int32_t cpu;              /* -1: not recorded */
+	uint64_t samples, period;
+} pl_place;
+typedef struct pl_places {
+	pl_place *v;
+	size_t n, cap;
+	uint32_t *slots;          /* hash -> index + 1 */
+	size_t nslots;
+} pl_places;
+void pl_places_add(pl_places *p, const pl_place *key, uint64_t period);
+void pl_places_free(pl_places *p);
 enum { PL_COL_CHILDREN = 1, PL_COL_SELF = 2, PL_COL_SAMPLES = 4, PL_COL_PERIOD = 8 };
 
 typedef struct pl_report_options {
@@ -94,10 +121,13 @@ typedef struct pl_report_options {
 	size_t npids;
 	int quiet;
 	int verbose;
+	int force;            /* -f: use binaries whose build-id is not the recorded one */
 	const char *vmlinux;  /* -k: the kernel image with debug info */
 	const char *modules;  /* --modules: where the modules' debug .ko files are */
 	int sort[PL_NKEYS];   /* -s: the histogram's keys, in order */
 	size_t nsort;
+	unsigned sort_mask;   /* 1 << PL_KEY_* of those keys */
+	int sort_own;         /* --sort=own: the loops view ranks by Own */
 	unsigned fields;      /* PL_COL_*: the percentage and count columns */
 	int show_samples, show_period;
 	int fractal;          /* -g fractal: percentages of the parent */
@@ -124,6 +154,10 @@ typedef struct pl_report_options {
 	int ui;               /* PL_UI_*: --stdio, --tui, or the default (the browser on a terminal) */
 	int annotate;         /* perf loops annotate: */
 	int asm_view;         /* --asm */
+	int intel_syntax;     /* -M intel: the disassembly in Intel syntax */
+	const char *field_sep; /* -t: columns separated by it, unpadded */
+	int stats;            /* --stats: the records' counts, as perf report --stats */
+	int header;           /* --header: 1, the file's header before the report; --header-only: 2 */
 	const char *annotate_symbol; /* SYMBOL, or NULL: the hottest */
 } pl_report_options;
 
@@ -157,6 +191,7 @@ typedef struct pl_report {
 	uint64_t nsamples_all;   /* before filters */
 	struct pl_attrib *attrib;
 	FILE *out;
+	pl_places places;        /* where each sample was taken (places.c) */
 	pl_tree flat;            /* all contexts folded per procedure (pl_flat_tree) */
 	int have_flat;
 	int color;               /* --stdio-color: escape sequences on */
@@ -176,6 +211,14 @@ pl_session *pl_attrib_session(struct pl_attrib *a);
 const char *pl_attrib_file(struct pl_attrib *a, pl_dso *dso);
 /* The link-time address of runtime address ADDR in map M: 0, or -1. */
 int pl_attrib_link_addr(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *link);
+/* The symbol (ELF's, or kallsyms') holding runtime address ADDR of map M
+ * (NULL: a kernel address outside the maps), and ADDR's offset in it. */
+const char *pl_attrib_symbol(struct pl_attrib *a, const pl_map *m, uint64_t addr, uint64_t *off);
+
+/* The recorded program's own binary: the one most samples ran as (their
+ * thread's command is its name), else the user binary with most samples;
+ * NULL if no sample is in one. */
+pl_dso *pl_main_dso(const pl_report *rep);
 
 /* unwind.c: the user frames of a --call-graph dwarf sample, leaf first,
  * each with how it was found (PL_HOW_CFI, or PL_HOW_RECIPE where the CFI
@@ -253,11 +296,25 @@ int pl_proc_selected(const pl_report *rep, uint32_t n);
 int pl_view_sort(pl_report *rep);
 /* names.c: NAME with C++ template arguments and parameters elided, in BUF. */
 const char *pl_short_name(const char *name, char *buf, size_t len);
+/* NAME as perf report prints it: without parameters (nor return type),
+ * template arguments whole: leveldb::Block::Iter::Seek, Acc::operator(). */
+const char *pl_perf_name(const char *name, char *buf, size_t len);
 /* pager.c: page stdout through $PERF_PAGER/$PAGER/less on a terminal; set rep colour. */
 void pl_pager_start(const pl_report_options *o);
 int pl_color_wanted(const pl_report_options *o, FILE *out);
+/* SIGPIPE (a closed pipe or pager) exits 141, or 0 after the pager, quietly. */
+void pl_quiet_sigpipe(void);
 /* The columns of the terminal OUT is (COLUMNS, else the tty's), or 0. */
 int pl_terminal_width(FILE *out);
+
+/* progress.c: the meter of a long first report (a binary's analysis), on
+ * stderr when it is a terminal, after a second; ended (its line cleared)
+ * before the report says anything else. */
+void pl_progress_begin(const pl_report_options *o);
+int pl_progress_wanted(void);
+int pl_progress_fn(void *ctx, size_t done, size_t total); /* ctx: the binary's name */
+void pl_progress_end(void);
+void pl_progress_clear(void); /* before another line on stderr */
 
 /* cmd-report.c: open the input and build the tree (the events shown set);
  * 0, or an exit status with the message printed.  pl_report_close frees it. */
@@ -277,6 +334,8 @@ typedef struct pl_ann_row {
 	char *margin;          /* the loop brackets, as wide as pl_ann.margin_width */
 	char *text;
 	uint64_t *samples, *period; /* per shown event (pl_report.shown order) */
+	char *calls;           /* SRC: the inlined calls made at the line, if any has samples */
+	uint64_t *call_samples, *call_period; /* ... and their Total, per shown event */
 } pl_ann_row;
 typedef struct pl_ann {
 	uint32_t proc;         /* its node in pl_flat_tree */
@@ -286,6 +345,7 @@ typedef struct pl_ann {
 	size_t n, cap;
 	int margin_width;
 	int with_asm;          /* rows in address order, SRC rows name their file:line */
+	int inlined;           /* a function only inlined: its instances together */
 	uint64_t *samples, *period; /* the procedure's own cost, per shown event */
 } pl_ann;
 /* The flat-tree node of the procedure SYMBOL names (NULL: the one with the
@@ -297,17 +357,27 @@ int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, 
 void pl_ann_free(pl_ann *ann);
 pl_ann_row *pl_ann_add(pl_ann *ann, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* annotate-asm.c: the instructions of [LO, HI) of the x86-64 binary FILE
- * (link-time addresses), as objdump prints them; how many, 0 with ERR. */
+ * (link-time addresses), as objdump prints them (INTEL: objdump -M
+ * intel's syntax); how many, 0 with ERR. */
 typedef struct pl_insn_text {
 	uint64_t addr;
 	unsigned len;
 	char *text;
 } pl_insn_text;
-size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, pl_insn_text **out, char *err, size_t errlen);
+size_t pl_disassemble(const char *file, uint64_t lo, uint64_t hi, int intel, pl_insn_text **out, char *err,
+		      size_t errlen);
 /* view-annotate.c: the rows as text on rep->out (--stdio) */
 void pl_print_annotation(pl_report *rep, const pl_ann *ann);
+/* "    [I] work: Total 45.00% (123)": the inlined calls of an SRC row. */
+void pl_ann_call_text(const pl_report *rep, const pl_ann_row *r, char *buf, size_t len);
 /* One cost cell: "  12.34%    123" of samples S and period P of base B. */
 void pl_ann_cell(char *buf, size_t len, uint64_t s, uint64_t p, uint64_t base);
+
+/* view-header.c: --header(-only) and --stats, as perf report prints them */
+#define PL_STATS_MAX_EVENTS 4096
+/* (in pipe mode it reads the whole stream, whose records carry the header) */
+void pl_print_file_header(pd_reader *r, FILE *f);
+int pl_print_stats(pd_reader *r, FILE *f);
 
 /* browser.c: the interactive browser (ncurses); -1 if there is none
  * (not built with ncurses, or no terminal): print --stdio instead. */

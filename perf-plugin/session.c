@@ -178,7 +178,7 @@ struct pl_session {
 	/* all maps and threads ever made: freed at the end */
 	pl_map **all_maps;
 	size_t nall_maps, cap_all_maps;
-	uint64_t lost_samples, bad_records;
+	uint64_t lost_samples, lost_chunks, bad_records;
 	unsigned kernel_gen;
 };
 
@@ -377,6 +377,7 @@ pl_dso *pl_session_dso(const pl_session *s, size_t i) { return i < s->ndsos ? s-
 pd_reader *pl_session_reader(const pl_session *s) { return s->r; }
 unsigned pl_session_kernel_gen(const pl_session *s) { return s->kernel_gen; }
 uint64_t pl_session_lost_samples(const pl_session *s) { return s->lost_samples; }
+uint64_t pl_session_lost_chunks(const pl_session *s) { return s->lost_chunks; }
 uint64_t pl_session_bad_records(const pl_session *s) { return s->bad_records; }
 
 static pl_dso *dso_get(pl_session *s, const char *name, int kernel, const uint8_t *bid, uint8_t bid_size)
@@ -738,7 +739,7 @@ static uint64_t replay(pl_session *s, const uint8_t *raw, pl_sample_fn on_sample
 struct reading {
 	pd_reader *r;
 	void (*emit)(struct reading *rd, const uint8_t *raw);
-	uint64_t lost_samples, bad_records;
+	uint64_t lost_samples, lost_chunks, bad_records;
 };
 
 /* Sort the window and hand over its records up to time LIMIT (all of them
@@ -780,8 +781,14 @@ static void read_records(struct reading *rd)
 			}
 			continue;
 		case PD_RECORD_LOST:
+			/* perf report: "lost N chunks" (the ring buffer was full) */
+			rd->lost_chunks++;
+			continue;
 		case PD_RECORD_LOST_SAMPLES:
-			rd->lost_samples += ev.lost;
+			/* perf report's "Total Lost Samples"; those a BPF filter
+			 * dropped on purpose (misc bit 15, perf 6.4) are not lost */
+			if (!(ev.misc & PD_MISC_LOST_SAMPLES_BPF))
+				rd->lost_samples += ev.lost;
 			continue;
 		case (uint32_t)-1:
 			rd->bad_records++;
@@ -937,6 +944,7 @@ static int64_t run_with_reader(pl_session *s, pl_sample_fn on_sample, void *ctx)
 	pthread_mutex_destroy(&h.lock);
 	pthread_cond_destroy(&h.cond);
 	s->lost_samples += h.rd.lost_samples;
+	s->lost_chunks += h.rd.lost_chunks;
 	s->bad_records += h.rd.bad_records;
 	return (int64_t)samples;
 }
@@ -974,6 +982,7 @@ uint64_t pl_session_run(pl_session *s, pl_sample_fn on_sample, void *ctx)
 	struct replaying p = { .rd = { .r = s->r, .emit = emit_replay }, .s = s, .on_sample = on_sample, .ctx = ctx };
 	read_records(&p.rd);
 	s->lost_samples += p.rd.lost_samples;
+	s->lost_chunks += p.rd.lost_chunks;
 	s->bad_records += p.rd.bad_records;
 	return p.samples;
 }

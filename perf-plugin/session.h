@@ -44,6 +44,14 @@ static inline void pl_dso_build_id_hex(const pl_dso *d, char *buf)
 	buf[2 * n] = 0;
 }
 
+/* The name a binary goes by in files other tools read (json, pprof): its
+ * path, and perf report's [kernel.kallsyms] for the kernel (whose map perf
+ * records as [kernel.kallsyms]_text). */
+static inline const char *pl_dso_path(const pl_dso *d)
+{
+	return d->kind == PL_DSO_KERNEL ? d->short_name : d->name;
+}
+
 typedef struct pl_map {
 	uint64_t start, end, pgoff;
 	pl_dso *dso;
@@ -100,7 +108,10 @@ const char *pl_intern(pl_session *s, const char *str);
 /* Changes whenever the kernel's maps do. */
 unsigned pl_session_kernel_gen(const pl_session *s);
 /* Counts for the header of the report. */
+/* LOST_SAMPLES records' counts (perf report's "Total Lost Samples"), and
+ * the number of LOST records (perf's "lost N chunks"): not added together. */
 uint64_t pl_session_lost_samples(const pl_session *s);
+uint64_t pl_session_lost_chunks(const pl_session *s);
 uint64_t pl_session_bad_records(const pl_session *s);
 
 /* ---- small shared helpers (session.c) ---- */

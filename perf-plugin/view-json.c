@@ -82,7 +82,7 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 	}
 	if (x->kind == PL_PROC) {
 		ls_jw_key(w, "dso");
-		ls_jw_string(w, x->dso ? x->dso->name : NULL);
+		ls_jw_string(w, x->dso ? pl_dso_path(x->dso) : NULL);
 		if (x->how == PL_HOW_INFERRED || x->how == PL_HOW_RECIPE) {
 			/* inferred: a frame-pointer chain skipped it (fp-repair.c);
 			 * recipes: unwound by binary analysis where CFI stopped */

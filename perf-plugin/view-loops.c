@@ -38,15 +38,41 @@ static uint64_t *own_costs(const pl_tree *t, size_t ev, int k)
 	return own;
 }
 
+/* --sort=own: loops by Own, then Total (qsort_r over REP's own costs) */
+struct by_own {
+	const pl_report *rep;
+	const uint64_t *own;
+};
+
+static int cmp_own(const void *pa, const void *pb, void *arg)
+{
+	const struct by_own *b = arg;
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	if (b->own[x] != b->own[y])
+		return b->own[x] > b->own[y] ? -1 : 1;
+	return pl_cmp_total(pa, pb, (void *)b->rep);
+}
+
 int pl_view_loops(pl_report *rep)
 {
 	pl_tree cct = rep->tree;
 	const pl_tree flat = *pl_flat_tree(rep);
 	rep->tree = flat;
-	pl_print_header(rep, "loops ranked by inclusive cost (all calling contexts folded); Total: the loop with"
-			     " its nested loops and callees, Own: samples whose innermost loop it is");
-	fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
-			  "#     .....        ...   .......  ....\n#\n");
+	int by_own = rep->opt->sort_own;
+	pl_print_header(rep, by_own ? "loops ranked by their own cost (all calling contexts folded); Own: samples"
+				      " whose innermost loop it is, Total: the loop with its nested loops and callees"
+				    : "loops ranked by inclusive cost (all calling contexts folded); Total: the loop with"
+				      " its nested loops and callees, Own: samples whose innermost loop it is");
+	fprintf(rep->out, "%s", by_own ? "# The hot loops first: a loop nest's outer loops follow their inner ones.\n#\n"
+				       : "# Outer loops (a program's main loop) come first; the hot loops are those with the "
+					 "largest Own (--sort=own ranks by it).\n#\n");
+	const char *sep = rep->opt->field_sep;
+	if (sep)
+		fprintf(rep->out, "# Total%sOwn%sSamples%sLoop%s(procedure [binary], inlined calls around it)\n#\n", sep,
+			sep, sep, sep);
+	else
+		fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
+				  "#     .....        ...   .......  ....\n#\n");
 	uint64_t *own = own_costs(&flat, rep->primary, PL_SELF_PERIOD);
 	/* the nodes with this event's samples only, not every node */
 	const uint32_t *nodes;
@@ -59,13 +85,17 @@ int pl_view_loops(pl_report *rep)
 		    pl_proc_selected(rep, enclosing_proc(&flat, n)))
 			loops[nl++] = n;
 	}
-	qsort_r(loops, nl, sizeof *loops, pl_cmp_total, rep); /* rep->tree is the folded tree here */
+	struct by_own bo = { rep, own };
+	if (by_own)
+		qsort_r(loops, nl, sizeof *loops, cmp_own, &bo);
+	else
+		qsort_r(loops, nl, sizeof *loops, pl_cmp_total, rep); /* rep->tree is the folded tree here */
 	uint64_t all = rep->ev_period[rep->primary];
 	for (size_t i = 0; i < nl; i++) {
 		uint32_t n = loops[i];
 		const uint64_t *c = pl_cost(&flat, n, rep->primary);
 		double total = all ? 100.0 * c[PL_TOTAL_PERIOD] / all : 0;
-		if (total < rep->opt->percent_limit)
+		if ((by_own ? (all ? 100.0 * own[n] / all : 0) : total) < rep->opt->percent_limit)
 			break;
 		char label[1024], ctx[2048] = "";
 		pl_node_label(rep, n, label, sizeof label);
@@ -90,8 +120,12 @@ int pl_view_loops(pl_report *rep)
 				len = sizeof ctx - 1;
 		}
 		pl_fit_width(rep, 33 + (int)strlen(label) + 4, ctx, sizeof ctx);
-		fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
-			all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
+		if (sep)
+			fprintf(rep->out, "%.2f%%%s%.2f%%%s%llu%s%s%s(%s)\n", total, sep, all ? 100.0 * own[n] / all : 0.0,
+				sep, (unsigned long long)c[PL_TOTAL], sep, label, sep, ctx);
+		else
+			fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
+				all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
 	}
 	if (!nl)
 		fprintf(rep->out, "# no samples in loops\n");

@@ -159,7 +159,7 @@ static uint64_t mapping_id(struct pprof *pp, const pl_dso *dso)
 	buf *m = &pp->sub;
 	m->n = 0;
 	field_int(m, 1, id);
-	field_int(m, 5, (uint64_t)str_index(&pp->strs, dso->name ? dso->name : dso->short_name));
+	field_int(m, 5, (uint64_t)str_index(&pp->strs, pl_dso_path(dso)));
 	field_int(m, 6, (uint64_t)str_index(&pp->strs, hex));
 	for (unsigned f = 7; f <= 10; f++) /* has_functions, filenames, line_numbers, inline_frames */
 		field_int(m, f, 1);
@@ -320,6 +320,10 @@ int pl_view_pprof(pl_report *rep)
 	str_index(&pp.strs, ""); /* string 0 is "" */
 	pp.loc_of = pl_xcalloc(t->n ? t->n : 1, sizeof *pp.loc_of);
 	sample_types(&pp);
+	/* pprof takes the first Mapping for the main binary: the program's */
+	pl_dso *main_dso = pl_main_dso(rep);
+	if (main_dso)
+		mapping_id(&pp, main_dso);
 	for (uint32_t n = 1; n < t->n; n++) {
 		int any = 0;
 		for (size_t e = 0; e < t->nev && !any; e++)

@@ -1,8 +1,11 @@
 /* view-sort.c - `-s/--sort KEYS`: perf report's histogram (as with
  * --no-children), one line per distinct combination of the keys of the
- * sampled place: its binary (dso), procedure (sym), statement (srcline) and
- * innermost loop (loop).  The place is the leaf of each sample's chain, so
- * the lines add up to 100%. */
+ * sampled place: its binary (dso), procedure (sym), statement (srcline),
+ * innermost loop (loop), and perf report's keys that are not scopes:
+ * the thread's command (comm), thread (pid, as perf's Pid:Command), CPU,
+ * source file (srcfile), symbol and offset (symoff) and the size of the
+ * binary's map (dso_size).  The places are places.c's, one per sample's
+ * leaf, so the lines add up to 100%. */
 #include "report.h"
 
 #include <assert.h>
@@ -14,46 +17,107 @@ struct entry {
 	uint64_t samples, period;
 };
 
-static const char *const key_title[PL_NKEYS] = { "Shared Object", "Symbol", "Source:Line", "Loop" };
+static const char *const key_title[PL_NKEYS] = {
+	"Shared Object", "Symbol", "Source:Line", "Loop", "Command", "Pid:Command", "CPU", "Source File",
+	"Symbol Offset", "DSO size",
+};
 
-/* The key columns of node N's place, into BUF. */
-static void place_key(const pl_report *rep, uint32_t n, char *buf, size_t len)
+/* The procedure node of node N (0: none) and its innermost loop (*LOOP). */
+static uint32_t proc_of(const pl_tree *t, uint32_t n, uint32_t *loop)
+{
+	*loop = 0;
+	for (; n && t->nodes[n].kind != PL_PROC; n = t->nodes[n].parent)
+		if (!*loop && t->nodes[n].kind == PL_LOOP)
+			*loop = n;
+	return n;
+}
+
+/* "[.] name" or "[k] name": the procedure's shown name, kernel or not. */
+static void sym_part(const pl_report *rep, uint32_t proc, char *part, size_t len)
+{
+	const pl_dso *d = proc ? rep->tree.nodes[proc].dso : NULL;
+	const char *name = proc ? pl_node_name(rep, proc) : NULL;
+	char shortened[1024];
+	if (!rep->opt->full_names && !rep->opt->no_demangle)
+		name = pl_short_name(name, shortened, sizeof shortened);
+	int kernel = d && (d->kind == PL_DSO_KERNEL || d->kind == PL_DSO_KMODULE);
+	snprintf(part, len, "[%c] %s", kernel ? 'k' : '.', name ? name : "[unknown]");
+}
+
+/* perf's symoff: the symbol holding the address (ELF's or kallsyms') and
+ * the offset in it; a C++ symbol by its procedure's shortened name (perf
+ * demangles it); without a symbol (a binary whose symbols are in its debug
+ * file alone) the procedure and the offset from its lowest address. */
+static void symoff_part(pl_report *rep, const pl_place *pl, uint32_t proc, char *part, size_t len)
+{
+	uint64_t off, link;
+	const char *sym = pl_attrib_symbol(rep->attrib, pl->map, pl->addr, &off);
+	const pl_node *x = proc ? &rep->tree.nodes[proc] : NULL;
+	if (!sym && x && x->scope && pl->map && !pl_attrib_link_addr(rep->attrib, pl->map, pl->addr, &link) &&
+	    link >= ls_scope_low(x->scope)) {
+		sym = "";
+		off = link - ls_scope_low(x->scope);
+	}
+	char name[512];
+	sym_part(rep, proc, name, sizeof name);
+	if (sym && *sym && strncmp(sym, "_Z", 2)) {
+		const pl_dso *d = pl->map ? pl->map->dso : NULL;
+		int kernel = !d || d->kind == PL_DSO_KERNEL || d->kind == PL_DSO_KMODULE;
+		snprintf(name, sizeof name, "[%c] %s", kernel ? 'k' : '.', sym);
+	}
+	if (sym)
+		snprintf(part, len, "%s+0x%llx", name, (unsigned long long)off);
+	else
+		snprintf(part, len, "%s", name);
+}
+
+/* One key column of place PL (its leaf node N). */
+static void key_part(pl_report *rep, int key, const pl_place *pl, char *part, size_t len)
 {
 	const pl_tree *t = &rep->tree;
-	uint32_t proc = n, loop = 0;
-	for (; proc && t->nodes[proc].kind != PL_PROC; proc = t->nodes[proc].parent)
-		if (!loop && t->nodes[proc].kind == PL_LOOP)
-			loop = proc;
+	uint32_t n = pl->node, loop, proc = proc_of(t, n, &loop);
+	const pl_dso *d = proc ? t->nodes[proc].dso : NULL;
+	switch (key) {
+	case PL_KEY_DSO: snprintf(part, len, "%s", d ? d->short_name : "[unknown]"); break;
+	case PL_KEY_SYM: sym_part(rep, proc, part, len); break;
+	case PL_KEY_SRCLINE:
+		if (t->nodes[n].kind == PL_STMT)
+			pl_node_label(rep, n, part, len);
+		else
+			snprintf(part, len, "??");
+		break;
+	case PL_KEY_LOOP:
+		if (loop)
+			pl_node_label(rep, loop, part, len);
+		else
+			snprintf(part, len, "[not in a loop]");
+		break;
+	case PL_KEY_COMM: snprintf(part, len, "%s", pl->comm ? pl->comm : ""); break;
+	case PL_KEY_PID: snprintf(part, len, "%7u:%s", pl->tid, pl->comm ? pl->comm : ""); break;
+	case PL_KEY_CPU: snprintf(part, len, "%3.3d", pl->cpu); break;
+	case PL_KEY_SRCFILE: {
+		const char *f = t->nodes[n].kind == PL_STMT ? pl_node_file(rep, n) : NULL;
+		const char *slash = f ? strrchr(f, '/') : NULL;
+		snprintf(part, len, "%s", slash ? slash + 1 : f ? f : "");
+		break;
+	}
+	case PL_KEY_SYMOFF: symoff_part(rep, pl, proc, part, len); break;
+	case PL_KEY_DSO_SIZE:
+		if (pl->map)
+			snprintf(part, len, "%llu", (unsigned long long)(pl->map->end - pl->map->start));
+		else
+			part[0] = 0;
+		break;
+	}
+}
+
+/* The key columns of place PL, into BUF. */
+static void place_key(pl_report *rep, const pl_place *pl, char *buf, size_t len)
+{
 	char part[1024];
 	size_t used = 0;
 	for (size_t i = 0; i < rep->opt->nsort; i++) {
-		const pl_dso *d = proc ? t->nodes[proc].dso : NULL;
-		switch (rep->opt->sort[i]) {
-		case PL_KEY_DSO:
-			snprintf(part, sizeof part, "%s", d ? d->short_name : "[unknown]");
-			break;
-		case PL_KEY_SYM: {
-			const char *name = proc ? pl_node_name(rep, proc) : NULL;
-			char shortened[1024];
-			if (!rep->opt->full_names && !rep->opt->no_demangle)
-				name = pl_short_name(name, shortened, sizeof shortened);
-			int kernel = d && (d->kind == PL_DSO_KERNEL || d->kind == PL_DSO_KMODULE);
-			snprintf(part, sizeof part, "[%c] %s", kernel ? 'k' : '.', name ? name : "[unknown]");
-			break;
-		}
-		case PL_KEY_SRCLINE:
-			if (t->nodes[n].kind == PL_STMT)
-				pl_node_label(rep, n, part, sizeof part);
-			else
-				snprintf(part, sizeof part, "??");
-			break;
-		case PL_KEY_LOOP:
-			if (loop)
-				pl_node_label(rep, loop, part, sizeof part);
-			else
-				snprintf(part, sizeof part, "[not in a loop]");
-			break;
-		}
+		key_part(rep, rep->opt->sort[i], pl, part, sizeof part);
 		used += snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? "\x1f" : "", part);
 	}
 }
@@ -72,27 +136,23 @@ static int cmp_period(const void *a, const void *b)
 }
 
 /* Entries of the sampled places, merged per key, largest first. */
-static size_t collect(const pl_report *rep, struct entry **out)
+static size_t collect(pl_report *rep, struct entry **out)
 {
 	const pl_tree *t = &rep->tree;
 	struct entry *v = NULL;
 	size_t n = 0, cap = 0;
-	for (uint32_t i = 1; i < t->n; i++) {
-		uint64_t s = pl_node_own(t, i, rep->primary, PL_SELF);
-		if (!s)
-			continue;
-		uint32_t proc = i;
-		while (proc && t->nodes[proc].kind != PL_PROC)
-			proc = t->nodes[proc].parent;
-		if (proc && !pl_proc_selected(rep, proc))
+	for (size_t i = 0; i < rep->places.n; i++) {
+		const pl_place *pl = &rep->places.v[i];
+		uint32_t loop, proc = proc_of(t, pl->node, &loop);
+		if (pl->ev != rep->primary || (proc && !pl_proc_selected(rep, proc)))
 			continue;
 		char key[4096];
-		place_key(rep, i, key, sizeof key);
+		place_key(rep, pl, key, sizeof key);
 		if (n == cap) {
 			cap = cap ? cap * 2 : 256;
 			v = pl_xrealloc(v, cap * sizeof *v);
 		}
-		v[n++] = (struct entry){ pl_xstrdup(key), s, pl_node_own(t, i, rep->primary, PL_SELF_PERIOD) };
+		v[n++] = (struct entry){ pl_xstrdup(key), pl->samples, pl->period };
 	}
 	if (n == 0) { /* V is NULL then, which qsort must not get */
 		*out = v;
@@ -130,9 +190,10 @@ static void key_widths(const pl_report *rep, const struct entry *v, size_t n, in
 			p = e ? e + 1 : p + l;
 		}
 	}
+	const char *sep = rep->opt->field_sep;
 	for (size_t c = 0; c < k; c++)
-		used += snprintf(label + used, used < len ? len - used : 0, "%s%-*s", c ? "  " : "",
-				 c + 1 < k ? w[c] : 0, key_title[rep->opt->sort[c]]);
+		used += snprintf(label + used, used < len ? len - used : 0, "%s%-*s", c ? sep ? sep : "  " : "",
+				 c + 1 < k && !sep ? w[c] : 0, key_title[rep->opt->sort[c]]);
 }
 
 int pl_view_sort(pl_report *rep)
@@ -164,7 +225,10 @@ int pl_view_sort(pl_report *rep)
 			for (size_t k = 0; k < o.nsort; k++) {
 				const char *e = strchr(p, '\x1f');
 				int l = e ? (int)(e - p) : (int)strlen(p);
-				fprintf(rep->out, "%s%.*s%*s", k ? "  " : "", l, p, k + 1 < o.nsort ? w[k] - l : 0, "");
+				if (o.field_sep)
+					fprintf(rep->out, "%s%.*s", k ? o.field_sep : "", l, p);
+				else
+					fprintf(rep->out, "%s%.*s%*s", k ? "  " : "", l, p, k + 1 < o.nsort ? w[k] - l : 0, "");
 				p = e ? e + 1 : p + l;
 			}
 			fputc('\n', rep->out);

@@ -18,9 +18,29 @@ static void print_pct(const pl_report *rep, double p, int first)
 	fprintf(rep->out, "%s%s%9.2f%%%s", first ? "" : " ", on, p, *on ? "\033[m" : "");
 }
 
+/* -t SEP: the columns unpadded, each followed by SEP (the text comes last) */
+static void print_separated(const pl_report *rep, const uint64_t *c, double scale)
+{
+	unsigned f = rep->opt->fields;
+	const char *sep = rep->opt->field_sep;
+	int incl = (f & PL_COL_CHILDREN) != 0;
+	if (f & PL_COL_CHILDREN)
+		fprintf(rep->out, "%.2f%%%s", scale * (double)c[PL_TOTAL_PERIOD], sep);
+	if (f & PL_COL_SELF)
+		fprintf(rep->out, "%.2f%%%s", scale * (double)c[PL_SELF_PERIOD], sep);
+	if (f & PL_COL_SAMPLES)
+		fprintf(rep->out, "%llu%s", (unsigned long long)c[incl ? PL_TOTAL : PL_SELF], sep);
+	if (f & PL_COL_PERIOD)
+		fprintf(rep->out, "%llu%s", (unsigned long long)c[incl ? PL_TOTAL_PERIOD : PL_SELF_PERIOD], sep);
+}
+
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base)
 {
 	unsigned f = rep->opt->fields;
+	if (rep->opt->field_sep) {
+		print_separated(rep, c, base ? 100.0 / (double)base : 0.0);
+		return;
+	}
 	int first = 1;
 	double scale = base ? 100.0 / (double)base : 0.0;
 	if (f & PL_COL_CHILDREN) {
@@ -53,11 +73,18 @@ void pl_print_column_header(const pl_report *rep, const char *label)
 		{ PL_COL_CHILDREN, "Children", 10 }, { PL_COL_SELF, self, 10 },
 		{ PL_COL_SAMPLES, "Samples", 9 }, { PL_COL_PERIOD, "Period", 12 },
 	};
+	const char *sep = rep->opt->field_sep;
 	for (size_t i = 0; i < 4; i++)
-		if (f & cols[i].bit)
+		if ((f & cols[i].bit) && sep)
+			n += snprintf(line + n, sizeof line - n, "%s%s%s", n > 1 ? "" : " ", cols[i].name, sep);
+		else if (f & cols[i].bit)
 			n += snprintf(line + n, sizeof line - n, "%s%*s", n > 1 ? " " : "", cols[i].width, cols[i].name);
-	snprintf(line + n, sizeof line - n, "  %s", label);
+	snprintf(line + n, sizeof line - n, "%s%s", sep ? "" : "  ", label);
 	fprintf(rep->out, "%s\n", line);
+	if (sep) { /* perf report -t prints no rule */
+		fprintf(rep->out, "#\n");
+		return;
+	}
 	/* the rule under it: every name as dots */
 	for (char *p = line + 1; *p; p++)
 		if (*p != ' ')
@@ -114,6 +141,27 @@ static double pct(uint64_t v, uint64_t base)
 	return base ? 100.0 * (double)v / (double)base : 0.0;
 }
 
+/* -S roots are the procedure wherever it was called: each says where
+ * ("malloc [libc.so.6]  (from main at small.cpp:14)"), or rows of one
+ * procedure could not be told apart. */
+static void caller_note(const pl_report *rep, uint32_t n, char *buf, size_t len)
+{
+	const pl_tree *t = &rep->tree;
+	uint32_t site = t->nodes[n].parent, c = site;
+	while (c && t->nodes[c].kind != PL_PROC && t->nodes[c].kind != PL_INLINE)
+		c = t->nodes[c].parent;
+	char where[512] = "", who[512] = "";
+	if (t->nodes[site].kind == PL_STMT)
+		pl_node_label(rep, site, where, sizeof where);
+	if (c)
+		snprintf(who, sizeof who, "%s", pl_node_name(rep, c) ? pl_node_name(rep, c) : "?");
+	char shortened[512];
+	const char *name = rep->opt->full_names ? who : pl_short_name(who, shortened, sizeof shortened);
+	size_t used = strlen(buf);
+	snprintf(buf + used, len - used, "%s(from %s%s%s)", used ? "  " : "", c ? name : "?", where[0] ? " at " : "",
+		 where);
+}
+
 static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_total)
 {
 	const pl_tree *t = &rep->tree;
@@ -130,9 +178,11 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 		return;
 	char label[1024];
 	pl_node_label(rep, n, label, sizeof label);
-	char dso[300] = "";
+	char dso[1024] = "";
 	if (t->nodes[n].kind == PL_PROC && t->nodes[n].dso)
 		pl_dso_shown(t->nodes[n].dso, dso, sizeof dso);
+	if (!depth && t->nodes[n].parent)
+		caller_note(rep, n, dso, sizeof dso);
 	/* on a terminal, deep rows stop moving right 30 columns before its
 	 * edge, and say their depth instead */
 	int indent = depth * 2, cap = rep->width - columns_width(rep) - 30;
@@ -147,7 +197,10 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 	pl_fit_width(rep, columns_width(rep) + indent + (int)strlen(deep) + (*dso ? 2 + (int)strlen(dso) : 0), label,
 		     sizeof label);
 	pl_print_columns(rep, c, base);
-	fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? "  " : "", dso);
+	if (o->field_sep) /* the label's field: the dso after another separator */
+		fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? o->field_sep : "", dso);
+	else
+		fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? "  " : "", dso);
 	uint32_t *kids;
 	size_t k = pl_event_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)
@@ -204,6 +257,7 @@ void pl_report_free(pl_report *rep)
 {
 	pl_attrib_free(rep->attrib);
 	pl_tree_free(&rep->tree);
+	pl_places_free(&rep->places);
 	if (rep->have_flat)
 		pl_tree_free(&rep->flat);
 	pl_session_free(rep->s);

@@ -45,3 +45,11 @@ sanitized() {
 	[ -f "$_bin" ] || _bin=$1
 	grep -q "__asan_init\|__tsan_init" "$_bin" 2>/dev/null
 }
+
+# without_fp_note FILE: FILE's lines but perf loops' one warning that
+# frame-pointer chains skip frames of code without frame pointers (issue
+# 29: a -g recording of gcc -O2 code, whose leaves keep no frame pointer
+# even with -fno-omit-frame-pointer, loses their callers, and says so).
+without_fp_note() {
+	grep -v "have frame-pointer call chains that skip frames of code without frame pointers" "$1"
+}

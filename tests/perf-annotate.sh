@@ -77,7 +77,7 @@ fi
 
 # bad input: a clear message and a non-zero exit
 "$PERF_LOOPS" annotate -i "$TMP/split-gcc.data" --stdio no_such_proc >"$TMP/out" 2>"$TMP/err"
-[ $? -ne 0 ] && grep -q "no samples in a procedure named 'no_such_proc'" "$TMP/err"
+[ $? -ne 0 ] && grep -q "no samples in a function named 'no_such_proc'" "$TMP/err"
 ok $? "an unknown SYMBOL: exit non-zero, the message names it"
 "$PERF_LOOPS" annotate -i "$TMP/nonexistent.data" --stdio >"$TMP/out" 2>"$TMP/err"
 [ $? -ne 0 ] && grep -q "nonexistent.data" "$TMP/err"

@@ -79,7 +79,7 @@ rm -f "$TMP/gone"
 HOME="$TMP/home" PERF_BUILDID_DIR="$TMP/home/.debug" "$PERF_LOOPS" report -i "$TMP/gone.data" --format=json \
 	>"$TMP/gone.json" 2>"$TMP/err"
 check_eq "$?" 0 "missing binary: still reports"
-check_eq "$(grep -c "$TMP/gone: binary not found" "$TMP/err")" 1 "missing binary: one warning for it"
+check_eq "$(grep -c "1 binary of the recording not found ($TMP/gone)" "$TMP/err")" 1 "missing binary: one line naming it"
 n=$(python3 "$TREE" "$TMP/gone.json" samples)
 want=$(perf script -i "$TMP/gone.data" -F tid 2>/dev/null | wc -l)
 check_eq "$n" "$want" "missing binary: every sample still counted"

@@ -58,7 +58,7 @@ start() { # start COMMAND: run it in a new 200x50 tmux session; its exit status 
 
 samples=$(R | sed -n "s/^# Samples: \([0-9]*\)  of event 'cpu-clock'.*/\1/p")
 start "$PERF_LOOPS" report -i "$TMP/rec.data"
-wait_for "Samples: $samples of event 'cpu-clock'" 60
+wait_for "Samples: $samples of event 'cpu-clock'" 60 && wait_for '^ *[0-9.]*% .*  [-+ ] ' 10
 ok $? "perf loops report on a terminal opens the browser ($samples samples, as --stdio says)"
 R | grep -v '^#' | grep -v '^$' >"$TMP/stdio"
 first=$(head -n 1 "$TMP/stdio" | sed 's/ *$//')
@@ -98,7 +98,7 @@ check_eq "$row" "$(grep "  $(sed -n 2p "$TMP/loops")\$" "$TMP/stdio" | head -n 1
 	"... its row's Children, Self and Samples are the --stdio tree's"
 
 # / search
-keys C H /
+keys C Home /
 wait_for "^search:" 10 || diag "no search prompt on the screen"
 keys -l work
 keys Enter
@@ -135,12 +135,23 @@ want=$(grep -- "-- loop at inline_loop.c:$INNER," "$TMP/ann" | sed 's/ *$//')
 grep -qxF "$want" "$TMP/pane" && [ -n "$want" ]
 ok $? "... the loop's bracket row with Total and Own is annotate --stdio's"
 keys s
-wait_for "^Annotate asm: main" 20 && grep -q "head of loop at inline_loop.c" "$TMP/pane"
+wait_for "^Annotate asm: main" 20 && wait_for "head of loop at inline_loop.c" 10
 ok $? "s: the assembly, loop heads marked"
 keys q
 wait_for "^perf loops: loops" 10
 ok $? "q in annotate goes back to the loops view"
-keys q
+# a on an [I] entry: its procedure, opened at the call site (the selected
+# row, in reverse video, is the line of the call)
+keys v /
+wait_for "^search:" 10
+keys -l work
+keys Enter
+wait_for "^inlined work" 10
+keys a
+wait_for "^Annotate source: main" 20
+T capture-pane -e -p -t b | grep "$(printf '\033')\[7m" | sed 's/\x1b\[[0-9;]*m//g' | grep -q " $((OUTER + 1)) [|\`]*: .*CALL-WORK"
+ok $? "a on [I] work opens main at the call's line ($((OUTER + 1))), selected"
+keys q q
 wait_for "BROWSER-EXIT=0" 10
 ok $? "q quits, exit 0"
 
@@ -148,6 +159,11 @@ ok $? "q quits, exit 0"
 start "$PERF_LOOPS" report -i "$TMP/rec.data" --stdio --no-pager
 wait_for "BROWSER-EXIT" 60 && T capture-pane -p -S -3000 -t b | grep -q "^# Samples: $samples  of event 'cpu-clock'"
 ok $? "--stdio on a terminal prints the text report"
+for args in "--tui --stdio" "--stdio --tui"; do # perf report: --stdio wins, in either order
+	start "$PERF_LOOPS" report -i "$TMP/rec.data" $args --no-pager
+	wait_for "BROWSER-EXIT" 60 && T capture-pane -p -S -3000 -t b | grep -q "^# Samples: $samples  of event 'cpu-clock'"
+	ok $? "'$args' on a terminal prints the text report, as perf report does"
+done
 start "$PERF_LOOPS" annotate -i "$TMP/rec.data"
 wait_for "^Annotate source: main" 60
 ok $? "perf loops annotate on a terminal opens the annotate view (the hottest: main)"

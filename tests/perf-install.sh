@@ -17,12 +17,16 @@ else
 fi
 cd "$TMP/src" || exit 1
 ./configure --quiet --prefix="$PREFIX" >"$TMP/configure.log" 2>&1 && \
-	make -s -j"$(nproc)" >"$TMP/make.log" 2>&1 && make -s install >"$TMP/install.log" 2>&1
+	make -s -j"$(nproc)" >"$TMP/make.log" 2>&1 && XDG_DATA_DIRS= make -s install >"$TMP/install.log" 2>&1
 rc=$?
 ok $rc "./configure --prefix=TMP && make && make install"
 [ $rc -eq 0 ] || { tail -n 20 "$TMP/configure.log" "$TMP/make.log" "$TMP/install.log" >&2; done_testing; }
 cd "$TMP" || exit 1
 unset LD_LIBRARY_PATH MANPATH
+# a prefix outside XDG_DATA_DIRS: bash-completion will not look there, and make install says so
+grep -q "^note: bash completion installed in $PREFIX/share/bash-completion/completions, which bash-completion does not search" \
+	"$TMP/install.log" && grep -q "export XDG_DATA_DIRS=$PREFIX/share:/usr/local/share:/usr/share" "$TMP/install.log"
+ok $? "make install with a prefix outside XDG_DATA_DIRS says how bash-completion will find the completions"
 
 readelf -d "$PREFIX/bin/loopscope" | grep -q "RUNPATH.*\[$PREFIX/lib\]"
 ok $? "the installed loopscope carries RUNPATH $PREFIX/lib"
@@ -69,6 +73,11 @@ if command -v bash >/dev/null 2>&1 && [ -f "$comp/perf-loops" ]; then
 	out=$(PATH="$PREFIX/bin:$PATH" bash -c '. "$1"; COMP_WORDS=(perf-loops report --sym); COMP_CWORD=2; _perf_loops; echo "${COMPREPLY[*]}"' sh "$comp/perf-loops")
 	case " $out " in *" --symbols "*) pass "bash completion of perf-loops report --sym offers --symbols";;
 	*) fail "bash completion of perf-loops report --sym offers --symbols"; diag "got: $out";; esac
+	# values: --format=<TAB> (bash splits the word at '='), -s with a list
+	out=$(bash -c '. "$1"; COMP_WORDS=(perf-loops report --format = ""); COMP_CWORD=4; _perf_loops; echo "${COMPREPLY[*]}"' sh "$comp/perf-loops")
+	check_eq "$out" "tree flat loops folded json pprof" "bash completion of --format=<TAB> offers the formats, not files"
+	out=$(bash -c '. "$1"; COMP_WORDS=(perf-loops report -s dso,sy); COMP_CWORD=3; _perf_loops; echo "${COMPREPLY[*]}"' sh "$comp/perf-loops")
+	check_eq "$out" "dso,sym dso,symoff" "bash completion of -s dso,sy<TAB> offers the keys after the comma"
 else
 	fail "bash completion installed in PREFIX/share/bash-completion/completions"
 fi

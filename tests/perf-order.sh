@@ -50,7 +50,7 @@ done
 python3 "$top_srcdir/tests/hostile-perf.py" attrs_in_data "$TMP/attrs.data" 20000
 "$PERF_LOOPS" report -i "$TMP/attrs.data" --format=json >"$TMP/attrs.json" 2>"$TMP/err"
 rc=$?
-[ $rc -eq 0 ] && grep -q "records that describe events (type 64) in the data of a file.*ignored" "$TMP/err" &&
+[ $rc -eq 0 ] && grep -q "header records (ATTR) in the data of a file.*ignored" "$TMP/err" &&
 	python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["events"][0]["samples"] != 20000)' "$TMP/attrs.json"
 ok $? "event records in a file's data: ignored with a warning, the 20,000 samples reported (exit $rc: $(head -c 200 "$TMP/err"))"
 done_testing

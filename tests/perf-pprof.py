@@ -185,4 +185,29 @@ tap.ok(re.search(r"^\d+: 0x0/0x0/0x0 %s %s \[FN\]\[FL\]\[LN\]\[IN\]$" % (re.esca
        is not None, "pprof -raw: the binary's Mapping, with its build-id %s and [FN][FL][LN][IN]" % want)
 r = C.run([PERF_LOOPS, "report", "-i", data, "--format=pprof"])
 tap.ok(r.returncode == 2 and "-o FILE" in r.stderr, "--format=pprof without -o: exit 2, says -o FILE")
+
+# the program's own binary is the first Mapping (pprof's main binary), even
+# when most samples are in a library; the kernel is [kernel.kallsyms]
+lib, main = os.path.join(tmp, "libhot.so"), os.path.join(tmp, "shlib_main")
+if C.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-fPIC", "-shared", "-o", lib,
+          os.path.join(C.FIXTURES, "perf", "libhot.c")]).returncode or \
+   C.run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", main, os.path.join(C.FIXTURES, "perf", "shlib_main.c"),
+          "-L" + tmp, "-lhot", "-Wl,-rpath," + tmp]).returncode:
+    tap.skip("gcc cannot build the shared-library fixture")
+else:
+    data = record("shlib", main)
+    pb = os.path.join(tmp, "shlib.pb.gz")
+    C.run([PERF_LOOPS, "report", "-i", data, "--format=pprof", "-o", pb])
+    raw = pprof("-raw", pb)
+    first = re.search(r"^Mappings\n1: \S+ (\S+) ", raw, re.M)
+    dsos = report(data, "-s", "dso")
+    tap.ok(first is not None and first.group(1) == main,
+           "pprof -raw: the first Mapping is the program's binary (%s), libhot.so holding most samples" %
+           (first.group(1) if first else None))
+    tap.diag(" ".join(l.split()[-1] for l in dsos.splitlines() if "%" in l))
+    tap.ok("_text" not in raw and ("[kernel.kallsyms]" in raw or "[kernel.kallsyms]" not in dsos),
+           "pprof -raw: the kernel's Mapping is [kernel.kallsyms]")
+    js = C.run([PERF_LOOPS, "report", "-i", data, "--format=json"]).stdout
+    tap.ok("[kernel.kallsyms]_text" not in js and ('"dso":"[kernel.kallsyms]"' in js or "kallsyms" not in dsos),
+           "--format=json: the kernel is [kernel.kallsyms]")
 tap.done()

@@ -20,11 +20,19 @@ PERF_TESTS = \
 	tests/perf-source-hostile.sh \
 	tests/perf-payloads.sh \
 	tests/perf-fork-maps.sh \
+	tests/perf-buildid.sh \
+	tests/perf-cxx-names.py \
+	tests/perf-habits.sh \
+	tests/perf-quiet.sh \
+	tests/perf-record-signals.sh \
+	tests/perf-annotate-asm.py \
+	tests/perf-progress.sh \
 	tests/perf-unwind.py \
 	tests/perf-stat.sh
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
-	tests/perf-kernel.py
+	tests/perf-kernel.py \
+	tests/perf-browser-real.sh
 TESTS += $(PERF_TESTS) $(PERF_UNIT_TESTS)
 SLOW_TESTS += $(PERF_SLOW_TESTS)
 EXTRA_DIST += $(PERF_TESTS) $(PERF_SLOW_TESTS) tests/hostile-perf.py
@@ -45,5 +53,6 @@ EXTRA_DIST += \
 	tests/fixtures/perf/threads_fork.c tests/fixtures/perf/bench_work.c \
 	tests/fixtures/perf/nolibc_work.c tests/fixtures/perf/cxx_names.cpp \
 	tests/fixtures/perf/tree.py tests/fixtures/perf/annotate_check.py \
-	tests/fixtures/perf/kernel_perfdata.py \
+	tests/fixtures/perf/kernel_perfdata.py tests/fixtures/perf/cxx_operators.cpp \
+	tests/fixtures/perf/lost_perfdata.py \
 	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c
