@@ -25,6 +25,18 @@ struct cli_common {
 extern const struct argp cli_common_argp;
 /* -h, hidden: --help, for the hands used to it.  Every subcommand's child. */
 extern const struct argp cli_help_argp;
+
+/* A subcommand of the form [OPTIONS] BINARY [ADDR ...] with --json
+ * (lookup, unwind): its values, and cli_parse_binary_args, its argp parser
+ * (options before the binary; every word after it is an address).  The
+ * subcommand's --json option has the key CLI_OPT_JSON. */
+enum { CLI_OPT_JSON = 0x200 };
+struct cli_binary_args {
+	struct cli_common common;
+	bool json;
+	int binary_at; /* in argv; the addresses follow it */
+};
+error_t cli_parse_binary_args(int key, char *arg, struct argp_state *state);
 /* The children of a subcommand that opens a binary: the common options
  * (child_inputs[0]) and -h. */
 extern const struct argp_child cli_binary_children[];

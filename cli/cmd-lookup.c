@@ -201,42 +201,13 @@ static void lookup_one(const ls_module *m, const char *token, bool json)
 	}
 }
 
-enum { OPT_JSON = 0x200 };
-
 static const struct argp_option lookup_options[] = {
-	{ "json", OPT_JSON, NULL, 0, "one JSON object a line per address, as design.md's lookup contract", 0 },
+	{ "json", CLI_OPT_JSON, NULL, 0, "one JSON object a line per address, as design.md's lookup contract", 0 },
 	{ 0 }
 };
 
-struct lookup_args {
-	struct cli_common common;
-	bool json;
-	int binary_at;          /* in argv; the addresses follow it */
-};
-
-/* Options come before the binary; everything after it is an address. */
-static error_t parse_lookup(int key, char *arg, struct argp_state *state)
-{
-	struct lookup_args *a = state->input;
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->common;
-		return 0;
-	case OPT_JSON:
-		a->json = true;
-		return 0;
-	case ARGP_KEY_ARGS:
-		a->binary_at = state->next;
-		return 0;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "no binary given");
-		return 0;
-	}
-	return ARGP_ERR_UNKNOWN;
-}
-
 static const struct argp lookup_argp = {
-	lookup_options, parse_lookup, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
+	lookup_options, cli_parse_binary_args, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
 	"The scope chain (procedure, inlined calls, loops, statement) of each address: hexadecimal "
 	"(0x401156 or 401156, as addr2line takes them) or SYMBOL+0xOFF[/0xSIZE] as kernel oops "
 	"lines print them.  With no address, they are read from stdin.",
@@ -245,7 +216,7 @@ static const struct argp lookup_argp = {
 
 int cmd_lookup(int argc, char **argv)
 {
-	struct lookup_args a = { 0 };
+	struct cli_binary_args a = { 0 };
 	cli_parse(&lookup_argp, "lookup", argc, argv, ARGP_IN_ORDER, &a);
 	struct cli_common common = a.common;
 	bool json = a.json;

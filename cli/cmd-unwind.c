@@ -270,41 +270,13 @@ static void unwind_all(const ls_module *m, bool json)
 
 /* ---- the command ------------------------------------------------------------- */
 
-enum { OPT_JSON = 0x200 };
-
 static const struct argp_option unwind_options[] = {
-	{ "json", OPT_JSON, NULL, 0, "one JSON object a line: per address, or per procedure", 0 },
+	{ "json", CLI_OPT_JSON, NULL, 0, "one JSON object a line: per address, or per procedure", 0 },
 	{ 0 }
 };
 
-struct unwind_args {
-	struct cli_common common;
-	bool json;
-	int binary_at;
-};
-
-static error_t parse_unwind(int key, char *arg, struct argp_state *state)
-{
-	struct unwind_args *a = state->input;
-	switch (key) {
-	case ARGP_KEY_INIT:
-		state->child_inputs[0] = &a->common;
-		return 0;
-	case OPT_JSON:
-		a->json = true;
-		return 0;
-	case ARGP_KEY_ARGS:
-		a->binary_at = state->next;
-		return 0;
-	case ARGP_KEY_NO_ARGS:
-		argp_error(state, "no binary given");
-		return 0;
-	}
-	return ARGP_ERR_UNKNOWN;
-}
-
 static const struct argp unwind_argp = {
-	unwind_options, parse_unwind, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
+	unwind_options, cli_parse_binary_args, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
 	"The unwind recipes of a binary, by binary analysis (x86-64): from each instruction, where the "
 	"canonical frame address is (CFA: the caller's SP after the return, as rsp+N or rbp+N), where the "
 	"return address and the caller's rbp are, and the instruction (rule) that decided it.  With "
@@ -314,7 +286,7 @@ static const struct argp unwind_argp = {
 
 int cmd_unwind(int argc, char **argv)
 {
-	struct unwind_args a = { 0 };
+	struct cli_binary_args a = { 0 };
 	cli_parse(&unwind_argp, "unwind", argc, argv, ARGP_IN_ORDER, &a);
 	ls_module *m = cli_open(argv[a.binary_at], &a.common);
 	if (!m)

@@ -56,6 +56,27 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 
 const struct argp cli_common_argp = { common_options, parse_common, NULL, NULL, NULL, NULL, NULL };
 
+error_t cli_parse_binary_args(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	struct cli_binary_args *a = state->input;
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->common;
+		return 0;
+	case CLI_OPT_JSON:
+		a->json = true;
+		return 0;
+	case ARGP_KEY_ARGS:
+		a->binary_at = state->next;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "no binary given");
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
 /* ---- -h, the short help ---------------------------------------------------- */
 
 static const struct argp_option help_options[] = {
