@@ -156,20 +156,6 @@ static int one_loop(const ls_module *m, const ls_scope *loop, ls_jw *w)
 	return 0;
 }
 
-/* Every loop under S, in preorder. */
-static size_t all_loops(const ls_scope *s, const ls_scope **out, size_t cap, size_t n)
-{
-	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
-		if (ls_scope_kind_of(c) == LS_SCOPE_LOOP) {
-			if (n < cap)
-				out[n] = c;
-			n++;
-		}
-		n = all_loops(c, out, cap, n);
-	}
-	return n;
-}
-
 int cmd_probes(int argc, char **argv)
 {
 	struct probes_args a = { 0 };
@@ -178,17 +164,14 @@ int cmd_probes(int argc, char **argv)
 	if (!m)
 		return EXIT_ANALYSIS;
 	ls_error err;
-	int n = a.spec ? ls_loops_find(m, a.spec, NULL, 0, &err) : (int)all_loops(ls_module_root(m), NULL, 0, 0);
+	int n = ls_loops_find(m, a.spec, NULL, 0, &err);
 	const ls_scope **loops = n > 0 ? calloc((size_t)n, sizeof *loops) : NULL;
 	if (n < 0 || (n > 0 && !loops)) {
 		fprintf(stderr, "loopscope: %s\n", n < 0 ? err.message : "out of memory");
 		ls_module_close(m);
 		return EXIT_ANALYSIS;
 	}
-	if (a.spec)
-		ls_loops_find(m, a.spec, loops, (size_t)n, &err);
-	else
-		all_loops(ls_module_root(m), loops, (size_t)n, 0);
+	ls_loops_find(m, a.spec, loops, (size_t)n, &err);
 	ls_jw w;
 	if (a.json) {
 		ls_jw_init(&w, stdout, LS_JW_PRETTY);

@@ -636,6 +636,7 @@ const char *ls_point_how_name(ls_point_how h);   /* "block", "fallthrough", ... 
  *   FUNCTION      every loop of the procedure (a symbol's name)
  *   FUNCTION:N    its Nth loop (1: the first in the scope tree's preorder,
  *                 what `loopscope probes BINARY FUNCTION` numbers)
+ *   NULL          every loop of M, in the scope tree's preorder (0 if none)
  * Writes the first CAP to OUT (outer loops before inner, by address) and
  * returns how many there are; -1 with ERR (LS_ERR_NOT_FOUND: none, naming
  * SPEC).  Since LOOPSCOPE_0.2. */

@@ -211,29 +211,17 @@ static int plan_loop(struct stat_plan *p, const ls_scope *loop, const struct sta
 	return 0;
 }
 
-static size_t all_loops(const ls_scope *s, const ls_scope **out, size_t cap, size_t n)
-{
-	for (const ls_scope *c = ls_scope_first_child(s); c; c = ls_scope_next_sibling(c)) {
-		if (ls_scope_kind_of(c) == LS_SCOPE_LOOP) {
-			if (n < cap)
-				out[n] = c;
-			n++;
-		}
-		n = all_loops(c, out, cap, n);
-	}
-	return n;
-}
-
 /* The loops the --loop arguments name (every loop without one), each once. */
 static size_t chosen_loops(const ls_module *m, const struct stat_opts *o, const ls_scope ***out)
 {
-	size_t cap = all_loops(ls_module_root(m), NULL, 0, 0) + 1, n = 0;
+	ls_error err;
+	int all = ls_loops_find(m, NULL, NULL, 0, &err);
+	size_t cap = (size_t)(all > 0 ? all : 0) + 1, n = 0;
 	const ls_scope **v = pl_xcalloc(cap, sizeof *v);
 	if (o->nloops == 0)
-		n = all_loops(ls_module_root(m), v, cap, 0);
+		n = (size_t)ls_loops_find(m, NULL, v, cap, &err);
 	for (int k = 0; k < o->nloops; k++) {
 		const ls_scope *found[4096];
-		ls_error err;
 		int nf = ls_loops_find(m, o->loops[k], found, 4096, &err);
 		if (nf < 0) {
 			fprintf(stderr, "perf loops stat: %s\n", err.message);

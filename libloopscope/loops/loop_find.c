@@ -81,6 +81,10 @@ static int by_function(const ls_module *m, const char *name, unsigned long nth, 
 int ls_loops_find(const ls_module *m, const char *spec, const ls_scope **out, size_t cap, ls_error *err)
 {
 	struct found f = { out, cap, 0 };
+	if (!spec) { /* every loop: none is no error */
+		walk(m->root, NULL, 0, 0, false, &f);
+		return f.n > (size_t)INT32_MAX ? INT32_MAX : (int)f.n;
+	}
 	const char *colon = strrchr(spec, ':');
 	char *end;
 	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X')) {
