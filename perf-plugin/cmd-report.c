@@ -123,19 +123,26 @@ static int resolve_time_percent(pl_report_options *o, const pd_reader *r)
 	return 0;
 }
 
-int pl_report_open(pl_report_options *o, pl_report *rep)
+/* The recording -i names, else as perf report: a pipe on stdin, else
+ * perf.data; NULL when it cannot be read (said on stderr). */
+static pd_reader *open_input(pl_report_options *o)
 {
 	if (!o->input) {
-		/* as perf report: a pipe on stdin is the input */
 		struct stat st;
 		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
 	}
 	char err[1024];
 	pd_reader *r = pd_open(o->input, err, sizeof err);
-	if (!r) {
+	if (!r)
 		fprintf(stderr, "perf-loops: %s\n", err);
+	return r;
+}
+
+int pl_report_open(pl_report_options *o, pl_report *rep)
+{
+	pd_reader *r = open_input(o);
+	if (!r)
 		return 1;
-	}
 	if (o->time_percent && resolve_time_percent(o, r)) {
 		pd_close(r);
 		return 1;
@@ -192,16 +199,9 @@ static int wants_browser(const pl_report_options *o)
 /* --stats and --header-only: the file alone, no tree. */
 static int run_file_info(pl_report_options *o)
 {
-	if (!o->input) {
-		struct stat st;
-		o->input = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode) ? "-" : "perf.data";
-	}
-	char err[1024];
-	pd_reader *r = pd_open(o->input, err, sizeof err);
-	if (!r) {
-		fprintf(stderr, "perf-loops: %s\n", err);
+	pd_reader *r = open_input(o);
+	if (!r)
 		return 1;
-	}
 	FILE *out = open_output(o);
 	if (!out) {
 		pd_close(r);
