@@ -22,7 +22,7 @@ if ENABLE_FUZZ
 noinst_PROGRAMS += fuzz-perf-data
 fuzz_perf_data_SOURCES = perf-plugin/fuzz-perf-data.c perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h perf-plugin/view-header.c \
-	libloopscope/support/file.c libloopscope/support/error.c
+	libloopscope/support/file.c libloopscope/support/error.c libloopscope/support/text_escape.c
 fuzz_perf_data_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1
 fuzz_perf_data_LDFLAGS = -fsanitize=fuzzer,address,undefined
 fuzz_perf_data_LDADD = $(ZSTD_LIBS)
