@@ -688,8 +688,10 @@ static int next_line(struct decoder *d, struct reader *r, struct line *l)
 		}
 		int k = fill(r, d->nlines && !n ? 1000 : -1);
 		if (k == 2 || k <= 0) {
-			if (!n)
+			if (!n) {
+				free(acc); /* NULL: nothing was taken (for scan-build) */
 				return k;
+			}
 			l->cut = false; /* the last line, without its newline */
 			break;
 		}

@@ -16,7 +16,12 @@
 
 /* S with its control characters escaped, in BUF: names and paths come from
  * the debug files (support/text_escape.h). */
-#define ESC(buf, s) (ls_text_escape((s), (buf), sizeof(buf), 0), (buf))
+#define ESC(buf, s) decode_escaped((buf), sizeof(buf), (s))
+static inline const char *decode_escaped(char *buf, size_t size, const char *s)
+{
+	ls_text_escape(s, buf, size, 0);
+	return buf;
+}
 
 /* ---- decode-log.c ----------------------------------------------------------- */
 

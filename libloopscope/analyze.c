@@ -169,8 +169,9 @@ int ls_analyze(ls_module *m, ls_error *err)
 	 * opt.source_path: where to look for sources that are not at the
 	 * paths DWARF names (a distribution's prefix-mapped build). */
 	m->sources = m->opt.read_sources ? ls_source_cache_new(&m->opt, m->opt.source_path) : NULL;
-	m->debug_loop_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES") != NULL;
-	m->debug_loop_lines_level = m->debug_loop_lines ? atoi(getenv("LOOPSCOPE_DEBUG_LOOP_LINES")) : 0;
+	const char *debug_lines = getenv("LOOPSCOPE_DEBUG_LOOP_LINES");
+	m->debug_loop_lines = debug_lines != NULL;
+	m->debug_loop_lines_level = debug_lines ? atoi(debug_lines) : 0;
 	ls_run_workers(nthreads, worker_main, workers, sizeof *workers);
 	bool stopped = ls_progress_stopped(&an.progress);
 	ls_progress_end(&an.progress);

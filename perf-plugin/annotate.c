@@ -976,7 +976,8 @@ static int add_asm_rows(pl_ann *ann, struct walk *w, const ls_scope *proc, const
 	struct stmt_range *sr = NULL;
 	size_t nsr = 0, cap = 0, nm = 0, ncache = 0;
 	collect_stmts(proc, &sr, &nsr, &cap);
-	qsort(sr, nsr, sizeof *sr, cmp_stmt_range);
+	if (nsr) /* sr is NULL when there is none */
+		qsort(sr, nsr, sizeof *sr, cmp_stmt_range);
 	unsigned maxdepth = 0;
 	for (size_t i = 0; i < w->nloops; i++)
 		if (ls_loop_depth(w->loops[i].scope) > maxdepth)
@@ -1202,7 +1203,8 @@ int pl_annotate_build(pl_report *rep, uint32_t proc, int with_asm, pl_ann *ann, 
 		map_subtree(&w, roots[r]);
 		nloops += count_loops(flat->nodes[roots[r]].scope);
 	}
-	qsort(w.map, w.nmap, sizeof *w.map, cmp_scope_node);
+	if (w.nmap) /* w.map is NULL when there is none */
+		qsort(w.map, w.nmap, sizeof *w.map, cmp_scope_node);
 	size_t *stack = pl_xmalloc((nloops + 1) * sizeof *stack);
 	for (size_t r = 0; r < nroots; r++) {
 		const ls_scope *sc = flat->nodes[roots[r]].scope;

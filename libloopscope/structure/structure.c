@@ -586,7 +586,7 @@ static void place_instruction(struct child_map *cm, struct ls_arena *arena, stru
 		 * right in the loop; else its scope's [no line] statement. */
 		const char *file = NULL;
 		unsigned line = 0;
-		if (at == loop && loop->line) {
+		if (loop && at == loop && loop->line) {
 			file = loop->file;
 			line = loop->line;
 		}
