@@ -619,10 +619,24 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 	char hex[41], p[PATH_MAX + 64];
 	pl_dso_build_id_hex(dso, hex);
 	if (dso->kind == PL_DSO_KERNEL || dso->kind == PL_DSO_KMODULE) {
-		/* in pipe mode the release comes as a record, after we started */
+		/* in pipe mode the release comes as a record, after we started
+		 * reading kallsyms for the one assumed then (uname's): that
+		 * thread reads a->osrelease, so it ends first, and what it read
+		 * is dropped (nothing has used it yet: pl_load_kallsyms joins)
+		 * to be read again for the recorded release */
 		const char *rel = pd_osrelease(a->rep->r);
-		if (rel && *rel)
+		if (rel && *rel && strcmp(a->osrelease, rel)) {
+			if (a->ks_reading) {
+				pthread_join(a->ks_thread, NULL);
+				a->ks_reading = 0;
+				ls_kmap *fresh = ls_kmap_new();
+				if (fresh) {
+					ls_kmap_free(a->kmap);
+					a->kmap = fresh;
+				}
+			}
 			snprintf(a->osrelease, sizeof a->osrelease, "%s", rel);
+		}
 		if (dso->kind == PL_DSO_KMODULE) {
 			open_kmodule(a, dso, d);
 			if (d->nksecs)
