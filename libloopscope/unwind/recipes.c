@@ -175,31 +175,31 @@ static bool reg_value(const struct state *s, int r, int32_t *off)
 	return true;
 }
 
+/* BP loaded from the stack: the caller's BP is back when FROM_SAVE_SLOT
+ * (the slot it was saved in), else BP is lost. */
+static uint8_t load_bp_from(struct state *s, bool from_save_slot)
+{
+	if (!from_save_slot) {
+		clobber_bp(s);
+		return LS_UNWIND_RULE_UNKNOWN;
+	}
+	s->f &= (uint8_t)~(S_FP | S_CFA_FP | S_BP_SAVED | S_BP_LOST);
+	s->f |= S_BP_CALLER;
+	s->a &= (uint8_t)~(A_FP | A_SAVE);
+	return LS_UNWIND_RULE_BP_RESTORE;
+}
+
 /* A pop into BP from the slot at CFA - SLOT: the caller's BP is back if
  * that is where it was saved. */
 static uint8_t load_bp(struct state *s, bool slot_known, int32_t slot)
 {
-	if ((s->f & S_BP_SAVED) && slot_known && slot == s->save) {
-		s->f &= (uint8_t)~(S_FP | S_CFA_FP | S_BP_SAVED | S_BP_LOST);
-		s->f |= S_BP_CALLER;
-		s->a &= (uint8_t)~(A_FP | A_SAVE);
-		return LS_UNWIND_RULE_BP_RESTORE;
-	}
-	clobber_bp(s);
-	return LS_UNWIND_RULE_UNKNOWN;
+	return load_bp_from(s, (s->f & S_BP_SAVED) && slot_known && slot == s->save);
 }
 
 /* The same from the anchor's slot at A - ASLOT. */
 static uint8_t load_bp_anchored(struct state *s, int32_t aslot)
 {
-	if ((s->a & A_SAVE) && aslot == s->asave) {
-		s->f &= (uint8_t)~(S_FP | S_CFA_FP | S_BP_SAVED | S_BP_LOST);
-		s->f |= S_BP_CALLER;
-		s->a &= (uint8_t)~(A_FP | A_SAVE);
-		return LS_UNWIND_RULE_BP_RESTORE;
-	}
-	clobber_bp(s);
-	return LS_UNWIND_RULE_UNKNOWN;
+	return load_bp_from(s, (s->a & A_SAVE) && aslot == s->asave);
 }
 
 /* A push while SP is only known from the anchor: the caller's BP, or a
