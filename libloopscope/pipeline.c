@@ -62,12 +62,17 @@
 #include "structure/structure.h"
 #include "support/base.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
- * benchmarks in bench/ use to tell where the time goes. */
+ * benchmarks in bench/ use to tell where the time goes.
+ * LOOPSCOPE_TIMING=stop:STAGE also stops the process (SIGSTOP) once STAGE
+ * is done, so that a test can change the files under it at a known point
+ * (tests/core-truncate.sh) instead of racing a poll of stderr. */
 static double stage_clock(void)
 {
 	struct timespec ts;
@@ -77,13 +82,13 @@ static double stage_clock(void)
 
 static void stage_done(const char *stage, double *t0)
 {
-	/* atomic: perf-loops opens modules on two threads at once */
-	static _Atomic int enabled = -1;
-	if (enabled < 0)
-		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
+	const char *timing = getenv("LOOPSCOPE_TIMING");
 	double t = stage_clock();
-	if (enabled)
+	if (timing) {
 		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
+		if (strncmp(timing, "stop:", 5) == 0 && strcmp(timing + 5, stage) == 0)
+			raise(SIGSTOP);
+	}
 	*t0 = t;
 }
 

@@ -4,8 +4,9 @@
 # raised SIGBUS, and GDB died ("Fatal signal: Bus error", in ls_decode).
 # Now `info loops` says which file changed, GDB lives on, and a later
 # command on the restored file answers.  As in tests/core-truncate.sh, GDB
-# is stopped at a known point of the analysis (LOOPSCOPE_TIMING=1 says each
-# stage as it ends), the file cut to 64 KiB, and GDB continued.
+# stops itself at a known point of the analysis (LOOPSCOPE_TIMING=stop:STAGE
+# raises SIGSTOP once STAGE is done), the file is cut to 64 KiB, and GDB
+# continued; the variable is then unset, so the second analysis runs on.
 . "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
 . "$top_srcdir/tests/gdb-lib.sh"
 
@@ -16,16 +17,15 @@ python3 "$FIXTURES/many_funcs.py" 100000 "$TMP/many.s" --no-lines && gcc -o "$TM
 	skip_all "the 100,000-function fixture does not build: $(head -c 200 "$TMP/cc.err")"
 cp "$TMP/many" "$TMP/prog"
 
-LOOPSCOPE_TIMING=1 "$GDB" -nx -batch -ex "source $GDBEXT" -ex 'set loopscope cache off' -ex 'info loops f5' \
-	-ex 'echo alive\n' -ex "shell cp $TMP/many $TMP/prog" -ex 'info loops f7' -ex 'echo alive again\n' \
+LOOPSCOPE_TIMING="stop:line map" "$GDB" -nx -batch -ex "source $GDBEXT" -ex 'set loopscope cache off' -ex 'info loops f5' \
+	-ex 'python import os; del os.environ["LOOPSCOPE_TIMING"]' -ex 'echo alive\n' -ex "shell cp $TMP/many $TMP/prog" -ex 'info loops f7' -ex 'echo alive again\n' \
 	"$TMP/prog" >"$TMP/out" 2>&1 &
 pid=$!
 n=0
-while ! grep -q 'timing: line map ' "$TMP/out" 2>/dev/null && [ $n -lt 1200 ] && kill -0 $pid 2>/dev/null; do
+while [ "$(sed 's/^.*) \(.\).*/\1/' /proc/$pid/stat 2>/dev/null)" != T ] && [ $n -lt 1200 ] && kill -0 $pid 2>/dev/null; do
 	sleep 0.05
 	n=$((n + 1))
 done
-kill -STOP $pid 2>/dev/null
 truncate -s 64K "$TMP/prog"
 kill -CONT $pid 2>/dev/null
 wait $pid
