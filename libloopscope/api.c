@@ -2,6 +2,8 @@
  * an out-of-memory guard), the module getters, and close; the options as
  * the caller gives them (of its own size: loopscope.h, "ABI rules"); the
  * version. */
+#include "analyze.h"
+#include "cache/cache.h"
 #include "cfg/cfg.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
@@ -78,6 +80,15 @@ static void set_changed_error(const ls_module *m, const char *path, const void *
 		             file ? file : m->path ? m->path : path, file ? "" : " or its debug file");
 }
 
+void ls_guard_error(const ls_module *m, const char *path, ls_error *err)
+{
+	struct ls_guard_cause c = ls_guard_cause();
+	if (c.kind == LS_GUARD_BUS)
+		set_changed_error(m, path, c.addr, err);
+	else
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+}
+
 LS_DEFAULT_SYMBOL(ls_module_open, ls_module_open_v02, LOOPSCOPE_0.2);
 ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error *err)
 {
@@ -105,11 +116,7 @@ ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error 
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) {
-		struct ls_guard_cause c = ls_guard_cause();
-		if (c.kind == LS_GUARD_BUS)
-			set_changed_error(m, path, c.addr, err);
-		else
-			ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", path);
+		ls_guard_error(m, path, err);
 		ls_module_close(m);
 		return NULL;
 	}
@@ -124,12 +131,29 @@ ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error 
 	return m;
 }
 
+/* An analysis on demand grows the module's cache entry when the module
+ * closes, with what it analyzed (a store that fails only warns). */
+static void store_on_close(ls_module *m)
+{
+	if (!m->opt.on_demand || !m->an)
+		return;
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env))
+		return; /* out of memory: not stored */
+	double t0 = ls_stage_clock();
+	ls_cache_store(m);
+	if (m->an->nanalyzed)
+		ls_stage_done(m, "cache store", &t0);
+	ls_oom_pop(&g);
+}
+
 void ls_module_close(ls_module *m)
 {
 	if (!m)
 		return;
-	ls_lookup_index_free(&m->lookup);
-	ls_source_cache_free(m->sources); /* set only during the analysis */
+	store_on_close(m);
+	ls_source_cache_free(m->sources); /* set while procedures may be analyzed */
 	ls_source_probes_free(m->source_probes, m->nsource_probes);
 	ls_symindex_free(m);
 	ls_unwind_free(m);
@@ -137,13 +161,11 @@ void ls_module_close(ls_module *m)
 	ls_inline_free(&m->inl);
 	ls_linemap_free(&m->lines);
 	ls_procs_free(&m->procs);
-	for (size_t i = 0; i < m->nthread_arenas; i++)
-		ls_arena_free(&m->thread_arenas[i]);
-	free(m->thread_arenas);
+	ls_analysis_free(m);
+	ls_cache_close(m);
 	ls_arena_free(&m->arena);
 	ls_elf_close(m);
 	ls_strtab_free(&m->strings);
-	free(m->cache_blob);
 	free(m->path);
 	free(m->debug_path);
 	free(m->build_id);
@@ -153,13 +175,95 @@ void ls_module_close(ls_module *m)
 const char *ls_module_path(const ls_module *m) { return m->path; }
 const char *ls_module_debug_path(const ls_module *m) { return m->debug_path; }
 const char *ls_module_build_id(const ls_module *m) { return m->build_id; }
-/* From the cache, DWARF is found but not read: the entry was made with it
- * (ls_elf_load_dwarf clears dwarf_found when it cannot read it). */
-int ls_module_has_dwarf(const ls_module *m) { return m->dwarf != NULL || (m->dwarf_found && m->from_cache); }
+/* Once the DWARF stages ran, whether they kept the DWARF (a corrupt
+ * .debug_info is dropped); before (every procedure so far from the cache),
+ * whether it was found: the entry was made with it. */
+int ls_module_has_dwarf(const ls_module *m)
+{
+	bool read = !m->an || __atomic_load_n(&m->an->indexes, __ATOMIC_ACQUIRE);
+	return read ? m->dwarf != NULL : m->dwarf_found;
+}
 int ls_module_is_relocatable(const ls_module *m) { return m->relocatable; }
-int ls_module_from_cache(const ls_module *m) { return m->from_cache; }
 int ls_module_machine(const ls_module *m) { return m->ehdr.e_machine; }
-const ls_scope *ls_module_root(const ls_module *m) { return m->root; }
+
+/* Every procedure analyzed so far came from the cache (and one did). */
+int ls_module_from_cache(const ls_module *m)
+{
+	const struct ls_analysis *an = m->an;
+	if (!an)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&an->lock);
+	int r = an->nloaded > 0 && an->nanalyzed == 0;
+	pthread_mutex_unlock((pthread_mutex_t *)&an->lock);
+	return r;
+}
+
+/* The whole tree: on demand, every procedure is analyzed first (a
+ * failure is ls_module_error's, and the root NULL). */
+const ls_scope *ls_module_root(const ls_module *cm)
+{
+	ls_module *m = (ls_module *)cm;
+	if (!m->an)
+		return m->root;
+	if (!__atomic_load_n(&m->an->complete, __ATOMIC_ACQUIRE)) {
+		ls_error err = { LS_OK, "" };
+		if (ls_analyze_all(m, &err) < 0) {
+			pthread_mutex_lock(&m->an->lock);
+			if (m->an->error.code == LS_OK)
+				m->an->error = err;
+			pthread_mutex_unlock(&m->an->lock);
+			return NULL;
+		}
+	}
+	return m->root;
+}
+
+int ls_module_analyze(ls_module *m, const uint64_t *addrs, size_t n, ls_error *err)
+{
+	if (err) {
+		err->code = LS_OK;
+		err->message[0] = 0;
+	}
+	if (!m || (!addrs && n)) {
+		ls_set_error(err, LS_ERR_USAGE, "ls_module_analyze: no module, or N addresses at NULL");
+		return -1;
+	}
+	if (!m->an)
+		return 0; /* a tree made by hand */
+	return addrs ? ls_analyze_addrs(m, addrs, n, err) : ls_analyze_all(m, err);
+}
+
+int ls_module_error(const ls_module *m, ls_error *err)
+{
+	if (!m || !m->an)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&m->an->lock);
+	ls_error e = m->an->error;
+	pthread_mutex_unlock((pthread_mutex_t *)&m->an->lock);
+	if (e.code == LS_OK)
+		return 0;
+	if (err)
+		*err = e;
+	return -1;
+}
+
+size_t ls_module_procedures(const ls_module *m, size_t *analyzed, size_t *from_cache)
+{
+	const struct ls_analysis *an = m ? m->an : NULL;
+	size_t total = 0, done = 0, cached = 0;
+	if (an) {
+		pthread_mutex_lock((pthread_mutex_t *)&an->lock);
+		total = an->dir.nprocs;
+		done = an->nanalyzed + an->nloaded;
+		cached = an->nloaded;
+		pthread_mutex_unlock((pthread_mutex_t *)&an->lock);
+	}
+	if (analyzed)
+		*analyzed = done;
+	if (from_cache)
+		*from_cache = cached;
+	return total;
+}
 
 static int write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
 {
@@ -174,10 +278,13 @@ static int write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_erro
 
 int ls_write_structure(const ls_module *m, ls_format fmt, FILE *out, ls_error *err)
 {
+	if (m->an && !__atomic_load_n(&m->an->complete, __ATOMIC_ACQUIRE) &&
+	    ls_analyze_all((ls_module *)m, err) < 0)
+		return -1;
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) { /* what was written stays written */
-		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
+		ls_guard_error(m, m->path, err);
 		return -1;
 	}
 	int rc = write_structure(m, fmt, out, err);

@@ -41,7 +41,8 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/structure/lookup.c libloopscope/structure/lookup.h \
 	libloopscope/structure/check.c libloopscope/structure/check.h \
 	libloopscope/unwind/recipes.c libloopscope/unwind/recipes.h \
-	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_dir.c \
+	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_format.h \
+	libloopscope/cache/cache_store.c libloopscope/cache/cache_dir.c \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden -DLS_SYMVER

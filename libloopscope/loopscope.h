@@ -21,8 +21,25 @@
  * Conventions (as libdw's): opaque handles; functions that can fail take an
  * ls_error * and return NULL or a negative value, filling the message; no
  * global mutable state, so several modules may be analyzed at once on several
- * threads.  A module handle is immutable once opened: lookups from several
- * threads at once are safe.
+ * threads.  Lookups on one module from several threads at once are safe.
+ *
+ * Analysis on demand (ls_options.on_demand): ls_module_open then reads the
+ * binary's headers and its cache entry's directory, and analyzes nothing;
+ * each procedure is analyzed (or read from the cache) the first time a
+ * lookup asks for an address it owns, under the module's own lock, and the
+ * cache entry grows with it when the module closes.  Every answer is the
+ * one the whole analysis gives, but where two procedures share code
+ * (nested symbols, as vmlinux's secondary_startup_64 and
+ * secondary_startup_64_no_verify): there a lookup answers with the
+ * statement of the procedure that owns the address, the whole analysis
+ * with the one that starts first.  What a lookup returns never changes after;
+ * the tree above the procedures (a procedure's file scope, the root) is
+ * whole only once every procedure is analyzed: ls_module_root,
+ * ls_write_structure and ls_module_analyze(M, NULL, 0) do that first (walk
+ * no file scope's children nor the root's before, and not while another
+ * thread makes them).  A lookup whose analysis fails (out of memory) answers
+ * "none" and keeps the error for ls_module_error.  Without on_demand the
+ * whole module is analyzed when it opens, and it never changes after.
  *
  * Lifetimes: every pointer the library returns (scopes, names, file names,
  * paths, the build-id) points into the module (or ls_file) it came from and
@@ -38,12 +55,14 @@
  * when part of the debug information could not be read and the analysis
  * went on without it (ERR->message: the first such problem; every one also
  * went to the warning sink).  A structure read from the cache reads no
- * DWARF, and says LS_OK.
+ * DWARF, and says LS_OK; so does a module opened on demand, whose DWARF is
+ * read when a procedure first needs it (its problems go to the sink then).
  *
  * Warnings (a part that could not be analyzed) go to ls_options.warn.  The
  * analysis runs on several threads, and the sink is called from any of them,
  * possibly at the same time: a sink that keeps state must lock it.  It is
- * only called during ls_module_open.
+ * only called during ls_module_open, or, on demand, during the calls that
+ * analyze: lookups, ls_module_analyze, ls_module_root, ls_write_structure.
  *
  * Addresses are link-time virtual addresses, as objdump and addr2line print
  * them.  For relocatable objects (.o, .ko) the sections are laid out one
@@ -156,6 +175,10 @@ typedef struct ls_options {
 	                          * looked for when DWARF's path cannot be read: DIR/PATH, then
 	                          * PATH without its leading components (the CLI:
 	                          * $LOOPSCOPE_SOURCE_PATH) */
+	/* Since LOOPSCOPE_0.2.  1: analyze each procedure when a lookup first
+	 * asks for it (see "Analysis on demand" above); 0: all of them when
+	 * the module opens. */
+	int on_demand;
 } ls_options;
 
 /* Sets OPT to the defaults and OPT->size to SIZE, which must be
@@ -195,11 +218,29 @@ const char *ls_module_debug_path(const ls_module *m); /* where DWARF came from, 
 const char *ls_module_build_id(const ls_module *m);   /* hex, or NULL */
 int ls_module_has_dwarf(const ls_module *m);
 int ls_module_is_relocatable(const ls_module *m);     /* ET_REL: .o, .ko */
-int ls_module_from_cache(const ls_module *m);         /* structure came from the cache */
+int ls_module_from_cache(const ls_module *m);         /* every procedure analyzed so far came from the cache */
 int ls_module_machine(const ls_module *m);            /* ELF e_machine (ls_disassemble); since 0.2 */
 
-/* The root of the scope tree (kind LS_SCOPE_MODULE). */
+/* The root of the scope tree (kind LS_SCOPE_MODULE).  On demand, every
+ * procedure not yet analyzed is analyzed first; NULL if that fails
+ * (ls_module_error says why). */
 const ls_scope *ls_module_root(const ls_module *m);
+
+/* The procedures that own ADDRS (N addresses) analyzed now, on
+ * ls_options.jobs threads, so that their lookups answer at once: what a
+ * front end that knows its addresses does on a module opened on demand
+ * (errors come back here, not as lookups that answer "none").  ADDRS NULL
+ * (N 0): every procedure, and the tree above them.  Progress as
+ * ls_module_open's.  0, or -1 with ERR (LS_ERR_NOMEM,
+ * LS_ERR_INTERRUPTED: what was analyzed before is kept).  Since
+ * LOOPSCOPE_0.2. */
+int ls_module_analyze(ls_module *m, const uint64_t *addrs, size_t n, ls_error *err);
+/* The first failure of an analysis a lookup asked for (the lookup then
+ * answered "none"): -1 with ERR, or 0 if there was none.  Since 0.2. */
+int ls_module_error(const ls_module *m, ls_error *err);
+/* How many procedures M has; *ANALYZED (may be NULL): how many are
+ * analyzed so far, *FROM_CACHE of them read from the cache.  Since 0.2. */
+size_t ls_module_procedures(const ls_module *m, size_t *analyzed, size_t *from_cache);
 
 /* The address of symbol NAME (mangled or demangled, or NAME@plt); -1 if unknown. */
 int ls_module_symbol(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);

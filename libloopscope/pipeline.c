@@ -7,8 +7,9 @@
  *        makes  m->elf, dwfl, dwarf (NULL without), text (code bytes, relocated in a .o/.ko),
  *               path, debug_path, build_id, bias
  *   2. cache (cache/cache.c)
- *        reads  m's identity (build-id, file size and time, options)
- *        makes  m->root and m->lookup, when a stored tree matches: then 3-7 are skipped
+ *        reads  m's identity (build-id, file size and time, options, debug file, sources)
+ *        makes  m->cache: the entry's head -- the procedures, who owns each address --
+ *               when an entry holds for m; then 3-5 wait until a procedure is not in it
  *   3. inline tree (dwarf/inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code
@@ -18,13 +19,15 @@
  *   5. line map (dwarf/linemap.c)
  *        reads  m->dwarf (.debug_line)
  *        makes  m->lines: sorted rows, the statements hidden under loop headers
- *   6. analysis (analyze.c: ls_pipeline_proc below on every procedure, N threads)
- *        reads  m->procs, m->lines, m->inl, m->text; source files (loop lines)
- *        makes  m->root: module > file > proc > inline/alien > loop > stmt
- *   7. lookup index (structure/lookup.c)
- *        reads  m->root
- *        makes  m->lookup: address -> statement
- *      and the cache stores both (cache/cache.c, when on)
+ *   6. analysis (analyze.c: each procedure once, from the cache or through
+ *      ls_pipeline_proc below; all of them now on N threads, or with
+ *      opt.on_demand those the lookups ask for, when they ask)
+ *        reads  m->cache's records; m->procs, m->lines, m->inl, m->text; source files
+ *        makes  each procedure's scope and the index of its statements by address;
+ *               m->root (module > file > proc) once every procedure is there
+ *   7. cache store (cache/cache_store.c): after 6 (on demand: when the module closes)
+ *        reads  what 6 analyzed, m->cache's records, the source files looked at
+ *        makes  the module's entry, grown
  *
  * and, with --enable-debug-checks, checks every invariant (structure/check.c).
  *
@@ -37,7 +40,7 @@
  * ls_pipeline_proc, on one procedure P:
  *
  *   a. CFG (cfg/cfg.c; cfg/eh_frame.c, cfg/jump_tables.c, cfg/noreturn.c)
- *        reads  P's ranges in m->text, m->procs (tail calls), the module's noreturn facts
+ *        reads  P's ranges in m->text, m->procs (tail calls), the noreturn facts of its callees
  *        makes  the CFG: instructions, blocks, edges (freed after d)
  *   b. loop forest (loops/loop_forest.c)
  *        reads  the CFG
@@ -68,25 +71,35 @@
 #include <string.h>
 #include <time.h>
 
-/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr: what the
- * benchmarks in bench/ use to tell where the time goes.
- * LOOPSCOPE_TIMING=stop:STAGE also stops the process (SIGSTOP) once STAGE
- * is done, so that a test can change the files under it at a known point
- * (tests/core-truncate.sh) instead of racing a poll of stderr. */
-static double stage_clock(void)
+/* LOOPSCOPE_TIMING=1 prints each stage's wall time on stderr, and the
+ * module it was for: what the benchmarks in bench/ use to tell where the
+ * time goes.  LOOPSCOPE_TIMING=stop:STAGE also stops the process (SIGSTOP)
+ * once STAGE is done, so that a test can change the files under it at a
+ * known point (tests/core-truncate.sh) instead of racing a poll of stderr. */
+double ls_stage_clock(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void stage_done(const char *stage, double *t0)
+bool ls_timing(void)
 {
-	const char *timing = getenv("LOOPSCOPE_TIMING");
-	double t = stage_clock();
-	if (timing) {
-		fprintf(stderr, "loopscope: timing: %-12s %8.3f s\n", stage, t - *t0);
-		if (strncmp(timing, "stop:", 5) == 0 && strcmp(timing + 5, stage) == 0)
+	/* atomic: perf-loops opens modules on two threads at once */
+	static _Atomic int enabled = -1;
+	if (enabled < 0)
+		enabled = getenv("LOOPSCOPE_TIMING") != NULL;
+	return enabled;
+}
+
+void ls_stage_done(const ls_module *m, const char *stage, double *t0)
+{
+	double t = ls_stage_clock();
+	if (ls_timing()) {
+		fprintf(stderr, "loopscope: timing: %-12s %8.3f s  %s\n", stage, t - *t0, m->path ? m->path : "");
+		/* read afresh: a test may unset it once it has stopped us */
+		const char *timing = getenv("LOOPSCOPE_TIMING");
+		if (timing && strncmp(timing, "stop:", 5) == 0 && strcmp(timing + 5, stage) == 0)
 			raise(SIGSTOP);
 	}
 	*t0 = t;
@@ -96,56 +109,49 @@ static void stage_done(const char *stage, double *t0)
 static int build_indexes(ls_module *m, double *t0, ls_error *err)
 {
 	ls_elf_load_dwarf(m, err);
-	stage_done("dwarf", t0);
+	ls_stage_done(m, "dwarf", t0);
 	if (m->dwarf && ls_inline_build(m, err) < 0)
 		return -1;
-	stage_done("inline tree", t0);
+	ls_stage_done(m, "inline tree", t0);
 	ls_procs_build(m);
-	stage_done("procedures", t0);
+	ls_stage_done(m, "procedures", t0);
 	if (m->dwarf && ls_linemap_build(m, err) < 0)
 		return -1;
-	stage_done("line map", t0);
+	ls_stage_done(m, "line map", t0);
 	return 0;
 }
 
 int ls_pipeline_indexes(ls_module *m, ls_error *err)
 {
-	double t0 = stage_clock();
+	double t0 = ls_stage_clock();
 	return build_indexes(m, &t0, err);
 }
 
-/* The pipeline on an open handle: the ELF file, then the structure from
- * the cache (with its lookup index) or from the analysis, then the lookup
- * index. */
+/* The pipeline on an open handle: the ELF file, the cache entry's head,
+ * then every procedure's analysis (from the cache or the stages) and the
+ * store -- or, on demand, nothing more until the lookups ask. */
 int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 {
-	double t0 = stage_clock();
+	double t0 = ls_stage_clock();
 	if (ls_elf_open(m, path, err) < 0)
 		return -1;
-	stage_done("elf", &t0);
+	ls_stage_done(m, "elf", &t0);
 	if (!m->dwarf_found)
 		ls_warn(&m->opt, "%s: no DWARF debug information%s%s: no inline frames or lines", m->path,
 		        m->debuginfod_why ? "; " : "", m->debuginfod_why ? m->debuginfod_why : "");
-	/* A cached structure needs none of the DWARF indexes (lookups use the
-	 * tree, symbol lookups fall back to it: procs.c), nor the DWARF itself,
-	 * which is read only on a miss (build_indexes). */
-	if (m->opt.use_cache && ls_cache_load(m)) {
-		stage_done("cache load", &t0);
-	} else {
-		stage_done("cache miss", &t0);
-		if (build_indexes(m, &t0, err) < 0)
-			return -1;
-		if (ls_analyze(m, err) < 0)
-			return -1;
-		stage_done("analysis", &t0);
-		/* before the store, which writes the index with the tree */
-		if (ls_lookup_index_build(&m->lookup, m->root, err) < 0)
-			return -1;
-		stage_done("lookup index", &t0);
-		if (m->opt.use_cache)
-			ls_cache_store(m);
-		stage_done("cache store", &t0);
-	}
+	/* An entry's procedures need none of the DWARF indexes (nor the DWARF
+	 * itself, read only for a procedure not in it: build_indexes). */
+	ls_cache_open(m);
+	ls_stage_done(m, m->cache ? "cache load" : "cache miss", &t0);
+	if (ls_analysis_init(m, err) < 0)
+		return -1;
+	if (m->opt.on_demand)
+		return 0;
+	if (ls_analyze_all(m, err) < 0)
+		return -1;
+	ls_stage_done(m, "analysis", &t0);
+	ls_cache_store(m);
+	ls_stage_done(m, "cache store", &t0);
 	ls_debug_check_module(m);
 	return 0;
 }

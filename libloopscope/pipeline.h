@@ -17,5 +17,10 @@ int ls_pipeline_indexes(ls_module *m, ls_error *err);
  * no CFG, no loops) and arena: its proc scope, or NULL. */
 struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,
                                   struct ls_arena *arena);
+/* LOOPSCOPE_TIMING: whether it is set; the time now; a stage of M done
+ * (its time since *T0 printed when timing, *T0 moved on). */
+bool ls_timing(void);
+double ls_stage_clock(void);
+void ls_stage_done(const ls_module *m, const char *stage, double *t0);
 
 #endif

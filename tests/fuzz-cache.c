@@ -6,8 +6,10 @@
  * the identity of the module it loads for); then the record checks are all
  * that stands between the bytes and the scope tree.  A file that loads is
  * indexed, looked up and written in every format: a tree that passed the
- * checks must be safe to walk.  Seeds: cache files of the fixtures
- * (scripts/fuzz-ci makes them with loopscope). */
+ * checks must be safe to walk.  Each procedure's record is checked on
+ * its own (format 10), so the harness reads them all.  Seeds: cache files
+ * of the fixtures (scripts/fuzz-ci makes them with loopscope). */
+#include "analyze.h"
 #include "cache/cache.h"
 #include "elf/module.h"
 #include "elf/symbols.h"
@@ -20,6 +22,24 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* M's entry read whole: every procedure's record must check (there is no
+ * binary to analyze what it lacks), then the tree above them made. */
+static bool load_whole(ls_module *m)
+{
+	ls_error err;
+	ls_cache_open(m);
+	if (!m->cache || ls_analysis_init(m, &err) < 0)
+		return false;
+	struct ls_arena scratch = { 0 };
+	bool whole = true;
+	for (size_t i = 0; whole && i < m->an->dir.nprocs; i++) {
+		struct ls_proc_done d;
+		whole = ls_cache_load_proc(m, i, &scratch, &d) > 0;
+	}
+	ls_arena_free(&scratch);
+	return whole && ls_analyze_all(m, &err) == 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,17 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fwrite(file, 1, size, f);
 			fclose(f);
 			ls_error err;
-			if (ls_cache_load(m)) {
+			if (load_whole(m)) {
 				FILE *devnull = fopen("/dev/null", "w");
 				const ls_scope *chain[LS_MAX_CHAIN];
-				/* through the stored index, then through one the tree makes */
-				for (int pass = 0; pass < 2; pass++) {
-					if (pass == 1 && ls_lookup_index_build(&m->lookup, m->root, &err) < 0)
-						break;
-					for (size_t i = 0; i < m->lookup.nsegs && i < 256; i++) {
-						ls_lookup_chain(m, m->lookup.segs[i].lo, chain, LS_MAX_CHAIN);
-						ls_lookup_chain(m, m->lookup.segs[i].lo, chain, 4);
-						ls_lookup_chain(m, m->lookup.segs[i].hi, chain, LS_MAX_CHAIN);
+				/* through each procedure's stored index */
+				for (size_t p = 0; p < m->an->dir.nprocs; p++) {
+					const struct ls_proc_done *d = m->an->done[p];
+					for (size_t i = 0; d && i < d->nsegs && i < 256; i++) {
+						ls_lookup_chain(m, d->segs[i].lo, chain, LS_MAX_CHAIN);
+						ls_lookup_chain(m, d->segs[i].lo, chain, 4);
+						ls_lookup_chain(m, d->segs[i].hi, chain, LS_MAX_CHAIN);
 					}
 				}
 				if (devnull) {
@@ -71,9 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unlink(path);
 		}
 	}
-	ls_lookup_index_free(&m->lookup);
 	ls_symindex_free(m); /* built by ls_module_symbol since the kernel work */
-	free(m->cache_blob);
+	ls_analysis_free(m);
+	ls_cache_close(m);
 	free(m->path);
 	free(m->build_id);
 	free(m);

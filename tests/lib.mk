@@ -1,7 +1,8 @@
 # tests/lib.mk - libloopscope's public boundary as a program outside the
 # tree sees it: the exported symbols, the install (pkg-config) and the ABI
 # of the previous release, the ls_file_* calls, the one disassembler, the
-# one debug-file search, the status codes, the JSON writer on its own.
+# one debug-file search, analysis on demand, the status codes, the JSON
+# writer on its own.
 # See tests/README.md (tiers, oracles, adding a test).
 #
 # LIB_TESTS (scripts) and LIB_UNIT_TESTS (programs) run in `make check`,
@@ -11,7 +12,8 @@ LIB_TESTS = \
 	tests/lib-abi.sh \
 	tests/lib-file.sh \
 	tests/lib-disasm.sh \
-	tests/lib-debuginfo.sh
+	tests/lib-debuginfo.sh \
+	tests/lib-on-demand.sh
 LIB_UNIT_TESTS = tests/unit-errors tests/unit-json
 LIB_SLOW_TESTS =
 TESTS += $(LIB_TESTS) $(LIB_UNIT_TESTS)
@@ -38,3 +40,8 @@ tests_unit_json_LDADD = libloopscope-json.la
 check_PROGRAMS += tests/file-info
 tests_file_info_SOURCES = tests/file-info.c
 tests_file_info_LDADD = libloopscope.la
+# The helper of lib-on-demand.sh: analysis on demand against the whole
+# analysis through the public API, lookups from several threads at once.
+check_PROGRAMS += tests/on-demand
+tests_on_demand_SOURCES = tests/on-demand.c
+tests_on_demand_LDADD = libloopscope.la -lpthread

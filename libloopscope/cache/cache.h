@@ -1,9 +1,13 @@
-/* cache.h - the analysis cache (cache.c, cache_dir.c): reads and
- * writes m->root, keyed by build-id, in a directory of bounded size. */
+/* cache.h - the analysis cache (cache.c reads, cache_store.c writes,
+ * cache_dir.c keeps the directory): each procedure's analysis, keyed by
+ * every input of the analysis, in a directory of bounded size. */
 #ifndef LOOPSCOPE_CACHE_H
 #define LOOPSCOPE_CACHE_H
 
 #include "elf/module.h"
+
+struct ls_directory;
+struct ls_proc_done;
 
 /* 5: issue 14's checked header (checksum, file identity, producer) with
  * issue 8a's scope record (unresolved_jumps), and issue 8b's loops placed
@@ -16,18 +20,43 @@
  * unresolved jump (its warning on a hit).
  * 9: issue 22's loop marks (compiler-made, line guessed, part N of M) in
  * the loop record; jump tables through stack slots and Havlak's
- * normalization change the loops themselves. */
-#define LS_CACHE_FORMAT_VERSION 9
+ * normalization change the loops themselves.
+ * 10: analysis on demand (issues 23, 24): a directory of every procedure
+ * and one record per procedure analyzed, each with its own checksum, so
+ * that an entry is read procedure by procedure and grows. */
+#define LS_CACHE_FORMAT_VERSION 10
 
-/* cache.c: one entry per module; every mismatch is a miss (a -v note). */
-int ls_cache_load(ls_module *m);                  /* 1 loaded, 0 miss */
-void ls_cache_store(ls_module *m);                /* warns on failure */
+/* cache.c: M's entry, if there is one that holds for M: m->cache (its
+ * head checked, its records read later), else NULL and a -v note saying
+ * why it missed. */
+void ls_cache_open(ls_module *m);
+void ls_cache_close(ls_module *m);
+/* The path of M's entry (for messages), or "". */
+const char *ls_cache_path(const ls_module *m);
+/* The entry's directory, its arrays copied into *ENTRIES and *INDEX (the
+ * caller's, to free()); false if there is no entry. */
+bool ls_cache_directory(const ls_module *m, struct ls_directory *dir, uint64_t **entries,
+                        struct ls_proc_range **index);
+/* The noreturn facts the entry keeps, given to the analysis (cfg.h). */
+void ls_cache_seed_facts(const ls_module *m);
+/* Procedure I's analysis from the entry: 1 with OUT set (its scope in
+ * arena A, NULL if it has no statement), 0 if the entry has none (or a
+ * record that does not check: a -v note). */
+int ls_cache_load_proc(ls_module *m, size_t i, struct ls_arena *a, struct ls_proc_done *out);
+
+/* cache_store.c: a new entry for M with every procedure analyzed so far,
+ * and what its entry and the one now on disk held (warns on failure). */
+void ls_cache_store(ls_module *m);
+
 /* The fast 64-bit hash of cache keys and checksums (for tests too). */
 uint64_t ls_hash64(const void *data, size_t len, uint64_t seed);
-/* The checksum a cache file of SIZE bytes must carry (for tests). */
+/* The checksum a cache file's head must carry: over its head, the
+ * checksum field as 0 (for tests). */
 uint64_t ls_cache_checksum(const void *file, size_t size);
-/* Tests and the fuzz target: FILE made to pass the honest writer's checks
- * for M (M's identity set to the file's), so its records get tested. */
+/* Tests and the fuzz target: FILE (SIZE bytes) made to pass the honest
+ * writer's checks for M (M's identity set to the file's: the header's
+ * fields, the head's checksum, each record's checksum in the directory),
+ * so that its directory and records get tested. */
 int ls_cache_forge(void *file, size_t size, ls_module *m);
 /* What a cache file says of itself (cache.c), for the listing. */
 struct ls_cache_meta {

@@ -46,6 +46,7 @@ struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm)
 	struct ls_cfg_module *fresh = ls_xcalloc(1, sizeof *fresh);
 	pthread_mutex_init(&fresh->lock, NULL);
 	atomic_init(&fresh->facts_ready, false);
+	atomic_init(&fresh->sections_done, false);
 	atomic_init(&fresh->thunks_ready, false);
 	struct ls_cfg_module *expected = NULL;
 	if (__atomic_compare_exchange_n(&m->cfg_module, &expected, fresh, false, __ATOMIC_ACQ_REL,
@@ -68,7 +69,11 @@ void ls_cfg_module_free(ls_module *m)
 	free(c->thunks);
 	free(c->relocs);
 	free(c->data_bounds);
-	free(c->returns);
+	free(c->fact);
+	free(c->dgen);
+	free(c->dslot);
+	if (c->dec)
+		ls_decoder_free(c->dec);
 	if (c->decoded)
 		for (size_t i = 0; i < m->procs.nprocs; i++)
 			free(c->decoded[i].insns);
@@ -264,6 +269,12 @@ static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool 
 	return addr;
 }
 
+bool ls_cfg_fragment_section(const char *name)
+{
+	return strcmp(name, ".altinstr_aux") == 0 || strcmp(name, ".altinstr_replacement") == 0 ||
+	       strncmp(name, ".text.unlikely", 14) == 0;
+}
+
 /* Code that belongs to whichever procedure jumps into it: the alternatives'
  * out-of-line parts, and .text.unlikely code with no symbol of its own. */
 static bool fragment_target(const struct builder *b, uint64_t target)
@@ -271,8 +282,7 @@ static bool fragment_target(const struct builder *b, uint64_t target)
 	const struct ls_text *t = ls_text_find(b->m, target);
 	if (!t || ls_procs_find(&b->m->procs, target))
 		return false;
-	return strcmp(t->name, ".altinstr_aux") == 0 || strcmp(t->name, ".altinstr_replacement") == 0 ||
-	       strncmp(t->name, ".text.unlikely", 14) == 0;
+	return ls_cfg_fragment_section(t->name);
 }
 
 static int cmp_insn(const void *a, const void *b)

@@ -69,8 +69,21 @@ int32_t ls_cfg_block_of(const struct ls_cfg *cfg, uint64_t addr);
 void ls_cfg_free(struct ls_cfg *cfg);
 
 /* Whether a call to TARGET never returns (known names, DW_AT_noreturn, or
- * proved by analysis). */
+ * proved by analysis: of every procedure at once, or with
+ * m->facts_on_demand only of those TARGET's fact depends on). */
 bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target);
+
+/* What the analysis proved of procedure PROC (an index of m->procs):
+ * unknown yet, may return, never returns.  The cache keeps the facts
+ * known (ls_cfg_fact) and gives them back to a later analysis on demand
+ * (ls_cfg_set_fact, before any CFG is built). */
+enum { LS_FACT_UNKNOWN, LS_FACT_RETURNS, LS_FACT_NEVER };
+uint8_t ls_cfg_fact(const ls_module *m, size_t proc);
+void ls_cfg_set_fact(const ls_module *m, size_t proc, uint8_t fact);
+
+/* Whether code in section NAME that no procedure owns belongs to the
+ * procedures that jump into it (decoded as part of each: a fragment). */
+bool ls_cfg_fragment_section(const char *name);
 
 /* Frees what cfg.c cached in M (m->cfg_module): call from ls_module_close. */
 void ls_cfg_module_free(ls_module *m);

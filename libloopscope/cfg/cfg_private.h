@@ -64,10 +64,17 @@ struct ls_cfg_module {
 	bool relative_relocs;  /* PIE or DSO: a code pointer in data carries a RELATIVE relocation */
 	uint64_t *data_bounds;
 	size_t ndata_bounds;
-	atomic_bool facts_ready;
+	atomic_bool sections_done; /* ls_cfg_ready has loaded what is above */
+	atomic_bool facts_ready;   /* every fact is known (compute_facts) */
 	bool failed;           /* ran out of memory building the facts (under lock) */
 	struct ls_guard_cause failed_cause; /* why: out of memory, or a truncated file */
-	uint8_t *returns;      /* per proc: 1 may return, 0 never returns */
+	uint8_t *fact;         /* per proc: LS_FACT_*, each written once (atomic) under the lock */
+	/* demand_solve's: each proc's slot in the current solve, valid when
+	 * its generation is the solve's, and the decoder of the summaries. */
+	uint32_t *dgen, *dslot;
+	uint32_t gen;
+	struct ls_decoder *dec;
+	bool dec_made;
 	/* Per proc: the instructions the summary pass decoded, kept so that the
 	 * real CFG build does not decode them again (decoding is most of the
 	 * cost).  Each slot is taken by the one thread that builds that proc's

@@ -1,12 +1,20 @@
 /* noreturn.c - which procedures never return, for the CFG stage (cfg.c).
  *
  * "Never returns" is DW_AT_noreturn / a known name (procs.c), or proved
- * here: once per module, on the first CFG, every procedure gets a summary
- * CFG (all calls assumed to return) and a least fixpoint over the call
- * graph marks the procedures from whose entry a return is reachable
- * (through calls to returning procedures only).  The others never return.
- * The facts live in m->cfg_module, built under its lock; after that they
- * are read-only, so the result does not depend on thread timing.
+ * here: a procedure gets a summary CFG (all calls assumed to return) and a
+ * least fixpoint over the call graph marks the procedures from whose entry
+ * a return is reachable (through calls to returning procedures only).  The
+ * others never return.
+ *
+ * A whole analysis computes every procedure's fact at once, on the first
+ * CFG (compute_facts, on N threads).  An analysis on demand
+ * (m->facts_on_demand) asks for one callee's fact at a time and computes
+ * only what that fact depends on (demand_solve): the least fixpoint over a
+ * set of procedures that holds every callee reachable on the way to a
+ * return is, on that set, the whole fixpoint's, so both give the same
+ * facts.  Facts the cache kept are given back (ls_cfg_set_fact).  The
+ * facts live in m->cfg_module, each written once under its lock, final
+ * when written, so the result does not depend on thread timing.
  */
 #include "cfg/cfg_private.h"
 
@@ -155,8 +163,20 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 	s->succ_start[cfg->nblocks] = k;
 }
 
-/* Whether a return is reachable from the entry of the summarized proc. */
-static bool summary_returns(const struct summary *s, const uint8_t *returns, uint8_t *seen, uint32_t *stack)
+/* Whether dependency DEP returns, as a search sees it (a closed gate). */
+typedef bool (*dep_returns_fn)(const void *ctx, int32_t dep);
+
+static bool dep_in_array(const void *ctx, int32_t dep)
+{
+	return ((const uint8_t *)ctx)[dep] != 0;
+}
+
+/* Whether a return is reachable from the entry of the summarized proc,
+ * through the calls whose procedure RETURNS says returns.  When none is,
+ * BLOCKED (if not NULL) is called on every call on the way that is closed
+ * for want of its procedure's fact (the demand solver's frontier). */
+static bool summary_search(const struct summary *s, dep_returns_fn returns, const void *ctx, uint8_t *seen,
+                           uint32_t *stack, void (*blocked)(void *bctx, int32_t dep), void *bctx)
 {
 	if (s->nblocks == 0)
 		return true;
@@ -170,13 +190,19 @@ static bool summary_returns(const struct summary *s, const uint8_t *returns, uin
 		uint8_t f = s->flags[b];
 		int32_t dep = s->dep[b];
 		uint32_t kend = s->succ_start[b + 1];
-		if ((f & SUM_DEP_GATE) && (dep < 0 || !returns[dep])) {
+		if ((f & SUM_DEP_GATE) && (dep < 0 || !returns(ctx, dep))) {
 			kend = s->succ_start[b] + s->nexc[b]; /* only what it throws */
+			if (blocked && dep >= 0)
+				blocked(bctx, dep);
 		} else {
 			if (f & SUM_EXIT)
 				ret = true;
-			if ((f & SUM_DEP_EXIT) && dep >= 0 && returns[dep])
-				ret = true;
+			if ((f & SUM_DEP_EXIT) && dep >= 0) {
+				if (returns(ctx, dep))
+					ret = true;
+				else if (blocked)
+					blocked(bctx, dep);
+			}
 		}
 		for (uint32_t k = s->succ_start[b]; k < kend; k++)
 			if (!seen[s->succ[k]]) {
@@ -187,15 +213,20 @@ static bool summary_returns(const struct summary *s, const uint8_t *returns, uin
 	return ret;
 }
 
-/* The least fixpoint of "may return" over the call graph.  Caller holds
- * the lock. */
-/* The summaries are built on as many threads as the analysis uses: each
+static bool summary_returns(const struct summary *s, const uint8_t *returns, uint8_t *seen, uint32_t *stack)
+{
+	return summary_search(s, dep_in_array, returns, seen, stack, NULL, NULL);
+}
+
+/* The least fixpoint of "may return" over the call graph (compute_facts).
+ * Caller holds the lock.  The summaries are built on as many threads as the analysis uses: each
  * with its own decoder, writing only its own procedures' slots. */
 struct summary_job {
 	const ls_module *m;
 	struct ls_cfg_module *c;
 	struct summary *sums;
 	uint8_t *fixed;
+	uint8_t *returns;      /* per proc: 1 may return */
 	atomic_size_t next;
 };
 
@@ -214,7 +245,7 @@ static void *summary_worker(void *arg)
 			continue;
 		}
 		if (p->is_plt || !dec) {
-			job->c->returns[i] = 1;
+			job->returns[i] = 1;
 			job->fixed[i] = 1;
 			continue;
 		}
@@ -230,7 +261,7 @@ static void *summary_worker(void *arg)
 				cfg.insns = NULL;
 			}
 		} else {
-			job->c->returns[i] = 1;
+			job->returns[i] = 1;
 			job->fixed[i] = 1;
 		}
 		ls_cfg_builder_done(&b);
@@ -249,13 +280,13 @@ static void *summary_worker_shared(void *arg)
 static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 {
 	size_t np = m->procs.nprocs;
-	c->returns = ls_xcalloc(np + 1, 1);
+	uint8_t *returns = ls_xcalloc(np + 1, 1);
 	c->decoded = ls_xcalloc(np + 1, sizeof *c->decoded);
 	atomic_init(&c->decoded_bytes, 0);
 	struct summary *sums = ls_xcalloc(np + 1, sizeof *sums);
 	uint8_t *fixed = ls_xcalloc(np + 1, 1);
 
-	struct summary_job job = { .m = m, .c = c, .sums = sums, .fixed = fixed };
+	struct summary_job job = { .m = m, .c = c, .sums = sums, .fixed = fixed, .returns = returns };
 	atomic_init(&job.next, 0);
 	/* Small modules: not worth a thread (at least 64 procedures each). */
 	int nthreads = ls_worker_count(&m->opt, np, 64);
@@ -303,18 +334,20 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 	while (nw) {
 		uint32_t i = work[--nw];
 		queued[i] = 0;
-		if (c->returns[i] || !summary_returns(&sums[i], c->returns, seen, stack))
+		if (returns[i] || !summary_returns(&sums[i], returns, seen, stack))
 			continue;
-		c->returns[i] = 1;
+		returns[i] = 1;
 		for (uint32_t k = rstart[i]; k < rstart[i + 1]; k++) {
 			uint32_t r = rdeps[k];
-			if (!fixed[r] && !c->returns[r] && !queued[r]) {
+			if (!fixed[r] && !returns[r] && !queued[r]) {
 				queued[r] = 1;
 				work[nw++] = r;
 			}
 		}
 	}
 
+	for (size_t i = 0; i < np; i++)
+		__atomic_store_n(&c->fact[i], returns[i] ? LS_FACT_RETURNS : LS_FACT_NEVER, __ATOMIC_RELEASE);
 	for (size_t i = 0; i < np; i++) {
 		free(sums[i].succ_start);
 		free(sums[i].succ);
@@ -324,6 +357,7 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 	}
 	free(sums);
 	free(fixed);
+	free(returns);
 	free(rcount);
 	free(rstart);
 	free(rdeps);
@@ -333,10 +367,238 @@ static void compute_facts(const ls_module *m, struct ls_cfg_module *c)
 	free(queued);
 }
 
+/* ---- facts on demand --------------------------------------------------------
+ *
+ * demand_solve(T): the procedures T's fact depends on are found as the
+ * search goes.  Each procedure of the set S gets its summary and is
+ * searched for a return, the calls to procedures known to return open
+ * (facts already final, or members of S found to return so far), the
+ * others closed; a search that finds no return adds the procedures of the
+ * calls it found closed for want of a fact to S (its frontier), and a
+ * member found to return reopens the members that call it (their reverse
+ * dependencies).  When nothing is left to search, no member that does not
+ * return reaches a call whose procedure is outside S and unknown: S holds
+ * every fact its members depend on, and its least fixpoint is the whole
+ * one's on S.  Every member's fact is then final. */
+
+struct dslot {
+	int32_t proc;
+	bool member;           /* in S: summarized and searched */
+	bool fixed;            /* its fact needs no search (noreturn, PLT, no CFG) */
+	bool returns;
+	bool queued;
+	struct summary sum;
+	uint32_t *rdeps;       /* slots of the members that call it */
+	size_t nrdeps, cap_rdeps;
+};
+
+struct dsolve {
+	const ls_module *m;
+	struct ls_cfg_module *c;
+	struct dslot *slots;
+	size_t nslots, cap_slots;
+	uint32_t *work;
+	size_t nwork, cap_work;
+	uint8_t *seen;
+	uint32_t *stack;
+	size_t cap_search;
+	uint32_t *frontier;    /* the last search's closed calls */
+	size_t nfrontier, cap_frontier;
+};
+
+/* The slot of procedure P in this solve, made on first use (c->dslot
+ * holds it, valid when c->dgen[P] is this solve's generation). */
+static uint32_t dslot_of(struct dsolve *d, int32_t p)
+{
+	struct ls_cfg_module *c = d->c;
+	if (c->dgen[p] == c->gen)
+		return c->dslot[p];
+	d->slots = ls_grow(d->slots, &d->cap_slots, d->nslots + 1, sizeof *d->slots);
+	memset(&d->slots[d->nslots], 0, sizeof *d->slots);
+	d->slots[d->nslots].proc = p;
+	c->dgen[p] = c->gen;
+	c->dslot[p] = (uint32_t)d->nslots;
+	return (uint32_t)d->nslots++;
+}
+
+/* The facts' array, sized by the procedure table: made (under C's lock)
+ * only once the table is there -- a module whose procedures came from the
+ * cache so far has none, and the unwind recipes load the sections before
+ * (ls_cfg_build_alone) -- and published with a release store, as the facts
+ * are read without the lock. */
+static uint8_t *facts(const struct ls_cfg_module *c)
+{
+	return __atomic_load_n(&c->fact, __ATOMIC_ACQUIRE);
+}
+
+static void make_facts(const ls_module *m, struct ls_cfg_module *c)
+{
+	if (!c->fact && m->procs.nprocs)
+		__atomic_store_n(&c->fact, ls_xcalloc(m->procs.nprocs + 1, 1), __ATOMIC_RELEASE);
+}
+
+static uint8_t fact_of(const struct ls_cfg_module *c, int32_t p)
+{
+	uint8_t *f = facts(c);
+	return f ? __atomic_load_n(&f[p], __ATOMIC_ACQUIRE) : LS_FACT_UNKNOWN;
+}
+
+/* Whether P returns as far as this solve knows. */
+static bool dreturns(const void *ctx, int32_t p)
+{
+	const struct dsolve *d = ctx;
+	uint8_t f = fact_of(d->c, p);
+	if (f)
+		return f == LS_FACT_RETURNS;
+	if (d->c->dgen[p] != d->c->gen)
+		return false;
+	const struct dslot *s = &d->slots[d->c->dslot[p]];
+	return s->member && s->returns;
+}
+
+static void dfrontier(void *ctx, int32_t p)
+{
+	struct dsolve *d = ctx;
+	if (fact_of(d->c, p))
+		return;
+	d->frontier = ls_grow(d->frontier, &d->cap_frontier, d->nfrontier + 1, sizeof *d->frontier);
+	d->frontier[d->nfrontier++] = (uint32_t)p;
+}
+
+static void dpush(struct dsolve *d, uint32_t k)
+{
+	if (d->slots[k].queued)
+		return;
+	d->slots[k].queued = true;
+	d->work = ls_grow(d->work, &d->cap_work, d->nwork + 1, sizeof *d->work);
+	d->work[d->nwork++] = k;
+}
+
+/* P into S: its summary (a CFG with every call returning), the reverse
+ * dependencies of its calls, and a search queued. */
+static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
+{
+	uint32_t k = dslot_of(d, p);
+	if (d->slots[k].member)
+		return;
+	d->slots[k].member = true;
+	const ls_module *m = d->m;
+	const struct ls_proc *proc = &m->procs.procs[p];
+	struct dslot *s = &d->slots[k];
+	if (proc->noreturn) {
+		s->fixed = true;
+		return;
+	}
+	if (proc->is_plt || !dec) {
+		s->fixed = s->returns = true;
+		return;
+	}
+	struct ls_cfg cfg = { 0 }; /* ls_cfg_run_builder fills it */
+	struct builder b = { .m = m, .dec = dec, .proc = proc, .cache = d->c, .all_calls_return = true,
+	                     .cfg = &cfg, .quiet = true, .warned_jt = true };
+	struct summary sum = { 0 };
+	bool built = ls_cfg_run_builder(&b) == 0;
+	if (built)
+		summarize(m, proc, &cfg, &sum);
+	ls_cfg_builder_done(&b);
+	ls_cfg_free(&cfg);
+	s = &d->slots[k]; /* the builder does not touch the slots, but be plain about it */
+	if (!built) {
+		s->fixed = s->returns = true;
+		return;
+	}
+	s->sum = sum;
+	if (sum.nblocks > d->cap_search) {
+		d->cap_search = sum.nblocks;
+		free(d->seen);
+		free(d->stack);
+		d->seen = ls_xmalloc(d->cap_search + 1);
+		d->stack = ls_xmalloc((d->cap_search + 1) * sizeof *d->stack);
+	}
+	for (uint32_t bl = 0; bl < sum.nblocks; bl++) {
+		int32_t dep = sum.dep[bl];
+		if (dep < 0 || fact_of(d->c, dep))
+			continue;
+		uint32_t t = dslot_of(d, dep);
+		struct dslot *ts = &d->slots[t];
+		if (ts->nrdeps && ts->rdeps[ts->nrdeps - 1] == k)
+			continue;
+		ts->rdeps = ls_grow(ts->rdeps, &ts->cap_rdeps, ts->nrdeps + 1, sizeof *ts->rdeps);
+		ts->rdeps[ts->nrdeps++] = k;
+	}
+	dpush(d, k);
+}
+
+/* Searches member K: found to return, it reopens its callers; else the
+ * procedures it is waiting for join S. */
+static void dsearch(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
+{
+	struct dslot *s = &d->slots[k];
+	if (s->fixed || s->returns)
+		return;
+	d->nfrontier = 0;
+	if (summary_search(&s->sum, dreturns, d, d->seen, d->stack, dfrontier, d)) {
+		s->returns = true;
+		for (size_t i = 0; i < s->nrdeps; i++)
+			if (d->slots[s->rdeps[i]].member && !d->slots[s->rdeps[i]].returns)
+				dpush(d, s->rdeps[i]);
+		return;
+	}
+	for (size_t i = 0; i < d->nfrontier; i++)
+		dadd(d, dec, (int32_t)d->frontier[i]);
+}
+
+static void free_summary(struct summary *s)
+{
+	free(s->succ_start);
+	free(s->succ);
+	free(s->dep);
+	free(s->nexc);
+	free(s->flags);
+}
+
+/* The fact of procedure T and of all it depends on.  Caller holds C's lock. */
+static void demand_solve(const ls_module *m, struct ls_cfg_module *c, int32_t t)
+{
+	size_t np = m->procs.nprocs;
+	if (!c->dgen) {
+		c->dgen = ls_xcalloc(np + 1, sizeof *c->dgen);
+		c->dslot = ls_xcalloc(np + 1, sizeof *c->dslot);
+	}
+	if (!c->dec_made) {
+		c->dec = ls_decoder_new(m->ehdr.e_machine);
+		c->dec_made = true;
+	}
+	c->gen++;
+	struct dsolve d = { .m = m, .c = c };
+	d.seen = ls_xmalloc(1);
+	d.stack = ls_xmalloc(sizeof *d.stack);
+	dadd(&d, c->dec, t);
+	while (d.nwork) {
+		uint32_t k = d.work[--d.nwork];
+		d.slots[k].queued = false;
+		dsearch(&d, c->dec, k);
+	}
+	for (size_t k = 0; k < d.nslots; k++) {
+		struct dslot *s = &d.slots[k];
+		if (s->member)
+			__atomic_store_n(&c->fact[s->proc], s->returns ? LS_FACT_RETURNS : LS_FACT_NEVER,
+			                 __ATOMIC_RELEASE);
+		free_summary(&s->sum);
+		free(s->rdeps);
+	}
+	free(d.slots);
+	free(d.work);
+	free(d.seen);
+	free(d.stack);
+	free(d.frontier);
+}
+
 /* Under C's lock.  Out of memory (or the file truncated under us): unlock,
  * and make the other threads fail too, for the same cause, rather than
- * build the facts again. */
-static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool want_facts)
+ * build the facts again.  WANT_FACTS: every fact
+ * (compute_facts); FACT_OF >= 0: that procedure's (demand_solve). */
+static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool want_facts, int32_t fact_of_proc)
 {
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
@@ -353,22 +615,41 @@ static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool w
 		ls_guard_rethrow();
 	}
 	ls_cfg_load_sections(m, c);
+	make_facts(m, c);
 	if (want_facts && !atomic_load_explicit(&c->facts_ready, memory_order_relaxed)) {
 		compute_facts(m, c);
 		atomic_store_explicit(&c->facts_ready, true, memory_order_release);
 	}
+	if (fact_of_proc >= 0 && !fact_of(c, fact_of_proc))
+		demand_solve(m, c, fact_of_proc);
 	ls_oom_pop(&g);
 }
 
 const struct ls_cfg_module *ls_cfg_ready(const ls_module *m, bool want_facts)
 {
 	struct ls_cfg_module *c = ls_cfg_module_cache(m);
-	if (want_facts && atomic_load_explicit(&c->facts_ready, memory_order_acquire))
+	want_facts = want_facts && !m->facts_on_demand;
+	if (atomic_load_explicit(&c->facts_ready, memory_order_acquire) ||
+	    (!want_facts && atomic_load_explicit(&c->sections_done, memory_order_acquire)))
 		return c;
 	pthread_mutex_lock(&c->lock);
-	fill_cache(m, c, want_facts);
+	fill_cache(m, c, want_facts, -1);
+	atomic_store_explicit(&c->sections_done, true, memory_order_release);
 	pthread_mutex_unlock(&c->lock);
 	return c;
+}
+
+/* Procedure I's fact, computed now if need be (on demand, or all). */
+static uint8_t proc_fact(const ls_module *m, size_t i)
+{
+	struct ls_cfg_module *c = (struct ls_cfg_module *)ls_cfg_ready(m, true);
+	uint8_t f = fact_of(c, (int32_t)i);
+	if (f)
+		return f;
+	pthread_mutex_lock(&c->lock);
+	fill_cache(m, c, false, (int32_t)i);
+	pthread_mutex_unlock(&c->lock);
+	return fact_of(c, (int32_t)i);
 }
 
 bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target)
@@ -380,6 +661,30 @@ bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target)
 		return true;
 	if (p->is_plt)
 		return false;
-	const struct ls_cfg_module *c = ls_cfg_ready(m, true);
-	return !c->returns[p - m->procs.procs];
+	return proc_fact(m, (size_t)(p - m->procs.procs)) == LS_FACT_NEVER;
+}
+
+uint8_t ls_cfg_fact(const ls_module *m, size_t proc)
+{
+	const struct ls_cfg_module *c = m->cfg_module;
+	return c && proc < m->procs.nprocs ? fact_of(c, (int32_t)proc) : LS_FACT_UNKNOWN;
+}
+
+void ls_cfg_set_fact(const ls_module *m, size_t proc, uint8_t fact)
+{
+	struct ls_cfg_module *c = ls_cfg_module_cache(m);
+	if (proc >= m->procs.nprocs || (fact != LS_FACT_RETURNS && fact != LS_FACT_NEVER))
+		return;
+	pthread_mutex_lock(&c->lock);
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		pthread_mutex_unlock(&c->lock);
+		ls_oom_raise();
+	}
+	make_facts(m, c);
+	ls_oom_pop(&g);
+	if (!fact_of(c, (int32_t)proc))
+		__atomic_store_n(&c->fact[proc], fact, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
 }

@@ -18,6 +18,7 @@
  * llvm-symbolizer names the outermost frame), else the DWARF name; all
  * demangled, in LLVM's spelling.
  */
+#include "analyze.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/procs.h"
 #include "elf/module.h"
@@ -876,6 +877,8 @@ static size_t proc_views(const ls_module *m, struct proc_view **out)
 {
 	size_t n = 0, cap = 0;
 	struct proc_view *v = NULL;
+	/* on demand, before the whole tree: the table, as the whole analysis has it */
+	ls_analysis_want_indexes(m);
 	if (m->procs.nprocs) {
 		v = ls_xmalloc(m->procs.nprocs * sizeof *v);
 		for (size_t i = 0; i < m->procs.nprocs; i++) {

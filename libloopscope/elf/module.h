@@ -82,15 +82,16 @@ struct ls_module {
 	struct ls_linemap lines;
 	struct ls_inline_index inl;
 
-	/* The result. */
-	struct ls_arena arena;     /* scopes and their ranges */
-	struct ls_arena *thread_arenas; /* one per analysis thread, freed with the module */
-	size_t nthread_arenas;
+	/* The result: the procedures analyzed so far, their scopes and the
+	 * lookups' index of each (analyze.c); the whole tree once every one is
+	 * there (root: NULL until then). */
+	struct ls_analysis *an;
+	struct ls_arena arena;     /* what a tree made by hand is in (unit tests) */
 	struct ls_scope *root;
-	struct ls_lookup_index lookup;
-	bool from_cache;
-	void *cache_blob;          /* loaded cache file (strings point into it) */
-	size_t cache_blob_size;
+	bool facts_on_demand;      /* cfg/noreturn.c: each fact when a call asks (opt.on_demand) */
+	/* cache.c: the entry read for this module (its head, its records read
+	 * on demand), or NULL. */
+	struct ls_cache_entry *cache;
 };
 
 /* module.c: open and index the ELF; fills path..text. */

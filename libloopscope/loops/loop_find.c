@@ -82,7 +82,7 @@ int ls_loops_find(const ls_module *m, const char *spec, const ls_scope **out, si
 {
 	struct found f = { out, cap, 0 };
 	if (!spec) { /* every loop: none is no error */
-		walk(m->root, NULL, 0, 0, false, &f);
+		walk(ls_module_root(m), NULL, 0, 0, false, &f);
 		return f.n > (size_t)INT32_MAX ? INT32_MAX : (int)f.n;
 	}
 	const char *colon = strrchr(spec, ':');
@@ -90,7 +90,7 @@ int ls_loops_find(const ls_module *m, const char *spec, const ls_scope **out, si
 	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X')) {
 		uint64_t a = strtoull(spec, &end, 16);
 		if (*end == 0)
-			walk(m->root, NULL, 0, a, true, &f);
+			walk(ls_module_root(m), NULL, 0, a, true, &f);
 	} else if (colon && all_digits(colon + 1)) {
 		char *name = strndup(spec, (size_t)(colon - spec));
 		if (!name) {
@@ -100,7 +100,7 @@ int ls_loops_find(const ls_module *m, const char *spec, const ls_scope **out, si
 		unsigned long n = strtoul(colon + 1, NULL, 10);
 		/* a function's name first: FILE:LINE otherwise */
 		if (by_function(m, name, n ? n : (unsigned long)-1, &f) < 0)
-			walk(m->root, name, (unsigned)n, 0, false, &f);
+			walk(ls_module_root(m), name, (unsigned)n, 0, false, &f);
 		free(name);
 	} else
 		by_function(m, spec, 0, &f);

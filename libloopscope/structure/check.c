@@ -14,6 +14,7 @@
 #include "dwarf/linemap.h"
 #include "dwarf/procs.h"
 #include "elf/module.h"
+#include "analyze.h"
 #include "structure/check.h"
 #include "structure/lookup.h"
 #include "structure/scope.h"
@@ -161,33 +162,42 @@ static const char *check_tree(const struct ls_scope *root)
 	}
 }
 
-/* The lookup index is what lookup.c makes from the tree: a cache entry
- * stores it apart from the tree, and the two must not drift apart. */
+/* Each procedure's index of statements is what lookup.c makes from its
+ * tree: a cache entry stores it apart from the tree, and the two must not
+ * drift apart. */
 static const char *check_lookup(const ls_module *m)
 {
-	static __thread char why[160];
-	if (!m->root)
-		return NULL;
-	struct ls_lookup_index fresh = { 0 };
-	ls_error err;
-	if (ls_lookup_index_build(&fresh, m->root, &err) < 0)
-		return "the lookup index cannot be made from the tree";
-	const char *r = NULL;
-	if (fresh.nsegs != m->lookup.nsegs) {
-		snprintf(why, sizeof why, "lookup index: %zu segments, the tree makes %zu", m->lookup.nsegs, fresh.nsegs);
-		r = why;
-	}
-	for (size_t i = 0; !r && i < fresh.nsegs; i++) {
-		const struct ls_stmt_seg *a = &m->lookup.segs[i], *b = &fresh.segs[i];
-		if (a->lo != b->lo || a->hi != b->hi || a->stmt != b->stmt) {
-			snprintf(why, sizeof why, "lookup index: segment %zu is [%#llx,%#llx), the tree makes [%#llx,%#llx)",
-				 i, (unsigned long long)a->lo, (unsigned long long)a->hi, (unsigned long long)b->lo,
-				 (unsigned long long)b->hi);
+	static __thread char why[200];
+	const struct ls_analysis *an = m->an;
+	for (size_t p = 0; an && p < an->dir.nprocs; p++) {
+		const struct ls_proc_done *d = __atomic_load_n(&an->done[p], __ATOMIC_ACQUIRE);
+		if (!d || !d->scope)
+			continue;
+		struct ls_lookup_index fresh = { 0 };
+		ls_error err;
+		if (ls_lookup_index_build(&fresh, d->scope, &err) < 0)
+			return "the lookup index cannot be made from the tree";
+		const char *r = NULL;
+		if (fresh.nsegs != d->nsegs) {
+			snprintf(why, sizeof why, "lookup index of %s: %zu segments, the tree makes %zu",
+			         d->scope->name ? d->scope->name : "?", d->nsegs, fresh.nsegs);
 			r = why;
 		}
+		for (size_t i = 0; !r && i < fresh.nsegs; i++) {
+			const struct ls_stmt_seg *a = &d->segs[i], *b = &fresh.segs[i];
+			if (a->lo != b->lo || a->hi != b->hi || a->stmt != b->stmt) {
+				snprintf(why, sizeof why,
+				         "lookup index: segment %zu is [%#llx,%#llx), the tree makes [%#llx,%#llx)", i,
+				         (unsigned long long)a->lo, (unsigned long long)a->hi, (unsigned long long)b->lo,
+				         (unsigned long long)b->hi);
+				r = why;
+			}
+		}
+		ls_lookup_index_free(&fresh);
+		if (r)
+			return r;
 	}
-	ls_lookup_index_free(&fresh);
-	return r;
+	return NULL;
 }
 
 const char *ls_check_module(const ls_module *m, enum ls_check which, bool absolute_files)

@@ -1,5 +1,21 @@
-/* lookup.c - address -> statement: every statement's ranges in one sorted
- * array, so a lookup is a binary search and a walk up the parents. */
+/* lookup.c - address -> statement.  Each procedure's statements are
+ * indexed by address (its ranges in one sorted array, analyze.c makes it
+ * with the procedure), so a lookup is: the procedure owning the address
+ * (the directory, analyze.h), that procedure analyzed if it was not yet,
+ * a binary search in its statements, and a walk up the parents.
+ *
+ * On demand, an address is answered by the procedure that owns it, and by
+ * no other: where two procedures' instructions overlap (an instruction
+ * decoded past the end of one procedure's range into the next, code shared
+ * by nested symbols), the owner's statement is the answer.  So a lookup
+ * needs only the owner's analysis, and answers the same whatever else was
+ * analyzed.  A module opened whole answers from one index of the whole
+ * tree (analyze.h: an->whole), as it always has: there, the statement that
+ * starts first.
+ * Code no procedure owns has statements only where a procedure jumped
+ * into a fragment of code (cfg.c); those need every procedure's analysis,
+ * and are indexed together with the whole tree. */
+#include "analyze.h"
 #include "elf/module.h"
 #include "structure/lookup.h"
 #include "structure/scope.h"
@@ -32,24 +48,31 @@ static int cmp_seg(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err)
+size_t ls_lookup_segs_sort(struct ls_stmt_seg *segs, size_t nsegs)
 {
-	ls_lookup_index_free(ix); /* an index read from the cache, if any */
-	ix->segs = ls_xmalloc((count_segs(root) + 1) * sizeof *ix->segs);
-	collect_segs(ix, root);
-	qsort(ix->segs, ix->nsegs, sizeof *ix->segs, cmp_seg);
+	if (nsegs > 1)
+		qsort(segs, nsegs, sizeof *segs, cmp_seg);
 	/* Statements never overlap (each instruction is in exactly one); if a
 	 * corrupt input made them, the later one is clipped so lookups stay
 	 * deterministic. */
 	size_t n = 0;
-	for (size_t i = 0; i < ix->nsegs; i++) {
-		struct ls_stmt_seg s = ix->segs[i];
-		if (n && s.lo < ix->segs[n - 1].hi)
-			s.lo = ix->segs[n - 1].hi;
+	for (size_t i = 0; i < nsegs; i++) {
+		struct ls_stmt_seg s = segs[i];
+		if (n && s.lo < segs[n - 1].hi)
+			s.lo = segs[n - 1].hi;
 		if (s.lo < s.hi)
-			ix->segs[n++] = s;
+			segs[n++] = s;
 	}
-	ix->nsegs = n;
+	return n;
+}
+
+int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err)
+{
+	(void)err;
+	ls_lookup_index_free(ix);
+	ix->segs = ls_xmalloc((count_segs(root) + 1) * sizeof *ix->segs);
+	collect_segs(ix, root);
+	ix->nsegs = ls_lookup_segs_sort(ix->segs, ix->nsegs);
 	return 0;
 }
 
@@ -68,11 +91,33 @@ const ls_scope *ls_lookup_proc(const ls_module *m, uint64_t addr)
 	return s;
 }
 
+/* The statements that may hold ADDR: its owner's, or the fragments'. */
+static const struct ls_stmt_seg *segs_at(const ls_module *m, uint64_t addr, size_t *n)
+{
+	size_t p;
+	*n = 0;
+	if (!m->an)
+		return NULL;
+	if (!m->opt.on_demand && __atomic_load_n(&m->an->complete, __ATOMIC_ACQUIRE)) {
+		*n = m->an->whole.nsegs;
+		return m->an->whole.segs;
+	}
+	if (ls_analysis_owner(m, addr, &p)) {
+		const struct ls_proc_done *d = ls_analysis_get(m, p);
+		if (!d)
+			return NULL;
+		*n = d->nsegs;
+		return d->segs;
+	}
+	return ls_analysis_fragment_section(m, addr) ? ls_analysis_fragments(m, n) : NULL;
+}
+
 const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
 {
-	const struct ls_stmt_seg *v = m->lookup.segs;
-	size_t lo = LS_FIRST_ABOVE(v, m->lookup.nsegs, hi, addr);
-	if (lo < m->lookup.nsegs && v[lo].lo <= addr && addr < v[lo].hi)
+	size_t n;
+	const struct ls_stmt_seg *v = segs_at(m, addr, &n);
+	size_t lo = LS_FIRST_ABOVE(v, n, hi, addr);
+	if (lo < n && v[lo].lo <= addr && addr < v[lo].hi)
 		return v[lo].stmt;
 	return NULL;
 }
@@ -81,7 +126,8 @@ const ls_scope *ls_lookup(const ls_module *m, uint64_t addr)
  * instruction (a call that never returns, __x64_sys_exit_group+0x14/0x20).
  * addr2line gives such an address the call's procedure and line (the last
  * line row runs on into the padding) and no inlined calls (their ranges
- * end before it): so do we, with *AFTER_END set. */
+ * end before it): so do we, with *AFTER_END set.  The call's statement is
+ * the one of ADDR - 1's owner ending at ADDR. */
 static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, bool *after_end)
 {
 	const ls_scope *s = ls_lookup(m, addr);
@@ -89,9 +135,10 @@ static const ls_scope *lookup_or_call_before(const ls_module *m, uint64_t addr, 
 	if (s || addr == 0)
 		return s;
 	*after_end = true;
-	const struct ls_stmt_seg *v = m->lookup.segs;
-	size_t lo = LS_FIRST_AT_LEAST(v, m->lookup.nsegs, hi, addr);
-	return lo < m->lookup.nsegs && v[lo].hi == addr ? v[lo].stmt : NULL;
+	size_t n;
+	const struct ls_stmt_seg *v = segs_at(m, addr - 1, &n);
+	size_t lo = LS_FIRST_AT_LEAST(v, n, hi, addr);
+	return lo < n && v[lo].hi == addr ? v[lo].stmt : NULL;
 }
 
 /* A chain stops at the procedure (file and module scopes are not in it). */

@@ -1,5 +1,5 @@
-/* lookup.h - the lookup index (lookup.c): reads the scope tree, makes
- * the address -> statement index the lookups search. */
+/* lookup.h - the lookups (lookup.c): address -> statement, through each
+ * procedure's statements by address (analyze.c makes them). */
 #ifndef LOOPSCOPE_LOOKUP_H
 #define LOOPSCOPE_LOOKUP_H
 
@@ -15,7 +15,10 @@ struct ls_lookup_index {
 	struct ls_stmt_seg *segs;
 	size_t nsegs;
 };
-/* Index every statement range of the tree below ROOT. */
+/* SEGS (N) sorted by address, overlaps clipped (a later one starts where
+ * the one before ends): how many are left. */
+size_t ls_lookup_segs_sort(struct ls_stmt_seg *segs, size_t n);
+/* Index every statement range of the tree below ROOT (the checks). */
 int ls_lookup_index_build(struct ls_lookup_index *ix, const struct ls_scope *root, ls_error *err);
 void ls_lookup_index_free(struct ls_lookup_index *ix);
 

@@ -1,0 +1,216 @@
+/* cache_format.h - the cache file as it lies on disk, and what the reader
+ * (cache.c) and the writer (cache_store.c) share.  Not for other stages:
+ * they see cache.h.
+ *
+ * An entry is a head, then one record per procedure stored:
+ *
+ *   head     struct cache_header (the key: format, producer, the binary,
+ *            the options, the debug file), the directory (every procedure
+ *            of the module by entry: where its record is, its checksum,
+ *            what is known of it), the owner index (which procedure owns
+ *            each address), the source files the loop lines looked at,
+ *            and the head's strings.  One checksum covers the head.
+ *   records  one per procedure analyzed and not empty, anywhere after the
+ *            head: struct cache_record, then its scopes in pre-order (each
+ *            names its parent by index; the first is the procedure), their
+ *            ranges, loops, loop entries and edges, the order of its
+ *            statement ranges by address (its lookup index) and its own
+ *            strings.  A record holds nothing of another's: it can be
+ *            copied from one entry into another as it is, and the
+ *            directory's checksum of it is checked when it is read.
+ *
+ * Every array is 8-aligned; every offset is from the start of the file
+ * (the head's) or of the record (a record's).
+ */
+#ifndef LOOPSCOPE_CACHE_FORMAT_H
+#define LOOPSCOPE_CACHE_FORMAT_H
+
+#include "cache/cache.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+
+#define CACHE_MAGIC "LSCACHE\n"
+#define CACHE_BYTE_ORDER 0x01020304u
+#define CACHE_NONE UINT32_MAX
+#define CACHE_MAX_DEPTH 4096 /* deeper trees are refused: walkers recurse */
+
+enum {
+	CACHE_HAS_LOOPS = 1,    /* built with opt.want_loops */
+	CACHE_HAS_DWARF = 2,    /* built with debug information */
+	CACHE_READ_SOURCES = 4, /* built with opt.read_sources */
+};
+
+struct cache_header {
+	char magic[8];
+	uint32_t version;       /* LS_CACHE_FORMAT_VERSION */
+	uint32_t byte_order;    /* CACHE_BYTE_ORDER as written by the storing host */
+	uint32_t flags;         /* CACHE_HAS_* */
+	uint32_t header_size;   /* sizeof(struct cache_header) */
+	uint64_t file_size;     /* of this cache file */
+	uint64_t checksum;      /* ls_cache_checksum of the head, this field as 0 */
+	uint64_t head_size;     /* the header and everything the checksum covers */
+	/* The binary when it was stored: a file that differs is a miss. */
+	uint64_t src_size;
+	int64_t src_mtime_sec, src_mtime_nsec;
+	uint64_t src_ino;
+	uint64_t src_hash;      /* content hash; 0 when keyed by build-id */
+	uint8_t producer[32];   /* identity of the libloopscope that built the trees */
+	uint32_t path_str;      /* the binary's path when stored (string offset) */
+	uint32_t build_id_str;  /* its build-id in hex, or CACHE_NONE */
+	/* The other inputs: the debug file (its path when found, and what it
+	 * was then), the source path option, the source files looked at. */
+	uint32_t debug_path_str, source_path_str; /* string offsets or CACHE_NONE */
+	uint64_t debug_size, debug_ino;
+	int64_t debug_mtime_sec, debug_mtime_nsec;
+	uint64_t nprocs, procs_off;   /* struct cache_proc, by entry */
+	uint64_t nindex, index_off;   /* struct cache_range, by address */
+	uint64_t nprobes, probes_off; /* struct cache_probe */
+	uint64_t strtab_size, strtab_off;
+};
+
+/* A procedure of the directory. */
+enum {
+	CACHE_PROC_ANALYZED = 1, /* its analysis is stored: a record, or CACHE_PROC_EMPTY */
+	CACHE_PROC_EMPTY = 2,    /* analyzed: no statement (not in the tree), no record */
+	CACHE_PROC_RETURNS = 4,  /* proved to return (cfg/noreturn.c) */
+	CACHE_PROC_NEVER = 8,    /* proved never to return */
+	CACHE_PROC_FLAGS = 15,
+};
+struct cache_proc {
+	uint64_t entry;
+	uint64_t rec_off;        /* its record; 0 without */
+	uint64_t rec_checksum;   /* ls_hash64 of the record's bytes */
+	uint32_t rec_size;
+	uint32_t flags;          /* CACHE_PROC_* */
+};
+
+/* The owner index: [lo, hi) is procedure PROC's. */
+struct cache_range {
+	uint64_t lo, hi;
+	uint32_t proc, pad;
+};
+
+/* A source file the loop lines looked at, as it was. */
+struct cache_probe {
+	uint32_t path;          /* string offset */
+	uint32_t exists;
+	uint32_t mode, pad;
+	uint64_t size, ino;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+/* A procedure's record: this, then its arrays in this order. */
+struct cache_record {
+	uint64_t entry;         /* its procedure's: the directory's */
+	uint32_t nscopes, nranges, nloops, naddrs, nedges, nsegs;
+	uint32_t strtab_size, pad;
+};
+
+struct cache_scope {
+	uint32_t kind;
+	uint32_t parent;        /* index of an earlier scope of the record; CACHE_NONE for the first */
+	uint32_t name, linkage_name, file, call_file; /* the record's string offsets or CACHE_NONE */
+	uint32_t line, call_line, call_column;
+	uint32_t loop;          /* index into the record's loops, or CACHE_NONE */
+	uint32_t unresolved_jumps; /* proc */
+	uint32_t aux;           /* proc: its first unresolved jump's offset from its lowest address;
+	                         * stmt: the inlined calls cut above it (ls_scope.cut) */
+	uint64_t first_range;
+	uint64_t nranges;
+};
+
+struct cache_loop {
+	uint64_t header;
+	uint64_t first_entry, nentries;
+	uint64_t first_backedge, nbackedges;
+	uint64_t first_exit, nexits;
+	uint32_t depth, irreducible;
+	uint8_t made, guess;      /* enum ls_loop_made, enum ls_loop_guess */
+	uint16_t part, nparts;
+	uint32_t pad;
+};
+
+_Static_assert(sizeof(ls_range) == 16, "ls_range is stored raw");
+_Static_assert(sizeof(ls_edge) == 16, "ls_edge is stored raw");
+_Static_assert(sizeof(struct cache_header) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_proc) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_range) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_record) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_scope) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_loop) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_probe) % 8 == 0, "sections are 8-aligned");
+
+static inline uint64_t cache_align8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
+
+/* Where a record's arrays are, from its counts (all 8-aligned). */
+struct record_layout {
+	uint64_t scopes, ranges, loops, addrs, edges, segs, strtab, size;
+};
+static inline struct record_layout cache_record_layout(const struct cache_record *r)
+{
+	struct record_layout l;
+	uint64_t off = sizeof *r;
+	l.scopes = off;
+	off += (uint64_t)r->nscopes * sizeof(struct cache_scope);
+	l.ranges = off;
+	off += (uint64_t)r->nranges * sizeof(ls_range);
+	l.loops = off;
+	off += (uint64_t)r->nloops * sizeof(struct cache_loop);
+	l.addrs = off;
+	off += (uint64_t)r->naddrs * sizeof(uint64_t);
+	l.edges = off;
+	off += (uint64_t)r->nedges * sizeof(ls_edge);
+	l.segs = off;
+	off += cache_align8((uint64_t)r->nsegs * sizeof(uint32_t));
+	l.strtab = off;
+	off += cache_align8(r->strtab_size);
+	l.size = off;
+	return l;
+}
+
+/* What identifies the module's cache file, and its path. */
+struct cache_key {
+	char dir[PATH_MAX];
+	char path[PATH_MAX];
+	uint64_t src_hash;  /* 0 when keyed by build-id */
+	uint32_t flags;
+	char why[PATH_MAX + 128]; /* a miss's reason that names a file */
+};
+
+/* An entry read for a module: its head (checked), the file kept open for
+ * its records (a store renames another file into place: this one stays
+ * what it was). */
+struct ls_cache_entry {
+	int fd;
+	struct stat st;
+	char path[PATH_MAX];
+	struct cache_header h;
+	char *head;                      /* h.head_size bytes */
+	const struct cache_proc *procs;
+	const struct cache_range *index;
+	const struct cache_probe *probes;
+	const char *strtab;
+};
+
+/* cache.c, for cache_store.c */
+bool ls_cache_key(const ls_module *m, struct cache_key *k);
+/* Whether DIR may be used as the cache (cache_dir.c's distrust); if not,
+ * says why once a process, and the cache is off. */
+bool ls_cache_dir_trusted(const ls_module *m, const char *dir);
+uint32_t ls_cache_key_flags(const ls_module *m);
+const char *ls_cache_source_path(const ls_module *m);
+void ls_cache_producer(uint8_t id[32]);
+bool ls_cache_read_all(int fd, void *buf, size_t size, off_t off);
+/* The entry at PATH (an open FD) read and checked for M: NULL with *WHY
+ * (K->why holds a reason that names a file). */
+struct ls_cache_entry *ls_cache_entry_read(const ls_module *m, int fd, const char *path, struct cache_key *k,
+                                           const char **why);
+void ls_cache_entry_free(struct ls_cache_entry *e);
+/* Record I of E into BUF (its rec_size bytes), its checksum checked. */
+bool ls_cache_record_read(const struct ls_cache_entry *e, size_t i, void *buf);
+
+#endif

@@ -1,0 +1,703 @@
+/* cache_store.c - writes a module's cache entry (the format:
+ * cache_format.h): the head, and a record for every procedure analyzed.
+ *
+ * An entry grows: a store writes every procedure this module analyzed,
+ * the records of the entry it read (copied as they are), and those of the
+ * entry on disk now when another run stored one meanwhile (concurrent
+ * runs on one binary each add what they analyzed).  A record copied from
+ * an entry is checked against its checksum first, so a corrupt one is
+ * dropped, not spread.  The new file is a temporary of this process's own
+ * (mkstemp: unique, 0600), renamed into place when complete: a reader sees
+ * the old entry or the new one, never a part.  Two stores that race can
+ * both have read the entry before the other's rename: then the first
+ * one's additions are lost, and analyzed again later -- a miss, never a
+ * wrong answer.
+ *
+ * What the module's analysis has read is kept with it: the source files
+ * the loop lines looked at (any change to one is a miss for the whole
+ * entry), and the noreturn facts proved so far (cfg/noreturn.c), which a
+ * later analysis on demand starts from.
+ */
+#include "analyze.h"
+#include "cache/cache_format.h"
+#include "cfg/cfg.h"
+#include "loops/source.h"
+#include "structure/lookup.h"
+#include "structure/scope.h"
+#include "support/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- strings ------------------------------------------------------------------ */
+
+/* Strings, deduplicated by content, in an open-addressing table. */
+struct str_table {
+	struct { const char *s; uint32_t off; } *slots;
+	size_t nslots, count;
+	char *data;
+	size_t len, cap;
+	bool overflow;
+};
+
+static void strt_grow(struct str_table *t)
+{
+	size_t n = t->nslots ? t->nslots * 2 : 64;
+	__typeof__(t->slots) slots = ls_xcalloc(n, sizeof *slots);
+	for (size_t i = 0; i < t->nslots; i++) {
+		if (!t->slots[i].s)
+			continue;
+		size_t j = ls_hash64(t->slots[i].s, strlen(t->slots[i].s), 0) & (n - 1);
+		while (slots[j].s)
+			j = (j + 1) & (n - 1);
+		slots[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+}
+
+static uint32_t strt_add(struct str_table *t, const char *s)
+{
+	if (!s)
+		return CACHE_NONE;
+	if ((t->count + 1) * 2 > t->nslots)
+		strt_grow(t);
+	size_t len = strlen(s);
+	size_t j = ls_hash64(s, len, 0) & (t->nslots - 1);
+	while (t->slots[j].s) {
+		if (strcmp(t->slots[j].s, s) == 0)
+			return t->slots[j].off;
+		j = (j + 1) & (t->nslots - 1);
+	}
+	if (t->len + len + 1 >= CACHE_NONE) {
+		t->overflow = true;
+		return CACHE_NONE;
+	}
+	if (t->len + len + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 1024;
+		while (cap < t->len + len + 1)
+			cap *= 2;
+		t->data = ls_grow(t->data, &t->cap, cap, 1);
+	}
+	uint32_t off = (uint32_t)t->len;
+	memcpy(t->data + t->len, s, len + 1);
+	t->len += len + 1;
+	t->slots[j].s = s;
+	t->slots[j].off = off;
+	t->count++;
+	return off;
+}
+
+static void strt_clear(struct str_table *t)
+{
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof *t->slots);
+	t->count = t->len = 0;
+	t->overflow = false;
+}
+
+static void strt_free(struct str_table *t)
+{
+	free(t->slots);
+	free(t->data);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- a procedure's record ---------------------------------------------------------- */
+
+/* Each statement's first range index in the record, by its address in
+ * memory: what the stored lookup index is written in (open addressing). */
+struct stmt_ranges {
+	struct { const struct ls_scope *s; uint64_t first; } *slots;
+	size_t nslots;
+};
+
+static size_t stmt_slot(const struct stmt_ranges *t, const struct ls_scope *s)
+{
+	uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 32) & (t->nslots - 1);
+	while (t->slots[i].s && t->slots[i].s != s)
+		i = (i + 1) & (t->nslots - 1);
+	return i;
+}
+
+/* What writes a record: its buffer, strings and statements. */
+struct record_writer {
+	char *buf;
+	size_t cap;
+	struct str_table strs;
+	struct stmt_ranges stmts;
+};
+
+/* The counts of the tree below PROC. */
+static struct cache_record count_record(const struct ls_scope *proc, size_t nsegs)
+{
+	struct cache_record r = { 0 };
+	uint64_t n[5] = { 0 };
+	for (const struct ls_scope *s = proc; s;) {
+		n[0]++;
+		n[1] += s->nranges;
+		if (s->kind == LS_SCOPE_LOOP && s->loop) {
+			n[2]++;
+			n[3] += s->loop->nentries;
+			n[4] += s->loop->nbackedges + s->loop->nexits;
+		}
+		if (s->first_child) {
+			s = s->first_child;
+			continue;
+		}
+		while (s != proc && !s->next_sibling)
+			s = s->parent;
+		s = s == proc ? NULL : s->next_sibling;
+	}
+	for (int i = 0; i < 5; i++)
+		if (n[i] >= CACHE_NONE)
+			n[0] = CACHE_NONE; /* too large: refused by the caller */
+	r.nscopes = n[0] >= CACHE_NONE ? CACHE_NONE : (uint32_t)n[0];
+	r.nranges = (uint32_t)n[1];
+	r.nloops = (uint32_t)n[2];
+	r.naddrs = (uint32_t)n[3];
+	r.nedges = (uint32_t)n[4];
+	r.nsegs = nsegs >= CACHE_NONE ? 0 : (uint32_t)nsegs;
+	return r;
+}
+
+/* Where fill_scope writes next. */
+struct record_cursor {
+	struct cache_scope *cs;
+	ls_range *ranges;
+	struct cache_loop *cl;
+	uint64_t *addrs;
+	ls_edge *edges;
+	uint64_t si, ri, li, ai, ei;
+	struct record_writer *w;
+};
+
+/* Loop L's record and its entries, back edges and exits; returns its index. */
+static uint32_t fill_loop(struct record_cursor *c, const struct ls_loop_info *l)
+{
+	struct cache_loop *r = &c->cl[c->li];
+	r->header = l->header;
+	r->depth = l->depth;
+	r->irreducible = l->irreducible ? 1 : 0;
+	r->made = l->made;
+	r->guess = l->guess;
+	r->part = l->part;
+	r->nparts = l->nparts;
+	r->pad = 0;
+	r->first_entry = c->ai;
+	r->nentries = l->nentries;
+	if (l->nentries)
+		memcpy(&c->addrs[c->ai], l->entries, l->nentries * sizeof *c->addrs);
+	c->ai += l->nentries;
+	r->first_backedge = c->ei;
+	r->nbackedges = l->nbackedges;
+	if (l->nbackedges)
+		memcpy(&c->edges[c->ei], l->backedges, l->nbackedges * sizeof *c->edges);
+	c->ei += l->nbackedges;
+	r->first_exit = c->ei;
+	r->nexits = l->nexits;
+	if (l->nexits)
+		memcpy(&c->edges[c->ei], l->exits, l->nexits * sizeof *c->edges);
+	c->ei += l->nexits;
+	return (uint32_t)c->li++;
+}
+
+/* Scope S's record, with PARENT's index. */
+static void fill_scope(struct record_cursor *c, const struct ls_scope *s, uint32_t parent)
+{
+	struct cache_scope *r = &c->cs[c->si];
+	struct str_table *strs = &c->w->strs;
+	r->kind = s->kind;
+	r->parent = parent;
+	r->name = strt_add(strs, s->name);
+	r->linkage_name = strt_add(strs, s->linkage_name);
+	r->file = strt_add(strs, s->file);
+	r->call_file = strt_add(strs, s->call_file);
+	r->line = s->line;
+	r->call_line = s->call_line;
+	r->call_column = s->call_column;
+	r->unresolved_jumps = s->unresolved_jumps;
+	if (s->kind == LS_SCOPE_STMT)
+		r->aux = s->cut;
+	else if (s->kind == LS_SCOPE_PROC && s->unresolved_jumps && s->nranges &&
+	         s->first_unresolved - s->ranges[0].lo <= UINT32_MAX)
+		r->aux = (uint32_t)(s->first_unresolved - s->ranges[0].lo);
+	r->first_range = c->ri;
+	r->nranges = s->nranges;
+	if (s->kind == LS_SCOPE_STMT && s->nranges) {
+		size_t i = stmt_slot(&c->w->stmts, s);
+		c->w->stmts.slots[i].s = s;
+		c->w->stmts.slots[i].first = c->ri;
+	}
+	if (s->nranges)
+		memcpy(&c->ranges[c->ri], s->ranges, s->nranges * sizeof *c->ranges);
+	c->ri += s->nranges;
+	r->loop = s->kind == LS_SCOPE_LOOP && s->loop ? fill_loop(c, s->loop) : CACHE_NONE;
+}
+
+/* The records of the tree below PROC, pre-order; a scope's parent index is
+ * found by keeping the index of every ancestor on a stack while walking. */
+static void fill_scopes(struct record_cursor *c, const struct ls_scope *proc)
+{
+	uint32_t *stack = NULL;
+	size_t stack_cap = 0, depth = 0;
+	for (const struct ls_scope *s = proc; s;) {
+		fill_scope(c, s, depth ? stack[depth - 1] : CACHE_NONE);
+		if (s->first_child) {
+			stack = ls_grow(stack, &stack_cap, depth + 1, sizeof *stack);
+			stack[depth++] = (uint32_t)c->si;
+			c->si++;
+			s = s->first_child;
+			continue;
+		}
+		c->si++;
+		while (s != proc && !s->next_sibling) {
+			s = s->parent;
+			depth--;
+		}
+		s = s == proc ? NULL : s->next_sibling;
+	}
+	free(stack);
+}
+
+/* The procedure's lookup index as the record's range indices, in its
+ * order: each segment is a range of its statement (the one it ends with:
+ * the index only ever moves a start, to clip an overlap). */
+static bool fill_segs(uint32_t *order, const struct ls_proc_done *d, const struct stmt_ranges *stmts)
+{
+	for (size_t i = 0; i < d->nsegs; i++) {
+		const struct ls_scope *s = d->segs[i].stmt;
+		assert(s); /* every segment is a statement's (analyze.c) */
+		size_t slot = stmt_slot(stmts, s);
+		if (stmts->slots[slot].s != s)
+			return false;
+		size_t k = LS_FIRST_AT_LEAST(s->ranges, s->nranges, hi, d->segs[i].hi);
+		if (k >= s->nranges || s->ranges[k].hi != d->segs[i].hi)
+			return false;
+		order[i] = (uint32_t)(stmts->slots[slot].first + k);
+	}
+	return true;
+}
+
+/* Procedure ENTRY's record (result D) into W->buf: its size, or 0 if it
+ * cannot be stored (too big, or an index that does not match its tree). */
+static size_t make_record(struct record_writer *w, uint64_t entry, const struct ls_proc_done *d)
+{
+	struct cache_record r = count_record(d->scope, d->nsegs);
+	if (r.nscopes == CACHE_NONE || r.nsegs != d->nsegs)
+		return 0;
+	r.entry = entry;
+	strt_clear(&w->strs);
+	size_t nslots = 16;
+	while (nslots < 2 * (size_t)r.nscopes)
+		nslots *= 2;
+	if (nslots > w->stmts.nslots) {
+		free(w->stmts.slots);
+		w->stmts.slots = ls_xmalloc(nslots * sizeof *w->stmts.slots);
+	}
+	w->stmts.nslots = nslots;
+	memset(w->stmts.slots, 0, nslots * sizeof *w->stmts.slots);
+	/* the strings come last: lay out the rest, fill it, then add them */
+	struct record_layout l = cache_record_layout(&r);
+	w->buf = ls_grow(w->buf, &w->cap, l.size, 1);
+	memset(w->buf, 0, l.size);
+	struct record_cursor c = {
+		.cs = (struct cache_scope *)(w->buf + l.scopes), .ranges = (ls_range *)(w->buf + l.ranges),
+		.cl = (struct cache_loop *)(w->buf + l.loops), .addrs = (uint64_t *)(w->buf + l.addrs),
+		.edges = (ls_edge *)(w->buf + l.edges), .w = w,
+	};
+	fill_scopes(&c, d->scope);
+	if (!fill_segs((uint32_t *)(w->buf + l.segs), d, &w->stmts) || w->strs.overflow)
+		return 0;
+	r.strtab_size = (uint32_t)w->strs.len;
+	l = cache_record_layout(&r);
+	if (l.size > UINT32_MAX)
+		return 0;
+	w->buf = ls_grow(w->buf, &w->cap, l.size, 1);
+	memset(w->buf + l.strtab, 0, l.size - l.strtab);
+	if (w->strs.len)
+		memcpy(w->buf + l.strtab, w->strs.data, w->strs.len);
+	memcpy(w->buf, &r, sizeof r);
+	return l.size;
+}
+
+/* ---- the entry ------------------------------------------------------------------ */
+
+static bool write_all(int fd, const void *buf, size_t size, off_t off)
+{
+	const char *p = buf;
+	while (size) {
+		ssize_t n = pwrite(fd, p, size, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		off += n;
+		size -= n;
+	}
+	return true;
+}
+
+/* A source file looked at, from the module's analysis or an entry's. */
+struct probe {
+	const char *path;
+	struct cache_probe p;      /* its path field unused */
+};
+
+static int cmp_probe(const void *a, const void *b)
+{
+	return strcmp(((const struct probe *)a)->path, ((const struct probe *)b)->path);
+}
+
+/* What the new entry is made of. */
+struct store {
+	ls_module *m;
+	struct cache_key *k;
+	const struct ls_cache_entry *other; /* the entry on disk now, when another run stored it */
+	struct cache_proc *procs;
+	struct probe *probes;
+	size_t nprobes, cap_probes;
+	struct str_table head_strs;
+	int fd;
+	uint64_t off;               /* where the next record goes */
+	struct record_writer w;
+	char *copy;                 /* a copied record */
+	size_t cap_copy;
+};
+
+static void add_probe(struct store *st, const char *path, const struct cache_probe *p)
+{
+	st->probes = ls_grow(st->probes, &st->cap_probes, st->nprobes + 1, sizeof *st->probes);
+	st->probes[st->nprobes++] = (struct probe){ path, *p };
+}
+
+static void add_entry_probes(struct store *st, const struct ls_cache_entry *e)
+{
+	for (uint64_t i = 0; e && i < e->h.nprobes; i++)
+		add_probe(st, e->strtab + e->probes[i].path, &e->probes[i]);
+}
+
+/* Every source file looked at, each once: the module's own and those of
+ * the entries whose records are copied.  False if one was seen as two
+ * different files (it changed while this module ran): the records made
+ * before would not be those the file now gives. */
+static bool gather_probes(struct store *st)
+{
+	const ls_module *m = st->m;
+	for (size_t i = 0; i < m->nsource_probes; i++) {
+		const struct ls_source_probe *p = &m->source_probes[i];
+		add_probe(st, p->path, &(struct cache_probe){ .exists = p->exists, .mode = p->mode, .size = p->size,
+		                                              .ino = p->ino, .mtime_sec = p->mtime_sec,
+		                                              .mtime_nsec = p->mtime_nsec });
+	}
+	add_entry_probes(st, m->cache);
+	add_entry_probes(st, st->other);
+	if (st->nprobes > 1)
+		qsort(st->probes, st->nprobes, sizeof *st->probes, cmp_probe);
+	size_t n = 0;
+	for (size_t i = 0; i < st->nprobes; i++) {
+		if (n && strcmp(st->probes[n - 1].path, st->probes[i].path) == 0) {
+			const struct cache_probe *a = &st->probes[n - 1].p, *b = &st->probes[i].p;
+			if (a->exists != b->exists || a->mode != b->mode || a->size != b->size || a->ino != b->ino ||
+			    a->mtime_sec != b->mtime_sec || a->mtime_nsec != b->mtime_nsec)
+				return false;
+			continue;
+		}
+		st->probes[n++] = st->probes[i];
+	}
+	st->nprobes = n;
+	return true;
+}
+
+/* The entry on disk now, if another run stored it since this module read
+ * its own, and it is for the same procedures. */
+static struct ls_cache_entry *other_entry(const ls_module *m, struct cache_key *k)
+{
+	const char *why;
+	int fd = ls_open_input(k->path, NULL, &why);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (m->cache && st.st_ino == m->cache->st.st_ino && st.st_dev == m->cache->st.st_dev)) {
+		close(fd);
+		return NULL;
+	}
+	struct ls_cache_entry *e = ls_cache_entry_read(m, fd, k->path, k, &why);
+	const struct ls_directory *d = &m->an->dir;
+	bool same = e && e->h.nprocs == d->nprocs && e->h.nindex == d->nindex;
+	for (uint64_t i = 0; same && i < e->h.nprocs; i++)
+		same = e->procs[i].entry == d->entries[i];
+	for (uint64_t i = 0; same && i < e->h.nindex; i++)
+		same = e->index[i].lo == d->index[i].lo && e->index[i].hi == d->index[i].hi &&
+		       e->index[i].proc == d->index[i].proc;
+	if (!same) {
+		ls_cache_entry_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* Record I of entry E, copied into the new file (if it checks). */
+static bool copy_record(struct store *st, const struct ls_cache_entry *e, size_t i)
+{
+	const struct cache_proc *p = &e->procs[i];
+	st->copy = ls_grow(st->copy, &st->cap_copy, p->rec_size, 1);
+	if (!ls_cache_record_read(e, i, st->copy))
+		return false;
+	if (!write_all(st->fd, st->copy, p->rec_size, (off_t)st->off))
+		return false;
+	st->procs[i].rec_off = st->off;
+	st->procs[i].rec_size = p->rec_size;
+	st->procs[i].rec_checksum = p->rec_checksum;
+	st->off += cache_align8(p->rec_size);
+	return true;
+}
+
+/* Whether entry E has procedure I's analysis; copies it (or marks it
+ * empty).  -1 on a write error. */
+static int from_entry(struct store *st, const struct ls_cache_entry *e, size_t i)
+{
+	if (!e || !(e->procs[i].flags & CACHE_PROC_ANALYZED))
+		return 0;
+	if (e->procs[i].flags & CACHE_PROC_EMPTY) {
+		st->procs[i].flags |= CACHE_PROC_ANALYZED | CACHE_PROC_EMPTY;
+		return 1;
+	}
+	if (copy_record(st, e, i)) {
+		st->procs[i].flags |= CACHE_PROC_ANALYZED;
+		return 1;
+	}
+	return 0;
+}
+
+/* Procedure I into the new file: analyzed here, or from the entries. */
+static bool store_proc(struct store *st, size_t i)
+{
+	ls_module *m = st->m;
+	const struct ls_proc_done *d = __atomic_load_n(&m->an->done[i], __ATOMIC_ACQUIRE);
+	st->procs[i].entry = m->an->dir.entries[i];
+	if (d && !d->from_cache) {
+		if (!d->scope) {
+			st->procs[i].flags |= CACHE_PROC_ANALYZED | CACHE_PROC_EMPTY;
+		} else {
+			size_t size = make_record(&st->w, st->procs[i].entry, d);
+			if (size) {
+				if (!write_all(st->fd, st->w.buf, size, (off_t)st->off))
+					return false;
+				st->procs[i].flags |= CACHE_PROC_ANALYZED;
+				st->procs[i].rec_off = st->off;
+				st->procs[i].rec_size = (uint32_t)size;
+				st->procs[i].rec_checksum = ls_hash64(st->w.buf, size, 0);
+				st->off += cache_align8(size);
+			}
+		}
+	} else if (from_entry(st, m->cache, i) == 0) {
+		from_entry(st, st->other, i);
+	}
+	uint8_t fact = m->an->indexes ? ls_cfg_fact(m, i) : LS_FACT_UNKNOWN;
+	const struct ls_cache_entry *es[] = { m->cache, st->other };
+	for (int k = 0; k < 2 && fact == LS_FACT_UNKNOWN; k++)
+		if (es[k] && (es[k]->procs[i].flags & (CACHE_PROC_RETURNS | CACHE_PROC_NEVER)))
+			fact = (es[k]->procs[i].flags & CACHE_PROC_RETURNS) ? LS_FACT_RETURNS : LS_FACT_NEVER;
+	if (fact != LS_FACT_UNKNOWN)
+		st->procs[i].flags |= fact == LS_FACT_RETURNS ? CACHE_PROC_RETURNS : CACHE_PROC_NEVER;
+	return true;
+}
+
+/* The head: header, directory, index, probes, strings. */
+static void make_header(struct store *st, struct cache_header *h)
+{
+	ls_module *m = st->m;
+	const struct ls_directory *d = &m->an->dir;
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, CACHE_MAGIC, 8);
+	h->version = LS_CACHE_FORMAT_VERSION;
+	h->byte_order = CACHE_BYTE_ORDER;
+	h->flags = st->k->flags;
+	h->header_size = sizeof *h;
+	h->src_size = m->file_stat.st_size;
+	h->src_mtime_sec = m->file_stat.st_mtim.tv_sec;
+	h->src_mtime_nsec = m->file_stat.st_mtim.tv_nsec;
+	h->src_ino = m->file_stat.st_ino;
+	h->src_hash = st->k->src_hash;
+	ls_cache_producer(h->producer);
+	h->path_str = strt_add(&st->head_strs, m->path);
+	h->build_id_str = strt_add(&st->head_strs, m->build_id);
+	h->debug_path_str = strt_add(&st->head_strs, m->debug_path);
+	if (m->debug_path) {
+		h->debug_size = (uint64_t)m->debug_stat.st_size;
+		h->debug_ino = (uint64_t)m->debug_stat.st_ino;
+		h->debug_mtime_sec = (int64_t)m->debug_stat.st_mtim.tv_sec;
+		h->debug_mtime_nsec = (int64_t)m->debug_stat.st_mtim.tv_nsec;
+	}
+	h->source_path_str = strt_add(&st->head_strs, ls_cache_source_path(m));
+	for (size_t i = 0; i < st->nprobes; i++)
+		st->probes[i].p.path = strt_add(&st->head_strs, st->probes[i].path);
+	if (st->head_strs.len == 0)
+		strt_add(&st->head_strs, ""); /* the table is never empty */
+	uint64_t off = sizeof *h;
+	h->nprocs = d->nprocs;
+	h->procs_off = off;
+	off += d->nprocs * sizeof(struct cache_proc);
+	h->nindex = d->nindex;
+	h->index_off = off;
+	off += d->nindex * sizeof(struct cache_range);
+	h->nprobes = st->nprobes;
+	h->probes_off = off;
+	off += st->nprobes * sizeof(struct cache_probe);
+	h->strtab_off = off;
+	h->strtab_size = st->head_strs.len;
+	h->head_size = cache_align8(off + st->head_strs.len);
+}
+
+/* The head into BUF (H->head_size bytes), its checksum filled in. */
+static void fill_head(struct store *st, struct cache_header *h, char *buf)
+{
+	const struct ls_directory *d = &st->m->an->dir;
+	memset(buf, 0, h->head_size);
+	memcpy(buf + h->procs_off, st->procs, d->nprocs * sizeof *st->procs);
+	struct cache_range *ix = (struct cache_range *)(buf + h->index_off);
+	for (size_t i = 0; i < d->nindex; i++)
+		ix[i] = (struct cache_range){ d->index[i].lo, d->index[i].hi, d->index[i].proc, 0 };
+	struct cache_probe *pr = (struct cache_probe *)(buf + h->probes_off);
+	for (size_t i = 0; i < st->nprobes; i++)
+		pr[i] = st->probes[i].p;
+	memcpy(buf + h->strtab_off, st->head_strs.data, st->head_strs.len);
+	h->checksum = 0;
+	memcpy(buf, h, sizeof *h);
+	h->checksum = ls_cache_checksum(buf, h->head_size);
+	memcpy(buf, h, sizeof *h);
+}
+
+/* The records after the head, then the head, into ST->fd: false on a
+ * write error (errno) or a string table too large. */
+static bool write_file(struct store *st)
+{
+	const struct ls_directory *d = &st->m->an->dir;
+	st->procs = ls_xcalloc(d->nprocs + 1, sizeof *st->procs);
+	struct cache_header h;
+	make_header(st, &h);
+	if (st->head_strs.overflow) {
+		errno = EFBIG;
+		return false;
+	}
+	st->off = h.head_size;
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (!store_proc(st, i))
+			return false;
+	h.file_size = st->off;
+	char *buf = ls_xmalloc(h.head_size);
+	fill_head(st, &h, buf);
+	bool ok = write_all(st->fd, buf, h.head_size, 0) && ftruncate(st->fd, (off_t)h.file_size) == 0;
+	free(buf);
+	return ok;
+}
+
+static void store_free(struct store *st)
+{
+	ls_cache_entry_free((struct ls_cache_entry *)st->other);
+	free(st->procs);
+	free(st->probes);
+	strt_free(&st->head_strs);
+	strt_free(&st->w.strs);
+	free(st->w.stmts.slots);
+	free(st->w.buf);
+	free(st->copy);
+	free(st->k);
+	free(st);
+}
+
+/* Writes the entry: a temporary of this process's own (mkstemp: unique,
+ * 0600) renamed into place when complete; then the directory's size
+ * bound. */
+static void write_entry(struct store *st)
+{
+	ls_module *m = st->m;
+	struct cache_key *k = st->k;
+	if (ls_cache_dir_make(k->dir) < 0) {
+		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
+		return;
+	}
+	if (!ls_cache_dir_trusted(m, k->dir)) /* made by another user since ls_cache_key looked */
+		return;
+	ls_cache_remove_stale(k->dir);
+	char tmp[PATH_MAX + 64];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());
+	st->fd = mkstemp(tmp);
+	if (st->fd < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
+		return;
+	}
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) { /* the module's guard reports it */
+		close(st->fd);
+		unlink(tmp);
+		ls_guard_rethrow();
+	}
+	bool written = write_file(st);
+	ls_oom_pop(&g);
+	int saved = errno;
+	uint64_t size = st->off;
+	if (close(st->fd) < 0 && written) {
+		written = false;
+		saved = errno;
+	}
+	if (!written) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(saved));
+		unlink(tmp);
+		return;
+	}
+	if (size > ls_cache_bound_of(&m->opt)) {
+		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
+		        (unsigned long long)size);
+		unlink(tmp);
+		return;
+	}
+	if (rename(tmp, k->path) < 0) {
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
+}
+
+void ls_cache_store(ls_module *m)
+{
+	if (!m->opt.use_cache || !m->an || !m->an->nanalyzed || m->an->broken)
+		return;
+	/* on the heap: what a longjmp finds must not be a changed local */
+	struct store *st = ls_xcalloc(1, sizeof *st);
+	st->m = m;
+	st->fd = -1;
+	struct ls_oom_guard g;
+	ls_oom_push(&g);
+	if (setjmp(g.env)) {
+		store_free(st);
+		ls_guard_rethrow();
+	}
+	st->k = ls_xmalloc(sizeof *st->k);
+	if (ls_cache_key(m, st->k)) {
+		ls_analysis_keep_probes(m);
+		st->other = other_entry(m, st->k);
+		bool ok = gather_probes(st);
+		if (!ok && st->other) {
+			/* the other run saw a source file otherwise: keep to our own */
+			ls_cache_entry_free((struct ls_cache_entry *)st->other);
+			st->other = NULL;
+			st->nprobes = 0;
+			ok = gather_probes(st);
+		}
+		if (ok)
+			write_entry(st);
+		else
+			ls_note(&m->opt, "%s: not cached: a source file changed while it was analyzed", m->path);
+	}
+	ls_oom_pop(&g);
+	store_free(st);
+}
