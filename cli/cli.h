@@ -17,6 +17,8 @@ struct cli_common {
 	bool no_cache;
 	const char *debug_dir;
 	bool verbose;          /* -v: say why the cache missed, and such */
+	bool on_demand;        /* not an option: each procedure analyzed when a lookup asks
+	                        * (ls_options.on_demand), for commands that look up a few */
 };
 
 /* The common options (-j, --no-cache, -v, --debug-dir) as an argp child: a

@@ -277,7 +277,12 @@ static ls_module *open_kobj(struct decoder *d, struct kobj *o, const char *build
 		not_found(d, o, why);
 		return NULL;
 	}
-	o->mod = cli_open(o->path, &d->common);
+	/* A log names a few procedures of a binary of tens of thousands (vmlinux):
+	 * each is analyzed when its first frame is looked up, and the cache
+	 * entry keeps them for the next log. */
+	struct cli_common common = d->common;
+	common.on_demand = true;
+	o->mod = cli_open(o->path, &common);
 	if (o->mod && build_id && ls_module_build_id(o->mod) && strcmp(build_id, ls_module_build_id(o->mod)) != 0)
 		fprintf(stderr, "loopscope decode: %s: build-id %s, but the log says %s: lines may be wrong\n",
 		        o->path, ls_module_build_id(o->mod), build_id);

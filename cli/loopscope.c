@@ -136,6 +136,7 @@ ls_module *cli_open(const char *binary, const struct cli_common *c)
 	opt.use_cache = !c->no_cache && !getenv("LOOPSCOPE_NO_CACHE");
 	opt.debug_file_path = c->debug_dir ? c->debug_dir : getenv("LOOPSCOPE_DEBUG_DIR");
 	opt.verbose = c->verbose;
+	opt.on_demand = c->on_demand;
 	/* loop lines from DWARF alone; where else sources are (loopscope(1)) */
 	opt.read_sources = getenv("LOOPSCOPE_NO_SOURCE") == NULL;
 	opt.source_path = getenv("LOOPSCOPE_SOURCE_PATH");
