@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void keep_error(struct ls_analysis *an, const ls_error *err);
 
@@ -354,6 +355,19 @@ static void keep_error(struct ls_analysis *an, const ls_error *err)
 		an->error = *err;
 }
 
+/* Under the lock: whether a lookup's analysis should report progress
+ * now (about every 0.1 s, as the stages' meter does). */
+static bool progress_due(struct ls_analysis *an)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (an->progress_last && t - an->progress_last < 0.1)
+		return false;
+	an->progress_last = t;
+	return true;
+}
+
 const struct ls_proc_done *ls_analysis_get(const ls_module *cm, size_t i)
 {
 	ls_module *m = (ls_module *)cm; /* the analysis is logically const */
@@ -379,7 +393,14 @@ const struct ls_proc_done *ls_analysis_get(const ls_module *cm, size_t i)
 	ls_oom_pop(&g);
 	if (t0)
 		an->demand_seconds += ls_stage_clock() - t0;
+	size_t ndone = an->nanalyzed + an->nloaded;
+	bool report = m->opt.on_demand && m->opt.progress_fn && progress_due(an);
 	pthread_mutex_unlock(&an->lock);
+	/* a front end's meter (perf loops' first report): the procedures
+	 * there so far, of all; a lookup cannot be stopped, so its answer
+	 * is not asked for */
+	if (report)
+		(void)m->opt.progress_fn(m->opt.progress_ctx, ndone, an->dir.nprocs);
 	return __atomic_load_n(&an->done[i], __ATOMIC_ACQUIRE);
 }
 

@@ -45,6 +45,7 @@ struct ls_analysis {
 	size_t nanalyzed;                /* procedures analyzed here (not read from the cache) */
 	size_t nloaded;                  /* procedures read from the cache */
 	double demand_seconds;           /* spent in analyses on demand (LOOPSCOPE_TIMING) */
+	double progress_last;            /* when a lookup last called opt.progress_fn */
 	bool complete;                   /* every procedure is here, m->root is the whole tree */
 	struct ls_scope *root;
 	struct ls_file_scopes *files;

@@ -163,7 +163,10 @@ typedef struct ls_options {
 	/* For embedders (the GDB extension): called about every 0.1 s, from an
 	 * analysis thread, with the procedures analyzed so far; a nonzero
 	 * return stops the analysis and ls_module_open fails with
-	 * LS_ERR_INTERRUPTED.  When set, it replaces the stderr meter. */
+	 * LS_ERR_INTERRUPTED.  When set, it replaces the stderr meter.  On
+	 * demand, a lookup that analyzes a procedure calls it too (from the
+	 * lookup's thread: the procedures there so far, of all), and cannot
+	 * be stopped: its return is then ignored. */
 	int (*progress_fn)(void *ctx, size_t done, size_t total);
 	void *progress_ctx;
 	/* Since LOOPSCOPE_0.2.  The source files DWARF names are read for the

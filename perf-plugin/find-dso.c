@@ -30,7 +30,36 @@ struct warn_count {
 	int verbose;
 	unsigned n;
 	char first[512]; /* the first warning: the reason, shown without -v */
+	struct warn_count *next;
 };
+
+/* Each module's count lives as long as the module: opened on demand, it
+ * warns during the lookups too (-v prints those; they are not summed up).
+ * Freed by pl_dsos_end, after the modules are closed. */
+static struct warn_count *warn_counts;
+static pthread_mutex_t warn_counts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct warn_count *warn_count_new(int verbose)
+{
+	struct warn_count *w = pl_xcalloc(1, sizeof *w);
+	w->verbose = verbose;
+	pthread_mutex_lock(&warn_counts_lock);
+	w->next = warn_counts;
+	warn_counts = w;
+	pthread_mutex_unlock(&warn_counts_lock);
+	return w;
+}
+
+static void warn_counts_free(void)
+{
+	pthread_mutex_lock(&warn_counts_lock);
+	while (warn_counts) {
+		struct warn_count *w = warn_counts;
+		warn_counts = w->next;
+		free(w);
+	}
+	pthread_mutex_unlock(&warn_counts_lock);
+}
 
 /* libloopscope's warnings about parts of a binary it could not analyze
  * are counted; -v prints them all.  They come from the analysis threads,
@@ -279,6 +308,10 @@ void pl_dsos_begin(struct pl_attrib *a)
 	ls_options_init(&a->lsopt);
 	a->lsopt.warn = ls_warn_sink;
 	a->lsopt.progress = 0;
+	/* a report looks up the procedures samples landed in, of binaries of
+	 * up to hundreds of thousands: each analyzed when first asked for, and
+	 * the cache entry grows with them (issue 23) */
+	a->lsopt.on_demand = 1;
 	a->lsopt.read_sources = getenv("LOOPSCOPE_NO_SOURCE") == NULL;
 	a->lsopt.source_path = getenv("LOOPSCOPE_SOURCE_PATH");
 	const char *bd = getenv("PERF_BUILDID_DIR");
@@ -323,6 +356,7 @@ void pl_dsos_end(struct pl_attrib *a)
 	}
 	free(a->dattr);
 	ls_kmap_free(a->kmap);
+	warn_counts_free();
 }
 
 
@@ -437,21 +471,22 @@ static void print_first_warning(const char *path, const struct warn_count *w)
 static ls_module *open_module_with(const ls_options *lsopt, int verbose, int quiet, const char *path)
 {
 	ls_error err;
-	struct warn_count w = { verbose, 0, "" };
+	struct warn_count *w = warn_count_new(verbose);
 	ls_options opt = *lsopt;
-	opt.warn_ctx = &w;
+	opt.warn_ctx = w;
 	if (pl_progress_wanted()) { /* the report's meter, naming the binary */
 		const char *slash = strrchr(path, '/');
 		opt.progress_fn = pl_progress_fn;
 		opt.progress_ctx = (void *)(slash ? slash + 1 : path);
 	}
 	ls_module *m = ls_module_open(path, &opt, &err);
+	unsigned n = __atomic_load_n(&w->n, __ATOMIC_ACQUIRE);
 	if (!m) {
 		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", err.message);
 	}
-	else if (w.n && !w.verbose && !quiet && ls_module_has_dwarf(m))
-		print_first_warning(path, &w); /* without DWARF: one summary for all (pl_dsos_summary) */
+	else if (n && !w->verbose && !quiet && ls_module_has_dwarf(m))
+		print_first_warning(path, w); /* without DWARF: one summary for all (pl_dsos_summary) */
 	return m;
 }
 
