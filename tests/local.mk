@@ -54,7 +54,7 @@ check-all:
 .PHONY: check-slow-setup check-slow check-all
 
 # The benchmarks and scripts the tests name.
-EXTRA_DIST += bench/README.md bench/lookup.sh bench/struct.sh bench/decode.sh \
+EXTRA_DIST += bench/README.md bench/lookup.sh bench/struct.sh bench/decode.sh bench/on-demand.sh \
 	bench/growth.sh bench/irreducible-nest.py scripts/setup-kernel-dbg scripts/time-tests \
 	scripts/build-copy.sh scripts/show-regressions bench/annotate.sh \
 	scripts/check-werror
