@@ -22,6 +22,7 @@
 #    (default 3), then `perf loops report --stdio` with an empty cache
 #    against `perf report --stdio` on the same file, both to /dev/null.
 #    SYSTEM=1 records the whole machine (perf record -a) instead.
+#    DECODE=0 leaves the decode part out.
 # Wall times and peak RSS (GNU time), one run each: a cold cache is cold
 # once.  On a busy machine the ratios move; quote them with the load.
 set -eu
@@ -53,7 +54,9 @@ ratio() { # ratio A B: A's time / B's
 }
 
 VMLINUX=$("$here/scripts/setup-kernel-dbg" 2>/dev/null) || VMLINUX=
-if [ -n "$VMLINUX" ]; then
+if [ "${DECODE:-1}" = 0 ]; then
+	echo "decode: skipped (DECODE=0)"
+elif [ -n "$VMLINUX" ]; then
 	echo "decode, cold (empty cache) and warm: $VMLINUX"
 	printf '[    1.000000]  ksys_write+0x6b/0xf0\n' >"$TMP/one.log"
 	# 40 frames: the return address after the first call of every 400th function of .text
