@@ -15,6 +15,7 @@
  * storage and its sums are cct.c's.
  */
 #include "attribute.h"
+#include "offcpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,6 +441,20 @@ static void add_place(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, s
 	pl_places_add(&rep->places, &k, smp->period);
 }
 
+/* The off-CPU time of leaf NODE by reason (offcpu.h). */
+static void add_off_reason(pl_report *rep, uint32_t node, int why, uint64_t ns)
+{
+	if (node >= rep->noff_why) {
+		size_t n = rep->noff_why ? rep->noff_why : 1024;
+		while (n <= node)
+			n *= 2;
+		rep->off_why = pl_xrealloc(rep->off_why, n * sizeof *rep->off_why);
+		memset(rep->off_why + rep->noff_why, 0, (n - rep->noff_why) * sizeof *rep->off_why);
+		rep->noff_why = n;
+	}
+	rep->off_why[node][why] += ns;
+}
+
 void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t)
 {
 	pl_report *rep = ctx;
@@ -456,6 +471,11 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	a->kernel_samples += kernel_ip;
 	if (!sample_selected(rep, s, ev, t, kernel_ip))
 		return;
+	uint64_t period = smp->period;
+	int why = -1;
+	/* a thread leaving the CPU: counted as the time until it came back */
+	if (rep->offcpu && e == rep->off_ev && (why = pl_offcpu_sample(rep, t, smp, &period)) < 0)
+		return;
 	struct frame fr[PL_MAX_FRAMES];
 	size_t nf = sample_frames(a, t, smp, kernel_ip, fr);
 	if (a->fp_check && smp->stack_size && !kernel_ip)
@@ -465,7 +485,8 @@ void pl_attrib_sample(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t
 	uint32_t node = caller_node(a, t, fr, nf);
 	node = frame_node(a, node, t, fr[0].addr, fr[0].kernel, fr[0].adjust, PL_HOW_CFI);
 	pl_tree *tr = &rep->tree;
-	uint64_t period = smp->period;
+	if (why >= 0)
+		add_off_reason(rep, node, why, period);
 	add_place(a, t, smp, e, node, &fr[0]);
 	/* only the leaf is counted now; pl_tree_finish sums the totals */
 	uint64_t *c = pl_cost_at(tr, node, e);

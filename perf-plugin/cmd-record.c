@@ -177,6 +177,47 @@ static int run_perf_record(char **args)
 		give_terminal(tty, getpgrp());
 	return rc;
 }
+/* --off-cpu needs the scheduler's tracepoint: tracefs, and the right to
+ * trace it (root, or perf_event_paranoid -1).  0, or -1 said on stderr. */
+static int off_cpu_possible(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing/events/sched/sched_switch",
+	                                    "/sys/kernel/debug/tracing/events/sched/sched_switch" };
+	int found = 0;
+	for (size_t i = 0; i < 2 && !found; i++)
+		found = access(dirs[i], F_OK) == 0;
+	int paranoid = 2;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 2;
+		fclose(f);
+	}
+	if (geteuid() != 0 && paranoid > -1) {
+		fprintf(stderr, "perf-loops: --off-cpu traces the scheduler (sched:sched_switch): run as root, or with "
+			"kernel.perf_event_paranoid=-1 (it is %d)\n", paranoid);
+		return -1;
+	}
+	if (!found) {
+		fprintf(stderr, "perf-loops: --off-cpu needs the sched:sched_switch tracepoint, and tracefs is not "
+			"mounted or readable (/sys/kernel/tracing: mount -t tracefs nodev /sys/kernel/tracing, as root)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes --off-cpu out of ARGV (before the command); was it there? */
+static int take_off_cpu(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--off-cpu")) {
+			memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+			(*argc)--;
+			return 1;
+		}
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -186,9 +227,15 @@ int cmd_record(int argc, char **argv)
 			     "  --call-graph=fp where the code keeps frame pointers, else --call-graph=dwarf with a\n"
 			     "  stack copy sized from the program's measured stack depth (-e, -g or --call-graph given:\n"
 			     "  as given)\n"
+			     "  --off-cpu: also where and why threads wait: sched:sched_switch with call chains and\n"
+			     "  context-switch records (--switch-events); perf loops report --wall shows on-CPU,\n"
+			     "  off-CPU (sleep, io, futex, preempt) and wall time per calling context and loop (root)\n"
 			     "  then: perf loops report -i perf.data");
 			return 0;
 		}
+	int off_cpu = take_off_cpu(&argc, argv);
+	if (off_cpu && off_cpu_possible() < 0)
+		return 1;
 	struct args r;
 	scan_args(argc, argv, &r);
 	pl_record_plan plan = { .callgraph = "--call-graph=fp" };
@@ -202,13 +249,19 @@ int cmd_record(int argc, char **argv)
 		planned = 1;
 		fprintf(stderr, "perf loops: %s\n", plan.why);
 	}
-	char **args = pl_xcalloc(argc + 8, sizeof *args);
+	char **args = pl_xcalloc(argc + 12, sizeof *args);
 	int n = 0;
 	args[n++] = "perf";
 	args[n++] = "record";
 	if (!r.has_event) {
 		args[n++] = "-e";
 		args[n++] = "cpu-clock";
+	}
+	if (off_cpu) {
+		/* every switch (a tracepoint's period is 1), and the returns */
+		args[n++] = "-e";
+		args[n++] = "sched:sched_switch";
+		args[n++] = "--switch-events";
 	}
 	if (!r.has_cg)
 		args[n++] = plan.callgraph;
@@ -221,6 +274,9 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	if (rc == 0 && planned && plan.dwarf && !r.pipe_out)
 		pl_record_measure(&plan, r.output);
+	if (rc == 0 && !r.pipe_out && off_cpu)
+		fprintf(stderr, "perf loops: on and off the CPU: perf loops report%s%s --wall\n",
+			strcmp(r.output, "perf.data") ? " -i " : "", strcmp(r.output, "perf.data") ? r.output : "");
 	if (rc == 0 && !r.pipe_out)
 		fprintf(stderr, "perf loops: to see it: perf loops report%s%s --stdio  (--format=tree|flat|loops|folded|json|pprof)\n",
 			strcmp(r.output, "perf.data") ? " -i " : "", strcmp(r.output, "perf.data") ? r.output : "");

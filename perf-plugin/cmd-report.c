@@ -2,6 +2,7 @@
  * calling-context tree with loops and inlined calls, print one view.
  * Options follow perf report's names. */
 #include "report.h"
+#include "offcpu.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,13 +15,14 @@
 static void read_samples(pl_report *rep)
 {
 	rep->s = pl_session_new(rep->r);
+	rep->offcpu = pl_offcpu_scan(rep->opt->input, &rep->off_ev);
 	/* the tree is made when the first sample is replayed: by then every
 	 * event is known, also in pipe mode (pl_report_begin) */
 	rep->attrib = pl_attrib_new(rep);
 	pl_session_run(rep->s, pl_attrib_sample, rep);
 	pl_report_begin(rep);
 	const pl_report_options *o = rep->opt;
-	if (o->callee && !o->chains && !o->nsort && !o->annotate) {
+	if (o->callee && !o->chains && !o->nsort && !o->annotate && !o->wall) {
 		pl_tree_invert(&rep->tree);
 		pl_places_free(&rep->places); /* their nodes are the tree's before */
 	} else
@@ -41,6 +43,10 @@ static void print_reader_warnings(const pl_report *rep)
 		p += l + (nl ? 1 : 0);
 	}
 	pl_attrib_warn_bounds(rep->attrib);
+	if (pl_offcpu_unmatched(rep->offcpu))
+		fprintf(stderr, "perf-loops: %s: %llu switches off the CPU have no return in the recording (it ended "
+			"first, or records were lost): not counted\n", pd_name(r),
+			(unsigned long long)pl_offcpu_unmatched(rep->offcpu));
 	if (pd_bytes_lost(r))
 		fprintf(stderr, "perf-loops: warning: %s: %llu bytes of data could not be read; the report covers the rest\n",
 			pd_name(r), (unsigned long long)pd_bytes_lost(r));
@@ -66,6 +72,8 @@ static int print_views(pl_report *rep)
 				rep->nsamples_all ? " left after the filters" : "");
 		return 0;
 	}
+	if (o->wall)
+		return pl_view_wall(rep);
 	int rc = 0;
 	for (size_t i = 0; i < rep->nshown && !rc; i++) {
 		rep->primary = rep->shown[i];

@@ -15,7 +15,7 @@ enum {
 	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
 	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
 	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA,
-	O_SYMBOL, O_STATS, O_HEADER, O_HEADER_ONLY,
+	O_SYMBOL, O_STATS, O_HEADER, O_HEADER_ONLY, O_WALL,
 };
 
 struct optdef {
@@ -71,6 +71,7 @@ static const struct optdef optdefs[] = {
 	{ "stats", 0, O_STATS, NULL },
 	{ "header", 0, O_HEADER, NULL },
 	{ "header-only", 0, O_HEADER_ONLY, NULL },
+	{ "wall", 0, O_WALL, NULL },
 	/* perf report's options that have no meaning for loops and scopes */
 	{ "branch-stack", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
 	{ "branch-history", 0, O_NA, "branch-stack histograms are perf report's (the loops come from the code itself)" },
@@ -121,6 +122,8 @@ static const char report_usage[] =
 	"    -t, --field-separator SEP  the columns separated by SEP, unpadded\n"
 	"        --header, --header-only  the file's header (as perf report prints it), before or instead\n"
 	"        --stats             the records of each type and the samples of each event\n"
+	"        --wall              on-CPU, off-CPU (by reason) and wall time per calling context and loop\n"
+	"                            (a recording of perf loops record --off-cpu)\n"
 	"    -M, --disassembler-style att|intel   for annotate --asm (from the browser too)\n"
 	"    -f, --force             use binaries whose build-id is not the recorded one\n"
 	"    -q, --quiet             no warnings;  -v, --verbose: every analysis warning\n"
@@ -547,6 +550,7 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 	case O_STATS: o->stats = 1; return 0;
 	case O_HEADER: o->header = o->header ? o->header : 1; return 0;
 	case O_HEADER_ONLY: o->header = 2; return 0;
+	case O_WALL: o->wall = 1; return 0;
 	case O_ASM:
 		if (!o->annotate)
 			return usage_error("%s: only perf loops annotate takes it", "--asm");

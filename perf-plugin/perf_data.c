@@ -968,7 +968,8 @@ static int parse_sample(pd_reader *r, const pd_attr *a, struct cur *c, pd_sample
 	}
 	if (st & PD_SAMPLE_RAW) {
 		uint32_t sz = take32(c);
-		take(c, sz);
+		s->raw = take(c, sz);
+		s->raw_size = s->raw ? sz : 0;
 		/* the u32 size and the data together are padded to 8 bytes */
 		size_t used = (4 + (size_t)sz) & 7;
 		if (used)

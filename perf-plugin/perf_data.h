@@ -30,6 +30,7 @@ enum {
 	PD_RECORD_SAMPLE = 9,
 	PD_RECORD_MMAP2 = 10,
 	PD_RECORD_LOST_SAMPLES = 13,
+	PD_RECORD_SWITCH = 14,    /* --switch-events: misc says out or in */
 	PD_RECORD_HEADER_ATTR = 64,
 	PD_RECORD_HEADER_EVENT_TYPE = 65,
 	PD_RECORD_HEADER_TRACING_DATA = 66,
@@ -82,6 +83,7 @@ enum {
 #define PD_MISC_GUEST_KERNEL 4
 #define PD_MISC_GUEST_USER 5
 #define PD_MISC_COMM_EXEC (1u << 13)
+#define PD_MISC_SWITCH_OUT (1u << 13) /* SWITCH records: out (else in) */
 #define PD_MISC_MMAP_BUILD_ID (1u << 14)
 #define PD_MISC_LOST_SAMPLES_BPF (1u << 15)
 
@@ -126,6 +128,8 @@ typedef struct pd_sample {
 	uint32_t pid, tid, cpu;
 	uint64_t nr_callchain;
 	const uint64_t *callchain; /* leaf first, with PD_CONTEXT_* markers */
+	uint32_t raw_size;         /* PD_SAMPLE_RAW: a tracepoint's fields */
+	const uint8_t *raw;
 	uint64_t nr_branches;
 	const pd_branch *branches;
 	uint64_t regs_abi;         /* 0: no user registers */

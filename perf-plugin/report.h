@@ -159,6 +159,7 @@ typedef struct pl_report_options {
 	int stats;            /* --stats: the records' counts, as perf report --stats */
 	int header;           /* --header: 1, the file's header before the report; --header-only: 2 */
 	const char *annotate_symbol; /* SYMBOL, or NULL: the hottest */
+	int wall;             /* --wall: on-CPU, off-CPU and wall time per context and loop */
 } pl_report_options;
 
 enum { PL_UI_AUTO, PL_UI_STDIO, PL_UI_TUI };
@@ -196,6 +197,13 @@ typedef struct pl_report {
 	int have_flat;
 	int color;               /* --stdio-color: escape sequences on */
 	int width;               /* the terminal's columns; 0: lines are not cut */
+	/* off-CPU data (offcpu.c): the sched_switch samples' period is their
+	 * off-CPU time (ns); per tree node, that time by reason (PL_OFF_*,
+	 * at the leaf; view-wall.c sums them up the tree) */
+	struct pl_offcpu *offcpu;
+	size_t off_ev;
+	uint64_t (*off_why)[4];
+	size_t noff_why;
 } pl_report;
 
 /* attribute.c (the DSO lookups behind these are find-dso.c's) */

@@ -5,6 +5,7 @@
  * and the -S/--symbol-filter selection of procedures. */
 #include "support/text_escape.h"
 #include "report.h"
+#include "offcpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,8 @@ void pl_print_header(pl_report *rep, const char *what)
 void pl_report_free(pl_report *rep)
 {
 	pl_attrib_free(rep->attrib);
+	pl_offcpu_free(rep->offcpu);
+	free(rep->off_why);
 	pl_tree_free(&rep->tree);
 	pl_places_free(&rep->places);
 	if (rep->have_flat)

@@ -28,7 +28,8 @@ PERF_TESTS = \
 	tests/perf-annotate-asm.py \
 	tests/perf-progress.sh \
 	tests/perf-unwind.py \
-	tests/perf-stat.sh
+	tests/perf-stat.sh \
+	tests/perf-offcpu.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py \
@@ -55,4 +56,5 @@ EXTRA_DIST += \
 	tests/fixtures/perf/tree.py tests/fixtures/perf/annotate_check.py \
 	tests/fixtures/perf/kernel_perfdata.py tests/fixtures/perf/cxx_operators.cpp \
 	tests/fixtures/perf/lost_perfdata.py \
-	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c
+	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c \
+	tests/fixtures/perf/off_cpu.c

@@ -1,0 +1,206 @@
+/* view-wall.c - --wall: where a recording's threads spent their time, on
+ * the CPU and off it, per calling context (with inline frames and loops)
+ * and per loop, all contexts of a loop together.
+ *
+ * On-CPU time is the clock event's period (cpu-clock, task-clock: ns per
+ * sample); off-CPU time is the sched_switch samples' period, which
+ * offcpu.c made the interval until the thread ran again, split by reason.
+ * Wall time is their sum: the time the threads existed in the context,
+ * whether they ran or waited.  Times are inclusive (a loop's include what
+ * its callees and nested loops took). */
+#include "offcpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct wall {
+	uint64_t on, off, why[PL_OFF_NREASONS];
+};
+
+/* The event whose period is on-CPU nanoseconds, or -1. */
+static long clock_event(const pl_report *rep)
+{
+	for (size_t e = 0; e < rep->nev; e++) {
+		const char *name = pd_attr_at(rep->r, e)->name;
+		if (e != rep->off_ev && name && (!strcmp(name, "cpu-clock") || !strcmp(name, "task-clock")))
+			return (long)e;
+	}
+	return -1;
+}
+
+/* Every node's inclusive times (children have higher indices than their
+ * parents: one backward pass sums the reasons up). */
+static struct wall *sum_walls(const pl_report *rep, long on_ev)
+{
+	const pl_tree *t = &rep->tree;
+	struct wall *w = pl_xcalloc(t->n ? t->n : 1, sizeof *w);
+	for (uint32_t n = 1; n < t->n; n++) {
+		w[n].on = on_ev >= 0 ? pl_cost(t, n, (size_t)on_ev)[PL_TOTAL_PERIOD] : 0;
+		w[n].off = pl_cost(t, n, rep->off_ev)[PL_TOTAL_PERIOD];
+	}
+	w[0].on = on_ev >= 0 ? rep->ev_period[on_ev] : 0;
+	w[0].off = rep->ev_period[rep->off_ev];
+	for (uint32_t n = (uint32_t)t->n; n-- > 1;) {
+		for (int k = 0; k < PL_OFF_NREASONS; k++) {
+			if (n < rep->noff_why)
+				w[n].why[k] += rep->off_why[n][k];
+			w[t->nodes[n].parent].why[k] += w[n].why[k];
+		}
+	}
+	return w;
+}
+
+static void print_times(const pl_report *rep, const struct wall *w)
+{
+	fprintf(rep->out, "%10.1f %9.1f %9.1f", (w->on + w->off) / 1e6, w->on / 1e6, w->off / 1e6);
+	for (int k = 0; k < PL_OFF_NREASONS; k++)
+		fprintf(rep->out, " %8.1f", w->why[k] / 1e6);
+}
+
+static void print_column_header(const pl_report *rep, const char *what)
+{
+	fprintf(rep->out, "# %8s %9s %9s", "Wall ms", "On-CPU", "Off-CPU");
+	for (int k = 0; k < PL_OFF_NREASONS; k++)
+		fprintf(rep->out, " %8s", pl_off_reason_names[k]);
+	fprintf(rep->out, "  %s\n", what);
+}
+
+struct walk {
+	pl_report *rep;
+	const struct wall *w;
+	uint64_t limit;        /* nodes under it (wall ns) are not shown */
+};
+
+static int cmp_wall(const void *pa, const void *pb, void *arg)
+{
+	const struct wall *w = arg;
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	uint64_t a = w[x].on + w[x].off, b = w[y].on + w[y].off;
+	return a != b ? (a > b ? -1 : 1) : (x > y) - (x < y);
+}
+
+static void print_node(struct walk *k, uint32_t n, int depth)
+{
+	const pl_tree *t = &k->rep->tree;
+	if (n) {
+		char label[1024];
+		pl_node_label(k->rep, n, label, sizeof label);
+		print_times(k->rep, &k->w[n]);
+		fprintf(k->rep->out, "  %*s%s\n", 2 * (depth - 1), "", label);
+	}
+	size_t nc = 0;
+	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
+		nc++;
+	uint32_t *kids = pl_xmalloc((nc ? nc : 1) * sizeof *kids);
+	nc = 0;
+	for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling)
+		if (k->w[c].on + k->w[c].off >= k->limit && k->w[c].on + k->w[c].off)
+			kids[nc++] = c;
+	qsort_r(kids, nc, sizeof *kids, cmp_wall, (void *)k->w);
+	for (size_t i = 0; i < nc; i++)
+		print_node(k, kids[i], depth + 1);
+	free(kids);
+}
+
+/* Is loop node N inside another node of the same loop (recursion)? */
+static int nested_in_itself(const pl_tree *t, uint32_t n)
+{
+	for (uint32_t p = t->nodes[n].parent; p; p = t->nodes[p].parent)
+		if (t->nodes[p].kind == PL_LOOP && t->nodes[p].scope == t->nodes[n].scope)
+			return 1;
+	return 0;
+}
+
+static int cmp_scope(const void *pa, const void *pb, void *arg)
+{
+	const pl_tree *t = arg;
+	uintptr_t a = (uintptr_t)t->nodes[*(const uint32_t *)pa].scope, b = (uintptr_t)t->nodes[*(const uint32_t *)pb].scope;
+	return (a > b) - (a < b);
+}
+
+/* The procedure or inlined function a loop node is in, for its label. */
+static uint32_t enclosing_function(const pl_tree *t, uint32_t n)
+{
+	while (n && t->nodes[n].kind != PL_PROC && t->nodes[n].kind != PL_INLINE)
+		n = t->nodes[n].parent;
+	return n;
+}
+
+/* Each loop once: its contexts' times added (a loop inside itself through
+ * recursion counted at its outermost instance). */
+static void print_loops(struct walk *k)
+{
+	pl_report *rep = k->rep;
+	const pl_tree *t = &rep->tree;
+	uint32_t *v = pl_xmalloc((t->n ? t->n : 1) * sizeof *v);
+	size_t nv = 0;
+	for (uint32_t n = 1; n < t->n; n++)
+		if (t->nodes[n].kind == PL_LOOP && t->nodes[n].scope && !nested_in_itself(t, n))
+			v[nv++] = n;
+	qsort_r(v, nv, sizeof *v, cmp_scope, (void *)t);
+	struct wall *sums = pl_xcalloc(nv ? nv : 1, sizeof *sums);
+	uint32_t *first = pl_xmalloc((nv ? nv : 1) * sizeof *first);
+	size_t nl = 0;
+	for (size_t i = 0; i < nv; i++) {
+		if (!i || t->nodes[v[i]].scope != t->nodes[v[i - 1]].scope)
+			first[nl++] = v[i];
+		struct wall *s = &sums[nl - 1];
+		const struct wall *w = &k->w[v[i]];
+		s->on += w->on;
+		s->off += w->off;
+		for (int r = 0; r < PL_OFF_NREASONS; r++)
+			s->why[r] += w->why[r];
+	}
+	/* by wall time, largest first: sort indices into sums */
+	struct wall *order = pl_xmalloc((nl ? nl : 1) * sizeof *order);
+	uint32_t *idx = pl_xmalloc((nl ? nl : 1) * sizeof *idx);
+	for (size_t i = 0; i < nl; i++)
+		idx[i] = (uint32_t)i;
+	qsort_r(idx, nl, sizeof *idx, cmp_wall, sums);
+	fprintf(rep->out, "\n# Loops by wall time, all calling contexts together\n#\n");
+	print_column_header(rep, "Loop");
+	for (size_t i = 0; i < nl; i++) {
+		const struct wall *s = &sums[idx[i]];
+		if (s->on + s->off < k->limit || !(s->on + s->off))
+			continue;
+		char fn[512], loop[1024];
+		uint32_t f = enclosing_function(t, first[idx[i]]);
+		if (f)
+			pl_node_label(rep, f, fn, sizeof fn);
+		else
+			snprintf(fn, sizeof fn, "??");
+		pl_node_label(rep, first[idx[i]], loop, sizeof loop);
+		print_times(rep, s);
+		fprintf(rep->out, "  %s: %s\n", fn, loop);
+	}
+	free(order);
+	free(idx);
+	free(first);
+	free(sums);
+	free(v);
+}
+
+int pl_view_wall(pl_report *rep)
+{
+	if (!rep->offcpu) {
+		fprintf(stderr, "perf-loops: %s: no off-CPU data (sched:sched_switch samples and switch records): record "
+			"with perf loops record --off-cpu\n", pd_name(rep->r));
+		return 1;
+	}
+	long on_ev = clock_event(rep);
+	struct wall *w = sum_walls(rep, on_ev);
+	double pct = rep->opt->percent_limit > 0 ? rep->opt->percent_limit : 0.5;
+	struct walk k = { rep, w, (uint64_t)((w[0].on + w[0].off) * pct / 100.0) };
+	fprintf(rep->out, "# perf loops --wall: %s\n# On-CPU: %s samples' period; Off-CPU: from each sched:sched_switch "
+		"to the thread's next switch-in, by reason\n# (sleep, io, futex: the wait's kernel code; preempt: "
+		"runnable, waiting for a CPU); times in ms, inclusive;\n# contexts under %.1f%% of the wall time "
+		"are not shown\n#\n", pd_name(rep->r), on_ev >= 0 ? pd_attr_at(rep->r, (size_t)on_ev)->name : "(no clock event)",
+		pct);
+	print_column_header(rep, "Calling context");
+	print_times(rep, &w[0]);
+	fprintf(rep->out, "  [all]\n");
+	print_node(&k, 0, 0);
+	print_loops(&k);
+	free(w);
+	return 0;
+}
