@@ -21,6 +21,7 @@ static void read_samples(pl_report *rep)
 	rep->attrib = pl_attrib_new(rep);
 	pl_session_run(rep->s, pl_attrib_sample, rep);
 	pl_report_begin(rep);
+	rep->on_ev = rep->offcpu ? pl_offcpu_clock_event(rep) : -1;
 	const pl_report_options *o = rep->opt;
 	if (o->callee && !o->chains && !o->nsort && !o->annotate && !o->wall) {
 		pl_tree_invert(&rep->tree);

@@ -30,5 +30,14 @@ int pl_offcpu_sample(pl_report *rep, pl_thread *t, const pd_sample *smp, uint64_
 
 /* view-wall.c: --wall */
 int pl_view_wall(pl_report *rep);
+/* The event whose period is on-CPU nanoseconds (cpu-clock, task-clock), or -1. */
+long pl_offcpu_clock_event(const pl_report *rep);
+/* The tree and loops views of a recording with off-CPU data get three
+ * more columns: on-CPU, off-CPU and wall ms of the node (inclusive).
+ * Their width (0: none, the recording has no off-CPU data, or -t), their
+ * header, and the cells of node N of tree T. */
+int pl_wall_width(const pl_report *rep);
+const char *pl_wall_header(const pl_report *rep);
+void pl_print_wall_cells(const pl_report *rep, const pl_tree *t, uint32_t n);
 
 #endif

@@ -202,6 +202,7 @@ typedef struct pl_report {
 	 * at the leaf; view-wall.c sums them up the tree) */
 	struct pl_offcpu *offcpu;
 	size_t off_ev;
+	long on_ev;              /* the clock event (on-CPU ns), or -1 */
 	uint64_t (*off_why)[4];
 	size_t noff_why;
 } pl_report;

@@ -5,6 +5,7 @@
  * statements and the inlined calls in it, not its nested loops, not its
  * callees), so that the hot loop of a nest stands out. */
 #include "report.h"
+#include "offcpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,9 @@ int pl_view_loops(pl_report *rep)
 		fprintf(rep->out, "# Total%sOwn%sSamples%sLoop%s(procedure [binary], inlined calls around it)\n#\n", sep,
 			sep, sep, sep);
 	else
-		fprintf(rep->out, "#     Total        Own   Samples  Loop  (procedure [binary], inlined calls around it)\n"
-				  "#     .....        ...   .......  ....\n#\n");
+		fprintf(rep->out, "#     Total        Own   Samples  %sLoop  (procedure [binary], inlined calls around it)\n"
+				  "#     .....        ...   .......  %s....\n#\n", pl_wall_header(rep),
+			pl_wall_width(rep) ? "  ...... .. ....... ..    .... ..  " : "");
 	uint64_t *own = own_costs(&flat, rep->primary, PL_SELF_PERIOD);
 	/* the nodes with this event's samples only, not every node */
 	const uint32_t *nodes;
@@ -119,13 +121,17 @@ int pl_view_loops(pl_report *rep)
 			if (len >= sizeof ctx)
 				len = sizeof ctx - 1;
 		}
-		pl_fit_width(rep, 33 + (int)strlen(label) + 4, ctx, sizeof ctx);
+		pl_fit_width(rep, 33 + pl_wall_width(rep) + (int)strlen(label) + 4, ctx, sizeof ctx);
 		if (sep)
 			fprintf(rep->out, "%.2f%%%s%.2f%%%s%llu%s%s%s(%s)\n", total, sep, all ? 100.0 * own[n] / all : 0.0,
 				sep, (unsigned long long)c[PL_TOTAL], sep, label, sep, ctx);
 		else
-			fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  %s  (%s)\n", total,
-				all ? 100.0 * own[n] / all : 0.0, (unsigned long long)c[PL_TOTAL], label, ctx);
+		{
+			fprintf(rep->out, "%9.2f%% %9.2f%% %9llu  ", total, all ? 100.0 * own[n] / all : 0.0,
+				(unsigned long long)c[PL_TOTAL]);
+			pl_print_wall_cells(rep, &flat, n);
+			fprintf(rep->out, "%s  (%s)\n", label, ctx);
+		}
 	}
 	if (!nl)
 		fprintf(rep->out, "# no samples in loops\n");

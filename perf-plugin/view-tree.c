@@ -118,7 +118,7 @@ static int columns_width(const pl_report *rep)
 	for (size_t i = 0; i < 4; i++)
 		if (f & cols[i].bit)
 			w += cols[i].width + (n++ ? 1 : 0);
-	return w;
+	return w + pl_wall_width(rep);
 }
 
 void pl_fit_width(const pl_report *rep, int used, char *label, size_t len)
@@ -198,6 +198,7 @@ static void print_node(pl_report *rep, uint32_t n, int depth, uint64_t parent_to
 	pl_fit_width(rep, columns_width(rep) + indent + (int)strlen(deep) + (*dso ? 2 + (int)strlen(dso) : 0), label,
 		     sizeof label);
 	pl_print_columns(rep, c, base);
+	pl_print_wall_cells(rep, t, n);
 	if (o->field_sep) /* the label's field: the dso after another separator */
 		fprintf(rep->out, "%*s%s%s%s%s\n", indent, "", deep, label, *dso ? o->field_sep : "", dso);
 	else
@@ -272,7 +273,9 @@ void pl_report_free(pl_report *rep)
 void pl_print_indented_tree(pl_report *rep, const char *what, const char *column)
 {
 	pl_print_header(rep, what);
-	pl_print_column_header(rep, column);
+	char label[256];
+	snprintf(label, sizeof label, "%s%s", pl_wall_header(rep), column);
+	pl_print_column_header(rep, label);
 	uint32_t *kids;
 	size_t k;
 	if (rep->opt->nsymbols || rep->opt->symbol_filter) {

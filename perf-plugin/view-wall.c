@@ -17,8 +17,7 @@ struct wall {
 	uint64_t on, off, why[PL_OFF_NREASONS];
 };
 
-/* The event whose period is on-CPU nanoseconds, or -1. */
-static long clock_event(const pl_report *rep)
+long pl_offcpu_clock_event(const pl_report *rep)
 {
 	for (size_t e = 0; e < rep->nev; e++) {
 		const char *name = pd_attr_at(rep->r, e)->name;
@@ -180,6 +179,25 @@ static void print_loops(struct walk *k)
 	free(v);
 }
 
+int pl_wall_width(const pl_report *rep)
+{
+	return rep->offcpu && !rep->opt->field_sep ? 35 : 0;
+}
+
+const char *pl_wall_header(const pl_report *rep)
+{
+	return pl_wall_width(rep) ? "  On-CPU ms Off-CPU ms    Wall ms  " : "";
+}
+
+void pl_print_wall_cells(const pl_report *rep, const pl_tree *t, uint32_t n)
+{
+	if (!pl_wall_width(rep))
+		return;
+	uint64_t on = rep->on_ev >= 0 ? pl_cost(t, n, (size_t)rep->on_ev)[PL_TOTAL_PERIOD] : 0;
+	uint64_t off = pl_cost(t, n, rep->off_ev)[PL_TOTAL_PERIOD];
+	fprintf(rep->out, "%11.1f%11.1f%11.1f  ", on / 1e6, off / 1e6, (on + off) / 1e6);
+}
+
 int pl_view_wall(pl_report *rep)
 {
 	if (!rep->offcpu) {
@@ -187,7 +205,7 @@ int pl_view_wall(pl_report *rep)
 			"with perf loops record --off-cpu\n", pd_name(rep->r));
 		return 1;
 	}
-	long on_ev = clock_event(rep);
+	long on_ev = rep->on_ev;
 	struct wall *w = sum_walls(rep, on_ev);
 	double pct = rep->opt->percent_limit > 0 ? rep->opt->percent_limit : 0.5;
 	struct walk k = { rep, w, (uint64_t)((w[0].on + w[0].off) * pct / 100.0) };
