@@ -11,6 +11,7 @@
  * the recordings say; the tests/hostile-perf.py inputs.  The views write to
  * /dev/null; the analysis cache goes to a private directory. */
 #include "report.h"
+#include "offcpu.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -43,10 +44,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* one input in two takes -g callee: the tree turned over */
 	pl_report_options o = { .format = PL_FMT_TREE, .children = 1, .quiet = 1, .callee = (int)(size & 1) };
 	pl_report rep = { .opt = &o, .r = r, .out = devnull ? devnull : stdout };
+	/* off-CPU intervals (offcpu.c): their own pass, over a reader of their own */
+	pd_reader *r2 = pd_open_mem("fuzz", copy, size, err, sizeof err);
+	if (r2) {
+		rep.offcpu = pd_is_pipe(r2) ? NULL : pl_offcpu_read(r2, &rep.off_ev);
+		pd_close(r2);
+	}
 	rep.s = pl_session_new(r);
 	rep.attrib = pl_attrib_new(&rep);
 	pl_session_run(rep.s, pl_attrib_sample, &rep);
 	pl_report_begin(&rep);
+	rep.on_ev = rep.offcpu ? pl_offcpu_clock_event(&rep) : -1;
 	if (o.callee)
 		pl_tree_invert(&rep.tree);
 	else
@@ -66,6 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (i == 0)
 			pl_view_json(&rep);
+		if (i == 0 && rep.offcpu && !o.callee)
+			pl_view_wall(&rep);
 	}
 	pl_report_free(&rep);
 	pd_close(r);

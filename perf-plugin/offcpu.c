@@ -94,6 +94,13 @@ pl_offcpu *pl_offcpu_scan(const char *path, size_t *ev)
 	pd_reader *r = pd_open(path, err, sizeof err);
 	if (!r)
 		return NULL;
+	pl_offcpu *o = pl_offcpu_read(r, ev);
+	pd_close(r);
+	return o;
+}
+
+pl_offcpu *pl_offcpu_read(pd_reader *r, size_t *ev)
+{
 	long sw = event_index(r, "sched:sched_switch");
 	pl_offcpu *o = NULL;
 	if (sw >= 0 && !pd_is_pipe(r)) {
@@ -104,7 +111,8 @@ pl_offcpu *pl_offcpu_scan(const char *path, size_t *ev)
 			const pd_sample *s = &e.sample;
 			if (e.type == PD_RECORD_SAMPLE && s->attr_index == sw && s->raw_size >= RAW_MIN && e.has_time)
 				add_mark(o, s->tid, 1, s->time);
-			else if (e.type == PD_RECORD_SWITCH && !(e.misc & PD_MISC_SWITCH_OUT) && e.has_time) {
+			else if ((e.type == PD_RECORD_SWITCH || e.type == PD_RECORD_SWITCH_CPU_WIDE) &&
+				 !(e.misc & PD_MISC_SWITCH_OUT) && e.has_time) {
 				add_mark(o, s->tid, 0, s->time);
 				ins++;
 			}
@@ -118,7 +126,6 @@ pl_offcpu *pl_offcpu_scan(const char *path, size_t *ev)
 			*ev = (size_t)sw;
 		}
 	}
-	pd_close(r);
 	return o;
 }
 

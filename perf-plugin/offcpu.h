@@ -19,6 +19,8 @@ typedef struct pl_offcpu pl_offcpu;
  * sched:sched_switch samples or no switch records, or is a pipe; *EV: the
  * sched_switch event's index. */
 pl_offcpu *pl_offcpu_scan(const char *path, size_t *ev);
+/* The same from reader R, read to its end (the fuzz target's way in). */
+pl_offcpu *pl_offcpu_read(pd_reader *r, size_t *ev);
 void pl_offcpu_free(pl_offcpu *o);
 /* Switch-out samples that had no switch-in after them (the recording ended
  * first, or records were lost). */

@@ -31,6 +31,7 @@ enum {
 	PD_RECORD_MMAP2 = 10,
 	PD_RECORD_LOST_SAMPLES = 13,
 	PD_RECORD_SWITCH = 14,    /* --switch-events: misc says out or in */
+	PD_RECORD_SWITCH_CPU_WIDE = 15, /* the same, of a CPU (perf record -a) */
 	PD_RECORD_HEADER_ATTR = 64,
 	PD_RECORD_HEADER_EVENT_TYPE = 65,
 	PD_RECORD_HEADER_TRACING_DATA = 66,

@@ -200,6 +200,11 @@ void pl_print_wall_cells(const pl_report *rep, const pl_tree *t, uint32_t n)
 
 int pl_view_wall(pl_report *rep)
 {
+	if (!rep->offcpu && pd_is_pipe(rep->r)) {
+		fprintf(stderr, "perf-loops: %s: --wall reads the recording twice (the switches, then the samples): "
+			"not from a pipe; write the recording to a file\n", pd_name(rep->r));
+		return 1;
+	}
 	if (!rep->offcpu) {
 		fprintf(stderr, "perf-loops: %s: no off-CPU data (sched:sched_switch samples and switch records): record "
 			"with perf loops record --off-cpu\n", pd_name(rep->r));
