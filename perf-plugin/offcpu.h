@@ -30,6 +30,12 @@ uint64_t pl_offcpu_unmatched(const pl_offcpu *o);
  * *PERIOD and its reason (PL_OFF_*), or -1 when it has no interval. */
 int pl_offcpu_sample(pl_report *rep, pl_thread *t, const pd_sample *smp, uint64_t *period);
 
+/* Each node's off-CPU time by reason, inclusive (malloc'd, one row per
+ * node of rep->tree), or NULL: no off-CPU data, or the tree was turned
+ * over (-g callee). */
+typedef uint64_t pl_off_reasons[PL_OFF_NREASONS];
+pl_off_reasons *pl_off_reasons_inclusive(const pl_report *rep);
+
 /* view-wall.c: --wall */
 int pl_view_wall(pl_report *rep);
 /* The event whose period is on-CPU nanoseconds (cpu-clock, task-clock), or -1. */

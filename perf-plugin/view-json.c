@@ -3,6 +3,7 @@
  * then the tree; cost arrays follow the order of "events".  Strings are
  * escaped by json_writer.c as every JSON of loopscope is. */
 #include "report.h"
+#include "offcpu.h"
 #include "support/json_writer.h"
 
 #include <stdlib.h>
@@ -37,7 +38,22 @@ static bool shown_child(pl_report *rep, uint32_t n)
 	         100.0 * (double)c[PL_TOTAL_PERIOD] / (double)all < rep->opt->percent_limit);
 }
 
-static void node(ls_jw *w, pl_report *rep, uint32_t n)
+/* A recording with off-CPU data: the node's off-CPU ns by reason
+ * (inclusive; their sum is the sched_switch event's total_period). */
+static void off_cpu(ls_jw *w, const pl_off_reasons *why, uint32_t n)
+{
+	if (!why)
+		return;
+	ls_jw_key(w, "off_cpu");
+	ls_jw_object(w);
+	for (int k = 0; k < PL_OFF_NREASONS; k++) {
+		ls_jw_key(w, pl_off_reason_names[k]);
+		ls_jw_uint(w, why[n][k]);
+	}
+	ls_jw_object_end(w);
+}
+
+static void node(ls_jw *w, pl_report *rep, const pl_off_reasons *why, uint32_t n)
 {
 	const pl_tree *t = &rep->tree;
 	const pl_node *x = &t->nodes[n];
@@ -94,13 +110,14 @@ static void node(ls_jw *w, pl_report *rep, uint32_t n)
 	costs(w, rep, n, PL_SELF, "self");
 	costs(w, rep, n, PL_TOTAL_PERIOD, "total_period");
 	costs(w, rep, n, PL_SELF_PERIOD, "self_period");
+	off_cpu(w, why, n);
 	ls_jw_key(w, "children");
 	ls_jw_array(w);
 	uint32_t *kids;
 	size_t k = pl_sorted_children(rep, t, n, &kids);
 	for (size_t i = 0; i < k; i++)
 		if (shown_child(rep, kids[i]))
-			node(w, rep, kids[i]);
+			node(w, rep, why, kids[i]);
 	free(kids);
 	ls_jw_array_end(w);
 	ls_jw_object_end(w);
@@ -125,8 +142,17 @@ int pl_view_json(pl_report *rep)
 		ls_jw_object_end(&w);
 	}
 	ls_jw_array_end(&w);
+	pl_off_reasons *why = pl_off_reasons_inclusive(rep);
+	if (why) {
+		/* the event whose period is the off-CPU ns, and the on-CPU one */
+		ls_jw_key(&w, "off_cpu_event");
+		ls_jw_string(&w, pd_attr_at(rep->r, rep->off_ev)->name);
+		ls_jw_key(&w, "on_cpu_event");
+		ls_jw_string(&w, rep->on_ev >= 0 ? pd_attr_at(rep->r, (size_t)rep->on_ev)->name : NULL);
+	}
 	ls_jw_key(&w, "tree");
-	node(&w, rep, 0);
+	node(&w, rep, why, 0);
+	free(why);
 	ls_jw_object_end(&w);
 	ls_jw_newline(&w);
 	ls_jw_finish(&w);

@@ -27,25 +27,36 @@ long pl_offcpu_clock_event(const pl_report *rep)
 	return -1;
 }
 
-/* Every node's inclusive times (children have higher indices than their
- * parents: one backward pass sums the reasons up). */
+pl_off_reasons *pl_off_reasons_inclusive(const pl_report *rep)
+{
+	const pl_tree *t = &rep->tree;
+	if (!rep->offcpu || (rep->opt->callee && !rep->opt->wall))
+		return NULL; /* the turned-over tree's nodes are not the ones counted */
+	pl_off_reasons *why = pl_xcalloc(t->n ? t->n : 1, sizeof *why);
+	/* children have higher indices than their parents: one backward pass */
+	for (uint32_t n = (uint32_t)t->n; n-- > 1;)
+		for (int k = 0; k < PL_OFF_NREASONS; k++) {
+			if (n < rep->noff_why)
+				why[n][k] += rep->off_why[n][k];
+			why[t->nodes[n].parent][k] += why[n][k];
+		}
+	return why;
+}
+
+/* Every node's inclusive times. */
 static struct wall *sum_walls(const pl_report *rep, long on_ev)
 {
 	const pl_tree *t = &rep->tree;
 	struct wall *w = pl_xcalloc(t->n ? t->n : 1, sizeof *w);
-	for (uint32_t n = 1; n < t->n; n++) {
+	pl_off_reasons *why = pl_off_reasons_inclusive(rep);
+	for (uint32_t n = 0; n < t->n; n++) {
 		w[n].on = on_ev >= 0 ? pl_cost(t, n, (size_t)on_ev)[PL_TOTAL_PERIOD] : 0;
 		w[n].off = pl_cost(t, n, rep->off_ev)[PL_TOTAL_PERIOD];
+		memcpy(w[n].why, why[n], sizeof w[n].why);
 	}
 	w[0].on = on_ev >= 0 ? rep->ev_period[on_ev] : 0;
 	w[0].off = rep->ev_period[rep->off_ev];
-	for (uint32_t n = (uint32_t)t->n; n-- > 1;) {
-		for (int k = 0; k < PL_OFF_NREASONS; k++) {
-			if (n < rep->noff_why)
-				w[n].why[k] += rep->off_why[n][k];
-			w[t->nodes[n].parent].why[k] += w[n].why[k];
-		}
-	}
+	free(why);
 	return w;
 }
 

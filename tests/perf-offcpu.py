@@ -132,7 +132,28 @@ def check_build(tap, tmp, cc):
            "time is %.1f ms (10%%)" % (cc, cpu["on"] / 1e6, known["cpu_loop"] / 1e6))
     tap.ok(cpu["sleep"] + cpu["io"] + cpu["futex"] == 0, "%s: cpu_loop never waits (off the CPU only when "
            "preempted: %.1f ms)" % (cc, cpu["preempt"] / 1e6))
+    check_json(tap, cc, data, rep.stdout)
     cross_check(tap, cc, data, loops)
+
+
+def check_json(tap, cc, data, wall):
+    """--format=json: the root's off_cpu reasons are the --wall [all] row's,
+    and they add up to the sched_switch event's period."""
+    import json
+    r = C.run([PERF_LOOPS, "report", "-q", "--format=json", "-i", data])
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        tap.ok(False, "%s: --format=json parses" % cc)
+        tap.diag(r.stderr)
+        return
+    names = [e["name"] for e in doc["events"]]
+    off = doc["tree"].get("off_cpu", {})
+    row = next((l.split() for l in wall.splitlines() if l.rstrip().endswith("[all]")), [])
+    ev_period = doc["events"][names.index("sched:sched_switch")]["period"] if "sched:sched_switch" in names else -1
+    tap.ok(doc.get("off_cpu_event") == "sched:sched_switch" and sum(off.values()) == ev_period and
+           len(row) >= 8 and all(abs(off[k] / 1e6 - float(row[3 + i])) <= 0.05 for i, k in enumerate(REASONS)),
+           "%s: --format=json's off_cpu reasons add up to sched_switch's period and are --wall's" % cc)
 
 
 def cross_check(tap, cc, data, loops):
