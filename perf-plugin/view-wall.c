@@ -17,11 +17,18 @@ struct wall {
 	uint64_t on, off, why[PL_OFF_NREASONS];
 };
 
+/* NAME is the clock event CLOCK, with modifiers or not (cpu-clock:u)? */
+static int is_clock(const char *name, const char *clock)
+{
+	size_t n = strlen(clock);
+	return !strncmp(name, clock, n) && (!name[n] || name[n] == ':');
+}
+
 long pl_offcpu_clock_event(const pl_report *rep)
 {
 	for (size_t e = 0; e < rep->nev; e++) {
 		const char *name = pd_attr_at(rep->r, e)->name;
-		if (e != rep->off_ev && name && (!strcmp(name, "cpu-clock") || !strcmp(name, "task-clock")))
+		if (e != rep->off_ev && name && (is_clock(name, "cpu-clock") || is_clock(name, "task-clock")))
 			return (long)e;
 	}
 	return -1;
@@ -225,11 +232,15 @@ int pl_view_wall(pl_report *rep)
 	struct wall *w = sum_walls(rep, on_ev);
 	double pct = rep->opt->percent_limit > 0 ? rep->opt->percent_limit : 0.5;
 	struct walk k = { rep, w, (uint64_t)((w[0].on + w[0].off) * pct / 100.0) };
-	fprintf(rep->out, "# perf loops --wall: %s\n# On-CPU: %s samples' period; Off-CPU: from each sched:sched_switch "
+	char on[256];
+	if (on_ev >= 0)
+		snprintf(on, sizeof on, "%s samples' period", pd_attr_at(rep->r, (size_t)on_ev)->name);
+	else
+		snprintf(on, sizeof on, "none (no cpu-clock or task-clock event recorded)");
+	fprintf(rep->out, "# perf loops --wall: %s\n# On-CPU: %s; Off-CPU: from each sched:sched_switch "
 		"to the thread's next switch-in, by reason\n# (sleep, io, futex: the wait's kernel code; preempt: "
 		"runnable, waiting for a CPU); times in ms, inclusive;\n# contexts under %.1f%% of the wall time "
-		"are not shown\n#\n", pd_name(rep->r), on_ev >= 0 ? pd_attr_at(rep->r, (size_t)on_ev)->name : "(no clock event)",
-		pct);
+		"are not shown\n#\n", pd_name(rep->r), on, pct);
 	print_column_header(rep, "Calling context");
 	print_times(rep, &w[0]);
 	fprintf(rep->out, "  [all]\n");
