@@ -19,7 +19,13 @@
  * (pthread mutexes, condition variables, joins); D (uninterruptible) and
  * sleeps inside a read, write, poll or socket wait are I/O; other sleeps
  * (nanosleep, pause, wait4) are sleeping.  The tracepoint's field layout
- * is the kernel's since 4.x (prev_pid at 24, prev_state at 32). */
+ * is the kernel's since 4.x (prev_pid at 24, prev_state at 32).
+ *
+ * The time between a sleeper's wakeup and its return to the CPU (waiting
+ * for one) stays in its wait's reason: splitting it off needs the wakeup's
+ * time, and sched:sched_wakeup is not delivered to a per-process recording
+ * (tried on 6.18: a timer's wakeups of the recorded thread give no sample;
+ * they fire in another task's context). */
 #include "offcpu.h"
 
 #include <stdlib.h>
