@@ -1454,8 +1454,9 @@ def _same_file_as_frame(frame, path, sal=None):
         if got is None:
             full = _host_bytes_as_str(symtab.fullname)
             # (normalized; with a relative DW_AT_comp_dir, as glibc's ./nptl,
-            # GDB's full name doubles it, "./nptl/./nptl/x.c", where the
-            # library's path is nptl/x.c, GDB's file name's)
+            # GDB 13's full name joins it with DWARF directory 0, which is
+            # the compilation directory itself: "./nptl/./nptl/x.c", where
+            # the library's path is nptl/x.c, GDB's file name's)
             norm = os.path.normpath(path)
             same = (bool(full) and os.path.normpath(full) == norm) or (
                 bool(name) and not os.path.isabs(name) and os.path.normpath(name) == norm)

@@ -23,8 +23,10 @@ struct ls_proc_done;
  * normalization change the loops themselves.
  * 10: analysis on demand (issues 23, 24): a directory of every procedure
  * and one record per procedure analyzed, each with its own checksum, so
- * that an entry is read procedure by procedure and grows. */
-#define LS_CACHE_FORMAT_VERSION 10
+ * that an entry is read procedure by procedure and grows.
+ * 11: a file of DWARF directory entry 0 is no longer joined with a relative
+ * DW_AT_comp_dir once more (nptl/lowlevellock.c, was nptl/nptl/...). */
+#define LS_CACHE_FORMAT_VERSION 11
 
 /* cache.c: M's entry, if there is one that holds for M: m->cache (its
  * head checked, its records read later), else NULL and a -v note saying

@@ -90,10 +90,10 @@ static const char *cu_file(struct walker *w, Dwarf_Word idx)
 		memset(w->file_names + old, 0, (w->cap_file_names - old) * sizeof *w->file_names);
 	}
 	if (!w->file_names[idx]) {
-		const char *f = dwarf_filesrc(w->files, idx, NULL, NULL);
+		const char *f = ls_cu_file_path(&w->m->strings, w->files, idx, w->comp_dir);
 		if (!f)
 			return NULL;
-		w->file_names[idx] = ls_source_path(&w->m->strings, w->comp_dir, f);
+		w->file_names[idx] = f;
 	}
 	return w->file_names[idx];
 }
@@ -148,10 +148,9 @@ static const char *decl_file(struct walker *w, Dwarf_Die *die)
 	if (!dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
 	    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || idx >= nfiles)
 		return NULL;
-	const char *f = dwarf_filesrc(files, idx, NULL, NULL);
 	Dwarf_Attribute ca;
 	const char *dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &ca));
-	return f ? ls_source_path(&w->m->strings, dir ? dir : w->comp_dir, f) : NULL;
+	return ls_cu_file_path(&w->m->strings, files, idx, dir ? dir : w->comp_dir);
 }
 
 /* Name, linkage name, declaration and noreturn of DIE, through its

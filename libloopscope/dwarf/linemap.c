@@ -95,6 +95,45 @@ const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *nam
 	return r;
 }
 
+/* Whether NAME, a relative name dwarf_filesrc made of a file's directory
+ * entry and its name, is that of a file in directory entry 0.  libdw keeps
+ * no directory index, so it is read back from the name: it begins with
+ * entry 0 and a slash, and with no longer entry (a subdirectory of it,
+ * written out) that would claim it. */
+static bool in_dir0(Dwarf_Files *files, const char *name)
+{
+	const char *const *dirs;
+	size_t ndirs;
+	if (dwarf_getsrcdirs(files, &dirs, &ndirs) != 0 || ndirs == 0 || !dirs[0] || !dirs[0][0])
+		return false;
+	size_t n0 = strlen(dirs[0]);
+	if (strncmp(name, dirs[0], n0) != 0 || name[n0] != '/')
+		return false;
+	for (size_t k = 1; k < ndirs; k++) {
+		size_t nk = dirs[k] ? strlen(dirs[k]) : 0;
+		if (nk > n0 && strncmp(name, dirs[k], nk) == 0 && name[nk] == '/')
+			return false;
+	}
+	return true;
+}
+
+const char *ls_cu_file_path(struct ls_strtab *t, Dwarf_Files *files, size_t idx, const char *comp_dir)
+{
+	const char *name = dwarf_filesrc(files, idx, NULL, NULL);
+	if (!name)
+		return NULL;
+	/* Directory entry 0 is the compilation directory itself (DWARF 5
+	 * section 6.2.4; in DWARF 2-4 libdw puts DW_AT_comp_dir there), so a
+	 * file of entry 0 is already named from it.  Joined with a relative
+	 * DW_AT_comp_dir once more, as glibc's "./nptl", it would be doubled:
+	 * nptl/nptl/lowlevellock.c for nptl/lowlevellock.c.  (llvm-symbolizer,
+	 * eu-addr2line, addr2line and GDB 13 all double it.)  Entries 1 and
+	 * up are relative to the compilation directory and are joined. */
+	if (name[0] != '/' && in_dir0(files, name))
+		comp_dir = NULL;
+	return ls_source_path(t, comp_dir, name);
+}
+
 /* A row while the table is built: SEQ orders rows of one address. */
 struct raw_row {
 	uint64_t addr;
@@ -228,7 +267,7 @@ static const char *row_file(ls_module *m, struct raw_rows *rr, Dwarf_Line *l, co
 			memset(rr->names + old, 0, (rr->cap_names - old) * sizeof *rr->names);
 		}
 		if (!rr->names[idx])
-			rr->names[idx] = ls_source_path(&m->strings, comp_dir, dwarf_filesrc(files, idx, NULL, NULL));
+			rr->names[idx] = ls_cu_file_path(&m->strings, files, idx, comp_dir);
 		file = rr->names[idx];
 	}
 	return file ? file : ls_intern(&m->strings, "??");

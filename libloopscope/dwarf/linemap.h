@@ -32,6 +32,10 @@ int ls_linemap_build(ls_module *m, ls_error *err);
 /* NAME made absolute against DIR (when relative) with ./ and ../ resolved,
  * interned in T: how line tables and DW_AT_call_file/decl_file are shown. */
 const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
+/* File IDX of a CU's file table FILES made absolute against COMP_DIR (the
+ * CU's DW_AT_comp_dir), but for a file of directory entry 0, which already
+ * is the compilation directory; NULL when FILES has no such file. */
+const char *ls_cu_file_path(struct ls_strtab *t, Dwarf_Files *files, size_t idx, const char *comp_dir);
 /* The row covering ADDR, or NULL if ADDR is in no sequence. O(log n). */
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
 /* The hidden statement rows at exactly ADDR: their count, *FIRST the first. */

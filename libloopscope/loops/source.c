@@ -591,7 +591,7 @@ struct ls_source_cache *ls_source_cache_new(const ls_options *opt, const char *s
 
 /* PATH as DWARF names it, or, where it cannot be read there, found under
  * one of the search directories: DIR/PATH, then DIR/ with PATH's leading
- * components dropped one by one ("posix/posix/regcomp.c" of a
+ * components dropped one by one ("build/posix/regcomp.c" of a
  * prefix-mapped build is DIR/posix/regcomp.c), as GDB's `directory` finds
  * sources. */
 /* PATH read (recorded as a probe, PATH then owned by the cache). */
