@@ -258,18 +258,27 @@ def _remove_stale(prefix):
             shutil.rmtree(path, True)
 
 
-def _remote_copy(path):
-    """PATH on the target, copied here with `remote get` (gdbserver and such);
-    None if that is not possible."""
+def _remote_copy(path, build_id):
+    """PATH on the target, copied here with `remote get` (gdbserver and such)
+    and named by BUILD_ID (the one GDB read), or None if that is not
+    possible.  A copy made before with that build-id is not fetched again
+    (a remote libc is megabytes over a serial line)."""
     d = _private_dir()
     if d is None:
         return None
-    local = os.path.join(d, "remote-" + os.path.basename(path))
+    local = os.path.join(d, "%s-%s" % (build_id or "nobuildid", os.path.basename(path)))
+    if build_id and os.path.exists(local):
+        try:
+            if _loopscope.build_id(local) == build_id:
+                return local
+        except _loopscope.Error:
+            pass
     try:
-        gdb.execute("remote get %s %s" % (path, local), to_string=True)
-    except (gdb.error, UnicodeDecodeError):
+        gdb.execute("remote get %s %s" % (path, local + ".tmp"), to_string=True)
+        os.rename(local + ".tmp", local)
+    except (gdb.error, UnicodeDecodeError, OSError):
         return None
-    return local if os.path.exists(local) else None
+    return local
 
 
 def _copy_of(path, build_id):
@@ -287,6 +296,35 @@ def _copy_of(path, build_id):
         except OSError:
             return None
     return local
+
+
+def target_debug_dir(name):
+    """For object file NAME read through the target: a directory of ours
+    that holds, as DIR/.build-id/xx/yyyy.debug, the separate debug file GDB
+    read for it (from the target too: target:/usr/lib/debug/.build-id/...,
+    on the target alone when it is another machine or a container), for
+    the core's build-id search; None when GDB read none, or it cannot be
+    had here."""
+    if not name or not name.startswith(_TARGET):
+        return None
+    for o in gdb.objfiles():
+        owner = getattr(o, "owner", None)
+        if owner is None or owner.filename != name or not o.build_id or not o.filename:
+            continue
+        d = _private_dir()
+        src = local_file(o.filename) if o.filename.startswith(_TARGET) else o.filename
+        if d is None or src is None:
+            return None
+        top = os.path.join(d, "debug")
+        dest = os.path.join(top, ".build-id", o.build_id[:2], o.build_id[2:] + ".debug")
+        try:
+            if not os.path.exists(dest):
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                os.symlink(os.path.abspath(src), dest)
+        except OSError:
+            return None
+        return top
+    return None
 
 
 _LOCAL = {}
@@ -313,7 +351,7 @@ def local_file(name):
     found = None
     for c in candidates + [None]:
         if c is None:
-            c = _remote_copy(path)
+            c = _remote_copy(path, want)
             if c is None:
                 break
         try:
@@ -715,10 +753,13 @@ class Analyses:
             # Ctrl-C (KeyboardInterrupt) goes through: nothing is
             # remembered, the next use starts the analysis again.
             progress = Progress(name)
+            debug_path = loopscope_settings.debug_file_path()
+            fetched = target_debug_dir(name)
+            if fetched:
+                debug_path = (debug_path or ":.debug") + ":" + fetched
             try:
                 got = _loopscope.Module(path, cache=loopscope_settings.use_cache(),
-                                        debug_file_path=loopscope_settings.debug_file_path(),
-                                        progress=progress)
+                                        debug_file_path=debug_path, progress=progress)
             except KeyboardInterrupt:
                 progress.end(interrupted=True)
                 raise

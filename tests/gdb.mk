@@ -26,6 +26,7 @@ GDB_TESTS = \
 	tests/gdb-quote-fuzz.sh \
 	tests/gdb-nonutf8.sh \
 	tests/gdb-attach.sh \
+	tests/gdb-remote.sh \
 	tests/gdb-chain-fields.sh \
 	tests/gdb-commands.sh \
 	tests/gdb-truncate.sh \
@@ -49,7 +50,7 @@ EXTRA_DIST += \
 	tests/fixtures/gdb/check.py tests/fixtures/gdb/mi.py tests/fixtures/gdb/mi_check.py \
 	tests/fixtures/gdb/quote_fuzz.py tests/fixtures/gdb/udl.cpp \
 	tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c \
-	tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py \
+	tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py tests/fixtures/gdb/remote.py \
 	tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py tests/fixtures/gdb/gen_inline.py \
 	tests/fixtures/gdb/qsort_cmp.c \
 	tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp \
