@@ -10,8 +10,10 @@
 # -gdwarf-5, gcc -gdwarf-4 and clang -gdwarf-5: the source paths of
 # struct's JSON are exactly the three files, each one on disk at the
 # printed path (from ROOT, where the prefix map points), each loop's line
-# there a `for` (3 loops; clang splits one); LOOPSCOPE_SOURCE_PATH=ROOT finds every source.  glibc
-# (libc6-dbg): no path doubled, lowlevellock.c's path exact.
+# there a `for` (3 loops; clang splits one); LOOPSCOPE_SOURCE_PATH=ROOT
+# finds every source.  glibc (libc6-dbg): no path doubled, lowlevellock.c's
+# path exact.  And a longer directory entry that begins like entry 0
+# keeps its own files (tests/fixtures/dir0/dir0_entries.s).
 . "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
 
 [ -x "$LOOPSCOPE" ] || skip_all "$LOOPSCOPE not built"
@@ -86,6 +88,22 @@ for build in "gcc 5" "gcc 4" "clang 5"; do
 			llvm-symbolizer -e "$TMP/$tag" | sed -n 2p) (directory 0 joined with comp_dir)"
 	fi
 done
+
+# Which entry a name is of, read back from it (libdw keeps no index): a
+# longer entry that begins like entry 0 claims its files.
+cp "$FIXTURES/dir0/dir0_entries.s" "$TMP/root/sub/"
+if (cd "$TMP/root/sub" && gcc -gdwarf-5 -Wa,--debug-prefix-map="$(pwd)"=./sub -c -o "$TMP/entries.o" dir0_entries.s &&
+    gcc -nostdlib -e main -o "$TMP/entries" "$TMP/entries.o"); then
+	got=$("$LOOPSCOPE" lookup --json "$TMP/entries" main+0x0 main+0x2 main+0x3 2>&1 | python3 -c '
+import json, sys
+for l in sys.stdin:
+    s = json.loads(l)["chain"][-1]
+    print("%s:%s" % (s["file"], s["line"]))' | tr '\n' ' ')
+	check_eq "$got" "sub/a.c:3 sub/sub/x/b.c:5 sub/x/c.c:7 " \
+		"entries 0 (./sub), 1 (./sub/x, relative to comp_dir ./sub) and 2 (x): each file of its own"
+else
+	fail "gas assembles dir0_entries.s (.file 0 needs binutils 2.35)"
+fi
 
 # glibc as Debian builds it: comp_dir and directory 0 "./nptl" and the like.
 libc=$(realpath /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null)

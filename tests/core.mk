@@ -68,7 +68,8 @@ EXTRA_DIST += \
 	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
 	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
-	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h
+	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h \
+	tests/fixtures/dir0/dir0_entries.s
 # Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
 EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \
 	tests/fixtures/cache_forge.py
