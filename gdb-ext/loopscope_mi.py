@@ -157,6 +157,7 @@ class MiStack(gdb.MICommand):
     def _frame(frame):
         t = {"level": str(frame.level()), "addr": ls._hex(frame.pc()),
              "func": mi_text(ls._host_bytes_as_str(frame.name) or "??")}
+        t.update(MiStack._location(frame))
         try:
             place = ls.Place.at(ls._lookup_pc(frame), quiet=True)
         except (gdb.error, gdb.GdbError, RuntimeError) as e:
@@ -167,6 +168,24 @@ class MiStack(gdb.MICommand):
         t["loops"] = [mi_value(dict(loop_tuple(s, place.runtime), exits=None, backedges=None, entries=None))
                       for s in seg if s["kind"] == "loop"]
         return t
+
+
+    @staticmethod
+    def _location(frame):
+        """file, fullname and line of FRAME as -stack-list-frames gives them.
+        With the backtrace decorator on and frame filters enabled, GDB 13
+        prints frames through its frame-filter printer, which writes no
+        fullname (py_print_frame: file and line only); an IDE has them
+        here, per level, whatever the filters."""
+        try:
+            sal = frame.find_sal()
+            if sal.symtab is None:
+                return {}
+            got = {"file": ls._host_bytes_as_str(lambda: sal.symtab.filename),
+                   "fullname": ls._host_bytes_as_str(sal.symtab.fullname), "line": str(sal.line)}
+        except (gdb.error, RuntimeError):
+            return {}
+        return {k: mi_text(v) for k, v in got.items() if v}
 
 
 def register():
