@@ -29,7 +29,9 @@ struct dso_attr {
 struct pl_attrib {
 	pl_report *rep;
 	ls_options lsopt;
-	struct dso_attr *dattr; /* by dso index */
+	/* by dso index; each allocated once and never moved: callers keep a
+	 * dso_attr pointer while opening other DSOs (fp-repair's PLT stubs) */
+	struct dso_attr **dattr;
 	size_t ndattr;
 	ls_kmap *kmap;            /* the kernel's symbols (kallsyms) */
 	int kallsyms_tried;

@@ -347,12 +347,15 @@ void pl_dsos_end(struct pl_attrib *a)
 		a->ks_reading = 0;
 	}
 	for (size_t i = 0; i < a->ndattr; i++) {
-		struct dso_attr *d = &a->dattr[i];
+		struct dso_attr *d = a->dattr[i];
+		if (!d)
+			continue;
 		if (d->mod)
 			ls_module_close(d->mod);
 		free(d->path);
 		ls_file_close(d->file);
 		free(d->ksecs);
+		free(d);
 	}
 	free(a->dattr);
 	ls_kmap_free(a->kmap);
@@ -647,7 +650,9 @@ struct dso_attr *pl_dso_attr(struct pl_attrib *a, pl_dso *dso)
 		memset(a->dattr + a->ndattr, 0, (n - a->ndattr) * sizeof *a->dattr);
 		a->ndattr = n;
 	}
-	struct dso_attr *d = &a->dattr[dso->index];
+	if (!a->dattr[dso->index])
+		a->dattr[dso->index] = pl_xcalloc(1, sizeof **a->dattr);
+	struct dso_attr *d = a->dattr[dso->index];
 	if (d->tried)
 		return d;
 	d->tried = 1;
