@@ -43,16 +43,37 @@
 #include <unistd.h>
 
 static const char stat_usage[] =
-	"usage: perf loops stat [--loop LOOP]... [-x BINARY] [--all-edges] [--json] [-o FILE]\n"
+	"usage: perf loops stat [--loop LOOP]... [--hot N [-i perf.data]] [-x BINARY] [--all-edges]\n"
+	"                       [--trace | --burst[=ON/PERIOD]] [--json] [-o FILE]\n"
 	"                       (-- COMMAND [ARGS...] | -p PID [--duration SECONDS])\n"
 	"  LOOP: 0xHEADER, FILE:LINE, FUNCTION (its loops) or FUNCTION:N (loopscope probes numbers them);\n"
-	"        none: every loop of BINARY\n"
+	"        none (and no --hot): every loop of BINARY\n"
+	"  --hot N         also the N hottest loops of a recording (most samples of their own, as\n"
+	"                  perf loops report --format=loops --sort=own ranks them)\n"
+	"  -i FILE         --hot's recording (default perf.data)\n"
+	"  --trace         record the probes (perf record) for each entry's trip count: min, max, histogram\n"
+	"  --burst[=ON/PERIOD]  iteration probes on ON ms every PERIOD ms (default 2/100): iterations\n"
+	"                  estimated with an error bar, entries and exits exact; for loops too hot to probe\n"
 	"  -x BINARY       the binary whose loops are counted (default: COMMAND's, or PID's executable)\n"
 	"  --all-edges     count every edge, none derived by flow conservation (checks it)\n"
 	"  --json          write JSON\n"
 	"  -o FILE         write to FILE instead of stdout\n"
 	"  -p PID          count a running process for --duration SECONDS (default 10), then detach\n"
 	"Needs root (uprobes through /sys/kernel/tracing).\n";
+
+/* --burst=ON/PERIOD, in milliseconds */
+static int parse_burst(const char *arg, struct stat_opts *o)
+{
+	char *end;
+	o->burst_on_ms = strtod(arg, &end);
+	if (*end == '/')
+		o->burst_period_ms = strtod(end + 1, &end);
+	if (*end || !(o->burst_on_ms > 0) || !(o->burst_period_ms > o->burst_on_ms)) {
+		fprintf(stderr, "perf loops stat: --burst=%s: not ON/PERIOD milliseconds with ON < PERIOD\n", arg);
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 {
@@ -69,11 +90,30 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 			exit(0);
 		}
 		if (!strcmp(a, "--list-opts")) { /* for the shell completion */
-			puts("--loop --all-edges --json --duration --help");
+			puts("--loop --hot --all-edges --trace --burst --json --duration --help");
 			exit(0);
 		}
 		if (!strcmp(a, "--all-edges"))
 			o->all_edges = true;
+		else if (!strcmp(a, "--trace"))
+			o->trace = true;
+		else if (!strcmp(a, "--burst") || !strncmp(a, "--burst=", 8)) {
+			if (parse_burst(a[7] ? a + 8 : "2/100", o) < 0)
+				return -1;
+		} else if (next && !strcmp(a, "--hot")) {
+			char *end;
+			long n = strtol(next, &end, 10);
+			if (*end || n <= 0 || n > STAT_MAX_SPECS) {
+				fprintf(stderr, "perf loops stat: --hot %s: not a number of loops (1 to %d)\n", next,
+				        STAT_MAX_SPECS);
+				return -1;
+			}
+			o->hot = (int)n;
+			i++;
+		} else if (next && !strcmp(a, "-i")) {
+			o->input = next;
+			i++;
+		}
 		else if (!strcmp(a, "--json"))
 			o->json = true;
 		else if (next && (!strcmp(a, "--loop") || !strcmp(a, "-l"))) {
@@ -117,6 +157,19 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 		i++;
 	o->command = argv + i;
 	o->ncommand = argc - i;
+	if (o->trace && o->burst_period_ms > 0) {
+		fprintf(stderr, "perf loops stat: --trace and --burst: one of them\n");
+		return -1;
+	}
+	if (o->all_edges && o->burst_period_ms > 0) {
+		fprintf(stderr, "perf loops stat: --all-edges and --burst: the latch's exit probe would trap on every "
+		        "iteration; one of them\n");
+		return -1;
+	}
+	if (o->input && !o->hot) {
+		fprintf(stderr, "perf loops stat: -i %s: a recording is read for --hot N only\n", o->input);
+		return -1;
+	}
 	if ((o->ncommand > 0) == (o->pid > 0)) {
 		fprintf(stderr, "perf loops stat: give a COMMAND after -- or -p PID (one of them)\n%s", stat_usage);
 		return -1;
@@ -166,12 +219,16 @@ int cmd_stat(int argc, char **argv)
 		return 1;
 	}
 	struct stat_plan plan = { 0 };
-	int rc = stat_plan_build(&plan, binary, &o);
+	int rc = o.hot ? stat_hot_loops(&o, binary) : 0;
+	if (rc == 0)
+		rc = stat_plan_build(&plan, binary, &o);
 	if (rc == 0)
 		rc = stat_run(&plan, binary, &o);
 	if (rc == 0)
 		rc = stat_print(&plan, binary, &o);
 	stat_plan_free(&plan);
+	for (int i = 0; i < o.nloops; i++)
+		free(o.owned[i]);
 	free(binary);
 	return rc < 0 ? 1 : rc;
 }

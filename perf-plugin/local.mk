@@ -14,9 +14,10 @@ perf_loops_SOURCES = \
 	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/view-annotate.c \
 	perf-plugin/browser.c \
 	perf-plugin/cmd-stat.c perf-plugin/stat.h perf-plugin/stat-plan.c perf-plugin/stat-run.c \
-	perf-plugin/stat-print.c perf-plugin/stat-calibrate.c
+	perf-plugin/stat-print.c perf-plugin/stat-calibrate.c perf-plugin/stat-hot.c \
+	perf-plugin/stat-trace.c perf-plugin/stat-burst.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS) $(NCURSES_CFLAGS)
-perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(NCURSES_LIBS)
+perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(NCURSES_LIBS) -lm
 
 # The perf.data reader under libFuzzer: ./configure --enable-fuzz CC=clang
 if ENABLE_FUZZ

@@ -212,12 +212,15 @@ static int plan_loop(struct stat_plan *p, const ls_scope *loop, const struct sta
 }
 
 /* The loops the --loop arguments name (every loop without one), each once. */
-static size_t chosen_loops(const ls_module *m, const struct stat_opts *o, const ls_scope ***out)
+static size_t chosen_loops(const ls_module *m, const struct stat_opts *o, const ls_scope ***out, double **share)
 {
 	ls_error err;
 	int all = ls_loops_find(m, NULL, NULL, 0, &err);
 	size_t cap = (size_t)(all > 0 ? all : 0) + 1, n = 0;
 	const ls_scope **v = pl_xcalloc(cap, sizeof *v);
+	double *sh = pl_xcalloc(cap, sizeof *sh);
+	for (size_t i = 0; i < cap; i++)
+		sh[i] = -1;
 	if (o->nloops == 0)
 		n = (size_t)ls_loops_find(m, NULL, v, cap, &err);
 	for (int k = 0; k < o->nloops; k++) {
@@ -226,17 +229,21 @@ static size_t chosen_loops(const ls_module *m, const struct stat_opts *o, const 
 		if (nf < 0) {
 			fprintf(stderr, "perf loops stat: %s\n", err.message);
 			free(v);
+			free(sh);
 			return (size_t)-1;
 		}
 		for (int i = 0; i < nf && i < 4096; i++) {
 			bool seen = false;
 			for (size_t j = 0; j < n; j++)
 				seen |= v[j] == found[i];
-			if (!seen && n < cap)
+			if (!seen && n < cap) {
+				sh[n] = o->owned[k] ? o->hot_share[k] : -1;
 				v[n++] = found[i];
+			}
 		}
 	}
 	*out = v;
+	*share = sh;
 	return n;
 }
 
@@ -252,26 +259,36 @@ int stat_plan_build(struct stat_plan *p, const char *binary, const struct stat_o
 		return -1;
 	}
 	const ls_scope **loops;
-	size_t n = chosen_loops(p->m, o, &loops);
+	double *share;
+	size_t n = chosen_loops(p->m, o, &loops, &share);
 	if (n == (size_t)-1)
 		return -1;
 	if (n == 0) {
 		fprintf(stderr, "perf loops stat: %s: no loops to count\n", binary);
 		free(loops);
+		free(share);
 		return -1;
 	}
 	p->loops = pl_xcalloc(n, sizeof *p->loops);
 	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		p->loops[i].hot_share = share[i];
 		rc = plan_loop(p, loops[i], o);
+	}
 	free(loops);
+	free(share);
 	return rc;
 }
 
 void stat_plan_free(struct stat_plan *p)
 {
-	for (size_t i = 0; i < p->nloops; i++)
+	for (size_t i = 0; i < p->nloops; i++) {
 		free(p->loops[i].exits);
+		if (p->loops[i].trips)
+			free(p->loops[i].trips->trip);
+		free(p->loops[i].trips);
+		free(p->loops[i].est);
+	}
 	free(p->loops);
 	free(p->ctr);
 	if (p->m)

@@ -18,9 +18,20 @@ static uint64_t total_hits(const struct stat_plan *p)
 	return h;
 }
 
+/* Does Q count with a probe that was on in --burst's windows only? */
+static bool windowed(const struct stat_plan *p, const struct stat_qty *q)
+{
+	for (int i = 0; i < q->nterms; i++)
+		if (p->ctr[q->terms[i].counter].windowed)
+			return true;
+	return false;
+}
+
 static void text_qty(FILE *out, const struct stat_plan *p, const char *what, const struct stat_qty *q)
 {
-	if (q->known)
+	if (q->known && windowed(p, q))
+		fprintf(out, "  %-12s %14s  (probed in bursts: estimated below)\n", what, "?");
+	else if (q->known)
 		fprintf(out, "  %-12s %14" PRId64 "%s\n", what, stat_value(p, q), q->derived ? "  (derived)" : "");
 	else
 		fprintf(out, "  %-12s %14s  (no countable edge)\n", what, "?");
@@ -37,14 +48,66 @@ static void edge_name(char *buf, size_t size, const ls_loop_point *pt)
 		snprintf(buf, size, "%#" PRIx64 " -> %#" PRIx64 " %s", pt->from, pt->to, ls_point_how_name(pt->how));
 }
 
+/* The histogram's rows: each trip count with its entries, or with more
+ * than 16 distinct counts, power-of-two ranges of them. */
+static void text_trips(FILE *out, const struct stat_trips *t)
+{
+	if (!t->usable) {
+		fprintf(out, "  %-12s %14s  (its entries are derived: no event starts a trip)\n", "trips", "?");
+		return;
+	}
+	if (!t->ntrips)
+		return;
+	fprintf(out, "  %-12s min %" PRIu64 ", max %" PRIu64 ", mean %.2f  (%" PRIu64 " traced entries; histogram:)\n",
+	        "trips", t->min, t->max, (double)t->sum / t->ntrips, t->ntrips);
+	size_t distinct = 0;
+	for (uint64_t i = 0; i < t->ntrips; i++)
+		distinct += i == 0 || t->trip[i] != t->trip[i - 1];
+	for (uint64_t i = 0; i < t->ntrips;) {
+		uint64_t lo = t->trip[i], hi = lo;
+		if (distinct > 16)
+			for (hi = 1; hi <= lo && hi; hi <<= 1)
+				;
+		uint64_t j = i;
+		while (j < t->ntrips && (distinct > 16 ? t->trip[j] < hi || hi == 0 : t->trip[j] == lo))
+			j++;
+		char label[64];
+		if (distinct > 16)
+			snprintf(label, sizeof label, "%" PRIu64 "..%" PRIu64, lo ? hi >> 1 : 0, hi ? hi - 1 : UINT64_MAX);
+		else
+			snprintf(label, sizeof label, "%" PRIu64, lo);
+		fprintf(out, "    %-24s %10" PRIu64 " entries\n", label, j - i);
+		i = j;
+	}
+}
+
+static void text_estimate(FILE *out, const struct stat_burst_est *e)
+{
+	if (e->iterations < 0) {
+		fprintf(out, "  %-12s %14s  (no whole trip in %u windows: no ratio; trips longer than ON under the probes?)\n", "~iterations", "?",
+		        e->windows);
+		return;
+	}
+	fprintf(out, "  %-12s %14.0f  +- %.0f (%.2f%%; %u windows, %.2f%% of the run, saw %" PRIu64
+	        " iterations over %" PRIu64 " entries)\n", "~iterations", e->iterations, e->stderr_,
+	        e->iterations > 0 ? 100 * e->stderr_ / e->iterations : 0, e->windows, 100 * e->on_fraction,
+	        e->win_iter, e->win_entries);
+}
+
 static void text_loop(FILE *out, const struct stat_plan *p, const struct stat_loop *L)
 {
 	fprintf(out, "loop %s:%u  %s:%u  header %#" PRIx64 "%s\n", L->function, L->index, L->file ? L->file : "??",
 	        L->line, L->header, L->irreducible ? "  irreducible" : "");
+	if (L->hot_share >= 0)
+		fprintf(out, "  %-12s %13.2f%%  of the recording's samples (its own: --hot)\n", "hot", L->hot_share);
 	text_qty(out, p, "entries", &L->entries);
 	text_qty(out, p, "iterations", &L->iterations);
-	if (L->entries.known && L->iterations.known && stat_value(p, &L->entries) > 0)
+	if (L->est)
+		text_estimate(out, L->est);
+	if (L->entries.known && L->iterations.known && !windowed(p, &L->iterations) && stat_value(p, &L->entries) > 0)
 		fprintf(out, "  %-12s %14.2f\n", "trip count", (double)stat_value(p, &L->iterations) / stat_value(p, &L->entries));
+	if (L->trips)
+		text_trips(out, L->trips);
 	int64_t sum = 0;
 	bool all = true;
 	for (size_t i = 0; i < L->nexits; i++) {
@@ -67,10 +130,38 @@ static void text_loop(FILE *out, const struct stat_plan *p, const struct stat_lo
 static void json_qty(ls_jw *w, const struct stat_plan *p, const char *key, const struct stat_qty *q)
 {
 	ls_jw_key(w, key);
-	if (q->known)
+	if (q->known && !windowed(p, q))
 		ls_jw_uint(w, (uint64_t)stat_value(p, q));
 	else
 		ls_jw_null(w);
+}
+
+static void json_trips(ls_jw *w, const struct stat_trips *t)
+{
+	ls_jw_key(w, "trips");
+	if (!t->usable) {
+		ls_jw_null(w);
+		return;
+	}
+	ls_jw_object(w);
+	ls_jw_key(w, "entries"); ls_jw_uint(w, t->ntrips);
+	ls_jw_key(w, "min"); ls_jw_uint(w, t->min);
+	ls_jw_key(w, "max"); ls_jw_uint(w, t->max);
+	ls_jw_key(w, "iterations"); ls_jw_uint(w, t->sum);
+	ls_jw_key(w, "histogram"); /* [trip count, entries] for each count seen */
+	ls_jw_array(w);
+	for (uint64_t i = 0; i < t->ntrips;) {
+		uint64_t j = i;
+		while (j < t->ntrips && t->trip[j] == t->trip[i])
+			j++;
+		ls_jw_array(w);
+		ls_jw_uint(w, t->trip[i]);
+		ls_jw_uint(w, j - i);
+		ls_jw_array_end(w);
+		i = j;
+	}
+	ls_jw_array_end(w);
+	ls_jw_object_end(w);
 }
 
 static void json_loop(ls_jw *w, const struct stat_plan *p, const struct stat_loop *L)
@@ -87,6 +178,28 @@ static void json_loop(ls_jw *w, const struct stat_plan *p, const struct stat_loo
 	ls_jw_key(w, "entries_derived"); ls_jw_bool(w, L->entries.derived);
 	json_qty(w, p, "iterations", &L->iterations);
 	json_qty(w, p, "header_hits", &L->header_hits);
+	ls_jw_key(w, "hot_share");
+	if (L->hot_share >= 0)
+		ls_jw_double(w, L->hot_share);
+	else
+		ls_jw_null(w);
+	if (L->trips)
+		json_trips(w, L->trips);
+	if (L->est) {
+		ls_jw_key(w, "iterations_estimate");
+		ls_jw_object(w);
+		ls_jw_key(w, "value");
+		if (L->est->iterations >= 0)
+			ls_jw_double(w, L->est->iterations);
+		else
+			ls_jw_null(w);
+		ls_jw_key(w, "stderr"); ls_jw_double(w, L->est->stderr_);
+		ls_jw_key(w, "windows"); ls_jw_uint(w, L->est->windows);
+		ls_jw_key(w, "window_iterations"); ls_jw_uint(w, L->est->win_iter);
+		ls_jw_key(w, "window_entries"); ls_jw_uint(w, L->est->win_entries);
+		ls_jw_key(w, "on_fraction"); ls_jw_double(w, L->est->on_fraction);
+		ls_jw_object_end(w);
+	}
 	ls_jw_key(w, "exits");
 	ls_jw_array(w);
 	for (size_t i = 0; i < L->nexits; i++) {
@@ -112,6 +225,8 @@ static void json_report(FILE *out, const struct stat_plan *p, const char *binary
 	ls_jw_key(&w, "binary"); ls_jw_string(&w, binary);
 	ls_jw_key(&w, "status"); ls_jw_uint(&w, (uint64_t)p->status);
 	ls_jw_key(&w, "milliseconds"); ls_jw_uint(&w, (uint64_t)(p->seconds * 1e3 + 0.5));
+	ls_jw_key(&w, "mode"); ls_jw_string(&w, p->mode ? p->mode : "count");
+	ls_jw_key(&w, "lost"); ls_jw_uint(&w, p->lost);
 	ls_jw_key(&w, "probes"); ls_jw_uint(&w, p->nctr);
 	ls_jw_key(&w, "hits"); ls_jw_uint(&w, total_hits(p));
 	ls_jw_key(&w, "cost_per_hit_ns");

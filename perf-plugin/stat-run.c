@@ -122,6 +122,11 @@ static void remove_stale_groups(void)
 		remove_group(stale[i]);
 }
 
+int stat_caught_signal(void)
+{
+	return caught_signal;
+}
+
 /* Only notes it: waitpid returns EINTR and run_child passes it on. */
 static void on_signal(int sig)
 {
@@ -211,13 +216,20 @@ static void free_argv(char **v)
 	free(v);
 }
 
+/* perf stat's arguments, or with --trace perf record's: every hit
+ * written (-c 1) with its time and thread, into a ring buffer large
+ * enough that a burst of hits is not lost, no build-ids collected. */
 static char **perf_stat_argv(const struct stat_plan *p, const struct stat_opts *o, const char *out,
                              const char *status_file)
 {
-	size_t n = 0, cap = 16 + 4 * p->nctr + (size_t)o->ncommand;
+	size_t n = 0, cap = 24 + 4 * p->nctr + (size_t)o->ncommand;
 	char **v = pl_xcalloc(cap, sizeof *v);
-	const char *head[] = { "perf", "stat", "-x", ",", "-o", out };
-	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+	const char *stat_head[] = { "perf", "stat", "-x", ",", "-o", out };
+	const char *record_head[] = { "perf", "record", "-q", "-c", "1", "-m", "4096", "--no-buildid",
+		                      "--no-buildid-cache", "-o", out };
+	const char **head = o->trace ? record_head : stat_head;
+	size_t nhead = o->trace ? sizeof record_head / sizeof *record_head : sizeof stat_head / sizeof *stat_head;
+	for (size_t i = 0; i < nhead; i++)
 		push(v, &n, head[i]);
 	for (size_t i = 0; i < p->nctr; i++) {
 		char ev[160];
@@ -323,11 +335,26 @@ static int count(struct stat_plan *p, const char *binary, const struct stat_opts
 	free_argv(argv);
 	if (p->status < 0)
 		return -1;
+	if (o->trace)
+		return stat_trace_read(p, out);
 	if (read_counts(p, out) < 0) {
 		fprintf(stderr, "perf loops stat: perf stat failed (exit %d): no counts\n", p->status);
 		return -1;
 	}
 	return 0;
+}
+
+long stat_event_id(const char *g, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/events/%s/%s/id", tracefs, g, name);
+	FILE *f = fopen(path, "re");
+	long id = -1;
+	if (f && fscanf(f, "%ld", &id) != 1)
+		id = -1;
+	if (f)
+		fclose(f);
+	return id;
 }
 
 /* The cost of a hit: a probe on stat_calibrate_probe, run in a child of
@@ -416,7 +443,9 @@ int stat_run(struct stat_plan *p, const char *binary, const struct stat_opts *o)
 	}
 	close(fd);
 	catch_signals(on_signal);
-	int rc = count(p, binary, o, out);
+	p->mode = o->trace ? "trace" : o->burst_period_ms > 0 ? "burst" : "count";
+	int rc = o->burst_period_ms > 0 ? (define_events(p, binary) < 0 ? -1 : stat_burst_run(p, binary, o, group))
+	                               : count(p, binary, o, out);
 	if (rc == 0 && !caught_signal)
 		p->cost_us = calibrate(out);
 	if (remove_group(group) < 0) {

@@ -14,9 +14,15 @@
 
 struct stat_opts {
 	const char *loops[STAT_MAX_SPECS];
+	char *owned[STAT_MAX_SPECS];      /* the specs --hot made (freed) */
+	double hot_share[STAT_MAX_SPECS]; /* --hot: the spec's loop's Own share, %; else 0 */
 	int nloops;
 	const char *binary, *output;
+	const char *input;                /* --hot's recording (-i), default perf.data */
+	int hot;                          /* --hot N: the N hottest loops of the recording */
 	bool all_edges, json;
+	bool trace;                       /* --trace: trip counts per entry from a perf record */
+	double burst_on_ms, burst_period_ms; /* --burst: iteration probes on ON ms every PERIOD ms */
 	int pid;
 	double duration;
 	char **command;
@@ -31,6 +37,7 @@ struct stat_counter {
 	int cond, taken;
 	uint64_t value;
 	bool counted;
+	bool windowed;   /* --burst: counted in the windows only (value: their hits) */
 };
 
 /* A count: the sum of SIGN x counter over its terms. */
@@ -51,6 +58,9 @@ struct stat_loop {
 	unsigned index, line, depth;
 	uint64_t header;
 	bool irreducible;
+	double hot_share;            /* --hot: its Own share of the recording's samples, %; < 0 not --hot */
+	struct stat_trips *trips;    /* --trace: trip counts per entry; NULL without */
+	struct stat_burst_est *est;  /* --burst: the iterations estimated; NULL without */
 	struct stat_qty entries, iterations, header_hits;
 	struct stat_edge *exits;     /* exit edges, then returns inside */
 	size_t nexits;
@@ -66,6 +76,25 @@ struct stat_plan {
 	int status;                  /* perf stat's exit status (the program's) */
 	double seconds;              /* the run's wall time */
 	double cost_us;              /* one probe hit, measured; < 0 unknown */
+	uint64_t lost;               /* --trace: hits perf record lost */
+	const char *mode;            /* "count", "trace", "burst" */
+};
+
+/* --trace: the trip count of each entry, from the traced sequence of
+ * entries and iterations per thread (stat-trace.c). */
+struct stat_trips {
+	uint64_t ntrips, min, max, sum;
+	uint64_t *trip;              /* each entry's iterations, sorted (the histogram run-length) */
+	bool usable;                 /* entries and iterations are sums of probes (none derived) */
+};
+
+/* --burst: iterations estimated from windows with the iteration probes on
+ * (stat-burst.c), exact entries beside. */
+struct stat_burst_est {
+	double iterations, stderr_;  /* the estimate and its standard error */
+	uint64_t win_iter, win_entries; /* what the windows saw */
+	unsigned windows;
+	double on_fraction;          /* of the run's wall time */
 };
 
 int stat_plan_build(struct stat_plan *p, const char *binary, const struct stat_opts *o);
@@ -75,6 +104,16 @@ int64_t stat_value(const struct stat_plan *p, const struct stat_qty *q);
  * when condition code COND's outcome is TAKEN. */
 const char *stat_filter(int cond, int taken);
 int stat_run(struct stat_plan *p, const char *binary, const struct stat_opts *o);
+/* stat-hot.c: --hot N's loops, added to O->loops from the recording O->input. */
+int stat_hot_loops(struct stat_opts *o, const char *binary);
+/* stat-trace.c: the perf record arguments' events, and the trip counts from its file. */
+int stat_trace_read(struct stat_plan *p, const char *data);
+/* stat-burst.c: counts with the iteration probes in bursts (own perf_event_open). */
+int stat_burst_run(struct stat_plan *p, const char *binary, const struct stat_opts *o, const char *group);
+/* stat-run.c: the tracefs event id of GROUP:NAME, or -1. */
+long stat_event_id(const char *group, const char *name);
+/* stat-run.c: the signal caught (SIGINT, SIGTERM...) during the run, or 0. */
+int stat_caught_signal(void);
 int stat_print(const struct stat_plan *p, const char *binary, const struct stat_opts *o);
 /* stat-calibrate.c: the file offset of the probed calibration function in
  * this program, and the child that times it (`perf-loops __calibrate N FILE`). */

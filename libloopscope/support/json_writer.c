@@ -1,6 +1,8 @@
 /* json_writer.c - the one JSON writer (see json_writer.h for what it owns). */
 #include "support/json_writer.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 void ls_jw_init(ls_jw *w, FILE *out, enum ls_jw_layout layout)
@@ -241,6 +243,21 @@ void ls_jw_hex(ls_jw *w, uint64_t v)
 	tmp[--i] = '"';
 	before_item(w);
 	put(w, tmp + i, sizeof tmp - i);
+}
+
+void ls_jw_double(ls_jw *w, double v)
+{
+	if (!isfinite(v)) { /* JSON has no NaN nor infinity */
+		ls_jw_null(w);
+		return;
+	}
+	char tmp[40];
+	int n = snprintf(tmp, sizeof tmp, "%.6g", v);
+	for (int i = 0; i < n; i++)
+		if (tmp[i] == ',') /* a locale's decimal comma */
+			tmp[i] = '.';
+	before_item(w);
+	put(w, tmp, (size_t)n);
 }
 
 void ls_jw_bool(ls_jw *w, bool v)

@@ -58,6 +58,7 @@ void ls_jw_string(ls_jw *w, const char *s);         /* NULL: null */
 void ls_jw_uint(ls_jw *w, uint64_t v);
 void ls_jw_int(ls_jw *w, int64_t v);
 void ls_jw_hex(ls_jw *w, uint64_t v);               /* the string "0x1f": lower case, no leading zeros */
+void ls_jw_double(ls_jw *w, double v);             /* %.6g; NaN, infinity: null */
 void ls_jw_bool(ls_jw *w, bool v);
 void ls_jw_null(ls_jw *w);
 /* A source line number; null for line 0, the compiler's "no line", which is
