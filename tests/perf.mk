@@ -29,7 +29,8 @@ PERF_TESTS = \
 	tests/perf-progress.sh \
 	tests/perf-unwind.py \
 	tests/perf-stat.sh \
-	tests/perf-offcpu.py
+	tests/perf-offcpu.py \
+	tests/perf-stat-modes.sh
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py \
@@ -57,4 +58,5 @@ EXTRA_DIST += \
 	tests/fixtures/perf/kernel_perfdata.py tests/fixtures/perf/cxx_operators.cpp \
 	tests/fixtures/perf/lost_perfdata.py \
 	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c \
-	tests/fixtures/perf/off_cpu.c
+	tests/fixtures/perf/off_cpu.c \
+	tests/fixtures/perf/hot_loops.c

@@ -1,0 +1,170 @@
+#!/bin/sh
+# perf-stat-modes.sh - `perf loops stat`'s modes beyond counting:
+#   --trace   on tests/fixtures/perf/loop_counts.c (gcc and clang -O2):
+#             each loop's trip count per entry, minimum, maximum and
+#             histogram, equal to what the source fixes (collatz's and
+#             search's computed here from the program's data, the
+#             irreducible loop's against perf stat's exact counts);
+#   --hot N   on tests/fixtures/perf/hot_loops.c: a cpu-clock recording's
+#             hottest loop (perf report -s sym says whose code the samples
+#             are in) counted exactly, with --trace too;
+#   --burst   entries and exits exact, the iterations' estimate near the
+#             known count (loosely: the error is measured in
+#             bench/loop-stat.sh);
+# and the probes gone after each, and after SIGTERM in the middle of a
+# --trace and of a --burst run.  Needs root and uprobes: skips without.
+. "$top_srcdir/tests/lib.sh"
+command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
+[ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
+[ "$(id -u)" -eq 0 ] || skip_all "not root: uprobes need root"
+[ -e /sys/kernel/tracing/uprobe_events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+[ -e /sys/kernel/tracing/uprobe_events ] || skip_all "no uprobes in this kernel (no uprobe_events)"
+EVENTS=/sys/kernel/tracing/uprobe_events
+
+no_probes_left() { # no_probes_left DESCRIPTION (this test's probes only)
+	check_eq "$(grep "loopscope_" "$EVENTS" | grep -c "$TMP/")" 0 "$1: no loopscope uprobe left"
+}
+
+# loops JSON: "FUNCTION DEPTH entries iterations trips-entries min max HIST", HIST as
+# count:entries,... (sorted by count), one line per loop, sorted
+loops() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = []
+for l in d["loops"]:
+    t = l.get("trips")
+    tr = "none" if not t else "%d %d %d %s" % (t["entries"], t["min"], t["max"],
+                                                ",".join("%d:%d" % (c, n) for c, n in t["histogram"]))
+    rows.append("%s %d %s %s %s" % (l["function"], l["depth"], l["entries"], l["iterations"], tr))
+print("\n".join(sorted(rows)))
+PY
+}
+
+# The trips the source fixes: collatz's from the Collatz sequences of its
+# starts, search's from where each key is in the array (main's data).
+expected_trips() {
+	python3 - <<'PY'
+def steps(x):
+    n = 0
+    while x != 1:
+        x = 3 * x + 1 if x & 1 else x // 2
+        n += 1
+    return n
+a = [5, 8, 1, 9, 2, 7, 4, 6, 3, 0]
+keys = [9, 100, 3, 101, 102, 5, 103, 104, 7, 105]
+def hist(v):
+    return ",".join("%d:%d" % (c, v.count(c)) for c in sorted(set(v)))
+def row(fn, depth, trips):
+    print("%s %d %d %d %d %d %d %s" % (fn, depth, len(trips), sum(trips), len(trips), min(trips), max(trips), hist(trips)))
+row("collatz", 1, [steps(s) for s in (27, 97, 871)])
+row("counted", 1, [13] * 7)
+row("nested", 1, [4] * 3)
+row("nested", 2, [6] * 12)
+row("rotated", 1, [1, 2, 3, 4, 5])
+row("search", 1, [a.index(k) + 1 if k in a else 10 for k in keys])
+PY
+}
+
+for cc in gcc clang; do
+	command -v $cc >/dev/null 2>&1 || { skip "$cc not installed"; continue; }
+	bin="$TMP/lc_$cc"
+	build_fixture $cc -O2 perf/loop_counts.c "$bin" || fail_all "$cc cannot build loop_counts.c"
+	"$PERF_LOOPS" stat --trace --json -o "$TMP/$cc-trace.json" --loop counted --loop collatz --loop nested \
+		--loop search --loop rotated --loop irreducible -- "$bin" >"$TMP/prog.out" 2>"$TMP/trace.err"
+	ok $? "$cc: perf loops stat --trace runs"
+	loops "$TMP/$cc-trace.json" >"$TMP/$cc-trace.rows"
+	expected_trips >"$TMP/expected"
+	while read -r fn depth rest; do
+		check_eq "$(grep "^$fn $depth " "$TMP/$cc-trace.rows")" "$fn $depth $rest" \
+			"$cc -O2 --trace: $fn loop (depth $depth): entries, iterations, trips min max histogram"
+	done <"$TMP/expected"
+	# the irreducible loop: each call's trip, against perf stat's exact counts
+	"$PERF_LOOPS" stat --json -o "$TMP/$cc-count.json" --loop irreducible -- "$bin" >/dev/null 2>&1
+	set -- $(grep "^irreducible " "$TMP/$cc-trace.rows")
+	check_eq "$3 $4 $5" "$(loops "$TMP/$cc-count.json" | awk '{ print $3, $4, $3 }')" \
+		"$cc -O2 --trace: irreducible loop's entries, iterations and traced entries = perf stat's counts"
+	check_eq "$(echo "$8" | tr ',' '\n' | awk -F: '{ n += $2; s += $1 * $2 } END { print n, s }')" "4 $4" \
+		"$cc -O2 --trace: irreducible loop's histogram holds its 4 entries and all its iterations"
+	check_eq "$(echo "$8" | tr ',' '\n' | cut -d: -f2 | tr '\n' ' ')" "2 2 " \
+		"$cc -O2 --trace: irreducible loop: two trips from the top, two from the middle (two lengths)"
+	no_probes_left "$cc --trace"
+done
+bin="$TMP/lc_gcc"
+[ -x "$bin" ] || bin="$TMP/lc_clang"
+
+# Text: the trips line and the histogram's rows.
+"$PERF_LOOPS" stat --trace --loop search -- "$bin" >"$TMP/trace.txt" 2>&1
+grep -q "^  trips  *min 1, max 10, mean 8.00  (10 traced entries" "$TMP/trace.txt" &&
+	grep -q "^    10  *6 entries$" "$TMP/trace.txt"
+ok $? "--trace text: search's trips (min, max, mean) and the histogram row of 10 iterations"
+
+# --hot: sampling first.  The oracle for which loop is hot: perf report's
+# own symbol with the most samples, and hot_loops.c's construction.
+hl="$TMP/hot_loops"
+build_fixture gcc -O2 perf/hot_loops.c "$hl" || fail_all "cannot build hot_loops.c"
+perf record -q -e cpu-clock -o "$TMP/hot.data" -- "$hl" 3000 100000 >/dev/null 2>"$TMP/rec.err"
+ok $? "perf record of hot_loops"
+top=$(perf report -i "$TMP/hot.data" -q -s sym --stdio 2>/dev/null | awk 'NF { print $NF; exit }')
+check_eq "$top" "hot" "perf report: hot() has the most samples"
+"$PERF_LOOPS" stat --hot 1 -i "$TMP/hot.data" --json -o "$TMP/hot.json" -- "$hl" 50 1000 >/dev/null 2>"$TMP/hot.err"
+ok $? "--hot 1 -i FILE runs"
+check_eq "$(loops "$TMP/hot.json")" "hot 1 50 50000 none" "--hot 1: the loop of $top, entries 50, iterations 50 x 1000"
+check_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["loops"][0]["hot_share"] > 50)' "$TMP/hot.json")" \
+	True "--hot 1: its own share of the samples is stated (most of them)"
+"$PERF_LOOPS" stat --hot 1 -i "$TMP/hot.data" --trace --json -o "$TMP/hot-trace.json" -- "$hl" 7 300 >/dev/null 2>&1
+check_eq "$(loops "$TMP/hot-trace.json")" "hot 1 7 2100 7 300 300 300:7" "--hot 1 --trace: 7 trips of 300"
+"$PERF_LOOPS" stat --hot 1 -i "$TMP/no-such.data" -- "$hl" 1 1 >/dev/null 2>"$TMP/err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "no-such.data" "$TMP/err"
+ok $? "--hot with a missing recording: exit $rc, the file named"
+no_probes_left "--hot"
+
+# --burst: the cold probes exact, the iterations estimated.
+"$PERF_LOOPS" stat --burst=5/50 --json -o "$TMP/burst.json" --loop hot --loop cold -- "$hl" 100000 100 \
+	>/dev/null 2>"$TMP/burst.err"
+ok $? "--burst runs"
+check_eq "$(python3 - "$TMP/burst.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+out = []
+for l in sorted(d["loops"], key=lambda l: l["function"]):
+    e = l["iterations_estimate"]
+    out.append("%s %s %s %s" % (l["function"], l["entries"], sum(x["count"] for x in l["exits"]), l["iterations"]))
+    if l["function"] == "hot":
+        # loose: bench/loop-stat.sh measures the error; here it must be an estimate near the count
+        out.append("near" if e["value"] and abs(e["value"] - 10**7) < 0.25 * 10**7 and e["windows"] > 0
+                   else "estimate %s" % e)
+print(" ".join(out))
+PY
+)" "cold 1000 1000 None hot 100000 100000 None near" \
+	"--burst: entries and exits exact (cold: 1000, hot: 100000), iterations estimated (hot: within 25% of 10^7)"
+no_probes_left "--burst"
+
+# SIGTERM in the middle of --trace and of --burst: the probes go.
+for mode in --trace --burst; do
+	"$PERF_LOOPS" stat $mode --loop counted -- "$bin" spin >/dev/null 2>&1 &
+	pl=$!
+	n=0
+	until grep loopscope_ "$EVENTS" | grep -q "$bin" && pgrep -f "^$bin spin" >/dev/null; do
+		n=$((n + 1)); [ $n -gt 100 ] && break; sleep 0.1
+	done
+	sleep 0.3
+	kill -TERM $pl
+	wait $pl
+	rc=$?
+	[ $rc -ne 0 ]
+	ok $? "$mode: SIGTERM ends the run (exit $rc)"
+	pgrep -f "^$bin spin" >/dev/null
+	check_eq $? 1 "$mode: SIGTERM: the program is not left running"
+	no_probes_left "$mode SIGTERM"
+done
+
+# Usage errors.
+"$PERF_LOOPS" stat --trace --burst --loop counted -- "$bin" >/dev/null 2>&1
+check_eq $? 2 "--trace with --burst: a usage error"
+"$PERF_LOOPS" stat --burst=5/2 --loop counted -- "$bin" >/dev/null 2>&1
+check_eq $? 2 "--burst=ON/PERIOD with ON > PERIOD: a usage error"
+"$PERF_LOOPS" stat -i "$TMP/hot.data" --loop counted -- "$bin" >/dev/null 2>&1
+check_eq $? 2 "-i without --hot: a usage error"
+done_testing
