@@ -14,9 +14,17 @@
 #           ~1000 probe hits)
 #   fine    10 x 2000: perf loops stat --loop inner (the inner loop: a
 #           probe hit every iteration, ~20000)
+#   burst   tests/fixtures/perf/hot_loops.c's hot loop, 10^6 entries x 100
+#           iterations = 10^8: perf loops stat --burst=5/50 --loop hot
+#           (iteration probes on in bursts, entries exact) against the
+#           plain run; the estimate's error against the known 10^8, and
+#           the stated standard error, every round.  The exact count of
+#           the same loop would take 10^8 hits: projected from the cost of
+#           a hit the coarse and fine cases measure (not run: minutes).
 # each against the plain run and callgrind --collect-jumps=yes, and perf
 # loops stat's own statement of its overhead (hits x cost of a hit)
-# beside.  Needs root (uprobes).
+# beside; the fine case also with --trace (every hit recorded by perf
+# record, for the trip counts per entry).  Needs root (uprobes).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
@@ -51,6 +59,7 @@ int main(int argc, char **argv)
 }
 EOF
 gcc -O2 -g -o "$work/nest" "$work/nest.c"
+gcc -O2 -g -o "$work/hot_loops" "$here/tests/fixtures/perf/hot_loops.c"
 
 now() { date +%s.%N; }
 # time_of NAME COMMAND...: appends the wall seconds of one run to $work/NAME
@@ -72,20 +81,57 @@ case_round() {
 		--callgrind-out-file="$work/cg.out" "$work/nest" "$3" "$4"
 	return 0
 }
-for _ in $(seq "$RUNS"); do
+# burst_round: the 10^8-iteration loop plain and with --burst; the
+# estimate of each round (its JSON) kept as burst-N.json
+burst_round() {
+	time_of burst-plain "$work/hot_loops" 1000000 100
+	time_of burst-stat "$PERF_LOOPS" stat --burst=5/50 --json -o "$work/burst-$1.json" --loop hot -- \
+		"$work/hot_loops" 1000000 100
+}
+for r in $(seq "$RUNS"); do
 	case_round coarse main 1000 100000
 	case_round fine inner 10 2000
+	time_of fine-trace "$PERF_LOOPS" stat --trace --loop inner -- "$work/nest" 10 2000
+	burst_round "$r"
 done
 
 echo "# bench/loop-stat.sh $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores; $("$PERF_LOOPS" --version); $(perf --version)"
 echo "# median of $RUNS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in coarse fine; do
 	base=$(median "$c-plain")
-	for t in plain stat callgrind; do
+	for t in plain stat trace callgrind; do
 		[ -s "$work/$c-$t.times" ] || continue
 		m=$(median "$c-$t")
 		printf '%-16s %8.3f s  %10.2fx plain\n' "$c-$t" "$m" "$(echo "$m / $base" | bc -l)"
 	done
 	echo "# $c-stat: $(grep '^probes:' "$work/$c-stat.out")"
 	grep -E '^  (entries|iterations|trip count)' "$work/$c-stat.out" | sed 's/^/#   /'
+done
+
+base=$(median burst-plain)
+m=$(median burst-stat)
+printf '%-16s %8.3f s  %10.2fx plain\n' burst-plain "$base" 1
+printf '%-16s %8.3f s  %10.2fx plain\n' burst-stat "$m" "$(echo "$m / $base" | bc -l)"
+# the cost of a hit in wall time: the fine case's extra time less the
+# coarse case's (the fixed cost), over the fine case's extra hits
+hit_us=$(echo "(($(median fine-stat) - $(median fine-plain)) - ($(median coarse-stat) - $(median coarse-plain))) / (20010 - 1001) * 1000000" | bc -l)
+printf '# burst: exact counting of the same loop (1.01e8 hits) projected at %.2f us a hit: %.0f s, %.0fx plain\n' \
+	"$hit_us" "$(echo "1.01 * 10^8 * $hit_us / 1000000" | bc -l)" "$(echo "1.01 * 10^8 * $hit_us / 1000000 / $base" | bc -l)"
+for r in $(seq "$RUNS"); do
+	python3 - "$work/burst-$r.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+l = d["loops"][0]
+e = l["iterations_estimate"]
+exact = 10**8
+if e["value"] is None:
+    print("# burst round: no estimate (%d windows saw no whole trip)" % e["windows"])
+else:
+    err = e["value"] - exact
+    print("# burst round: entries %s (exact 1000000), iterations ~%.4g +- %.2g (%.2f%%) vs exact 1e8: error %+.2f%% = %+.1f standard errors;"
+          " %d windows, probes in %.1f%% of the run, %d iterations over %d entries seen"
+          % (l["entries"], e["value"], e["stderr"], 100 * e["stderr"] / e["value"], 100.0 * err / exact,
+             err / e["stderr"] if e["stderr"] else float("inf"), e["windows"], 100 * e["on_fraction"],
+             e["window_iterations"], e["window_entries"]))
+PY
 done
