@@ -52,8 +52,8 @@ static const char stat_usage[] =
 	"                  perf loops report --format=loops --sort=own ranks them)\n"
 	"  -i FILE         --hot's recording (default perf.data)\n"
 	"  --trace         record the probes (perf record) for each entry's trip count: min, max, histogram\n"
-	"  --burst[=ON/PERIOD]  iteration probes on ON ms every PERIOD ms (default 2/100): iterations\n"
-	"                  estimated with an error bar, entries and exits exact; for loops too hot to probe\n"
+	"  --burst[=ON/PERIOD]  iteration probes on ON ms every PERIOD ms (default 5/100): iterations\n"
+	"                  estimated with an error bar, entries and exits exact (for loops too hot to probe)\n"
 	"  -x BINARY       the binary whose loops are counted (default: COMMAND's, or PID's executable)\n"
 	"  --all-edges     count every edge, none derived by flow conservation (checks it)\n"
 	"  --json          write JSON\n"
@@ -98,7 +98,7 @@ static int parse_stat_args(int argc, char **argv, struct stat_opts *o)
 		else if (!strcmp(a, "--trace"))
 			o->trace = true;
 		else if (!strcmp(a, "--burst") || !strncmp(a, "--burst=", 8)) {
-			if (parse_burst(a[7] ? a + 8 : "2/100", o) < 0)
+			if (parse_burst(a[7] ? a + 8 : "5/100", o) < 0)
 				return -1;
 		} else if (next && !strcmp(a, "--hot")) {
 			char *end;

@@ -303,7 +303,7 @@ static void estimate(struct burst *b, size_t i)
 
 /* Starts COMMAND stopped on a pipe, so that the cold events are on it
  * before it runs a single instruction of its own; its pid, or -1. */
-static pid_t start_program(const struct stat_opts *o, int *release)
+static pid_t start_program(char **argv, int *release)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -314,8 +314,8 @@ static pid_t start_program(const struct stat_opts *o, int *release)
 		close(fds[1]);
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);
-		execvp(o->command[0], o->command);
-		fprintf(stderr, "perf loops stat: cannot run %s: %s\n", o->command[0], strerror(errno));
+		execvp(argv[0], argv);
+		fprintf(stderr, "perf loops stat: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	close(fds[0]);
@@ -330,9 +330,12 @@ static int run_windows(struct burst *b, const struct stat_opts *o, bool ours, do
 	for (unsigned k = 1; running(b, ours) && !stat_caught_signal(); k++) {
 		if (!ours && now() - t_start >= o->duration)
 			break;
-		double wait = t_start + k * period - on - now();
-		if (wait > 0)
-			sleep_s(!ours && now() + wait - t_start > o->duration ? o->duration - (now() - t_start) : wait);
+		/* the wait in steps of 10 ms at most: the program may end in it */
+		double next = t_start + k * period - on;
+		if (!ours && next > t_start + o->duration)
+			next = t_start + o->duration;
+		for (double t = now(); t < next && running(b, ours) && !stat_caught_signal(); t = now())
+			sleep_s(next - t < 0.01 ? next - t : 0.01);
 		if (!ours && now() - t_start >= o->duration)
 			break;
 		if (!running(b, ours) || stat_caught_signal())
@@ -360,7 +363,7 @@ int stat_burst_run(struct stat_plan *p, const char *binary, const struct stat_op
 	find_hot(&b);
 	int release = -1, rc = 0;
 	bool ours = o->pid <= 0;
-	b.pid = ours ? start_program(o, &release) : o->pid;
+	b.pid = ours ? start_program(o->command, &release) : o->pid;
 	if (b.pid < 0) {
 		fprintf(stderr, "perf loops stat: fork: %s\n", strerror(errno));
 		rc = -1;

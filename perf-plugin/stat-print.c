@@ -76,7 +76,7 @@ static void text_trips(FILE *out, const struct stat_trips *t)
 			snprintf(label, sizeof label, "%" PRIu64 "..%" PRIu64, lo ? hi >> 1 : 0, hi ? hi - 1 : UINT64_MAX);
 		else
 			snprintf(label, sizeof label, "%" PRIu64, lo);
-		fprintf(out, "    %-24s %10" PRIu64 " entries\n", label, j - i);
+		fprintf(out, "    %-24s %10" PRIu64 " %s\n", label, j - i, j - i == 1 ? "entry" : "entries");
 		i = j;
 	}
 }
@@ -84,12 +84,12 @@ static void text_trips(FILE *out, const struct stat_trips *t)
 static void text_estimate(FILE *out, const struct stat_burst_est *e)
 {
 	if (e->iterations < 0) {
-		fprintf(out, "  %-12s %14s  (no whole trip in %u windows: no ratio; trips longer than ON under the probes?)\n", "~iterations", "?",
+		fprintf(out, "  %-12s %14s  (no whole trip in %u bursts: no ratio; trips longer than ON under the probes?)\n", "~iterations", "?",
 		        e->windows);
 		return;
 	}
-	fprintf(out, "  %-12s %14.0f  +- %.0f (%.2f%%; %u windows, %.2f%% of the run, saw %" PRIu64
-	        " iterations over %" PRIu64 " entries)\n", "~iterations", e->iterations, e->stderr_,
+	fprintf(out, "  %-12s %14.0f  +- %.0f (%.2f%%; %u bursts, %.2f%% of the run, saw %" PRIu64
+	        " iterations in %" PRIu64 " whole trips)\n", "~iterations", e->iterations, e->stderr_,
 	        e->iterations > 0 ? 100 * e->stderr_ / e->iterations : 0, e->windows, 100 * e->on_fraction,
 	        e->win_iter, e->win_entries);
 }
