@@ -81,6 +81,7 @@ for cc in gcc clang; do
 	done <"$TMP/expected"
 	# the irreducible loop: each call's trip, against perf stat's exact counts
 	"$PERF_LOOPS" stat --json -o "$TMP/$cc-count.json" --loop irreducible -- "$bin" >/dev/null 2>&1
+	# shellcheck disable=SC2046 # its fields as $1...
 	set -- $(grep "^irreducible " "$TMP/$cc-trace.rows")
 	check_eq "$3 $4 $5" "$(loops "$TMP/$cc-count.json" | awk '{ print $3, $4, $3 }')" \
 		"$cc -O2 --trace: irreducible loop's entries, iterations and traced entries = perf stat's counts"
