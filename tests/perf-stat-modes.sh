@@ -4,7 +4,9 @@
 #             each loop's trip count per entry, minimum, maximum and
 #             histogram, equal to what the source fixes (collatz's and
 #             search's computed here from the program's data, the
-#             irreducible loop's against perf stat's exact counts);
+#             irreducible loop's against perf stat's exact counts), and
+#             on thread_trips.c, two threads in one loop with trips of 5
+#             and 9, told apart;
 #   --hot N   on tests/fixtures/perf/hot_loops.c: a cpu-clock recording's
 #             hottest loop (perf report -s sym says whose code the samples
 #             are in) counted exactly, with --trace too;
@@ -93,6 +95,14 @@ for cc in gcc clang; do
 done
 bin="$TMP/lc_gcc"
 [ -x "$bin" ] || bin="$TMP/lc_clang"
+
+# Two threads in one loop at once: trips told apart per thread.
+build_fixture gcc -O2 perf/thread_trips.c "$TMP/tt" -pthread || fail_all "cannot build thread_trips.c"
+"$PERF_LOOPS" stat --trace --json -o "$TMP/tt.json" --loop work -- "$TMP/tt" >/dev/null 2>&1
+ok $? "--trace on two threads runs"
+check_eq "$(loops "$TMP/tt.json")" "work 1 2000 14000 2000 5 9 5:1000,9:1000" \
+	"--trace, two threads in one loop: 1000 trips of 5 and 1000 of 9, per thread"
+no_probes_left "--trace threads"
 
 # Text: the trips line and the histogram's rows.
 "$PERF_LOOPS" stat --trace --loop search -- "$bin" >"$TMP/trace.txt" 2>&1
