@@ -64,6 +64,12 @@ static void values_and_nesting(void)
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_uint(w, UINT64_MAX))), "18446744073709551615", "uint max");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_int(w, -40))), "-40", "int negative");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_int(w, INT64_MIN))), "-9223372036854775808", "int min");
+	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_array(w), ls_jw_double(w, 99.07), ls_jw_double(w, 1e8),
+	                               ls_jw_double(w, 0.0013), ls_jw_double(w, -2.5), ls_jw_array_end(w))),
+	       "[99.07,1e+08,0.0013,-2.5]", "double (%.6g)");
+	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_array(w), ls_jw_double(w, 0.0 / 0.0), ls_jw_double(w, 1.0 / 0.0),
+	                               ls_jw_array_end(w))),
+	       "[null,null]", "double: NaN and infinity are null");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_array(w), ls_jw_int(w, 16), ls_jw_int(w, 0), ls_jw_array_end(w))), "[16,0]",
 	       "int in an array");
 	expect(CAPTURE(LS_JW_COMPACT, (ls_jw_hex(w, 0))), "\"0x0\"", "hex 0");
