@@ -97,6 +97,9 @@ int stat_hot_loops(struct stat_opts *o, const char *binary)
 		fprintf(stderr, "perf loops stat: %s: no samples in the loops of %s\n", ro.input, binary);
 		rc = -1;
 	}
+	if (n > 0 && n < (size_t)o->hot)
+		fprintf(stderr, "perf loops stat: --hot %d: %zu loop%s of %s ha%s samples of %s own in %s\n", o->hot, n,
+		        n == 1 ? "" : "s", binary, n == 1 ? "s" : "ve", n == 1 ? "its" : "their", ro.input);
 	for (size_t i = 0; i < n && (int)i < o->hot && o->nloops < STAT_MAX_SPECS; i++) {
 		char spec[32];
 		snprintf(spec, sizeof spec, "%#" PRIx64, ls_loop_header(flat->nodes[v[i].node].scope));
