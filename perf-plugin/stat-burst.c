@@ -163,10 +163,8 @@ static void find_hot(struct burst *b)
 	}
 	for (size_t c = 0; c < p->nctr; c++)
 		for (size_t d = 0; d < p->nctr; d++)
-			if (b->hot[d] && p->ctr[d].offset == p->ctr[c].offset && !b->hot[c]) {
+			if (b->hot[d] && p->ctr[d].offset == p->ctr[c].offset)
 				b->hot[c] = true;
-				d = 0;
-			}
 }
 
 static uint64_t qty_now(const struct burst *b, const struct stat_qty *q, bool hot)
@@ -235,8 +233,12 @@ static int window(struct burst *b, double on)
 			return -1;
 	}
 	for (size_t c = 0; c < p->nctr; c++)
-		if (b->hot[c] && open_counter(b, c) < 0)
+		if (b->hot[c] && open_counter(b, c) < 0) {
+			for (size_t d = 0; d <= c; d++) /* (the failed one's threads opened so far too) */
+				if (b->hot[d])
+					close_counter(b, d);
 			return -1;
+		}
 	int st[p->nloops + 1];
 	uint64_t last[p->nloops + 1], x0[p->nloops + 1];
 	double *x = &b->x[b->nwin * p->nloops], *y = &b->y[b->nwin * p->nloops];
@@ -273,6 +275,9 @@ static void estimate(struct burst *b, size_t i)
 	struct stat_loop *L = &p->loops[i];
 	if (!L->entries.known || L->entries.derived || !L->iterations.known)
 		return;
+	for (int t = 0; t < L->entries.nterms; t++)
+		if (b->hot[L->entries.terms[t].counter])
+			return; /* an entry probe where an iteration's is: entries not exact either */
 	double sx = 0, sy = 0;
 	for (unsigned w = 0; w < b->nwin; w++) {
 		sx += b->x[w * p->nloops + i];
@@ -340,8 +345,8 @@ static int run_windows(struct burst *b, const struct stat_opts *o, bool ours, do
 			break;
 		if (!running(b, ours) || stat_caught_signal())
 			break;
-		if (window(b, on) < 0)
-			return -1;
+		if (window(b, on) < 0 && running(b, ours))
+			return -1; /* (the program ending as a burst began is no error) */
 	}
 	if (ours && stat_caught_signal()) {
 		kill(b->pid, stat_caught_signal() == SIGINT ? SIGINT : SIGTERM);
