@@ -64,6 +64,7 @@ struct burst {
 	double *x, *y;
 	unsigned nwin, capwin;
 	double on_s, t0;
+	bool reaped;         /* the program's status is in p->status */
 };
 
 static double now(void)
@@ -263,8 +264,10 @@ static bool running(struct burst *b, bool ours)
 	pid_t r = waitpid(b->pid, &st, WNOHANG);
 	if (r == 0)
 		return true;
-	if (r == b->pid)
+	if (r == b->pid) {
 		b->p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		b->reaped = true;
+	}
 	return false;
 }
 
@@ -348,12 +351,14 @@ static int run_windows(struct burst *b, const struct stat_opts *o, bool ours, do
 		if (window(b, on) < 0 && running(b, ours))
 			return -1; /* (the program ending as a burst began is no error) */
 	}
-	if (ours && stat_caught_signal()) {
+	if (ours && !b->reaped) { /* a signal: passed on, as perf stat's run passes it */
 		kill(b->pid, stat_caught_signal() == SIGINT ? SIGINT : SIGTERM);
 		int st;
-		while (waitpid(b->pid, &st, 0) < 0 && errno == EINTR)
+		pid_t r;
+		while ((r = waitpid(b->pid, &st, 0)) < 0 && errno == EINTR)
 			;
-		b->p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		b->p->status = r != b->pid ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		b->reaped = true;
 	}
 	return 0;
 }

@@ -171,6 +171,32 @@ for mode in --trace --burst; do
 	no_probes_left "$mode SIGTERM"
 done
 
+# Ctrl-C (SIGINT to the process group, as a terminal sends it) in the
+# middle of --trace and of --burst: the counts so far, the probes gone.
+for mode in --trace --burst; do
+	python3 - "$TMP/int.out" "$bin" "$PERF_LOOPS" stat $mode --loop counted -- "$bin" spin <<'PY'
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+p = subprocess.Popen(sys.argv[3:], start_new_session=True, stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
+for _ in range(100):  # poll, 10 s at most, until the program runs with its probes
+    spinning = subprocess.run(["pgrep", "-f", "^" + sys.argv[2] + " spin"], stdout=subprocess.DEVNULL).returncode == 0
+    if spinning and any("loopscope_" in l and sys.argv[2] in l for l in open("/sys/kernel/tracing/uprobe_events")):
+        break
+    time.sleep(0.1)
+time.sleep(0.3)
+os.killpg(p.pid, signal.SIGINT)
+try:
+    sys.exit(p.wait(timeout=60))
+except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+    sys.exit(0)
+PY
+	rc=$?
+	[ $rc -eq 130 ] && grep -q "^  entries  *[1-9]" "$TMP/int.out"
+	ok $? "$mode: Ctrl-C ends the run with the program's status (exit $rc: 130, killed by SIGINT) and the entries counted so far"
+	no_probes_left "$mode Ctrl-C"
+done
+
 # Usage errors.
 "$PERF_LOOPS" stat --trace --burst --loop counted -- "$bin" >/dev/null 2>&1
 check_eq $? 2 "--trace with --burst: a usage error"
