@@ -13,7 +13,8 @@
 #   --burst   entries and exits exact, the iterations' estimate near the
 #             known count (loosely: the error is measured in
 #             bench/loop-stat.sh);
-# and the probes gone after each, and after SIGTERM and Ctrl-C in the
+# -p PID for --trace and --burst on a spinning loop of 13 a trip; and the
+# probes gone after each, and after SIGTERM and Ctrl-C in the
 # middle of a --trace and of a --burst run.  Needs root and uprobes: skips without.
 . "$top_srcdir/tests/lib.sh"
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
@@ -196,6 +197,30 @@ PY
 	ok $? "$mode: Ctrl-C ends the run with the program's status (exit $rc: 130, killed by SIGINT) and the entries counted so far"
 	no_probes_left "$mode Ctrl-C"
 done
+
+# -p PID: attach for a second.  --trace: every whole trip is 13 (the
+# window may cut one at each end); --burst: 13 iterations per entry.
+"$bin" spin >/dev/null &
+spin=$!
+n=0
+until pgrep -f "^$bin spin" >/dev/null; do n=$((n + 1)); [ $n -gt 100 ] && break; sleep 0.1; done
+"$PERF_LOOPS" stat --trace --json -o "$TMP/pid-trace.json" -p $spin --duration 1 --loop counted >/dev/null 2>&1
+ok $? "--trace -p PID runs"
+"$PERF_LOOPS" stat --burst=5/50 --json -o "$TMP/pid-burst.json" -p $spin --duration 1 --loop counted >/dev/null 2>&1
+ok $? "--burst -p PID runs"
+kill $spin
+wait $spin 2>/dev/null
+check_eq "$(python3 - "$TMP/pid-trace.json" "$TMP/pid-burst.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["loops"][0]["trips"]
+cut = sum(n for c, n in t["histogram"] if c != 13)
+b = json.load(open(sys.argv[2]))["loops"][0]
+e = b["iterations_estimate"]
+print("trace", "ok" if t["max"] == 13 and cut <= 2 and t["entries"] > 100 else t,
+      "burst", "ok" if e["value"] and abs(e["value"] / b["entries"] - 13) < 1 else e)
+PY
+)" "trace ok burst ok" "-p PID: --trace's whole trips are 13 (at most one cut at each end); --burst's estimate 13 per entry (+-1)"
+no_probes_left "-p PID"
 
 # Usage errors.
 "$PERF_LOOPS" stat --trace --burst --loop counted -- "$bin" >/dev/null 2>&1
