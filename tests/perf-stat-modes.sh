@@ -13,7 +13,8 @@
 #   --burst   entries and exits exact, the iterations' estimate near the
 #             known count (loosely: the error is measured in
 #             bench/loop-stat.sh);
-# -p PID for --trace and --burst on a spinning loop of 13 a trip; and the
+# -p PID for --trace and --burst on a spinning loop of 13 a trip; the
+# program crashing; and the
 # probes gone after each, and after SIGTERM and Ctrl-C in the
 # middle of a --trace and of a --burst run.  Needs root and uprobes: skips without.
 . "$top_srcdir/tests/lib.sh"
@@ -196,6 +197,15 @@ PY
 	[ $rc -eq 130 ] && grep -q "^  entries  *[1-9]" "$TMP/int.out"
 	ok $? "$mode: Ctrl-C ends the run with the program's status (exit $rc: 130, killed by SIGINT) and the entries counted so far"
 	no_probes_left "$mode Ctrl-C"
+done
+
+# The program crashing: its status back, the counts before it, no probe left.
+for mode in --trace --burst; do
+	"$PERF_LOOPS" stat $mode --loop counted -- "$bin" crash >"$TMP/crash.out" 2>&1
+	rc=$?
+	[ $rc -eq 139 ] && grep -q "^  entries  *7$" "$TMP/crash.out"
+	ok $? "$mode: the program's crash (SIGSEGV) comes back as 139 ($rc), with its 7 entries"
+	no_probes_left "$mode crash"
 done
 
 # -p PID: attach for a second.  --trace: every whole trip is 13 (the
