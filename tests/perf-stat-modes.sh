@@ -14,9 +14,9 @@
 #             known count (loosely: the error is measured in
 #             bench/loop-stat.sh);
 # -p PID for --trace and --burst on a spinning loop of 13 a trip; the
-# program crashing; and the
-# probes gone after each, and after SIGTERM and Ctrl-C in the
-# middle of a --trace and of a --burst run.  Needs root and uprobes: skips without.
+# program's crash; and the probes gone after each, and after SIGTERM and
+# Ctrl-C in the middle of a --trace and of a --burst run.  Needs root and
+# uprobes: skips without.
 . "$top_srcdir/tests/lib.sh"
 command -v perf >/dev/null 2>&1 || skip_all "perf not installed"
 [ -x "$PERF_LOOPS" ] || skip_all "perf-loops not built"
