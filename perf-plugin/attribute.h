@@ -70,6 +70,8 @@ struct pl_attrib {
 	char missing_names[1024]; /* the first three */
 	unsigned nnodebug;       /* binaries without DWARF (the vdso aside) */
 	int kernel_without_debug; /* kernel frames named from kallsyms, or by address */
+	char kernel_debug_why[1280]; /* why the search found no vmlinux (ls_find_debug_file's message) */
+	int kernel_debuginfod_down; /* ... because a debuginfod server could not be reached */
 	int kernel_frames;       /* ... and there are some */
 	uint64_t kernel_samples; /* samples taken in the kernel (before filters) */
 	struct pl_unwinder *uw; /* unwind.c: rules by address, CFI of each binary, the stats */

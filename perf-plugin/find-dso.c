@@ -307,7 +307,9 @@ void pl_dsos_begin(struct pl_attrib *a)
 	pl_report *rep = a->rep;
 	ls_options_init(&a->lsopt);
 	a->lsopt.warn = ls_warn_sink;
-	a->lsopt.progress = 0;
+	/* the analysis meter is the report's (progress_fn); this one is a
+	 * debuginfod download's, on a terminal only, as the report's is */
+	a->lsopt.progress = pl_progress_wanted();
 	/* a report looks up the procedures samples landed in, of binaries of
 	 * up to hundreds of thousands: each analyzed when first asked for, and
 	 * the cache entry grows with them (issue 23) */
@@ -488,8 +490,11 @@ static ls_module *open_module_with(const ls_options *lsopt, int verbose, int qui
 		pl_progress_clear();
 		fprintf(stderr, "perf-loops: %s\n", err.message);
 	}
-	else if (n && !w->verbose && !quiet && ls_module_has_dwarf(m))
-		print_first_warning(path, w); /* without DWARF: one summary for all (pl_dsos_summary) */
+	else if (n && !w->verbose && !quiet && (ls_module_has_dwarf(m) || strstr(w->first, "; debuginfod: ")))
+		/* without DWARF: one summary for all (pl_dsos_summary), but
+		 * what debuginfod said (no such build-id, server unreachable)
+		 * is the user's to act on: said per binary */
+		print_first_warning(path, w);
 	return m;
 }
 
@@ -508,8 +513,16 @@ static int find_kernel_debug(struct pl_attrib *a, pl_dso *dso, const char *modul
 	q.release = a->osrelease;
 	q.build_id = dso->build_id_size ? hex : NULL;
 	q.dirs = module ? a->rep->opt->modules : NULL;
+	q.progress = a->lsopt.progress;
 	unsigned found;
-	return ls_find_debug_file(&q, p, size, &found, NULL) == 0 && !(found & LS_FOUND_BUILD_ID_DIFFERS) ? 0 : -1;
+	ls_error err;
+	if (ls_find_debug_file(&q, p, size, &found, &err) == 0)
+		return found & LS_FOUND_BUILD_ID_DIFFERS ? -1 : 0;
+	if (!module) { /* said with the fallback to kallsyms (kernel_fallback_note) */
+		snprintf(a->kernel_debug_why, sizeof a->kernel_debug_why, "%s", err.message);
+		a->kernel_debuginfod_down = err.code == LS_ERR_IO;
+	}
+	return -1;
 }
 
 static void open_kmodule(struct pl_attrib *a, pl_dso *dso, struct dso_attr *d)
@@ -547,11 +560,16 @@ static void kernel_fallback_note(struct pl_attrib *a)
 	if (k)
 		pl_dso_build_id_hex(k, hex);
 	uint64_t all = a->rep->nsamples_all;
+	/* the search's own words say what debuginfod answered: no such
+	 * build-id, or no answer at all (server unreachable) */
+	const char *why = a->kernel_debug_why;
+	const char *tail = strstr(why, "no debug file found (");
 	fprintf(stderr, "perf-loops: kernel frames (%.1f%% of the samples) are named %s, without inlined calls, loops "
-		"or lines: no debug image of kernel %s%s%s was found (/usr/lib/debug, debuginfod); -k VMLINUX gives one "
+		"or lines: no debug image of kernel %s%s%s was found (/usr/lib/debug, /boot; %.*s); -k VMLINUX gives one "
 		"(Debian: linux-image-%s-dbg)\n", all ? 100.0 * (double)a->kernel_samples / (double)all : 0.0,
 		ls_kmap_nsymbols(a->kmap) ? "from kallsyms" : "by address (kallsyms is not readable)", a->osrelease,
-		hex[0] ? " with build-id " : "", hex, a->osrelease);
+		hex[0] ? " with build-id " : "", hex, tail ? (int)strlen(tail + 21) - 1 : 10,
+		tail ? tail + 21 : "debuginfod", a->osrelease);
 }
 
 /* ---- binaries that do not match, or are not there ------------------------
@@ -760,7 +778,8 @@ void pl_dsos_summary(struct pl_attrib *a)
 	 * start: 1-4% here), whose names are not its user's question; a
 	 * tenth of the samples (a system-wide or a kernel-heavy profile) is */
 	uint64_t all = a->rep->nsamples_all;
-	if (a->kernel_without_debug && a->kernel_frames && (o->verbose || (all && a->kernel_samples * 10 >= all)))
+	if (a->kernel_without_debug && a->kernel_frames &&
+	    (o->verbose || a->kernel_debuginfod_down || (all && a->kernel_samples * 10 >= all)))
 		kernel_fallback_note(a);
 }
 

@@ -21,6 +21,7 @@ PERF_TESTS = \
 	tests/perf-payloads.sh \
 	tests/perf-fork-maps.sh \
 	tests/perf-buildid.sh \
+	tests/perf-debuginfod.sh \
 	tests/perf-cxx-names.py \
 	tests/perf-habits.sh \
 	tests/perf-quiet.sh \
