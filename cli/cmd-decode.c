@@ -30,7 +30,7 @@
  *
  * File names are shown without the build directory (--strip-prefix; by
  * default the directory that init/main.c is in, as decode_stacktrace.sh
- * finds it).
+ * finds it, and for assembly files the absolute one entry_64.S is in).
  */
 #include "decode.h"
 
@@ -68,6 +68,7 @@ struct decoder {
 	char earlier[256];         /* the last release a report named */
 	char objs_release[256];    /* the release the modules were looked for in */
 	char *strip;               /* the build directory prefix, once known */
+	char *strip_asm;           /* ... as the assembler wrote it (absolute), or NULL */
 	bool strip_known;
 	struct kobj *objs;
 	size_t nobjs, cap_objs;
@@ -214,6 +215,22 @@ static char *find_debug(struct decoder *d, const char *name, const char *build_i
 	return xstrdup(path);
 }
 
+/* What comes before TAIL in the file of VM's procedure SYM (malloc'd), or
+ * NULL if that file does not end so. */
+static char *prefix_of(const ls_module *vm, const char *sym, const char *tail)
+{
+	uint64_t a, s;
+	if (!vm || ls_module_symbol(vm, sym, &a, &s) < 0)
+		return NULL;
+	/* the statement's file: an assembly procedure has no DWARF
+	 * subprogram to name one, only its lines */
+	const ls_scope *chain[LS_MAX_CHAIN];
+	size_t n = ls_lookup_chain(vm, a, chain, LS_MAX_CHAIN);
+	const char *f = n ? ls_scope_file(chain[n - 1]) : NULL;
+	const char *at = f ? strstr(f, tail) : NULL;
+	return at ? strndup(f, (size_t)(at - f)) : NULL;
+}
+
 /* The directory the build ran in, as the path of init/main.c shows it
  * (decode_stacktrace.sh's "auto" base path); "" if unknown. */
 static void learn_strip_prefix(struct decoder *d, const ls_module *vm)
@@ -225,20 +242,20 @@ static void learn_strip_prefix(struct decoder *d, const ls_module *vm)
 		d->strip = xstrdup(d->strip_arg);
 		return;
 	}
-	const char *probes[] = { "start_kernel", "kernel_init" };
-	for (size_t i = 0; i < 2 && vm; i++) {
-		uint64_t a, s;
-		if (ls_module_symbol(vm, probes[i], &a, &s) < 0)
-			continue;
-		const ls_scope *p = ls_lookup_proc(vm, a);
-		const char *f = p ? ls_scope_file(p) : NULL;
-		const char *at = f ? strstr(f, "init/main.c") : NULL;
-		if (at) {
-			d->strip = strndup(f, (size_t)(at - f));
-			return;
-		}
+	/* gcc names a C file as the build passed it (Debian: relative, as
+	 * "kernel/sched/core.c"), the assembler with the build directory
+	 * ("/build/reproducible-path/linux-6.1.192/arch/x86/entry/entry_64.S"):
+	 * each has its prefix, learned from a file of its own kind */
+	d->strip = prefix_of(vm, "start_kernel", "init/main.c");
+	if (!d->strip)
+		d->strip = prefix_of(vm, "kernel_init", "init/main.c");
+	if (!d->strip)
+		d->strip = xstrdup("");
+	d->strip_asm = prefix_of(vm, "entry_SYSCALL_64", "arch/x86/entry/entry_64.S");
+	if (d->strip_asm && (!d->strip_asm[0] || !strcmp(d->strip_asm, d->strip))) {
+		free(d->strip_asm);
+		d->strip_asm = NULL;
 	}
-	d->strip = xstrdup("");
 }
 
 const char *decode_shown(const struct decoder *d, const char *file)
@@ -246,8 +263,11 @@ const char *decode_shown(const struct decoder *d, const char *file)
 	if (!file)
 		return "??";
 	size_t n = d->strip ? strlen(d->strip) : 0;
+	size_t na = d->strip_asm ? strlen(d->strip_asm) : 0;
 	if (n && strncmp(file, d->strip, n) == 0)
 		file += n;
+	else if (na && strncmp(file, d->strip_asm, na) == 0)
+		file += na;
 	while (file[0] == '.' && file[1] == '/')
 		file += 2;
 	return file;
@@ -883,6 +903,7 @@ static void decoder_free(struct decoder *d)
 	}
 	free(d->objs);
 	free(d->strip);
+	free(d->strip_asm);
 	free(d->lines);
 	ls_kmap_free(d->kmap);
 	d->kmap = NULL;

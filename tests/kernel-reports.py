@@ -409,4 +409,35 @@ rc, out, err = decode("\n".join(panic[:1] + panic[2:3] + ["[ 9.000004] " + cpu])
 blocks, _ = blocks_of(out)
 t.ok(chain_of(blocks.get(1, [])) == want[1], "--kallsyms, no -r: the release the log names after the frame, "
      "the offset kallsyms gives: %s (%s)" % (chain_of(blocks.get(1, []))[:1], err.strip()[-200:]))
+
+# ---- 5. file names without the build directory, C and assembly alike --------------------
+# gcc names a C file relative to the build (debian/build/build_amd64_none_amd64/...), the
+# assembler with the absolute build directory (/build/reproducible-path/linux-6.1.192/...):
+# both are shown from the top of the tree, as norm() cuts llvm-symbolizer's paths.
+def raw_files(text):
+    return [m.group(2) for m in (FRAME_LINE.search(l) for l in text.split("\n") if ANN.match(l)) if m] + \
+        re.findall(r"# in loop at (\S+):\d+", text)
+
+
+asm = [f for f in funcs if f[1] - f[0] > 1]
+starts = [f[0] + 1 for f in asm]
+raw = subprocess.run(["llvm-symbolizer", "--obj=" + VMLINUX] + ["0x%x" % a for a in starts],
+                     stdout=subprocess.PIPE, universal_newlines=True).stdout.strip("\n").split("\n\n")
+asm = [f for f, r in zip(asm, raw) if re.search(r"\.S:\d+:\d+$", r)]
+asm = rng.sample(asm, min(20, len(asm)))
+alog = "[ 1.000000] CPU: 0 PID: 1 Comm: sh Not tainted %s #1\n" % REL + "".join(
+    "[ 1.%06d]  %s+0x1/0x%x\n" % (i + 1, n, sizes[n, lo]) for i, (lo, hi, n) in enumerate(asm))
+rc, aout, err = decode(alog)
+shown = raw_files(aout)
+wantf = [norm(re.sub(r":\d+:\d+$", "", r.splitlines()[1])) for r in
+         subprocess.run(["llvm-symbolizer", "--obj=" + VMLINUX] + ["0x%x" % lo for lo, _, _ in asm],
+                        stdout=subprocess.PIPE, universal_newlines=True).stdout.strip("\n").split("\n\n")]
+t.ok(len(asm) >= 10 and shown == wantf,
+     "%d assembly frames: each file shown from the top of the tree, as llvm-symbolizer's without its "
+     "build directory (%s)" % (len(asm), shown[:2]))
+if shown != wantf:
+    t.diag("ours: %s\nwant: %s" % (shown[:5], wantf[:5]))
+cfiles = raw_files(out2)
+t.ok(cfiles and all(f == norm(f) and not f.startswith("/") for f in cfiles),
+     "the 300-frame log: %d file names, none with a build directory" % len(cfiles))
 t.done()
