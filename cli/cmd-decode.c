@@ -279,8 +279,13 @@ static void not_found(struct decoder *d, const struct kobj *o, const char *why)
 		fprintf(stderr, "loopscope decode: [%s]: no debug .ko found (--modules, /usr/lib/debug/lib/modules/%s, "
 		        "build-id, debuginfod: %s); its frames are not annotated\n", o->name, release_of(d), why);
 	else
+		/* debuginfod knows images by build-id only, and a log names
+		 * none for vmlinux (6.1 prints build-ids for module frames
+		 * alone): only the machine that wrote it can give it */
 		fprintf(stderr, "loopscope decode: no vmlinux with debug info for %s (%s): %s; give --vmlinux FILE "
-		        "or -r RELEASE; kernel frames are not annotated\n", release_of(d), release_source(d), why);
+		        "or -r RELEASE%s; kernel frames are not annotated\n", release_of(d), release_source(d), why,
+		        strstr(why, "no build-id to ask debuginfod for") ? ", or --build-id ID for debuginfod "
+		        "(readelf -n /sys/kernel/notes on the machine that wrote the log)" : "");
 }
 
 static ls_module *open_kobj(struct decoder *d, struct kobj *o, const char *build_id)

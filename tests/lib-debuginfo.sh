@@ -128,6 +128,18 @@ printf '[    1.000000]  two_sites+0x4/0x20 [mymod %s]\n' "$mid" |
 grep -q "# .* at .*inline_deep.c:[0-9]" "$TMP/decoded"
 ok $? "decode: a module frame's .ko by its build-id from debuginfod"
 grep -q "#" "$TMP/decoded" || diag "$(cat "$TMP/decoded" "$TMP/err")"
+# decode: a log of a release not here names no build-id for vmlinux; the
+# message says how to give debuginfod one, and with it the server is asked
+printf '[    1.000000] CPU: 0 PID: 1 Comm: sh Not tainted 0.0.0-none #1\n[    1.000000]  f+0x4/0x20\n' >"$TMP/vlog"
+"$LOOPSCOPE" decode --no-cache --debug-dir "$empty" <"$TMP/vlog" >/dev/null 2>"$TMP/err"
+grep -q "no build-id to ask debuginfod for); give --vmlinux FILE or -r RELEASE, or --build-id ID for debuginfod (readelf -n /sys/kernel/notes" "$TMP/err"
+ok $? "decode, vmlinux of a release not here and no build-id: the message names --build-id for debuginfod"
+grep -q "build-id ID for debuginfod" "$TMP/err" || diag "$(cat "$TMP/err")"
+"$LOOPSCOPE" decode --no-cache --debug-dir "$empty" --build-id 0123456789abcdef0123456789abcdef01234567 \
+	<"$TMP/vlog" >/dev/null 2>"$TMP/err"
+grep -q "no server has build-id 0123456789abcdef" "$TMP/err" && ! grep -q "build-id ID for debuginfod" "$TMP/err"
+ok $? "... with --build-id, the server is asked for it (no server has it)"
+grep -q "no server has" "$TMP/err" || diag "$(cat "$TMP/err")"
 LD_DEBUG=libs "$LOOPSCOPE" struct --no-cache --debug-dir "$empty" "$TMP/stripped" 2>&1 >/dev/null |
 	grep -q "calling init: .*libcurl"
 ok $? "with DEBUGINFOD_URLS, libcurl is loaded"
