@@ -316,6 +316,8 @@ void pl_dsos_begin(struct pl_attrib *a)
 	a->lsopt.on_demand = 1;
 	a->lsopt.read_sources = getenv("LOOPSCOPE_NO_SOURCE") == NULL;
 	a->lsopt.source_path = getenv("LOOPSCOPE_SOURCE_PATH");
+	/* the debug directory, as loopscope's (NULL: /usr/lib/debug) */
+	a->lsopt.debug_file_path = getenv("LOOPSCOPE_DEBUG_DIR");
 	const char *bd = getenv("PERF_BUILDID_DIR");
 	const char *home = getenv("HOME");
 	if (!home) {
@@ -514,6 +516,7 @@ static int find_kernel_debug(struct pl_attrib *a, pl_dso *dso, const char *modul
 	q.build_id = dso->build_id_size ? hex : NULL;
 	q.dirs = module ? a->rep->opt->modules : NULL;
 	q.progress = a->lsopt.progress;
+	q.debug_file_path = a->lsopt.debug_file_path;
 	unsigned found;
 	ls_error err;
 	if (ls_find_debug_file(&q, p, size, &found, &err) == 0)
@@ -565,10 +568,11 @@ static void kernel_fallback_note(struct pl_attrib *a)
 	const char *why = a->kernel_debug_why;
 	const char *tail = strstr(why, "no debug file found (");
 	fprintf(stderr, "perf-loops: kernel frames (%.1f%% of the samples) are named %s, without inlined calls, loops "
-		"or lines: no debug image of kernel %s%s%s was found (/usr/lib/debug, /boot; %.*s); -k VMLINUX gives one "
+		"or lines: no debug image of kernel %s%s%s was found (%s, /boot; %.*s); -k VMLINUX gives one "
 		"(Debian: linux-image-%s-dbg)\n", all ? 100.0 * (double)a->kernel_samples / (double)all : 0.0,
 		ls_kmap_nsymbols(a->kmap) ? "from kallsyms" : "by address (kallsyms is not readable)", a->osrelease,
-		hex[0] ? " with build-id " : "", hex, tail ? (int)strlen(tail + 21) - 1 : 10,
+		hex[0] ? " with build-id " : "", hex,
+		a->lsopt.debug_file_path ? a->lsopt.debug_file_path : "/usr/lib/debug", tail ? (int)strlen(tail + 21) - 1 : 10,
 		tail ? tail + 21 : "debuginfod", a->osrelease);
 }
 

@@ -7,6 +7,8 @@
 #      lookup in the debug files;
 #   3. decode of a vmlinux frame (--build-id: the image of that build) and
 #      an [ext4 BUILDID] frame annotates both as with the local files;
+#   3b. perf loops report of a synthetic recording of that kernel (no -k,
+#      the local image hidden) equals the report with -k VMLINUX;
 #   4. the server stopped: "server unreachable", not "not found".
 # The answers are loopscope's own on the local debug files, which the
 # other kernel tests check against faddr2line and llvm-symbolizer.
@@ -129,10 +131,49 @@ t.ok(want.returncode == 0 and got.returncode == 0 and want.stdout.count("# ") >=
      "decode: vmlinux (--build-id) and the [ext4 BUILDID] frame from debuginfod, annotated as with the local "
      "files%s" % ("" if want.stdout == got.stdout else ": " + got.stdout[-300:] + got.stderr[-300:]))
 
+# ---- 3b. perf loops report: the recorded kernel's image by its build-id -----------------
+# a recording of kernel samples of Debian's 6.1 (tests/fixtures/perf/kernel_perfdata.py):
+# without -k and with the local image hidden (LOOPSCOPE_DEBUG_DIR of an empty directory),
+# the report equals the one with -k VMLINUX
+PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
+syms = {s.name: s.addr for s in K.symbols(VMLINUX) if s.type == "FUNC"}
+text = next(s.addr for s in K.symbols(VMLINUX) if s.name == "_text")
+kdata = os.path.join(tmp, "k.data")
+stacks = ["k:0x%x,0x%x" % (syms["tcp_write_xmit"] + 0x29, syms["ktime_get"] + 0x1a)] * 30
+gen = subprocess.run(["python3", os.path.join(C.TOP_SRCDIR, "tests", "fixtures", "perf", "kernel_perfdata.py"), kdata,
+                      REL, "0", VID, "/lib/modules/%s/kernel/fs/ext4/ext4.ko" % REL, "0xffffffffc0a00000", "00",
+                      "cp", "0x%x" % text] + stacks, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     universal_newlines=True)
+home = os.path.join(tmp, "home")
+os.makedirs(home, exist_ok=True)
+
+
+def report(*args, e=None):
+    return subprocess.run([PERF_LOOPS, "report", "-i", kdata, "--stdio", "--no-pager"] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          env=dict(e or os.environ, HOME=home, LOOPSCOPE_DEBUG_DIR=empty))
+
+
+if gen.returncode or not os.access(PERF_LOOPS, os.X_OK):
+    t.ok(False, "perf loops report of a recording of 6.1: %s" % (gen.stderr[-300:] or PERF_LOOPS + " not built"))
+else:
+    want = report("-k", VMLINUX)
+    got = report(e=env)
+    t.ok(want.returncode == 0 and "tcp_write_xmit" in want.stdout and "loop at" in want.stdout and
+         want.stdout == got.stdout,
+         "perf loops report without -k: vmlinux by the recorded build-id from debuginfod, the tree as with -k "
+         "(%d lines)%s" % (len(want.stdout.splitlines()), "" if want.stdout == got.stdout else ": " + got.stderr[-300:]))
+
 # ---- 4. the server stopped ----------------------------------------------------------------
 server.terminate()
 server.wait()
 env["DEBUGINFOD_CACHE_PATH"] = os.path.join(tmp, "dcache2")
+if not gen.returncode:
+    got = report(e=env)
+    t.ok(re.search(r"no debug image of kernel %s with build-id %s was found \(.*debuginfod: server unreachable "
+                   r"\(%s: Connection refused\)\)" % (re.escape(REL), VID, re.escape(url)), got.stderr),
+         "perf loops report, the server stopped: the kernel's line says it is unreachable: %s" %
+         got.stderr.strip().splitlines()[-1:])
 got = ls("decode", "--debug-dir", empty, "--build-id", VID, stdin=log, env=env)
 t.ok("server unreachable" in got.stdout + got.stderr and "Connection refused" in got.stdout + got.stderr,
      "decode, the server stopped: says it is unreachable: %s" %
