@@ -1627,14 +1627,25 @@ def loop_of(frame, shape=None):
     return got
 
 
+def _frame_of(d):
+    """The gdb.Frame under D: the plain decorator GDB wraps each frame in
+    holds it (one attribute read instead of two Python calls)."""
+    if type(d) is FrameDecorator:
+        f = getattr(d, "_base", None)
+        if type(f) is gdb.Frame:
+            return f
+    return d.inferior_frame()
+
+
 def _shaped(frame_iter):
     """The frames of a backtrace decorated, each with its (lookup pc, inline
     depth) found from its neighbours in the stream (the inline frames of a
     physical frame come before it): no frame is walked twice."""
+    ctx = _facts_context()
     group, before, first = [], None, True
     for d in frame_iter:
         try:
-            f = d.inferior_frame()
+            f = _frame_of(d)
             t = f.type()
         except (gdb.error, RuntimeError):
             for gd, gf, gt in group:
@@ -1652,10 +1663,97 @@ def _shaped(frame_iter):
             lookup = pc if (first or before == gdb.SIGTRAMP_FRAME) else pc - 1
             shape = lookup
         for i, (gd, gf, gt) in enumerate(group):
-            yield LoopFrameDecorator(gd, None if shape is None else (shape, len(group) - 1 - i), gf, gt)
+            dec = LoopFrameDecorator(gd, None if shape is None else (shape, len(group) - 1 - i), gf, gt)
+            if not first and shape is not None and ctx is not None:
+                dec.facts_from(ctx)
+            yield dec
         before, group, first = t, [], False
     for gd, gf, gt in group:
         yield LoopFrameDecorator(gd, None, gf, gt)
+
+
+# What a frame's lines print (function, file, line, which arguments, its
+# loop line) is a function of its pc, lookup pc, inline depth and type
+# while the object files and `print demangle` stay: kept across stops, so
+# that the first `bt` after a stop asks GDB for no name, symtab or block of
+# a frame it has shown before (those calls were most of the extension's
+# cost: bench/README.md, issue 27).  Not for the newest physical frame and
+# its inline frames: what GDB shows there also depends on the inline
+# frames it skipped at a breakpoint (thread state, not the pc).
+_FACTS = {}
+_FACTS_MAX = 1 << 14
+_PER_FRAME = object()  # (facts.args: asked of each frame, as MI needs)
+
+
+def _forget_facts(*unused):
+    _FACTS.clear()
+
+
+def _facts_context():
+    """What the facts of this backtrace's frames also depend on, or None."""
+    try:
+        inf = gdb.selected_inferior()
+        return (inf.num, inf.pid, _GENERATION[0], bool(gdb.parameter("print demangle")),
+                loopscope_settings.MI_SESSION, gdb.host_charset())
+    except (gdb.error, RuntimeError):
+        return None
+
+
+class _Facts:
+    __slots__ = ("pc", "function", "filename", "line", "args", "loop_line")
+
+    @classmethod
+    def of(cls, dec):
+        """The facts of decorator DEC's frame, asked of GDB; None when its
+        loop is not known (an analysis that failed is tried again)."""
+        try:
+            loop, place = loop_of(dec.inferior_frame(), dec._shape)
+        except Exception:
+            return None
+        facts = cls()
+        facts.pc = dec.inferior_frame().pc()
+        facts.function = dec.function()
+        facts.filename = dec.filename()
+        facts.line = dec.line()
+        facts.args = _PER_FRAME if loopscope_settings.MI_SESSION else dec.frame_args()
+        facts.loop_line = None
+        if loop is not None:
+            line = LoopLineDecorator(dec._base, loop, place, dec._sal())
+            facts.loop_line = (line.filename(), line.line(), line.frame_args())
+        return facts
+
+
+class _LoopLine:
+    """A loop line from its facts (filename, line, arguments): what GDB asks
+    of an elided frame, all constant but the frame."""
+    __slots__ = ("_frame", "_facts")
+
+    def __init__(self, frame, facts):
+        self._frame, self._facts = frame, facts
+
+    def inferior_frame(self):
+        return self._frame
+
+    def function(self):
+        return "in loop"
+
+    def address(self):
+        return None
+
+    def filename(self):
+        return self._facts[0]
+
+    def line(self):
+        return self._facts[1]
+
+    def frame_args(self):
+        return self._facts[2]
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        return None
 
 
 class LoopFrameDecorator(FrameDecorator):
@@ -1663,12 +1761,30 @@ class LoopFrameDecorator(FrameDecorator):
     elided line.
 
     filename, line and frame_args give what FrameDecorator gives, from one
-    find_sal per frame instead of four (a backtrace's cost is per frame)."""
+    find_sal per frame instead of four (a backtrace's cost is per frame),
+    or from the facts kept for a frame like it (_FACTS)."""
 
     def __init__(self, base, shape=None, frame=None, ftype=None):
         super().__init__(base)
         self._shape = shape
         self._frame, self._ftype = frame, ftype  # (from _shaped: asked once)
+        self._facts = None
+
+    def facts_from(self, ctx):
+        """Take this frame's facts from _FACTS, found the first time; CTX:
+        _facts_context().  Only for a plain frame whose shape is known."""
+        if not self._plain():
+            return
+        key = (ctx, self._frame.pc(), self._shape, self._ftype)
+        got = _FACTS.get(key)
+        if got is None:
+            got = _Facts.of(self)
+            if got is None:
+                return
+            if len(_FACTS) >= _FACTS_MAX:
+                _FACTS.clear()
+            _FACTS[key] = got
+        self._facts = got
 
     def inferior_frame(self):
         if self._frame is None:
@@ -1699,7 +1815,14 @@ class LoopFrameDecorator(FrameDecorator):
                                or self._type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
             return self._limited_v
 
+    def address(self):
+        if self._facts is not None:
+            return self._facts.pc
+        return super().address()
+
     def filename(self):
+        if self._facts is not None:
+            return self._facts.filename
         if not self._plain():
             return super().filename()
         sal = self._sal()
@@ -1716,11 +1839,15 @@ class LoopFrameDecorator(FrameDecorator):
         return _d(name) if name else None
 
     def line(self):
+        if self._facts is not None:
+            return self._facts.line
         if not self._plain():
             return super().line()
         return None if self._limited() else self._sal().line
 
     def frame_args(self):
+        if self._facts is not None and self._facts.args is not _PER_FRAME:
+            return self._facts.args
         if not self._plain():
             return super().frame_args()
         if self._limited():
@@ -1736,6 +1863,8 @@ class LoopFrameDecorator(FrameDecorator):
         # GDB's own backtrace and MI say "main" (frame.name()).  Whatever
         # goes wrong here, `bt` shows the frame as GDB would: a decorator
         # must never put an exception in place of a frame.
+        if self._facts is not None:
+            return self._facts.function
         try:
             frame = self.inferior_frame()
             if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
@@ -1749,6 +1878,9 @@ class LoopFrameDecorator(FrameDecorator):
     def elided(self):
         # (The filter is only enabled while the setting is on: no check here,
         # gdb.parameter costs more than the lookup.)
+        if self._facts is not None:  # (a plain frame: no elided frames of its own)
+            line = self._facts.loop_line
+            return None if line is None else [_LoopLine(self._frame, line)]
         base = super().elided()
         try:
             loop, place = loop_of(self.inferior_frame(), self._shape)
@@ -1929,4 +2061,5 @@ def register():
                "memory_changed", "register_changed")
     _connect(changed, _forget_places)
     _connect(changed + ("new_thread",), _forget_shapes)
+    _connect(("new_objfile", "clear_objfiles", "free_objfile"), _forget_facts)
     _registered = True
