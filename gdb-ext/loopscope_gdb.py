@@ -1627,25 +1627,15 @@ def loop_of(frame, shape=None):
     return got
 
 
-def _frame_of(d):
-    """The gdb.Frame under D: the plain decorator GDB wraps each frame in
-    holds it (one attribute read instead of two Python calls)."""
-    if type(d) is FrameDecorator:
-        f = getattr(d, "_base", None)
-        if type(f) is gdb.Frame:
-            return f
-    return d.inferior_frame()
-
-
 def _shaped(frame_iter):
     """The frames of a backtrace decorated, each with its (lookup pc, inline
     depth) found from its neighbours in the stream (the inline frames of a
     physical frame come before it): no frame is walked twice."""
-    ctx = _facts_context()
+    known = _facts_context()
     group, before, first = [], None, True
     for d in frame_iter:
         try:
-            f = _frame_of(d)
+            f = d.inferior_frame()
             t = f.type()
         except (gdb.error, RuntimeError):
             for gd, gf, gt in group:
@@ -1656,18 +1646,21 @@ def _shaped(frame_iter):
         group.append((d, f, t))
         if t == gdb.INLINE_FRAME:
             continue
-        newest = group[0][1]
-        shape = None
-        if not first or newest.level() == 0:
-            pc = newest.pc()
-            lookup = pc if (first or before == gdb.SIGTRAMP_FRAME) else pc - 1
-            shape = lookup
-        for i, (gd, gf, gt) in enumerate(group):
-            dec = LoopFrameDecorator(gd, None if shape is None else (shape, len(group) - 1 - i), gf, gt)
-            if not first and shape is not None and ctx is not None:
-                dec.facts_from(ctx)
-            yield dec
-        before, group, first = t, [], False
+        if first:  # (not kept: see _FACTS)
+            newest = group[0][1]
+            lookup = newest.pc() if newest.level() == 0 else None
+            for i, (gd, gf, gt) in enumerate(group):
+                yield LoopFrameDecorator(gd, None if lookup is None else (lookup, len(group) - 1 - i), gf, gt)
+            before, group, first = t, [], False
+            continue
+        pc = group[0][1].pc()  # (the same for each frame of the group)
+        lookup = pc if before == gdb.SIGTRAMP_FRAME else pc - 1
+        depth = len(group)
+        for gd, gf, gt in group:
+            depth -= 1
+            facts = None if known is None else _facts_of(gd, gf, gt, pc, lookup, depth, known)
+            yield LoopFrameDecorator(gd, (lookup, depth), gf, gt) if facts is None else _KnownFrame(gd, gf, facts)
+        before, group = t, []
     for gd, gf, gt in group:
         yield LoopFrameDecorator(gd, None, gf, gt)
 
@@ -1680,9 +1673,8 @@ def _shaped(frame_iter):
 # cost: bench/README.md, issue 27).  Not for the newest physical frame and
 # its inline frames: what GDB shows there also depends on the inline
 # frames it skipped at a breakpoint (thread state, not the pc).
-_FACTS = {}
+_FACTS = {}  # context (_facts_context) -> {(pc, lookup pc, inline depth, type): _Facts}
 _FACTS_MAX = 1 << 14
-_PER_FRAME = object()  # (facts.args: asked of each frame, as MI needs)
 
 
 def _forget_facts(*unused):
@@ -1690,13 +1682,56 @@ def _forget_facts(*unused):
 
 
 def _facts_context():
-    """What the facts of this backtrace's frames also depend on, or None."""
+    """The facts kept for this backtrace's frames: those found under what
+    they also depend on (inferior, object files, settings); None if that
+    is not known, or under MI (its file names are full paths, which
+    `set substitute-path` and `directory` change without an event)."""
+    if loopscope_settings.MI_SESSION:
+        return None
     try:
         inf = gdb.selected_inferior()
-        return (inf.num, inf.pid, _GENERATION[0], bool(gdb.parameter("print demangle")),
-                loopscope_settings.MI_SESSION, gdb.host_charset())
+        ctx = (inf.num, inf.pid, _GENERATION[0], bool(gdb.parameter("print demangle")),
+               gdb.host_charset())
     except (gdb.error, RuntimeError):
         return None
+    got = _FACTS.get(ctx)
+    if got is None:
+        if len(_FACTS) >= 16:
+            _FACTS.clear()
+        got = _FACTS[ctx] = {}
+    return got
+
+
+def _facts_of(base, frame, ftype, pc, lookup, depth, known):
+    """The facts of FRAME (BASE: GDB's decorator of it, plain; PC, its
+    LOOKUP pc and inline DEPTH known), from KNOWN (_facts_context()) or
+    found now; None when they cannot be kept."""
+    if type(base) is not FrameDecorator:  # another filter's decorator
+        return None
+    key = (pc, lookup, depth, ftype)
+    got = known.get(key)
+    if got is None:
+        got = _Facts.of(LoopFrameDecorator(base, (lookup, depth), frame, ftype))
+        if got is None:
+            return None
+        if len(known) >= _FACTS_MAX:
+            known.clear()
+        known[key] = got
+    return got
+
+
+def _frame_arg_symbols(frame):
+    """FRAME's arguments as FrameDecorator gives them: symbols whose values
+    GDB reads in the frame it prints (so the same list serves any frame
+    at the same code)."""
+    return gdb.FrameDecorator.FrameVars(frame).fetch_frame_args()
+
+
+def _frame_args(got, frame):
+    """The frame_args answer for FRAME from its argument symbols GOT."""
+    if got is None or not loopscope_settings.MI_SESSION:  # (the loop is MI's alone)
+        return got
+    return [_NamedArg(a.symbol(), frame) if _mi_skips(a.symbol()) else a for a in got]
 
 
 class _Facts:
@@ -1704,23 +1739,60 @@ class _Facts:
 
     @classmethod
     def of(cls, dec):
-        """The facts of decorator DEC's frame, asked of GDB; None when its
-        loop is not known (an analysis that failed is tried again)."""
+        """The facts of decorator DEC's frame, asked of GDB; None when they
+        cannot be had (its loop is not known: an analysis that failed is
+        tried again; or GDB failed: DEC then answers GDB itself, as before
+        _FACTS, and any error is that frame's alone)."""
         try:
             loop, place = loop_of(dec.inferior_frame(), dec._shape)
+            facts = cls()
+            facts.pc = dec.inferior_frame().pc()
+            facts.function = dec.function()
+            facts.filename = dec.filename()
+            facts.line = dec.line()
+            facts.args = None if dec._limited() else _frame_arg_symbols(dec.inferior_frame())
+            facts.loop_line = None
+            if loop is not None:
+                line = LoopLineDecorator(dec._base, loop, place, dec._sal())
+                facts.loop_line = (line.filename(), line.line(), line.frame_args())
+            return facts
         except Exception:
             return None
-        facts = cls()
-        facts.pc = dec.inferior_frame().pc()
-        facts.function = dec.function()
-        facts.filename = dec.filename()
-        facts.line = dec.line()
-        facts.args = _PER_FRAME if loopscope_settings.MI_SESSION else dec.frame_args()
-        facts.loop_line = None
-        if loop is not None:
-            line = LoopLineDecorator(dec._base, loop, place, dec._sal())
-            facts.loop_line = (line.filename(), line.line(), line.frame_args())
-        return facts
+
+
+class _KnownFrame(FrameDecorator):
+    """A frame whose facts are kept (_FACTS): what GDB asks of it answered
+    from them, without a call into GDB; its locals (`bt full`) from GDB's
+    decorator under it."""
+    __slots__ = ("_frame", "_facts")
+
+    def __init__(self, base, frame, facts):  # (FrameDecorator's, inlined)
+        self._base, self._frame, self._facts = base, frame, facts
+
+    def inferior_frame(self):
+        return self._frame
+
+    def function(self):
+        return self._facts.function
+
+    def address(self):
+        return self._facts.pc
+
+    def filename(self):
+        return self._facts.filename
+
+    def line(self):
+        return self._facts.line
+
+    def frame_args(self):
+        return self._facts.args  # (not under MI: no _NamedArg)
+
+    def frame_locals(self):
+        return self._base.frame_locals()
+
+    def elided(self):
+        line = self._facts.loop_line
+        return None if line is None else [_LoopLine(self._frame, line)]
 
 
 class _LoopLine:
@@ -1761,30 +1833,13 @@ class LoopFrameDecorator(FrameDecorator):
     elided line.
 
     filename, line and frame_args give what FrameDecorator gives, from one
-    find_sal per frame instead of four (a backtrace's cost is per frame),
-    or from the facts kept for a frame like it (_FACTS)."""
+    find_sal per frame instead of four (a backtrace's cost is per frame).
+    For a frame whose facts are kept, _KnownFrame instead."""
 
     def __init__(self, base, shape=None, frame=None, ftype=None):
         super().__init__(base)
         self._shape = shape
         self._frame, self._ftype = frame, ftype  # (from _shaped: asked once)
-        self._facts = None
-
-    def facts_from(self, ctx):
-        """Take this frame's facts from _FACTS, found the first time; CTX:
-        _facts_context().  Only for a plain frame whose shape is known."""
-        if not self._plain():
-            return
-        key = (ctx, self._frame.pc(), self._shape, self._ftype)
-        got = _FACTS.get(key)
-        if got is None:
-            got = _Facts.of(self)
-            if got is None:
-                return
-            if len(_FACTS) >= _FACTS_MAX:
-                _FACTS.clear()
-            _FACTS[key] = got
-        self._facts = got
 
     def inferior_frame(self):
         if self._frame is None:
@@ -1815,14 +1870,7 @@ class LoopFrameDecorator(FrameDecorator):
                                or self._type() in (gdb.DUMMY_FRAME, gdb.SIGTRAMP_FRAME))
             return self._limited_v
 
-    def address(self):
-        if self._facts is not None:
-            return self._facts.pc
-        return super().address()
-
     def filename(self):
-        if self._facts is not None:
-            return self._facts.filename
         if not self._plain():
             return super().filename()
         sal = self._sal()
@@ -1839,32 +1887,23 @@ class LoopFrameDecorator(FrameDecorator):
         return _d(name) if name else None
 
     def line(self):
-        if self._facts is not None:
-            return self._facts.line
         if not self._plain():
             return super().line()
         return None if self._limited() else self._sal().line
 
     def frame_args(self):
-        if self._facts is not None and self._facts.args is not _PER_FRAME:
-            return self._facts.args
         if not self._plain():
             return super().frame_args()
         if self._limited():
             return None
         frame = self.inferior_frame()
-        got = gdb.FrameDecorator.FrameVars(frame).fetch_frame_args()
-        if not loopscope_settings.MI_SESSION:  # (the loop is MI's alone)
-            return got
-        return [_NamedArg(a.symbol(), frame) if _mi_skips(a.symbol()) else a for a in got or ()]
+        return _frame_args(_frame_arg_symbols(frame), frame)
 
     def function(self):
         # FrameDecorator's default is str(symbol), "main(int, char**)" in C++;
         # GDB's own backtrace and MI say "main" (frame.name()).  Whatever
         # goes wrong here, `bt` shows the frame as GDB would: a decorator
         # must never put an exception in place of a frame.
-        if self._facts is not None:
-            return self._facts.function
         try:
             frame = self.inferior_frame()
             if (type(self._base) not in (gdb.Frame, FrameDecorator)  # another filter's decorator
@@ -1878,9 +1917,6 @@ class LoopFrameDecorator(FrameDecorator):
     def elided(self):
         # (The filter is only enabled while the setting is on: no check here,
         # gdb.parameter costs more than the lookup.)
-        if self._facts is not None:  # (a plain frame: no elided frames of its own)
-            line = self._facts.loop_line
-            return None if line is None else [_LoopLine(self._frame, line)]
         base = super().elided()
         try:
             loop, place = loop_of(self.inferior_frame(), self._shape)

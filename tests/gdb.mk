@@ -11,6 +11,7 @@ GDB_TESTS = \
 	tests/gdb-core.sh \
 	tests/gdb-bad-input.sh \
 	tests/gdb-backtrace.sh \
+	tests/gdb-bt-facts.sh \
 	tests/gdb-mi.sh \
 	tests/gdb-loop-step.sh \
 	tests/gdb-install.sh \
@@ -54,4 +55,4 @@ EXTRA_DIST += \
 	tests/fixtures/gdb/tui_loops.c tests/fixtures/gdb/tui_column.py tests/fixtures/gdb/gen_inline.py \
 	tests/fixtures/gdb/qsort_cmp.c \
 	tests/fixtures/gdb/mi3.py tests/fixtures/gdb/mi_stops.py tests/fixtures/gdb/threads_leave.cpp \
-	tests/fixtures/gdb/cold.c
+	tests/fixtures/gdb/cold.c tests/fixtures/gdb/bt_levels.cpp
