@@ -11,7 +11,9 @@
  *   - the list of subprograms with their address ranges (m->inl.subs), from
  *     which procs.c builds the procedures without walking the DWARF again;
  *   - the index: sorted, non-overlapping segments, each naming the deepest
- *     subprogram/inlined node covering it, so a lookup is one binary search.
+ *     subprogram/inlined node covering it, so a lookup is one binary search;
+ *   - the lines of local variables' and labels' declarations (ix->vars,
+ *     ix->labels), for naming a loop from DWARF alone (loop_line.c).
  *
  * Names follow llvm-symbolizer: the demangled linkage name (found through
  * DW_AT_abstract_origin and DW_AT_specification) when there is one, else
@@ -78,6 +80,7 @@ struct walker {
 	 * end) of ix->nodes, for dropping a duplicate (see drop_duplicates). */
 	struct sub_nodes { uint32_t first, end; } *sub_nodes;
 	size_t cap_sub_nodes;
+	size_t cap_vars, cap_labels;
 };
 
 static const char *cu_file(struct walker *w, Dwarf_Word idx)
@@ -274,6 +277,36 @@ static void add_ivals(struct walker *w, size_t nr, uint32_t depth)
 	}
 }
 
+/* A local variable's or a label's declaration line, kept in ix->vars or
+ * ix->labels; a label needs an address in a text section. */
+static void add_decl(struct walker *w, Dwarf_Die *die, const struct ls_inl_node *scope, bool label)
+{
+	struct ls_inline_index *ix = w->ix;
+	Dwarf_Addr pc = 0;
+	uint64_t addr = 0;
+	if (label) {
+		if (dwarf_lowpc(die, &pc) != 0)
+			return;
+		addr = pc - w->shift;
+		if (!ls_text_find(w->m, addr))
+			return;
+	}
+	int line = 0;
+	if (dwarf_decl_line(die, &line) != 0 || line <= 0)
+		return;
+	const char *file = decl_file(w, die);
+	if (!file)
+		return;
+	struct ls_decl_line d = { file, (unsigned)line, addr, scope && scope->kind == LS_INL_LEXICAL ? scope->lo : 0 };
+	if (label) {
+		ix->labels = ls_grow(ix->labels, &w->cap_labels, ix->nlabels + 1, sizeof *ix->labels);
+		ix->labels[ix->nlabels++] = d;
+	} else {
+		ix->vars = ls_grow(ix->vars, &w->cap_vars, ix->nvars + 1, sizeof *ix->vars);
+		ix->vars[ix->nvars++] = d;
+	}
+}
+
 /* Makes the node(s) of one DIE, CHILD.  FUNC is the innermost
  * subprogram/inlined node around it (NULL outside functions), SCOPE the
  * innermost node of any kind.  Returns whether its children are to be
@@ -345,6 +378,8 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			struct ls_inl_node *inner = scope;
 			if (func && dwarf_hasattr(&child, DW_AT_low_pc) + dwarf_hasattr(&child, DW_AT_ranges)) {
 				struct ls_inl_node *n = new_node(w, LS_INL_LEXICAL, &child);
+				if (die_ranges(w, &child, NULL))
+					n->lo = w->ranges[0].lo;
 				n->parent = scope;
 				n->depth = func->depth;
 				n->name = func->name;
@@ -353,6 +388,11 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			*dfunc = func, *dscope = inner, descend = true;
 			break;
 		}
+		case DW_TAG_variable:
+		case DW_TAG_label:
+			if (func)
+				add_decl(w, &child, scope, tag == DW_TAG_label);
+			break;
 		/* Containers that may hold function definitions (not in C). */
 		case DW_TAG_namespace:
 		case DW_TAG_module:
@@ -620,6 +660,23 @@ static void drop_duplicates(struct walker *w)
 	free(order);
 }
 
+/* Variables by file (interned: by pointer), then line. */
+static int cmp_decl_line(const void *a, const void *b)
+{
+	const struct ls_decl_line *x = a, *y = b;
+	if (x->file != y->file)
+		return (uintptr_t)x->file < (uintptr_t)y->file ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int cmp_decl_addr(const void *a, const void *b)
+{
+	const struct ls_decl_line *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
 int ls_inline_build(ls_module *m, ls_error *err)
 {
 	struct ls_inline_index *ix = &m->inl;
@@ -666,6 +723,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			continue;
 		}
 		size_t mark_nodes = ix->nnodes, mark_subs = ix->nsubs, mark_ivals = w.nivals;
+		size_t mark_vars = ix->nvars, mark_labels = ix->nlabels;
 		w.cudie = cudie;
 		w.bad = false;
 		w.why = NULL;
@@ -693,6 +751,8 @@ int ls_inline_build(ls_module *m, ls_error *err)
 			ix->nnodes = mark_nodes;
 			ix->nsubs = mark_subs;
 			w.nivals = mark_ivals;
+			ix->nvars = mark_vars;
+			ix->nlabels = mark_labels;
 		}
 	}
 	if (rc < 0) {
@@ -714,6 +774,10 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	}
 	drop_duplicates(&w);
 	build_segments(&w);
+	if (ix->nvars)
+		qsort(ix->vars, ix->nvars, sizeof *ix->vars, cmp_decl_line);
+	if (ix->nlabels)
+		qsort(ix->labels, ix->nlabels, sizeof *ix->labels, cmp_decl_addr);
 	free(w.sub_nodes);
 	free(w.ivals);
 	free(w.file_names);
@@ -728,9 +792,41 @@ const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint6
 	return i < ix->nsegs && ix->segs[i].lo <= addr ? ix->segs[i].node : NULL;
 }
 
+size_t ls_inline_vars_at(const struct ls_inline_index *ix, const char *file, unsigned line,
+                         const struct ls_decl_line **vars)
+{
+	size_t lo = 0, hi = ix->nvars;
+	const struct ls_decl_line key = { file, line, 0, 0 };
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_decl_line(&ix->vars[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < ix->nvars && cmp_decl_line(&ix->vars[end], &key) == 0)
+		end++;
+	*vars = ix->vars + lo;
+	return end - lo;
+}
+
+size_t ls_inline_labels_in(const struct ls_inline_index *ix, uint64_t lo, uint64_t hi,
+                           const struct ls_decl_line **labels)
+{
+	size_t i = LS_FIRST_AT_LEAST(ix->labels, ix->nlabels, addr, lo);
+	size_t j = i;
+	while (j < ix->nlabels && ix->labels[j].addr < hi)
+		j++;
+	*labels = ix->labels + i;
+	return j - i;
+}
+
 void ls_inline_free(struct ls_inline_index *ix)
 {
 	free(ix->segs);
+	free(ix->vars);
+	free(ix->labels);
 	free(ix->nodes);
 	free(ix->subs);
 	ls_arena_free(&ix->arena);

@@ -21,6 +21,7 @@ struct ls_inl_node {
 	const char *call_file;            /* inlined: DW_AT_call_file, interned */
 	unsigned call_line, call_column;
 	Dwarf_Off die;                    /* offset of the DIE, for identity and debugging */
+	uint64_t lo;                      /* lexical: the lowest address of its code */
 };
 
 struct ls_inl_seg {
@@ -38,6 +39,16 @@ struct ls_inl_sub {
 	bool noreturn;                    /* DW_AT_noreturn */
 };
 
+/* Source lines that DWARF says hold a declaration with no code of its own,
+ * for naming a loop whose statement has none either (loop_line.c): a local
+ * variable's DW_AT_decl_line, or a label's (with its address). */
+struct ls_decl_line {
+	const char *file;                 /* interned */
+	unsigned line;
+	uint64_t addr;                    /* a label's DW_AT_low_pc; 0 for a variable */
+	uint64_t scope_lo;                /* a variable's: its lexical block's lowest address, 0 if none */
+};
+
 struct ls_inline_index {
 	struct ls_inl_seg *segs;
 	size_t nsegs;
@@ -46,11 +57,23 @@ struct ls_inline_index {
 	struct ls_inl_sub *subs;          /* every subprogram with code, in DIE order */
 	size_t nsubs;
 	struct ls_arena arena;            /* holds the nodes and the subs' ranges */
+	struct ls_decl_line *vars;        /* local variables' lines, by file then line */
+	size_t nvars;
+	struct ls_decl_line *labels;      /* labels with an address, by address */
+	size_t nlabels;
 };
 
 int ls_inline_build(ls_module *m, ls_error *err);
 /* The deepest node covering ADDR (a subprogram node if none inlined), or NULL. */
 const struct ls_inl_node *ls_inline_find(const struct ls_inline_index *ix, uint64_t addr);
 void ls_inline_free(struct ls_inline_index *ix);
+/* The local variables declared on line LINE of FILE (interned): *VARS
+ * gets the first, the count is returned. */
+size_t ls_inline_vars_at(const struct ls_inline_index *ix, const char *file, unsigned line,
+                         const struct ls_decl_line **vars);
+/* The labels at addresses [LO, HI): *LABELS gets the first, the count is
+ * returned. */
+size_t ls_inline_labels_in(const struct ls_inline_index *ix, uint64_t lo, uint64_t hi,
+                           const struct ls_decl_line **labels);
 
 #endif
