@@ -22,6 +22,9 @@
 # 3. loop_lines.c: loops whose statement has no code or no test of its own
 #    (for (;;), while (1), goto, do/while with a break, tail recursion, a
 #    whole inlined call, a macro) are reported at their own line.
+# 4. made.cpp: compiler-made loops, marked with what made them.
+# 5. loop_lines_dwarf.c with LOOPSCOPE_NO_SOURCE=1: loops whose line only
+#    DWARF's variables and labels give, at their own line (DWARF_ALONE).
 import importlib.util
 import os
 import re
@@ -326,6 +329,47 @@ def part3_source_lines(tap, tmp):
             tap.diag("  " + b)
 
 
+# loop_lines_dwarf.c's loops whose line DWARF alone gives, by compiler and
+# -O level; the others are listed (diag), not asserted: gcc -O2/-O3 keep
+# no address for the label of retry (its DW_TAG_label has no DW_AT_low_pc),
+# and at -O0 both compilers put body_decl's back jump on its for line,
+# which looks like the body's first.
+DWARF_ALONE = {
+    "body_decl": {("gcc", "-O2"), ("gcc", "-O3"), ("clang", "-O2"), ("clang", "-O3")},
+    "retry": {("gcc", "-O0"), ("clang", "-O0"), ("clang", "-O2"), ("clang", "-O3")},
+    "checked": {(cc, o) for cc in ("gcc", "clang") for o in ("-O0", "-O2", "-O3")},
+}
+
+
+def part5_dwarf_alone(tap, tmp):
+    """loop_lines_dwarf.c with LOOPSCOPE_NO_SOURCE=1: loops whose line only
+    DWARF's variables and labels give (a body opening with a declaration,
+    a goto loop around a switch) at their LOOP line, where DWARF_ALONE
+    says the build keeps what names them."""
+    mk = C.markers("loop_lines_dwarf.c")
+    want = {name: set(lines) | set(mk.get("LOOP_ALT", {}).get(name, [])) for name, lines in mk["LOOP"].items()}
+    env = dict(os.environ, LOOPSCOPE_NO_SOURCE="1")
+    for cc, opt, tag, out in C.fixture_builds(tap, tmp, "loop_lines_dwarf.c", "loop_lines_dwarf"):
+        tree, proc = C.struct_json(out, env=env)
+        if tree is None:
+            tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+            continue
+        got = {}
+        for n, anc in tree_loops(tree):
+            name = (proc_of(anc) or {}).get("name", "").split("(")[0]
+            if name in want:
+                got.setdefault(name, []).append(n.get("line"))
+        for name in sorted(want):
+            lines = got.get(name, [])
+            if (cc, opt) not in DWARF_ALONE[name]:
+                tap.diag("%s: %s from DWARF alone at %s (not asserted; want %s)" % (tag, name, lines, sorted(want[name])))
+                continue
+            # gcc may make a loop into nested ones: the outermost is the
+            # source loop's.
+            tap.ok(lines and lines[0] in want[name], "%s, DWARF alone: %s's loop at line %s (got %s)"
+                   % (tag, name, "/".join(map(str, sorted(want[name]))), lines))
+
+
 def part4_compiler_made(tap, tmp):
     """made.cpp: loops the compiler made, with no loop statement, marked
     with what they are - gcc's inline memcpy and memset copy loops
@@ -461,6 +505,7 @@ def main():
     part2_lines(tap, tmp)
     part3_source_lines(tap, tmp)
     part4_compiler_made(tap, tmp)
+    part5_dwarf_alone(tap, tmp)
     tap.done()
 
 

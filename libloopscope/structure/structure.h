@@ -74,6 +74,8 @@ enum ls_line_rule {
 	                         * before its first, where such a statement stands (a guess) */
 	LS_LINE_SRC_AFTER_ENTRY, /* source: no line of its own: the loop statement right after the
 	                          * branch that enters it */
+	LS_LINE_LABEL,          /* a label (DW_TAG_label) at the header, on or just above its first
+	                         * line, and no test at its top: a goto loop */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
