@@ -32,7 +32,8 @@ GDB_TESTS = \
 	tests/gdb-commands.sh \
 	tests/gdb-truncate.sh \
 	tests/gdb-source-hostile.sh \
-	tests/gdb-relocatable.sh
+	tests/gdb-relocatable.sh \
+	tests/gdb-mi-marks.sh
 # gdb-real.py builds lzip (Debian's source) through the corpus' build.
 GDB_SLOW_TESTS = \
 	tests/gdb-kernel.sh \
@@ -48,7 +49,7 @@ check-gdb:
 EXTRA_DIST += \
 	tests/fixtures/gdb/loops.c tests/fixtures/gdb/leave.cpp tests/fixtures/gdb/inlined_only.c \
 	tests/fixtures/gdb/shlib.c tests/fixtures/gdb/shlib_main.c \
-	tests/fixtures/gdb/check.py tests/fixtures/gdb/mi.py tests/fixtures/gdb/mi_check.py \
+	tests/fixtures/gdb/check.py tests/fixtures/gdb/mi.py tests/fixtures/gdb/mi_check.py tests/fixtures/gdb/mi_marks.py \
 	tests/fixtures/gdb/quote_fuzz.py tests/fixtures/gdb/udl.cpp \
 	tests/fixtures/gdb/copies.c tests/fixtures/gdb/dlopen_main.c \
 	tests/fixtures/gdb/spin.c tests/fixtures/gdb/attach.py tests/fixtures/gdb/remote.py \
