@@ -58,6 +58,11 @@ void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((forma
 
 int cmd_struct(int argc, char **argv);
 int cmd_lookup(int argc, char **argv);
+/* lookup-data.c: `lookup --data` of one address; false when the accesses
+ * could not be read (the message is printed).  cli_data_done frees what it
+ * keeps between addresses. */
+bool cli_data_lookup(const ls_module *m, uint64_t addr, bool json);
+void cli_data_done(void);
 int cmd_decode(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);

@@ -175,7 +175,8 @@ static void print_error_json(const ls_module *m, const char *token, const char *
 	ls_jw_finish(&w);
 }
 
-static void lookup_one(const ls_module *m, const char *token, bool json)
+/* Returns false when --data could not read an address's accesses. */
+static bool lookup_one(const ls_module *m, const char *token, bool json, bool data)
 {
 	uint64_t addrs[16];
 	char why[1200];
@@ -189,25 +190,48 @@ static void lookup_one(const ls_module *m, const char *token, bool json)
 			ls_text_fputs(why, stdout);
 			putchar('\n');
 		}
-		return;
+		return !data;
 	}
+	bool ok = true;
 	for (int i = 0; i < n; i++) {
-		if (json) {
+		if (data) {
+			ok &= cli_data_lookup(m, addrs[i], json);
+		} else if (json) {
 			ls_write_chain_json(m, addrs[i], stdout);
 			putchar('\n');
 		} else {
 			print_text(m, token, addrs[i]);
 		}
 	}
+	return ok;
 }
+
+enum { OPT_DATA = 0x300 };
 
 static const struct argp_option lookup_options[] = {
 	{ "json", CLI_OPT_JSON, NULL, 0, "one JSON object a line per address, as design.md's lookup contract", 0 },
+	{ "data", OPT_DATA, NULL, 0, "the memory accesses of the instruction at each address: variable, type, "
+	  "field, offset, load/store and the rule that decided (design.md's accesses contract)", 0 },
 	{ 0 }
 };
 
+struct lookup_args {
+	struct cli_binary_args b; /* first: cli_parse_binary_args reads it */
+	bool data;
+};
+
+static error_t parse_lookup_args(int key, char *arg, struct argp_state *state)
+{
+	struct lookup_args *a = state->input;
+	if (key == OPT_DATA) {
+		a->data = true;
+		return 0;
+	}
+	return cli_parse_binary_args(key, arg, state);
+}
+
 static const struct argp lookup_argp = {
-	lookup_options, cli_parse_binary_args, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
+	lookup_options, parse_lookup_args, "BINARY [ADDR|SYMBOL+OFF[/SIZE] ...]",
 	"The scope chain (procedure, inlined calls, loops, statement) of each address: hexadecimal "
 	"(0x401156 or 401156, as addr2line takes them) or SYMBOL+0xOFF[/0xSIZE] as kernel oops "
 	"lines print them.  With no address, they are read from stdin.",
@@ -216,10 +240,11 @@ static const struct argp lookup_argp = {
 
 int cmd_lookup(int argc, char **argv)
 {
-	struct cli_binary_args a = { 0 };
-	cli_parse(&lookup_argp, "lookup", argc, argv, ARGP_IN_ORDER, &a);
+	struct lookup_args la = { 0 };
+	cli_parse(&lookup_argp, "lookup", argc, argv, ARGP_IN_ORDER, &la);
+	struct cli_binary_args a = la.b;
 	struct cli_common common = a.common;
-	bool json = a.json;
+	bool json = a.json, data = la.data, ok = true;
 	const char *binary = argv[a.binary_at];
 	int first_addr = a.binary_at + 1;
 	ls_module *m = cli_open(binary, &common);
@@ -229,15 +254,16 @@ int cmd_lookup(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
 	if (first_addr < argc) {
 		for (int i = first_addr; i < argc; i++)
-			lookup_one(m, argv[i], json);
+			ok &= lookup_one(m, argv[i], json, data);
 	} else {
 		char line[4096];
 		while (fgets(line, sizeof line, stdin)) {
 			for (char *tok = strtok(line, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n"))
-				lookup_one(m, tok, json);
+				ok &= lookup_one(m, tok, json, data);
 		}
 	}
-	int rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_ANALYSIS;
+	int rc = fflush(stdout) == 0 && ok ? EXIT_OK : EXIT_ANALYSIS;
+	cli_data_done();
 	ls_module_close(m);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include "analyze.h"
 #include "cache/cache.h"
 #include "cfg/cfg.h"
+#include "data/accesses.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
 #include "dwarf/procs.h"
@@ -157,6 +158,7 @@ void ls_module_close(ls_module *m)
 	ls_source_probes_free(m->source_probes, m->nsource_probes);
 	ls_symindex_free(m);
 	ls_unwind_free(m);
+	ls_data_free(m);
 	ls_cfg_module_free(m);
 	ls_inline_free(&m->inl);
 	ls_linemap_free(&m->lines);

@@ -616,6 +616,64 @@ typedef enum ls_call_kind {
 /* What the instruction that ends just before RA is (RA: a return address). */
 ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *target);
 
+/* ---- data accesses (since LOOPSCOPE_0.2) -------------------------------- */
+
+/* What each memory operand of a procedure reaches: a variable (static, in
+ * the frame, or through a pointer DWARF places in a register), its type,
+ * and the field inside it (design.md, "Accesses").  Computed on demand,
+ * per procedure; needs the DWARF (read then if the structure came from
+ * the cache). */
+typedef enum ls_access_kind {
+	LS_ACCESS_LOAD = 1,
+	LS_ACCESS_STORE = 2,
+	LS_ACCESS_BOTH = 3,   /* read-modify-write (add to memory, xchg) */
+} ls_access_kind;
+
+/* The rule that named the variable. */
+typedef enum ls_access_rule {
+	LS_RULE_NONE = 0,          /* no rule matched: no variable */
+	LS_RULE_STATIC,            /* a static address (RIP-relative, absolute) inside a DW_OP_addr variable */
+	LS_RULE_FRAME,             /* SP/BP-relative: a frame slot (DW_OP_fbreg, breg7/6), the CFA from the unwind recipes */
+	LS_RULE_REGISTER,          /* through a pointer variable DWARF places in the base register (DW_OP_regN) */
+	LS_RULE_REGISTER_VALUE,    /* through a pointer = base register + offset (DW_OP_bregN off; DW_OP_stack_value) */
+	LS_RULE_REGISTER_MEMORY,   /* an object in memory at the base register + offset (DW_OP_bregN off) */
+} ls_access_rule;
+
+typedef struct ls_access {
+	uint64_t addr;            /* the instruction */
+	unsigned len;
+	int operand_index;        /* which operand (AT&T order) */
+	const char *operand;      /* as written: "0x10(%rdi,%rax,8)", "0x4010(%rip)" (resolved) */
+	ls_access_kind kind;
+	unsigned width;           /* bytes, 0 when not known */
+	int indexed;              /* the operand has an index register */
+	ls_access_rule rule;
+	/* The rest is NULL/0 for LS_RULE_NONE. */
+	const char *variable;     /* its name (an inlined scope's too) */
+	const char *type;         /* the object at offset 0: the variable's type, or the pointee's */
+	int64_t offset;           /* the operand's offset inside it (element 0's when indexed) */
+	const char *field;        /* the path inside: "cells[].p.y", "[]", "Base::id", "" (the whole) */
+	const char *field_type;   /* the type the path ends at */
+	int bitfield;             /* the field is a bit-field (the access reads its storage unit) */
+	const char *expr;         /* as C would write it: "g_grid.cells[].q", "c->p.x", "buf[]" */
+} ls_access;
+
+typedef struct ls_accesses ls_accesses;
+/* The accesses of the procedure holding ADDR, in address order: NULL with
+ * ERR (LS_ERR_NOT_FOUND: no procedure there; LS_ERR_DWARF: no debug
+ * information; LS_ERR_UNSUPPORTED: not x86-64; LS_ERR_NOMEM).  Free with
+ * ls_accesses_free; the strings live as long as the set. */
+ls_accesses *ls_accesses_of(const ls_module *m, uint64_t addr, ls_error *err);
+size_t ls_accesses_count(const ls_accesses *a);
+const ls_access *ls_accesses_get(const ls_accesses *a, size_t i);
+/* How many accesses the instruction at ADDR has (0, 1, or 2 for movs), the
+ * first's index in *FIRST. */
+size_t ls_accesses_at(const ls_accesses *a, uint64_t addr, size_t *first);
+uint64_t ls_accesses_proc(const ls_accesses *a); /* the procedure's entry */
+void ls_accesses_free(ls_accesses *a);
+const char *ls_access_kind_name(ls_access_kind k);  /* "load", "store", "load+store" */
+const char *ls_access_rule_name(ls_access_rule r);  /* "static", "frame", "register", ... */
+
 /* ---- loop instrumentation points (since LOOPSCOPE_0.2) ----------------- */
 
 /* Where a loop's events happen, as Paradyn defines them (seed 002): it is

@@ -25,7 +25,8 @@ CORE_TESTS = \
 	tests/core-escapes.sh \
 	tests/core-source-hostile.sh \
 	tests/core-cache-trust.sh \
-	tests/unwind-recipes.py
+	tests/unwind-recipes.py \
+	tests/core-data.py
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
@@ -69,7 +70,8 @@ EXTRA_DIST += \
 	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
 	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h \
-	tests/fixtures/dir0/dir0_entries.s
+	tests/fixtures/dir0/dir0_entries.s \
+	tests/fixtures/data_layout.c tests/fixtures/data_layout.cpp tests/data_oracle.py
 # Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
 EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \
 	tests/fixtures/cache_forge.py

@@ -30,6 +30,7 @@ struct ls_operand {
 	int8_t base, index;  /* LS_OP_MEM: registers or -1; base LS_REG_RIP for rip-relative */
 	uint8_t scale;
 	uint8_t size;        /* operand size in bytes where known, else 0 */
+	uint8_t seg;         /* LS_OP_MEM: segment-relative (%fs:0x28): DISP is no address */
 	int64_t disp;        /* LS_OP_MEM displacement (resolved to an absolute address if rip-relative) */
 	int64_t imm;         /* LS_OP_IMM */
 };
@@ -71,5 +72,9 @@ void ls_decoder_free(struct ls_decoder *d);
  * length, or 0 when the bytes do not decode (insn->kind = LS_INSN_INVALID). */
 size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
                  struct ls_insn *insn);
+/* The mnemonic of the instruction ls_decode decoded last (AT&T, prefixes
+ * dropped: "movl", "vmovsd"), for what decode.h does not classify: the
+ * accesses stage's load/store and width (data/accesses.c). */
+const char *ls_decoder_mnemonic(const struct ls_decoder *d);
 
 #endif

@@ -294,6 +294,7 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 				if ((op = cur_op(d)) && op->kind == LS_OP_REG) {
 					op->kind = LS_OP_MEM;
 					op->reg = -1;
+					op->seg = 1;
 				}
 				break;
 			default:
@@ -689,6 +690,11 @@ void ls_decoder_free(struct ls_decoder *d)
 		return;
 	disassemble_free_target(&d->info);
 	free(d);
+}
+
+const char *ls_decoder_mnemonic(const struct ls_decoder *d)
+{
+	return d->mnemonic;
 }
 
 size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,

@@ -66,6 +66,9 @@ struct ls_module {
 	/* unwind/recipes.c: the unwind recipes computed so far, per
 	 * procedure, on first use after the open; freed by ls_unwind_free. */
 	struct ls_unwind_cache *unwind;
+	/* data/accesses.c: the variables at static addresses, by address,
+	 * on first use; freed by ls_data_free. */
+	struct ls_data_globals *data_globals;
 	/* source.c: source files read for the loop lines, during the
 	 * analysis only (NULL otherwise). */
 	struct ls_source_cache *sources;

@@ -1,0 +1,798 @@
+/* accesses.c - the accesses stage: for every instruction of a procedure
+ * with a memory operand, whether it loads, stores or both, how wide, and
+ * what it reaches (loopscope.h's ls_access; the contract is design.md's
+ * "Accesses").
+ *
+ * It owns the decision of which variable an operand reaches, by one rule
+ * per operand shape, tried in this order and recorded in ls_access.rule:
+ *   - a static address (RIP-relative, or absolute with or without an index)
+ *     inside a variable whose location is DW_OP_addr: LS_RULE_STATIC;
+ *   - SP- or BP-relative: the unwind recipe at that PC (unwind/recipes.c)
+ *     turns it into an offset from the CFA, matched against the frame slots
+ *     of the variables in scope there (DW_OP_fbreg over a frame base of
+ *     DW_OP_call_frame_cfa, %rsp or %rbp; DW_OP_breg7/breg6), innermost
+ *     inlined scope first: LS_RULE_FRAME;
+ *   - any other base register: the variable DWARF's location (list) says
+ *     is in that register at that PC, innermost scope first: a pointer
+ *     (DW_OP_regN: LS_RULE_REGISTER), a pointer computed from it (DW_OP_bregN
+ *     off; DW_OP_stack_value: LS_RULE_REGISTER_VALUE) or an object in memory
+ *     at it (DW_OP_bregN off: LS_RULE_REGISTER_MEMORY).
+ * The field path inside the type comes from types.c, the location
+ * expressions from location.c.  Nothing else is guessed: an operand no rule
+ * matches is LS_RULE_NONE, without a variable.
+ *
+ * Not cached: a procedure's accesses are recomputed on each call (DWARF is
+ * read then, if the structure came from the cache).
+ */
+#include "data/accesses.h"
+#include "data/location.h"
+#include "data/types.h"
+#include "cfg/decode.h"
+#include "elf/module.h"
+
+#include <dwarf.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One access and the storage its strings point into. */
+struct access_slot {
+	ls_access a;
+	char variable[LS_TYPE_NAME_MAX];
+	char type[LS_TYPE_NAME_MAX];
+	char field[LS_FIELD_PATH_MAX + 8];
+	char leaf[LS_TYPE_NAME_MAX];
+	char expr[LS_TYPE_NAME_MAX + LS_FIELD_PATH_MAX + 16];
+	char operand[64];
+};
+
+struct ls_accesses {
+	uint64_t proc;
+	struct access_slot *v;
+	size_t n, cap;
+};
+
+/* ---- the module's static variables ------------------------------------------- */
+
+struct global_var {
+	uint64_t addr, size;
+	Dwarf_Off die;
+};
+
+struct ls_data_globals {
+	struct global_var *v;
+	size_t n;
+};
+
+static pthread_mutex_t data_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void add_global(struct ls_data_globals *g, size_t *cap, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	struct ls_loc loc;
+	Dwarf_Die t;
+	if (!dwarf_attr(die, DW_AT_location, &a) || !ls_loc_at(&a, 0, &loc) || loc.kind != LS_LOC_ADDR)
+		return;
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, &t))
+		return;
+	int64_t size = ls_type_size(&t);
+	if (size <= 0)
+		return;
+	g->v = ls_grow(g->v, cap, g->n + 1, sizeof *g->v);
+	g->v[g->n++] = (struct global_var){ (uint64_t)loc.off, (uint64_t)size, dwarf_dieoffset(die) };
+}
+
+/* Every DW_TAG_variable below DIE (file scope, and function-static ones). */
+static void collect_globals(struct ls_data_globals *g, size_t *cap, Dwarf_Die *die, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 64 || dwarf_child(die, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag == DW_TAG_variable)
+			add_global(g, cap, &c);
+		else if (dwarf_haschildren(&c) && tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+		         tag != DW_TAG_enumeration_type)
+			collect_globals(g, cap, &c, depth + 1);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static int cmp_global(const void *a, const void *b)
+{
+	const struct global_var *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* The index, and DWARF read, once per module (under data_lock). */
+static struct ls_data_globals *module_globals(const ls_module *cm)
+{
+	ls_module *m = (ls_module *)cm; /* logically const: a memo */
+	pthread_mutex_lock(&data_lock);
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	if (setjmp(guard.env)) {
+		pthread_mutex_unlock(&data_lock);
+		ls_oom_raise();
+	}
+	if (!m->data_globals) {
+		ls_error err;
+		ls_elf_load_dwarf(m, &err);
+		struct ls_data_globals *g = ls_xcalloc(1, sizeof *g);
+		size_t cap = 0;
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+		while (m->dwarf && dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			Dwarf_Die cu;
+			if (dwarf_offdie(m->dwarf, off + hsize, &cu))
+				collect_globals(g, &cap, &cu, 0);
+			off = next;
+		}
+		if (g->n)
+			qsort(g->v, g->n, sizeof *g->v, cmp_global);
+		m->data_globals = g;
+	}
+	ls_oom_pop(&guard);
+	pthread_mutex_unlock(&data_lock);
+	return m->data_globals;
+}
+
+void ls_data_free(ls_module *m)
+{
+	if (!m->data_globals)
+		return;
+	free(m->data_globals->v);
+	free(m->data_globals);
+	m->data_globals = NULL;
+}
+
+/* The innermost (smallest) variable holding ADDR. */
+static const struct global_var *global_at(const struct ls_data_globals *g, uint64_t addr)
+{
+	const struct global_var *best = NULL;
+	size_t hi = LS_FIRST_ABOVE(g->v, g->n, addr, addr);
+	/* Variables do not nest except for aliases at one address: look
+	 * back over those that start at or below ADDR. */
+	for (size_t i = hi; i-- > 0 && hi - i <= 64;) {
+		const struct global_var *v = &g->v[i];
+		if (addr < v->addr + v->size && (!best || v->size < best->size))
+			best = v;
+	}
+	return best;
+}
+
+/* ---- operands: load or store, width ------------------------------------------------ */
+
+static bool starts(const char *m, const char *p) { return strncmp(m, p, strlen(p)) == 0; }
+
+/* A one-operand instruction's use of its memory operand. */
+static ls_access_kind single_operand_kind(const char *m)
+{
+	if (starts(m, "set") || starts(m, "pop") || starts(m, "fst") || starts(m, "fist") || starts(m, "fnst"))
+		return LS_ACCESS_STORE;
+	if (starts(m, "inc") || starts(m, "dec") || starts(m, "not") || starts(m, "neg") || starts(m, "sh") ||
+	    starts(m, "sa") || starts(m, "ro") || starts(m, "rc"))
+		return LS_ACCESS_BOTH;
+	return LS_ACCESS_LOAD; /* push, call, jmp, mul, div, fld, ... */
+}
+
+/* The use of memory operand I of INSN, whose mnemonic is M (AT&T: the
+ * destination is the last operand). */
+static ls_access_kind access_kind(const struct ls_insn *insn, int i, const char *m)
+{
+	if (insn->nops == 1)
+		return single_operand_kind(m);
+	if (i != insn->nops - 1)
+		return starts(m, "xchg") || starts(m, "xadd") ? LS_ACCESS_BOTH : LS_ACCESS_LOAD;
+	if (starts(m, "cmp") && !starts(m, "cmpxchg"))
+		return LS_ACCESS_LOAD;
+	if (starts(m, "test") || starts(m, "bt") || starts(m, "ucomis") || starts(m, "comis") ||
+	    starts(m, "vucomis") || starts(m, "vcomis") || starts(m, "ptest") || starts(m, "vptest"))
+		return LS_ACCESS_LOAD;
+	if (starts(m, "mov") || starts(m, "vmov") || starts(m, "stos") || starts(m, "set") ||
+	    starts(m, "pextr") || starts(m, "vpextr") || starts(m, "extractps") || starts(m, "vextract") ||
+	    starts(m, "cvt") || starts(m, "vcvt"))
+		return LS_ACCESS_STORE;
+	return LS_ACCESS_BOTH; /* add, or, xchg, cmpxchg, ...: read-modify-write */
+}
+
+/* The bytes the operand covers, or 0 when not known (x87, vector gathers). */
+static unsigned access_width(const struct ls_insn *insn, int i, const char *m)
+{
+	size_t n = strlen(m);
+	if (starts(m, "movzb") || starts(m, "movsb"))
+		return 1;
+	if (starts(m, "movzw") || starts(m, "movsw"))
+		return 2;
+	if (strcmp(m, "movslq") == 0 || strcmp(m, "movsxd") == 0)
+		return 4;
+	if (starts(m, "push") || starts(m, "pop") || starts(m, "call") || starts(m, "jmp"))
+		return 8;
+	/* scalar SSE: addsd, movss, cvtsd2ss (the source's width), ... */
+	bool vec = false;
+	for (int k = 0; k < insn->nops; k++)
+		vec |= insn->op[k].kind == LS_OP_REG && insn->op[k].reg >= 32 && insn->op[k].reg < 90;
+	if (vec) {
+		const char *cvt = strstr(m, "cvt");
+		const char *tail = cvt ? cvt + 3 : m + (n >= 2 ? n - 2 : 0);
+		if (strncmp(tail, "ss", 2) == 0 || strncmp(tail, "si", 2) == 0 || strcmp(m, "movd") == 0 || strcmp(m, "vmovd") == 0)
+			return 4;
+		if (strncmp(tail, "sd", 2) == 0 || strcmp(m, "movq") == 0 || strcmp(m, "vmovq") == 0 ||
+		    strstr(m, "lp") || strstr(m, "hp"))
+			return 8;
+	}
+	for (int k = 0; k < insn->nops; k++)
+		if (k != i && insn->op[k].kind == LS_OP_REG && insn->op[k].size)
+			return insn->op[k].size;
+	switch (n ? m[n - 1] : 0) {
+	case 'b': return 1;
+	case 'w': return 2;
+	case 'l': return 4;
+	case 'q': return 8;
+	default: return 0;
+	}
+}
+
+/* The decoder's register numbers (rax 0, rcx 1, rdx 2, rbx 3, rsp 4, rbp 5,
+ * rsi 6, rdi 7, r8..r15) -> DWARF's for x86-64. */
+static int dwarf_reg(int r)
+{
+	static const int map[8] = { 0, 2, 1, 3, 7, 6, 4, 5 };
+	return r < 0 ? -1 : r < 8 ? map[r] : r < 16 ? r : -1;
+}
+
+static const char *reg_name(int r)
+{
+	static const char *const names[16] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		                               "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" };
+	return r == LS_REG_RIP ? "rip" : r >= 0 && r < 16 ? names[r] : "?";
+}
+
+static void format_operand(const struct ls_operand *op, char *buf, size_t len)
+{
+	if (op->base == LS_REG_RIP) {
+		snprintf(buf, len, "0x%" PRIx64 "(%%rip)", (uint64_t)op->disp);
+		return;
+	}
+	char disp[24] = "";
+	if (op->disp || (op->base < 0 && op->index < 0))
+		snprintf(disp, sizeof disp, "%s0x%" PRIx64, op->disp < 0 ? "-" : "",
+		         op->disp < 0 ? -(uint64_t)op->disp : (uint64_t)op->disp);
+	if (op->base < 0 && op->index < 0)
+		snprintf(buf, len, "%s", disp);
+	else if (op->index < 0)
+		snprintf(buf, len, "%s(%%%s)", disp, reg_name(op->base));
+	else
+		snprintf(buf, len, "%s(%s%s,%%%s,%u)", disp, op->base >= 0 ? "%" : "", op->base >= 0 ? reg_name(op->base) : "",
+		         reg_name(op->index), op->scale ? op->scale : 1);
+}
+
+/* ---- variables in scope at one PC ------------------------------------------------------ */
+
+struct pc_ctx {
+	uint64_t pc;
+	Dwarf_Die *scopes;    /* dwarf_getscopes: innermost first, the CU last */
+	int nscopes;
+	bool c_lang;
+	struct ls_loc frame_base;
+	ls_unwind_recipe recipe;
+	bool have_recipe;
+};
+
+/* What an operand was matched to. */
+struct target {
+	Dwarf_Die var;
+	Dwarf_Die obj_type;   /* the object at offset 0: the variable's type, or the pointee's */
+	bool have_type;
+	bool pointer;         /* through a pointer variable */
+	int64_t off;
+	ls_access_rule rule;
+};
+
+static bool var_type(Dwarf_Die *var, Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+	return dwarf_attr_integrate(var, DW_AT_type, &a) && dwarf_formref_die(&a, t);
+}
+
+typedef bool var_fn(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_loc *loc, void *arg);
+
+/* Calls FN on each variable and parameter of the scopes at the PC that has
+ * a location there, innermost scope first, until FN says it matched. */
+static bool each_variable(struct pc_ctx *cx, var_fn *fn, void *arg)
+{
+	for (int i = 0; i < cx->nscopes; i++) {
+		Dwarf_Die c;
+		if (dwarf_child(&cx->scopes[i], &c) != 0)
+			continue;
+		do {
+			int tag = dwarf_tag(&c);
+			Dwarf_Attribute a;
+			struct ls_loc loc;
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) ||
+			    !dwarf_attr(&c, DW_AT_location, &a) || !ls_loc_at(&a, cx->pc, &loc))
+				continue;
+			if (fn(cx, &c, &loc, arg))
+				return true;
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	return false;
+}
+
+/* A frame slot's offset from the CFA: false when the recipe cannot say. */
+static bool slot_from_cfa(const struct pc_ctx *cx, const struct ls_loc *loc, int64_t *out)
+{
+	const ls_unwind_recipe *r = &cx->recipe;
+	const struct ls_loc *fb = &cx->frame_base;
+	if (loc->kind == LS_LOC_FBREG) {
+		int64_t base;
+		if (fb->kind == LS_LOC_CFA)
+			base = 0;
+		else if ((fb->kind == LS_LOC_REG || fb->kind == LS_LOC_BREG) && fb->reg == 7 && cx->have_recipe && r->sp_known)
+			base = r->sp_offset + (fb->kind == LS_LOC_BREG ? fb->off : 0);
+		else if ((fb->kind == LS_LOC_REG || fb->kind == LS_LOC_BREG) && fb->reg == 6 && cx->have_recipe && r->frame_pointer)
+			base = r->fp_offset + (fb->kind == LS_LOC_BREG ? fb->off : 0);
+		else
+			return false;
+		*out = base + loc->off;
+		return true;
+	}
+	if (loc->kind == LS_LOC_BREG && loc->reg == 7 && cx->have_recipe && r->sp_known) {
+		*out = r->sp_offset + loc->off;
+		return true;
+	}
+	if (loc->kind == LS_LOC_BREG && loc->reg == 6 && cx->have_recipe && r->frame_pointer) {
+		*out = r->fp_offset + loc->off;
+		return true;
+	}
+	return false;
+}
+
+struct frame_query {
+	int64_t cfa_rel;      /* the operand's address - CFA */
+	struct target *out;
+};
+
+/* The object's offset the frame address Q->cfa_rel is at, if LOC (one
+ * part, or each piece of a composite: clang splits a stack array into
+ * slots of its own) puts bytes of it there. */
+static bool frame_offset(const struct pc_ctx *cx, const struct ls_loc *loc, int64_t size, int64_t cfa_rel, int64_t *off)
+{
+	int64_t start;
+	if (loc->kind != LS_LOC_OTHER)
+		return slot_from_cfa(cx, loc, &start) && cfa_rel >= start && cfa_rel < start + size &&
+		       (*off = cfa_rel - start, true);
+	struct ls_loc_piece pieces[64];
+	size_t n = ls_loc_pieces(loc->ops, loc->nops, pieces, 64);
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (slot_from_cfa(cx, &pieces[i].loc, &start) && cfa_rel >= start &&
+		    cfa_rel < start + (int64_t)pieces[i].size) {
+			*off = pieces[i].obj_off + (cfa_rel - start);
+			return true;
+		}
+	return false;
+}
+
+static bool match_frame(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_loc *loc, void *arg)
+{
+	struct frame_query *q = arg;
+	int64_t size, off;
+	Dwarf_Die t;
+	if (!var_type(var, &t) || (size = ls_type_size(&t)) <= 0 || !frame_offset(cx, loc, size, q->cfa_rel, &off))
+		return false;
+	*q->out = (struct target){ .var = *var, .obj_type = t, .have_type = true, .off = off, .rule = LS_RULE_FRAME };
+	return true;
+}
+
+struct reg_query {
+	int reg;              /* DWARF number */
+	int64_t disp;
+	struct target *out;
+};
+
+/* The pointee of pointer type T (typedefs and qualifiers looked through). */
+static bool pointee(Dwarf_Die *t, Dwarf_Die *out, bool *have)
+{
+	Dwarf_Die s;
+	if (!ls_type_strip(t, &s))
+		return false;
+	int tag = dwarf_tag(&s);
+	if (tag != DW_TAG_pointer_type && tag != DW_TAG_reference_type && tag != DW_TAG_rvalue_reference_type)
+		return false;
+	*have = var_type(&s, out);
+	return true;
+}
+
+static bool match_register(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_loc *loc, void *arg)
+{
+	struct reg_query *q = arg;
+	Dwarf_Die t;
+	if (loc->reg != q->reg || !var_type(var, &t))
+		return false;
+	struct target tg = { .var = *var };
+	if (loc->kind == LS_LOC_BREG) {
+		int64_t size = ls_type_size(&t);
+		if (q->disp < loc->off || size <= 0 || q->disp >= loc->off + size)
+			return false;
+		tg.obj_type = t;
+		tg.have_type = true;
+		tg.off = q->disp - loc->off;
+		tg.rule = LS_RULE_REGISTER_MEMORY;
+	} else if (loc->kind == LS_LOC_REG || loc->kind == LS_LOC_REG_VALUE) {
+		if (!pointee(&t, &tg.obj_type, &tg.have_type))
+			return false;
+		tg.pointer = true;
+		tg.off = q->disp - (loc->kind == LS_LOC_REG_VALUE ? loc->off : 0);
+		tg.rule = loc->kind == LS_LOC_REG ? LS_RULE_REGISTER : LS_RULE_REGISTER_VALUE;
+	} else {
+		return false;
+	}
+	*q->out = tg;
+	return true;
+}
+
+/* ---- one operand ------------------------------------------------------------------------ */
+
+static bool match_static(const ls_module *m, uint64_t addr, struct target *out)
+{
+	const struct ls_data_globals *g = module_globals(m);
+	const struct global_var *v = g ? global_at(g, addr) : NULL;
+	Dwarf_Die die;
+	if (!v || !dwarf_offdie(m->dwarf, v->die, &die))
+		return false;
+	*out = (struct target){ .var = die, .off = (int64_t)(addr - v->addr), .rule = LS_RULE_STATIC };
+	out->have_type = var_type(&die, &out->obj_type);
+	return true;
+}
+
+/* Which rule's variable memory operand OP reaches, if any. */
+static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out)
+{
+	if (op->seg)
+		return false; /* %fs:0x28: thread-local, not a variable DWARF places */
+	if (op->base == LS_REG_RIP || op->base < 0)
+		return match_static(m, (uint64_t)op->disp, out);
+	const ls_unwind_recipe *r = &cx->recipe;
+	if (op->base == 4 && cx->have_recipe && r->sp_known) {
+		struct frame_query q = { r->sp_offset + op->disp, out };
+		return each_variable(cx, match_frame, &q);
+	}
+	if (op->base == 5 && cx->have_recipe && r->frame_pointer) {
+		struct frame_query q = { r->fp_offset + op->disp, out };
+		return each_variable(cx, match_frame, &q);
+	}
+	struct reg_query q = { dwarf_reg(op->base), op->disp, out };
+	return q.reg >= 0 && each_variable(cx, match_register, &q);
+}
+
+static bool die_is_c(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	int lang = dwarf_srclang(&cu);
+	return lang == DW_LANG_C || lang == DW_LANG_C89 || lang == DW_LANG_C99 || lang == DW_LANG_C11 ||
+	       lang == 0x2c /* DW_LANG_C17 */;
+}
+
+/* The type of what is at offset 0, without its cv-qualifiers. */
+static void object_type_name(struct target *tg, bool c_lang, char *buf, size_t len)
+{
+	Dwarf_Die t = tg->obj_type;
+	for (int i = 0; i < 8; i++) {
+		int tag = dwarf_tag(&t);
+		if (tag != DW_TAG_const_type && tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type)
+			break;
+		if (!var_type(&t, &t)) {
+			snprintf(buf, len, "void");
+			return;
+		}
+	}
+	ls_type_name(&t, c_lang, buf, len);
+}
+
+/* Fills SLOT's variable, type, field and expression from TG. */
+static void describe(struct target *tg, unsigned width, struct access_slot *slot)
+{
+	ls_access *a = &slot->a;
+	bool c_lang = die_is_c(&tg->var);
+	Dwarf_Attribute at;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(&tg->var, DW_AT_name, &at));
+	snprintf(slot->variable, sizeof slot->variable, "%s", name ? name : "<anon>");
+	a->variable = slot->variable;
+	a->rule = tg->rule;
+	a->offset = tg->off;
+	if (!tg->have_type) {
+		snprintf(slot->type, sizeof slot->type, "void");
+		a->type = slot->type;
+		snprintf(slot->expr, sizeof slot->expr, "%s%s", tg->pointer ? "*" : "", slot->variable);
+		a->expr = slot->expr;
+		return;
+	}
+	object_type_name(tg, c_lang, slot->type, sizeof slot->type);
+	a->type = slot->type;
+	int64_t off = tg->off, size = ls_type_size(&tg->obj_type);
+	struct ls_field f;
+	char prefix[4] = "";
+	if (tg->pointer && size > 0 && (off < 0 || off >= size)) {
+		/* beyond the pointee: an element of the array it points into */
+		off = ((off % size) + size) % size;
+		snprintf(prefix, sizeof prefix, "[]");
+	}
+	ls_type_field_path(&tg->obj_type, off, width, c_lang, &f);
+	snprintf(slot->field, sizeof slot->field, "%s%s%s", prefix, prefix[0] && f.path[0] && f.path[0] != '[' ? "." : "", f.path);
+	snprintf(slot->leaf, sizeof slot->leaf, "%s", f.leaf);
+	a->field = slot->field;
+	a->field_type = slot->leaf;
+	a->bitfield = f.bitfield;
+	const char *sep = slot->field[0] == 0 || slot->field[0] == '[' ? "" : tg->pointer ? "->" : ".";
+	snprintf(slot->expr, sizeof slot->expr, "%s%s%s%s", tg->pointer && slot->field[0] == 0 ? "*" : "", slot->variable,
+	         sep, slot->field);
+	a->expr = slot->expr;
+}
+
+/* ---- a procedure ------------------------------------------------------------------------------ */
+
+/* The subprogram DIE below DIE whose code holds PC (into namespaces and
+ * classes, where C++ puts some), or false. */
+static bool find_subprogram(Dwarf_Die *die, uint64_t pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 16 || dwarf_child(die, &c) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&c, pc) == 1) {
+			*out = c;
+			return true;
+		}
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type) &&
+		    find_subprogram(&c, pc, out, depth + 1))
+			return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* The concrete scopes holding PC, innermost first, down from the
+ * subprogram SUB.  Not dwarf_getscopes: past an inlined call it goes on in
+ * the callee's abstract definition, and the caller's variables, which are
+ * there in registers, would be out of sight. */
+static int concrete_scopes(Dwarf_Die *sub, uint64_t pc, Dwarf_Die **out)
+{
+	enum { MAX = 64 };
+	Dwarf_Die chain[MAX];
+	int n = 0;
+	chain[n++] = *sub;
+	for (bool deeper = true; deeper && n < MAX;) {
+		deeper = false;
+		Dwarf_Die c;
+		if (dwarf_child(&chain[n - 1], &c) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&c);
+			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) && dwarf_haspc(&c, pc) == 1) {
+				chain[n++] = c;
+				deeper = true;
+				break;
+			}
+		} while (dwarf_siblingof(&c, &c) == 0);
+	}
+	*out = ls_xmalloc(n * sizeof **out);
+	for (int i = 0; i < n; i++)
+		(*out)[i] = chain[n - 1 - i];
+	return n;
+}
+
+/* The subprogram DIE of the procedure at ENTRY: in the CU .debug_aranges
+ * names, else in the first CU whose ranges hold it (clang writes no
+ * .debug_aranges). */
+static bool proc_subprogram(const ls_module *m, uint64_t entry, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+	if (!m->dwarf)
+		return false;
+	if (dwarf_addrdie(m->dwarf, entry, &cu) && find_subprogram(&cu, entry, out, 0))
+		return true;
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(m->dwarf, off + hsize, &cu) && dwarf_haspc(&cu, entry) == 1 &&
+		    find_subprogram(&cu, entry, out, 0))
+			return true;
+		off = next;
+	}
+	return false;
+}
+
+static void pc_ctx_init(const ls_module *m, Dwarf_Die *sub, uint64_t pc, struct pc_ctx *cx)
+{
+	memset(cx, 0, sizeof *cx);
+	cx->pc = pc;
+	cx->frame_base.kind = LS_LOC_NONE;
+	ls_error err;
+	cx->have_recipe = ls_unwind_recipe_at(m, pc, &cx->recipe, &err) == 0;
+	if (!sub || dwarf_haspc(sub, pc) != 1)
+		return;
+	cx->nscopes = concrete_scopes(sub, pc, &cx->scopes);
+	Dwarf_Attribute a;
+	if (dwarf_attr(sub, DW_AT_frame_base, &a))
+		ls_loc_at(&a, pc, &cx->frame_base);
+}
+
+static struct access_slot *new_slot(struct ls_accesses *acc)
+{
+	acc->v = ls_grow(acc->v, &acc->cap, acc->n + 1, sizeof *acc->v);
+	struct access_slot *s = &acc->v[acc->n++];
+	memset(s, 0, sizeof *s);
+	return s;
+}
+
+/* The accesses of the instruction INSN (mnemonic MN). */
+static void insn_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_accesses *acc, const struct ls_insn *insn,
+                          const char *mn)
+{
+	if (insn->opcode == LS_MN_LEA || insn->opcode == LS_MN_NOP || insn->opcode == LS_MN_ENDBR ||
+	    strncmp(mn, "prefetch", 8) == 0 || strncmp(mn, "clflush", 7) == 0)
+		return; /* an address computed, not memory reached */
+	struct pc_ctx cx;
+	bool ready = false;
+	for (int i = 0; i < insn->nops && i < 3; i++) {
+		const struct ls_operand *op = &insn->op[i];
+		if (op->kind != LS_OP_MEM)
+			continue;
+		if (!ready) {
+			pc_ctx_init(m, sub, insn->addr, &cx);
+			ready = true;
+		}
+		struct access_slot *slot = new_slot(acc);
+		ls_access *a = &slot->a;
+		a->addr = insn->addr;
+		a->len = insn->len;
+		a->operand_index = i;
+		a->kind = access_kind(insn, i, mn);
+		a->width = access_width(insn, i, mn);
+		a->indexed = op->index >= 0;
+		format_operand(op, slot->operand, sizeof slot->operand);
+		struct target tg;
+		if (resolve_operand(m, &cx, op, &tg))
+			describe(&tg, a->width, slot);
+	}
+	if (ready)
+		free(cx.scopes);
+}
+
+/* The string pointers, once the array has stopped moving. */
+static void point_strings(struct ls_accesses *acc)
+{
+	for (size_t i = 0; i < acc->n; i++) {
+		struct access_slot *s = &acc->v[i];
+		s->a.operand = s->operand;
+		if (!s->a.rule)
+			continue;
+		s->a.variable = s->variable;
+		s->a.type = s->type;
+		s->a.field = s->field;
+		s->a.field_type = s->leaf[0] ? s->leaf : s->type;
+		s->a.expr = s->expr;
+	}
+}
+
+static void range_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_decoder *d, struct ls_accesses *acc, ls_range r)
+{
+	const struct ls_text *t = ls_text_find(m, r.lo);
+	if (!t)
+		return;
+	uint64_t end = r.hi < t->addr + t->size ? r.hi : t->addr + t->size;
+	for (uint64_t pc = r.lo; pc < end;) {
+		struct ls_insn insn;
+		size_t n = ls_decode(d, t->data + (pc - t->addr), end - pc, pc, &insn);
+		if (n == 0) {
+			pc++;
+			continue;
+		}
+		insn_accesses(m, sub, acc, &insn, ls_decoder_mnemonic(d));
+		pc += n;
+	}
+}
+
+static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_error *err)
+{
+	struct ls_decoder *d = ls_decoder_new(m->ehdr.e_machine);
+	if (!d) {
+		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: the accesses need x86-64 code", m->path);
+		return NULL;
+	}
+	module_globals(m); /* reads the DWARF too */
+	struct ls_accesses *acc = ls_xcalloc(1, sizeof *acc);
+	acc->proc = ls_scope_low(proc);
+	Dwarf_Die sub;
+	bool have_sub = proc_subprogram(m, acc->proc, &sub);
+	for (size_t i = 0; i < ls_scope_nranges(proc); i++)
+		range_accesses(m, have_sub ? &sub : NULL, d, acc, ls_scope_range(proc, i));
+	ls_decoder_free(d);
+	point_strings(acc);
+	return acc;
+}
+
+/* ---- interface ---------------------------------------------------------------------------------- */
+
+ls_accesses *ls_accesses_of(const ls_module *m, uint64_t addr, ls_error *err)
+{
+	const ls_scope *proc = ls_lookup_proc(m, addr);
+	if (!proc) {
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no procedure holds 0x%" PRIx64, m->path, addr);
+		return NULL;
+	}
+	if (!m->dwarf_found) {
+		ls_set_error(err, LS_ERR_DWARF, "%s: no debug information: the accesses need DWARF", m->path);
+		return NULL;
+	}
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	if (setjmp(guard.env)) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading the accesses", m->path);
+		return NULL;
+	}
+	ls_accesses *acc = proc_accesses(m, proc, err);
+	ls_oom_pop(&guard);
+	if (acc && !m->dwarf) {
+		ls_accesses_free(acc);
+		ls_set_error(err, LS_ERR_DWARF, "%s: cannot read the debug information the accesses need", m->path);
+		return NULL;
+	}
+	return acc;
+}
+
+size_t ls_accesses_count(const ls_accesses *a) { return a ? a->n : 0; }
+uint64_t ls_accesses_proc(const ls_accesses *a) { return a ? a->proc : 0; }
+
+const ls_access *ls_accesses_get(const ls_accesses *a, size_t i)
+{
+	return a && i < a->n ? &a->v[i].a : NULL;
+}
+
+size_t ls_accesses_at(const ls_accesses *a, uint64_t addr, size_t *first)
+{
+	size_t n = 0;
+	for (size_t i = 0; a && i < a->n; i++)
+		if (a->v[i].a.addr == addr) {
+			if (n++ == 0 && first)
+				*first = i;
+		}
+	return n;
+}
+
+void ls_accesses_free(ls_accesses *a)
+{
+	if (!a)
+		return;
+	free(a->v);
+	free(a);
+}
+
+const char *ls_access_kind_name(ls_access_kind k)
+{
+	switch (k) {
+	case LS_ACCESS_LOAD: return "load";
+	case LS_ACCESS_STORE: return "store";
+	case LS_ACCESS_BOTH: return "load+store";
+	}
+	return "?";
+}
+
+const char *ls_access_rule_name(ls_access_rule r)
+{
+	switch (r) {
+	case LS_RULE_NONE: return "none";
+	case LS_RULE_STATIC: return "static";
+	case LS_RULE_FRAME: return "frame";
+	case LS_RULE_REGISTER: return "register";
+	case LS_RULE_REGISTER_VALUE: return "register-value";
+	case LS_RULE_REGISTER_MEMORY: return "register-memory";
+	}
+	return "?";
+}

@@ -1,0 +1,130 @@
+# tests/core-data.py - the accesses stage (`loopscope lookup --data`)
+# against an oracle that shares no code with it (tests/data_oracle.py:
+# objdump's operands, pyelftools' DWARF and .eh_frame), on fixtures with
+# known layouts (tests/fixtures/data_layout.c, data_layout.cpp), gcc and
+# clang at -O2 and -O3.
+#
+# For every memory operand of the fixture procedures, loopscope's variable,
+# type, offset and field path equal the oracle's.  Where the oracle has no
+# answer, loopscope must have none either, except in the categories of
+# ALLOWED below (each says why the oracle cannot answer there).  Then the
+# answers a reader of the source expects must be among them (EXPECTED),
+# so that a stage that names nothing cannot pass by agreeing with "none".
+import json
+import os
+import sys
+
+import importlib.util
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.util.spec_from_file_location(
+    "core_common", os.path.join(os.path.dirname(os.path.abspath(__file__)), "core-common.py"))
+C = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(C)
+Tap, run, scratch_dir, skip_all, need_tools = C.Tap, C.run, C.scratch_dir, C.skip_all, C.need_tools
+LOOPSCOPE, FIXTURES = C.LOOPSCOPE, C.FIXTURES
+
+try:
+    import data_oracle
+except ImportError:
+    # make's python3 may not be the system's, which has python3-pyelftools
+    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" and not os.environ.get("LS_REEXEC"):
+        os.environ["LS_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    skip_all("pyelftools not installed (python3-pyelftools, scripts/setup-deps)")
+
+# Where the oracle cannot answer and loopscope may: none yet (every
+# disagreement fails).
+ALLOWED = set()
+
+FIXTURES_DATA = [
+    ("data_layout.c", ["sum_grid", "fill_global", "stack_array"], "c"),
+    ("data_layout.cpp", ["_ZN7Derived4workEi", "_Z9use_shapeP5Shapei"], "c++"),
+]
+
+# (fixture, expression) that each build must show at least once: the
+# fixture's layouts, named as a reader of the source would.
+EXPECTED = {
+    "data_layout.c": ["g_table[]", "g_grid.n", "g_grid.cells[].p.y", "g_grid.cells[].q", "calls",
+                      "gr->n"],
+    "data_layout.cpp": ["this->Base::id", "this->h.value", "this->extra"],
+}
+
+
+def build(t, src, compiler, opt, lang):
+    exe = os.path.join(scratch, "%s-%s%s" % (os.path.basename(src), compiler, opt))
+    cc = compiler if lang == "c" else {"gcc": "g++", "clang": "clang++"}[compiler]
+    r = run([cc, "-g", opt, "-o", exe, src])
+    if r.returncode != 0:
+        t.diag(r.stderr)
+        return None
+    return exe
+
+
+def loopscope_accesses(exe, addrs):
+    r = run([LOOPSCOPE, "lookup", "--data", "--json", exe] + ["0x%x" % a for a in addrs])
+    out = {}
+    for line in r.stdout.splitlines():
+        o = json.loads(line)
+        out[int(o["addr"], 16)] = o
+    return r.returncode, out
+
+
+def compare(t, exe, fixture, funcs):
+    oracle = data_oracle.Oracle(exe)
+    answers = {}
+    for f in funcs:
+        answers.update(oracle.accesses(f))
+    rc, got = loopscope_accesses(exe, sorted(answers))
+    t.ok(rc == 0, "%s: lookup --data exits 0 (%d)" % (os.path.basename(exe), rc))
+    bad, agreed, named, categories, exprs = [], 0, 0, {}, set()
+    for addr in sorted(answers):
+        mine = [a for a in got.get(addr, {}).get("accesses", [])]
+        want = answers[addr]
+        if len(mine) != len(want):
+            bad.append("0x%x: %d accesses, the oracle %d" % (addr, len(mine), len(want)))
+            continue
+        for m, w in zip(mine, want):
+            if m["expr"]:
+                exprs.add(m["expr"])
+            if w.category:
+                categories[w.category] = categories.get(w.category, 0) + 1
+                if m["variable"] is None or w.category in ALLOWED:
+                    agreed += 1
+                else:
+                    bad.append("0x%x %s: loopscope %s, the oracle none (%s)" % (addr, m["operand"], m["expr"], w.category))
+                continue
+            mk = (m["variable"], m["type"], m["offset"], m["field"])
+            if mk == w.key():
+                agreed += 1
+                named += 1
+            else:
+                bad.append("0x%x %s: loopscope %r, the oracle %r" % (addr, m["operand"], mk, w.key()))
+    name = os.path.basename(exe)
+    for b in bad[:20]:
+        t.diag(b)
+    t.ok(not bad, "%s: %d memory operands, %d agree (%d named a variable), %d differ" %
+         (name, agreed + len(bad), agreed, named, len(bad)))
+    t.diag("%s: the oracle's unanswered: %s" % (name, ", ".join("%s %d" % kv for kv in sorted(categories.items()))))
+    missing = [e for e in EXPECTED[fixture] if e not in exprs]
+    t.ok(not missing, "%s: names %s" % (name, ", ".join(EXPECTED[fixture]) if not missing else
+                                         "not " + ", ".join(missing)))
+
+
+def main():
+    global scratch
+    need_tools("gcc", "clang", "objdump")
+    scratch = scratch_dir()
+    t = Tap()
+    for fixture, funcs, lang in FIXTURES_DATA:
+        src = os.path.join(FIXTURES, fixture)
+        for compiler in ("gcc", "clang"):
+            for opt in ("-O2", "-O3"):
+                exe = build(t, src, compiler, opt, lang)
+                if not t.ok(exe is not None, "%s %s %s builds" % (fixture, compiler, opt)):
+                    continue
+                compare(t, exe, fixture, funcs)
+    t.done()
+
+
+main()

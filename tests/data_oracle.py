@@ -1,0 +1,542 @@
+# tests/data_oracle.py - the accesses oracle of tests/core-data.py: what
+# each memory operand of a procedure reaches, computed from objdump's
+# disassembly and pyelftools' reading of the same DWARF and .eh_frame.  It
+# shares no code with loopscope (no libdw, no libopcodes, no unwind
+# recipes): the CFA comes from the compiler's CFI, the operands from
+# objdump's text.  Loaded by core-data.py, not run as a test.
+#
+# It answers by the contract of design.md's "Accesses" section (the rules,
+# the type names, the field paths) and says why when it cannot: each
+# Answer without a variable carries a category, which core-data.py's
+# allow-list names.
+import re
+import subprocess
+
+from elftools.dwarf.descriptions import describe_reg_name  # noqa: F401 (import check)
+from elftools.dwarf.dwarf_expr import DWARFExprParser
+from elftools.dwarf.locationlists import LocationEntry, LocationExpr, LocationParser, BaseAddressEntry
+from elftools.elf.elffile import ELFFile
+
+# objdump's register names -> DWARF x86-64 numbers
+DWARF_REG = {"rax": 0, "rdx": 1, "rcx": 2, "rbx": 3, "rsi": 4, "rdi": 5, "rbp": 6, "rsp": 7}
+DWARF_REG.update({"r%d" % i: i for i in range(8, 16)})
+
+MEM_RE = re.compile(r"^\*?(?:%(?P<seg>[a-z]s):)?(?P<disp>-?0x[0-9a-f]+|-?\d+)?"
+                    r"\((?P<base>%\w+)?(?:,(?P<index>%\w+)(?:,(?P<scale>\d))?)?\)$")
+ABS_RE = re.compile(r"^\*?(?:%(?P<seg>[a-z]s):)?(?P<disp>-?0x[0-9a-f]+)$")
+C_LANGS = {0x1, 0x2, 0xc, 0x1d, 0x2c}  # DW_LANG_C89, C, C99, C11, C17
+
+
+class Answer:
+    def __init__(self, category=None, variable=None, type=None, offset=None, field=None):
+        self.category, self.variable, self.type, self.offset, self.field = category, variable, type, offset, field
+
+    def key(self):
+        return (self.variable, self.type, self.offset, self.field)
+
+
+def split_operands(text):
+    ops, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            ops.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    if cur:
+        ops.append(cur)
+    return [o.strip() for o in ops]
+
+
+def disassemble(binary, func):
+    """[(addr, mnemonic, [operands], comment_addr)] of FUNC, from objdump."""
+    out = subprocess.run(["objdump", "-d", "-w", "--no-show-raw-insn", "--disassemble=" + func, binary],
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    insns = []
+    for line in out.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\t(\S+)\s*(.*)$", line)
+        if not m:
+            continue
+        addr, mn, rest = int(m.group(1), 16), m.group(2), m.group(3)
+        while mn in ("rep", "repz", "repnz", "lock", "notrack", "bnd", "cs", "ds", "data16", "addr32") and rest:
+            parts = rest.split(None, 1)
+            mn, rest = parts[0], parts[1] if len(parts) > 1 else ""
+        comment = None
+        if "#" in rest:
+            rest, c = rest.split("#", 1)
+            cm = re.match(r"\s*([0-9a-f]+)", c)
+            comment = int(cm.group(1), 16) if cm else None
+        rest = re.sub(r"\s*<[^>]*>\s*$", "", rest.strip())
+        insns.append((addr, mn, split_operands(rest) if rest else [], comment))
+    return insns
+
+
+def memory_operands(mn, ops, comment):
+    """The memory operands of one instruction: dicts with seg, disp, base, index, rip."""
+    if mn.startswith(("lea", "nop", "prefetch", "endbr", "clflush")):
+        return []
+    if mn.startswith(("j", "call")) and ops and not ops[0].startswith("*"):
+        return []  # a direct target, not memory
+    mems = []
+    for o in ops:
+        if o.startswith("$") or o.startswith("%"):
+            continue
+        m = MEM_RE.match(o) or ABS_RE.match(o)
+        if not m:
+            continue
+        d = m.groupdict()
+        mem = {"seg": d.get("seg"), "disp": int(d["disp"], 0) if d.get("disp") else 0,
+               "base": (d.get("base") or "")[1:] or None, "index": (d.get("index") or "")[1:] or None}
+        if mem["base"] == "rip":
+            mem["disp"] = comment
+        mems.append(mem)
+    return mems
+
+
+class Dwarf:
+    """What the oracle needs of a binary's DWARF and CFI, through pyelftools."""
+
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        self.elf = ELFFile(self.f)
+        self.di = self.elf.get_dwarf_info()
+        self.loc_parser = LocationParser(self.di.location_lists())
+        self.expr_parser = DWARFExprParser(self.di.structs)
+        self.fdes = []
+        if self.elf.has_dwarf_info() and self.di.has_EH_CFI():
+            for e in self.di.EH_CFI_entries():
+                if type(e).__name__ == "FDE":
+                    self.fdes.append(e)
+        self.globals = []
+        self.subprograms = []
+        for cu in self.di.iter_CUs():
+            top = cu.get_top_DIE()
+            lang = top.attributes.get("DW_AT_language")
+            c_lang = bool(lang) and lang.value in C_LANGS
+            for die in cu.iter_DIEs():
+                if die.tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
+                    self._add_global(cu, die, c_lang)
+                elif die.tag == "DW_TAG_subprogram" and "DW_AT_low_pc" in die.attributes:
+                    self.subprograms.append((cu, die, c_lang))
+
+    # ---- expressions and locations
+    def ops(self, cu, expr):
+        return self.expr_parser.parse_expr(expr)
+
+    def addr_of(self, cu, op):
+        if op.op_name == "DW_OP_addr":
+            return op.args[0]
+        if op.op_name in ("DW_OP_addrx", "DW_OP_GNU_addr_index"):
+            return self.di.get_addr(cu, op.args[0])
+        return None
+
+    def location_at(self, cu, die, attr_name, pc):
+        """The expression (list of ops) of DIE's ATTR_NAME at PC, or None."""
+        attr = die.attributes.get(attr_name)
+        if attr is None:
+            return None
+        loc = self.loc_parser.parse_from_attribute(attr, cu.header.version, die)
+        if isinstance(loc, LocationExpr):
+            return self.ops(cu, loc.loc_expr)
+        base = self.cu_base(cu)
+        for e in loc:
+            if isinstance(e, BaseAddressEntry):
+                base = e.base_address
+            elif isinstance(e, LocationEntry):
+                lo, hi = (e.begin_offset, e.end_offset) if e.is_absolute else (base + e.begin_offset, base + e.end_offset)
+                if lo <= pc < hi:
+                    return self.ops(cu, e.loc_expr)
+        return None
+
+    def cu_base(self, cu):
+        low = cu.get_top_DIE().attributes.get("DW_AT_low_pc")
+        return low.value if low else 0
+
+    def _add_global(self, cu, die, c_lang):
+        try:
+            ops = self.location_at(cu, die, "DW_AT_location", 0)
+        except Exception:
+            return
+        if not ops or len(ops) != 1:
+            return
+        addr = self.addr_of(cu, ops[0])
+        t = self.type_die(die)
+        size = self.size(t) if t is not None else None
+        if addr is not None and size:
+            self.globals.append((addr, size, cu, die, c_lang))
+
+    # ---- ranges and scopes
+    def ranges(self, cu, die):
+        a = die.attributes
+        if "DW_AT_low_pc" in a and "DW_AT_high_pc" in a:
+            lo = a["DW_AT_low_pc"].value
+            hi = a["DW_AT_high_pc"].value
+            if a["DW_AT_high_pc"].form != "DW_FORM_addr":
+                hi += lo
+            return [(lo, hi)]
+        if "DW_AT_ranges" in a:
+            rl = self.di.range_lists()
+            form = a["DW_AT_ranges"].form
+            if form == "DW_FORM_rnglistx":
+                lst = rl.get_range_list_at_offset_ex(self._rnglistx_offset(cu, a["DW_AT_ranges"].value))
+            else:
+                lst = rl.get_range_list_at_offset(a["DW_AT_ranges"].value, cu=cu)
+            base, out = self.cu_base(cu), []
+            for e in lst:
+                if hasattr(e, "base_address"):
+                    base = e.base_address
+                elif e.is_absolute:
+                    out.append((e.begin_offset, e.end_offset))
+                else:
+                    out.append((base + e.begin_offset, base + e.end_offset))
+            return out
+        return []
+
+    def _rnglistx_offset(self, cu, index):
+        top = cu.get_top_DIE()
+        base = top.attributes["DW_AT_rnglists_base"].value
+        sec = self.di.range_lists().stream
+        sec.seek(base + 4 * index)
+        import struct
+        return base + struct.unpack("<I", sec.read(4))[0]
+
+    def has_pc(self, cu, die, pc):
+        return any(lo <= pc < hi for lo, hi in self.ranges(cu, die))
+
+    def subprogram_at(self, entry):
+        for cu, die, c_lang in self.subprograms:
+            if self.has_pc(cu, die, entry):
+                return cu, die, c_lang
+        return None
+
+    def scopes_at(self, cu, sub, pc):
+        """The concrete scopes holding PC, innermost first."""
+        chain = [sub]
+        while True:
+            nxt = None
+            for c in chain[-1].iter_children():
+                if c.tag in ("DW_TAG_lexical_block", "DW_TAG_inlined_subroutine") and self.has_pc(cu, c, pc):
+                    nxt = c
+                    break
+            if nxt is None:
+                return chain[::-1]
+            chain.append(nxt)
+
+    # ---- types
+    def origin(self, die, name):
+        """ATTR NAME of DIE, through DW_AT_abstract_origin / DW_AT_specification."""
+        seen = 0
+        while die is not None and seen < 8:
+            if name in die.attributes:
+                return die, die.attributes[name]
+            nxt = None
+            for link in ("DW_AT_abstract_origin", "DW_AT_specification"):
+                if link in die.attributes:
+                    nxt = die.get_DIE_from_attribute(link)
+                    break
+            die, seen = nxt, seen + 1
+        return None, None
+
+    def type_die(self, die):
+        d, a = self.origin(die, "DW_AT_type")
+        return d.get_DIE_from_attribute("DW_AT_type") if a is not None else None
+
+    def name(self, die):
+        _, a = self.origin(die, "DW_AT_name")
+        return a.value.decode() if a is not None else None
+
+    def strip(self, t):
+        while t is not None and t.tag in ("DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type",
+                                          "DW_TAG_restrict_type", "DW_TAG_atomic_type"):
+            t = self.type_die(t)
+        return t
+
+    def dims(self, t):
+        out = []
+        for s in t.iter_children():
+            if s.tag != "DW_TAG_subrange_type":
+                continue
+            if "DW_AT_count" in s.attributes:
+                out.append(s.attributes["DW_AT_count"].value)
+            elif "DW_AT_upper_bound" in s.attributes:
+                out.append(s.attributes["DW_AT_upper_bound"].value + 1)
+            else:
+                out.append(None)
+        return out
+
+    def size(self, t):
+        s = self.strip(t)
+        if s is None:
+            return None
+        if "DW_AT_byte_size" in s.attributes:
+            return s.attributes["DW_AT_byte_size"].value
+        if s.tag == "DW_TAG_array_type":
+            n = 1
+            for d in self.dims(s):
+                if d is None:
+                    return None
+                n *= d
+            e = self.size(self.type_die(s))
+            return n * e if e else None
+        if s.tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
+            return 8
+        return None
+
+    def type_name(self, t, c_lang):
+        if t is None:
+            return "void"
+        tag, nm = t.tag, self.name(t)
+        if tag in ("DW_TAG_base_type", "DW_TAG_typedef", "DW_TAG_class_type", "DW_TAG_unspecified_type"):
+            return nm or "<anon>"
+        kw = {"DW_TAG_structure_type": "struct", "DW_TAG_union_type": "union", "DW_TAG_enumeration_type": "enum"}
+        if tag in kw:
+            return (kw[tag] + " " if c_lang or not nm else "") + (nm or "<anon>")
+        inner = self.type_name(self.type_die(t), c_lang)
+        if tag == "DW_TAG_const_type":
+            return "const " + inner
+        if tag == "DW_TAG_volatile_type":
+            return "volatile " + inner
+        if tag == "DW_TAG_pointer_type":
+            return inner + " *"
+        if tag == "DW_TAG_reference_type":
+            return inner + " &"
+        if tag == "DW_TAG_rvalue_reference_type":
+            return inner + " &&"
+        if tag == "DW_TAG_array_type":
+            return inner + "".join("[%d]" % d if d is not None else "[]" for d in self.dims(t))
+        if tag == "DW_TAG_subroutine_type":
+            return "<function>"
+        return inner
+
+    def object_type_name(self, t, c_lang):
+        while t is not None and t.tag in ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type"):
+            t = self.type_die(t)
+        return self.type_name(t, c_lang)
+
+    def member_range(self, m):
+        a = m.attributes
+        bits = a.get("DW_AT_bit_size")
+        if bits and "DW_AT_data_bit_offset" in a:
+            b = a["DW_AT_data_bit_offset"].value
+            return b // 8, (b + bits.value + 7) // 8 - b // 8, True
+        lo = a["DW_AT_data_member_location"].value if "DW_AT_data_member_location" in a else 0
+        if isinstance(lo, list):
+            ops = self.expr_parser.parse_expr(lo)
+            if len(ops) != 1 or ops[0].op_name != "DW_OP_plus_uconst":
+                return None
+            lo = ops[0].args[0]
+        size = self.size(self.type_die(m))
+        return (lo, size, bool(bits)) if size is not None else None
+
+    def field_path(self, t, off, width):
+        """(path, leaf type DIE) of bytes [OFF, OFF+WIDTH) inside T."""
+        path, after_base = "", False
+        for _ in range(24):
+            s = self.strip(t)
+            if s is None:
+                break
+            if s.tag == "DW_TAG_array_type":
+                et = self.type_die(s)
+                es = self.size(et)
+                if not es:
+                    break
+                path += "[]" * max(1, len(self.dims(s)))
+                off %= es
+                t, after_base = et, False
+                continue
+            if s.tag not in ("DW_TAG_structure_type", "DW_TAG_union_type", "DW_TAG_class_type"):
+                break
+            best = None
+            for m in s.iter_children():
+                if m.tag not in ("DW_TAG_member", "DW_TAG_inheritance"):
+                    continue
+                if "DW_AT_external" in m.attributes or "DW_AT_declaration" in m.attributes:
+                    continue
+                r = self.member_range(m)
+                if r is None or not r[0] <= off < r[0] + r[1]:
+                    continue
+                fits = not width or off + width <= r[0] + r[1]
+                if best is None:
+                    best = (m, r)
+                    if fits:
+                        break
+                elif fits and not r[2]:
+                    best = (m, r)
+                    break
+            if best is None:
+                break
+            m, (lo, _, bitfield) = best
+            if m.tag == "DW_TAG_inheritance":
+                part = self.type_name(self.type_die(m), False) + "::"
+                path += ("" if after_base or not path else ".") + part
+                after_base = True
+            else:
+                path += ("" if after_base or not path else ".") + (self.name(m) or "<anon>")
+                after_base = False
+            off -= lo
+            t = self.type_die(m)
+            if bitfield:
+                break
+        return path
+
+
+class Oracle:
+    def __init__(self, binary):
+        self.binary = binary
+        self.dw = Dwarf(binary)
+
+    def cfa_rule(self, pc):
+        """(register name, offset) of the CFA at PC from .eh_frame, or None."""
+        for fde in self.dw.fdes:
+            lo = fde.header["initial_location"]
+            if lo <= pc < lo + fde.header["address_range"]:
+                rule = None
+                for row in fde.get_decoded().table:
+                    if row["pc"] <= pc:
+                        rule = row.get("cfa")
+                if rule is None or rule.reg is None:
+                    return None
+                return {7: "rsp", 6: "rbp"}.get(rule.reg), rule.offset
+        return None
+
+    def global_at(self, addr):
+        best = None
+        for g in self.dw.globals:
+            if g[0] <= addr < g[0] + g[1] and (best is None or g[1] < best[1]):
+                best = g
+        return best
+
+    def answer(self, cu, sub, c_lang, pc, mem, width):
+        if mem["seg"]:
+            return Answer("segment-relative")
+        if mem["base"] in (None, "rip"):
+            if mem["disp"] is None:
+                return Answer("no address")
+            g = self.global_at(mem["disp"])
+            if g is None:
+                return Answer("static: no variable there")
+            addr, size, gcu, die, gc = g
+            return self.describe(die, self.dw.type_die(die), mem["disp"] - addr, width, gc, False)
+        scopes = self.dw.scopes_at(cu, sub, pc)
+        cfa = self.cfa_rule(pc)
+        if mem["base"] in ("rsp", "rbp") and (mem["base"] == "rsp" or (cfa and cfa[0] == "rbp")):
+            return self.frame(cu, sub, scopes, c_lang, pc, mem, width, cfa)
+        return self.register(cu, scopes, c_lang, pc, mem, width)
+
+    def frame_slot(self, cu, sub, var_ops, pc, base, cfa):
+        """The slot's address relative to register BASE (rsp or rbp), or None."""
+        op = var_ops[0]
+        if op.op_name == "DW_OP_fbreg":
+            fb = self.dw.location_at(cu, sub, "DW_AT_frame_base", pc)
+            if not fb or len(fb) != 1:
+                return None
+            f = fb[0].op_name
+            if f == "DW_OP_call_frame_cfa":
+                # CFA = reg + k: the slot is at reg + k + off
+                return cfa[1] + op.args[0] if cfa and cfa[0] == base else None
+            if f == "DW_OP_reg7" and base == "rsp" or f == "DW_OP_reg6" and base == "rbp":
+                return op.args[0]
+            return None
+        if op.op_name == "DW_OP_breg7" and base == "rsp" or op.op_name == "DW_OP_breg6" and base == "rbp":
+            return op.args[0]
+        return None
+
+    def variables(self, cu, scopes, pc):
+        for sc in scopes:
+            for v in sc.iter_children():
+                if v.tag not in ("DW_TAG_variable", "DW_TAG_formal_parameter"):
+                    continue
+                ops = self.dw.location_at(cu, v, "DW_AT_location", pc)
+                if ops:
+                    yield v, ops
+
+    def parts(self, ops):
+        """[(ops of one part, object offset, size)]: one part covering all when OPS is no composite."""
+        if not any(o.op_name == "DW_OP_piece" for o in ops):
+            return [(ops, 0, None)]
+        out, cur, off = [], [], 0
+        for o in ops:
+            if o.op_name == "DW_OP_piece":
+                out.append((cur, off, o.args[0]))
+                off += o.args[0]
+                cur = []
+            else:
+                cur.append(o)
+        return out
+
+    def frame(self, cu, sub, scopes, c_lang, pc, mem, width, cfa):
+        base = mem["base"]
+        for v, ops in self.variables(cu, scopes, pc):
+            t = self.dw.type_die(v)
+            size = self.dw.size(t) if t is not None else None
+            if not size:
+                continue
+            for part, obj_off, psize in self.parts(ops):
+                if len(part) != 1:
+                    continue
+                start = self.frame_slot(cu, sub, part, pc, base, cfa)
+                if start is not None and start <= mem["disp"] < start + (psize or size):
+                    return self.describe(v, t, obj_off + mem["disp"] - start, width, c_lang, False)
+        if cfa is None:
+            return Answer("frame: no CFI row")
+        return Answer("frame: no variable's slot there")
+
+    def register(self, cu, scopes, c_lang, pc, mem, width):
+        reg = DWARF_REG.get(mem["base"])
+        if reg is None:
+            return Answer("register: not a general register")
+        for v, ops in self.variables(cu, scopes, pc):
+            n0 = ops[0].op_name
+            t = self.dw.type_die(v)
+            if len(ops) == 1 and n0 == "DW_OP_reg%d" % reg:
+                k, mode = 0, "pointer"
+            elif len(ops) == 2 and n0 == "DW_OP_breg%d" % reg and ops[1].op_name == "DW_OP_stack_value":
+                k, mode = ops[0].args[0], "pointer"
+            elif len(ops) == 1 and n0 == "DW_OP_breg%d" % reg:
+                size = self.dw.size(t) if t is not None else None
+                k = ops[0].args[0]
+                if size and k <= mem["disp"] < k + size:
+                    return self.describe(v, t, mem["disp"] - k, width, c_lang, False)
+                continue
+            else:
+                continue
+            s = self.dw.strip(t) if t is not None else None
+            if s is None or s.tag not in ("DW_TAG_pointer_type", "DW_TAG_reference_type",
+                                          "DW_TAG_rvalue_reference_type"):
+                continue
+            return self.describe(v, self.dw.type_die(s), mem["disp"] - k, width, c_lang, True)
+        return Answer("register: DWARF names no variable in it")
+
+    def describe(self, var, t, off, width, c_lang, pointer):
+        name = self.dw.name(var)
+        if t is None:
+            return Answer(None, name, "void", off, None)
+        tname = self.dw.object_type_name(t, c_lang)
+        size = self.dw.size(t)
+        prefix, o = "", off
+        if pointer and size and (off < 0 or off >= size):
+            prefix, o = "[]", off % size
+        path = self.dw.field_path(t, o, width)
+        if prefix:
+            path = prefix + ("." if path and not path.startswith("[") else "") + path
+        return Answer(None, name, tname, off, path)
+
+    def accesses(self, func):
+        """{addr: [Answer per memory operand]} of FUNC."""
+        insns = disassemble(self.binary, func)
+        if not insns:
+            return {}
+        found = self.dw.subprogram_at(insns[0][0])
+        out = {}
+        for addr, mn, ops, comment in insns:
+            mems = memory_operands(mn, ops, comment)
+            if not mems:
+                continue
+            if found is None:
+                out[addr] = [Answer("no subprogram DIE") for _ in mems]
+                continue
+            cu, sub, c_lang = found
+            out[addr] = [self.answer(cu, sub, c_lang, addr, m, None) for m in mems]
+        return out
