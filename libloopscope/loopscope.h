@@ -637,6 +637,8 @@ typedef enum ls_access_rule {
 	LS_RULE_REGISTER,          /* through a pointer variable DWARF places in the base register (DW_OP_regN) */
 	LS_RULE_REGISTER_VALUE,    /* through a pointer = base register + offset (DW_OP_bregN off; DW_OP_stack_value) */
 	LS_RULE_REGISTER_MEMORY,   /* an object in memory at the base register + offset (DW_OP_bregN off) */
+	LS_RULE_REGISTER_STATIC,   /* no variable in the base register, but every definition of it reaching
+	                            * here (over the CFG) is one static address: lea sym(%rip), stepped or indexed */
 } ls_access_rule;
 
 typedef struct ls_access {

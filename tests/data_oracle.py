@@ -24,6 +24,8 @@ DWARF_REG.update({"r%d" % i: i for i in range(8, 16)})
 MEM_RE = re.compile(r"^\*?(?:%(?P<seg>[a-z]s):)?(?P<disp>-?0x[0-9a-f]+|-?\d+)?"
                     r"\((?P<base>%\w+)?(?:,(?P<index>%\w+)(?:,(?P<scale>\d))?)?\)$")
 ABS_RE = re.compile(r"^\*?(?:%(?P<seg>[a-z]s):)?(?P<disp>-?0x[0-9a-f]+)$")
+REG64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + ["r%d" % i for i in range(8, 16)]
+CALLER_SAVED = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"}
 C_LANGS = {0x1, 0x2, 0xc, 0x1d, 0x2c}  # DW_LANG_C89, C, C99, C11, C17
 
 
@@ -93,6 +95,46 @@ def memory_operands(mn, ops, comment):
             mem["disp"] = comment
         mems.append(mem)
     return mems
+
+
+def reg64(name):
+    """The 64-bit register a register name is part of, or None."""
+    n = name.lstrip("%")
+    if n in REG64:
+        return n
+    m = re.match(r"^r(\d+)[dwb]?$", n)
+    if m:
+        return "r" + m.group(1)
+    legacy = {"ax": "rax", "cx": "rcx", "dx": "rdx", "bx": "rbx", "sp": "rsp", "bp": "rbp", "si": "rsi", "di": "rdi"}
+    for short, full in legacy.items():
+        if n in ("e" + short, short) or n == short[0] + "l" and short[1] == "x" or n in (short + "l",):
+            return full
+    return None
+
+
+def writes(mn, ops):
+    """The 64-bit registers an instruction writes (what the fixtures use)."""
+    w = set()
+    if mn.startswith("call"):
+        return set(CALLER_SAVED)
+    if mn in ("cltq", "cdqe", "cwtl"):
+        w.add("rax")
+    if mn in ("cqto", "cltd", "cqo", "cdq"):
+        w.add("rdx")
+    if mn.rstrip("bwlq") in ("mul", "div", "idiv") and len(ops) == 1 or mn.rstrip("bwlq") == "imul" and len(ops) == 1:
+        w |= {"rax", "rdx"}
+    if mn.startswith(("xchg", "xadd")) and ops and ops[0].startswith("%"):
+        w.add(reg64(ops[0]))
+    if mn.startswith(("push", "pop")):
+        w.add("rsp")
+    if mn.startswith(("rep", "stos", "movs", "lods", "scas", "cmps")) and not any(o.startswith("%xmm") for o in ops):
+        w |= {"rcx", "rdi", "rsi"}
+    read_only = mn.startswith(("cmp", "test", "bt", "push", "j", "ucomis", "comis"))
+    if ops and ops[-1].startswith("%") and not read_only:
+        r = reg64(ops[-1])
+        if r:
+            w.add(r)
+    return w
 
 
 class Dwarf:
@@ -408,7 +450,7 @@ class Oracle:
                 best = g
         return best
 
-    def answer(self, cu, sub, c_lang, pc, mem, width):
+    def answer(self, cu, sub, c_lang, pc, mem, width, where):
         if mem["seg"]:
             return Answer("segment-relative")
         if mem["base"] in (None, "rip"):
@@ -423,7 +465,7 @@ class Oracle:
         cfa = self.cfa_rule(pc)
         if mem["base"] in ("rsp", "rbp") and (mem["base"] == "rsp" or (cfa and cfa[0] == "rbp")):
             return self.frame(cu, sub, scopes, c_lang, pc, mem, width, cfa)
-        return self.register(cu, scopes, c_lang, pc, mem, width)
+        return self.register(cu, scopes, c_lang, pc, mem, width, where)
 
     def frame_slot(self, cu, sub, var_ops, pc, base, cfa):
         """The slot's address relative to register BASE (rsp or rbp), or None."""
@@ -483,7 +525,7 @@ class Oracle:
             return Answer("frame: no CFI row")
         return Answer("frame: no variable's slot there")
 
-    def register(self, cu, scopes, c_lang, pc, mem, width):
+    def register(self, cu, scopes, c_lang, pc, mem, width, where):
         reg = DWARF_REG.get(mem["base"])
         if reg is None:
             return Answer("register: not a general register")
@@ -507,7 +549,14 @@ class Oracle:
                                           "DW_TAG_rvalue_reference_type"):
                 continue
             return self.describe(v, self.dw.type_die(s), mem["disp"] - k, width, c_lang, True)
-        return Answer("register: DWARF names no variable in it")
+        insns, preds, i = where
+        origin = self.static_origin(insns, preds, i, reg64("%" + mem["base"]))
+        if origin is None:
+            return Answer("register: no variable in it, no static address on every path")
+        g = self.global_at(origin[0] + mem["disp"])
+        if g is None:
+            return Answer("register: a static address, no variable there")
+        return self.describe(g[3], self.dw.type_die(g[3]), origin[0] + mem["disp"] - g[0], width, g[4], False)
 
     def describe(self, var, t, off, width, c_lang, pointer):
         name = self.dw.name(var)
@@ -523,6 +572,81 @@ class Oracle:
             path = prefix + ("." if path and not path.startswith("[") else "") + path
         return Answer(None, name, tname, off, path)
 
+    # ---- a register's static origin, over objdump's instructions
+    def graph(self, insns):
+        """Each instruction's predecessors (indices): the one before unless it
+        jumps away, and every direct jump to it.  None with an indirect jump."""
+        at = {a: i for i, (a, _, _, _) in enumerate(insns)}
+        preds = [[] for _ in insns]
+        for i, (a, mn, ops, _) in enumerate(insns):
+            ends = mn.startswith(("jmp", "ret")) or mn in ("ud2", "hlt")
+            if mn.startswith("j") and ops:
+                if ops[0].startswith("*"):
+                    return None
+                target = int(ops[0].split()[0], 16)
+                if target in at:
+                    preds[at[target]].append(i)
+            if not ends and i + 1 < len(insns):
+                preds[i + 1].append(i)
+        return preds
+
+    def static_origin(self, insns, preds, i, reg):
+        """(address, indexed) when every definition of REG reaching insn I
+        is one static address (the same constant added on every path)."""
+        if preds is None:
+            return None
+        work, seen, found, stepped = [(i, reg, 0)], set(), set(), False
+        while work:
+            j, r, add = work.pop()
+            if j == 0:
+                return None  # the entry's value: a parameter
+            for p in preds[j]:
+                if (p, r) in seen:
+                    continue
+                seen.add((p, r))
+                _, mn, ops, comment = insns[p]
+                if r not in writes(mn, ops):
+                    work.append((p, r, add))
+                    continue
+                res = self.follow(mn, ops, comment, r, add)
+                if res is None:
+                    return None
+                kind, val, add2, step = res
+                stepped |= step
+                if kind == "found":
+                    found.add(val + add2)
+                else:
+                    work.append((p, val, add2))
+        if len(found) != 1:
+            return None
+        return found.pop(), stepped
+
+    def follow(self, mn, ops, comment, r, add):
+        if len(ops) != 2 or reg64(ops[1]) != r or ops[1].lstrip("%") != r:
+            return None
+        src = ops[0]
+        if mn.startswith("lea"):
+            mem = memory_operands("mov", [src], comment)
+            if not mem or mem[0]["seg"]:
+                return None
+            mem = mem[0]
+            if mem["base"] == "rip":
+                return ("found", mem["disp"], add, False) if mem["index"] is None else None
+            if mem["base"] is None:
+                return None
+            b = reg64("%" + mem["base"])
+            if b == r and mem["index"] is None:
+                return ("reg", b, add, True)
+            return ("reg", b, add + mem["disp"], mem["index"] is not None)
+        if mn in ("mov", "movq", "movabs") and src.startswith("$"):
+            v = int(src[1:], 16)
+            return ("found", v, add, False) if v > 0x1000 else None
+        if mn in ("mov", "movq") and src.startswith("%") and reg64(src) == src.lstrip("%"):
+            return ("reg", reg64(src), add, False)
+        if mn.startswith(("add", "sub")) and src.startswith("$"):
+            return ("reg", r, add, True)
+        return None
+
     def accesses(self, func):
         """{addr: [Answer per memory operand]} of FUNC."""
         insns = disassemble(self.binary, func)
@@ -530,7 +654,8 @@ class Oracle:
             return {}
         found = self.dw.subprogram_at(insns[0][0])
         out = {}
-        for addr, mn, ops, comment in insns:
+        preds = self.graph(insns)
+        for i, (addr, mn, ops, comment) in enumerate(insns):
             mems = memory_operands(mn, ops, comment)
             if not mems:
                 continue
@@ -538,5 +663,5 @@ class Oracle:
                 out[addr] = [Answer("no subprogram DIE") for _ in mems]
                 continue
             cu, sub, c_lang = found
-            out[addr] = [self.answer(cu, sub, c_lang, addr, m, None) for m in mems]
+            out[addr] = [self.answer(cu, sub, c_lang, addr, m, None, (insns, preds, i)) for m in mems]
         return out

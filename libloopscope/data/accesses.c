@@ -26,7 +26,9 @@
  */
 #include "data/accesses.h"
 #include "data/location.h"
+#include "data/reg_origin.h"
 #include "data/types.h"
+#include "cfg/cfg.h"
 #include "cfg/decode.h"
 #include "elf/module.h"
 
@@ -281,6 +283,7 @@ struct pc_ctx {
 	struct ls_loc frame_base;
 	ls_unwind_recipe recipe;
 	bool have_recipe;
+	const struct ls_cfg *cfg;  /* the procedure's, for reg_origin.c; NULL if it could not be built */
 };
 
 /* What an operand was matched to. */
@@ -291,6 +294,7 @@ struct target {
 	bool pointer;         /* through a pointer variable */
 	int64_t off;
 	ls_access_rule rule;
+	bool indexed;         /* the rule found an index or a step the operand does not show */
 };
 
 static bool var_type(Dwarf_Die *var, Dwarf_Die *t)
@@ -449,6 +453,25 @@ static bool match_static(const ls_module *m, uint64_t addr, struct target *out)
 	return true;
 }
 
+/* A base register no variable is in, loaded with a static address on
+ * every path here (reg_origin.c). */
+static bool match_register_static(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op,
+                                  struct target *out)
+{
+	const struct ls_cfg *cfg = cx->cfg;
+	if (!cfg || op->base < 0 || op->base >= 16)
+		return false;
+	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, cx->pc);
+	struct ls_reg_origin origin;
+	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_static_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
+		return false;
+	if (!match_static(m, origin.addr + (uint64_t)op->disp, out))
+		return false;
+	out->rule = LS_RULE_REGISTER_STATIC;
+	out->indexed = origin.indexed;
+	return true;
+}
+
 /* Which rule's variable memory operand OP reaches, if any. */
 static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out)
 {
@@ -466,7 +489,9 @@ static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct 
 		return each_variable(cx, match_frame, &q);
 	}
 	struct reg_query q = { dwarf_reg(op->base), op->disp, out };
-	return q.reg >= 0 && each_variable(cx, match_register, &q);
+	if (q.reg >= 0 && each_variable(cx, match_register, &q))
+		return true;
+	return match_register_static(m, cx, op, out);
 }
 
 static bool die_is_c(Dwarf_Die *die)
@@ -608,18 +633,28 @@ static bool proc_subprogram(const ls_module *m, uint64_t entry, Dwarf_Die *out)
 	return false;
 }
 
-static void pc_ctx_init(const ls_module *m, Dwarf_Die *sub, uint64_t pc, struct pc_ctx *cx)
+/* One procedure's walk: what every instruction's accesses read. */
+struct walk {
+	const ls_module *m;
+	Dwarf_Die *sub;            /* its subprogram DIE, or NULL */
+	const struct ls_cfg *cfg;  /* its CFG, or NULL */
+	struct ls_decoder *dec;
+	struct ls_accesses *acc;
+};
+
+static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx)
 {
 	memset(cx, 0, sizeof *cx);
 	cx->pc = pc;
 	cx->frame_base.kind = LS_LOC_NONE;
+	cx->cfg = w->cfg;
 	ls_error err;
-	cx->have_recipe = ls_unwind_recipe_at(m, pc, &cx->recipe, &err) == 0;
-	if (!sub || dwarf_haspc(sub, pc) != 1)
+	cx->have_recipe = ls_unwind_recipe_at(w->m, pc, &cx->recipe, &err) == 0;
+	if (!w->sub || dwarf_haspc(w->sub, pc) != 1)
 		return;
-	cx->nscopes = concrete_scopes(sub, pc, &cx->scopes);
+	cx->nscopes = concrete_scopes(w->sub, pc, &cx->scopes);
 	Dwarf_Attribute a;
-	if (dwarf_attr(sub, DW_AT_frame_base, &a))
+	if (dwarf_attr(w->sub, DW_AT_frame_base, &a))
 		ls_loc_at(&a, pc, &cx->frame_base);
 }
 
@@ -632,8 +667,7 @@ static struct access_slot *new_slot(struct ls_accesses *acc)
 }
 
 /* The accesses of the instruction INSN (mnemonic MN). */
-static void insn_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_accesses *acc, const struct ls_insn *insn,
-                          const char *mn)
+static void insn_accesses(const struct walk *w, const struct ls_insn *insn, const char *mn)
 {
 	if (insn->opcode == LS_MN_LEA || insn->opcode == LS_MN_NOP || insn->opcode == LS_MN_ENDBR ||
 	    strncmp(mn, "prefetch", 8) == 0 || strncmp(mn, "clflush", 7) == 0)
@@ -645,10 +679,10 @@ static void insn_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_accesses
 		if (op->kind != LS_OP_MEM)
 			continue;
 		if (!ready) {
-			pc_ctx_init(m, sub, insn->addr, &cx);
+			pc_ctx_init(w, insn->addr, &cx);
 			ready = true;
 		}
-		struct access_slot *slot = new_slot(acc);
+		struct access_slot *slot = new_slot(w->acc);
 		ls_access *a = &slot->a;
 		a->addr = insn->addr;
 		a->len = insn->len;
@@ -658,8 +692,10 @@ static void insn_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_accesses
 		a->indexed = op->index >= 0;
 		format_operand(op, slot->operand, sizeof slot->operand);
 		struct target tg;
-		if (resolve_operand(m, &cx, op, &tg))
+		if (resolve_operand(w->m, &cx, op, &tg)) {
 			describe(&tg, a->width, slot);
+			a->indexed |= tg.indexed;
+		}
 	}
 	if (ready)
 		free(cx.scopes);
@@ -681,20 +717,20 @@ static void point_strings(struct ls_accesses *acc)
 	}
 }
 
-static void range_accesses(const ls_module *m, Dwarf_Die *sub, struct ls_decoder *d, struct ls_accesses *acc, ls_range r)
+static void range_accesses(const struct walk *w, ls_range r)
 {
-	const struct ls_text *t = ls_text_find(m, r.lo);
+	const struct ls_text *t = ls_text_find(w->m, r.lo);
 	if (!t)
 		return;
 	uint64_t end = r.hi < t->addr + t->size ? r.hi : t->addr + t->size;
 	for (uint64_t pc = r.lo; pc < end;) {
 		struct ls_insn insn;
-		size_t n = ls_decode(d, t->data + (pc - t->addr), end - pc, pc, &insn);
+		size_t n = ls_decode(w->dec, t->data + (pc - t->addr), end - pc, pc, &insn);
 		if (n == 0) {
 			pc++;
 			continue;
 		}
-		insn_accesses(m, sub, acc, &insn, ls_decoder_mnemonic(d));
+		insn_accesses(w, &insn, ls_decoder_mnemonic(w->dec));
 		pc += n;
 	}
 }
@@ -710,9 +746,17 @@ static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_e
 	struct ls_accesses *acc = ls_xcalloc(1, sizeof *acc);
 	acc->proc = ls_scope_low(proc);
 	Dwarf_Die sub;
-	bool have_sub = proc_subprogram(m, acc->proc, &sub);
+	/* The CFG as the unwind recipes build it: alone, every call returning. */
+	struct ls_proc lp = { .name = proc->name, .linkage_name = proc->linkage_name, .ranges = proc->ranges,
+	                      .nranges = proc->nranges, .entry = acc->proc };
+	struct ls_cfg cfg;
+	struct ls_cfg_env env = { .m = m, .dec = d };
+	bool have_cfg = proc->nranges && ls_cfg_build_alone(&env, &lp, &cfg) == 0;
+	struct walk w = { m, proc_subprogram(m, acc->proc, &sub) ? &sub : NULL, have_cfg ? &cfg : NULL, d, acc };
 	for (size_t i = 0; i < ls_scope_nranges(proc); i++)
-		range_accesses(m, have_sub ? &sub : NULL, d, acc, ls_scope_range(proc, i));
+		range_accesses(&w, ls_scope_range(proc, i));
+	if (have_cfg)
+		ls_cfg_free(&cfg);
 	ls_decoder_free(d);
 	point_strings(acc);
 	return acc;
@@ -793,6 +837,7 @@ const char *ls_access_rule_name(ls_access_rule r)
 	case LS_RULE_REGISTER: return "register";
 	case LS_RULE_REGISTER_VALUE: return "register-value";
 	case LS_RULE_REGISTER_MEMORY: return "register-memory";
+	case LS_RULE_REGISTER_STATIC: return "register-static";
 	}
 	return "?";
 }

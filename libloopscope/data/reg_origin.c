@@ -1,0 +1,144 @@
+/* reg_origin.c - reaching definitions of one register, backwards over the
+ * CFG (cfg/cfg.c), for the accesses stage: a pointer into a global that
+ * the compiler keeps in a register with no DWARF variable for it (the
+ * array base of a loop, `lea g_table(%rip),%rax`).
+ *
+ * Registers are not SSA: a redefinition ends the search on that path, and
+ * what it sets decides: a static address (done), a copy or address
+ * arithmetic from another register (the search goes on with that one), a
+ * step of the register by a constant (the search goes on, the result
+ * becomes indexed: the loop's induction pointer), anything else (the
+ * answer is "unknown").  Every path must agree on the one address. */
+#include "data/reg_origin.h"
+#include "support/base.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { VISITS_MAX = 4096 };
+
+struct item {
+	uint32_t block, end;   /* scan block's instructions [first, end) backwards */
+	int reg;
+	bool indexed;
+	int64_t add;           /* what the path adds to the address (not indexed) */
+};
+
+struct search {
+	const struct ls_cfg *cfg;
+	struct item *work;
+	size_t nwork, cap;
+	uint8_t *seen;         /* [block * 16 + reg] */
+	bool have;
+	bool stepped;          /* some path steps the register: the paths that merge carry it */
+	struct ls_reg_origin found;
+	int64_t found_add;
+};
+
+static void push(struct search *s, struct item it)
+{
+	s->work = ls_grow(s->work, &s->cap, s->nwork + 1, sizeof *s->work);
+	s->work[s->nwork++] = it;
+}
+
+/* A definition that ends the path with ADDR: false if another path said otherwise. */
+static bool found(struct search *s, uint64_t addr, const struct item *it)
+{
+	if (!s->have) {
+		s->have = true;
+		s->found = (struct ls_reg_origin){ addr, it->indexed };
+		s->found_add = it->add;
+		return true;
+	}
+	if (s->found.addr + (uint64_t)s->found_add != addr + (uint64_t)it->add)
+		return false; /* two addresses (or two offsets into one): not one variable's */
+	s->found.indexed |= it->indexed;
+	return true;
+}
+
+static bool is_gpr(const struct ls_operand *op) { return op->kind == LS_OP_REG && op->reg >= 0 && op->reg < 16; }
+
+/* INSN writes IT->reg: follow it.  Returns 1 to go on scanning (IT
+ * updated), 0 when the path ended well, -1 when it cannot say. */
+static int follow_def(struct search *s, const struct ls_insn *in, struct item *it)
+{
+	if (in->nops != 2 || !is_gpr(&in->op[1]) || in->op[1].reg != it->reg || in->op[1].size != 8)
+		return -1;
+	const struct ls_operand *src = &in->op[0];
+	if (in->opcode == LS_MN_LEA && src->kind == LS_OP_MEM && !src->seg) {
+		if (src->base == LS_REG_RIP && src->index < 0)
+			return found(s, (uint64_t)src->disp, it) ? 0 : -1;
+		if (src->base < 0 || src->base >= 16)
+			return -1;
+		/* lea k(%b,%i,s),%r: the address in %b, plus */
+		it->indexed |= src->index >= 0;
+		if (src->base == it->reg && src->index < 0)
+			it->indexed = s->stepped = true; /* lea k(%r),%r: a step */
+		else
+			it->add += src->disp;
+		it->reg = src->base;
+		return 1;
+	}
+	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_IMM && src->imm > 0x1000)
+		return found(s, (uint64_t)src->imm, it) ? 0 : -1;
+	if (in->opcode == LS_MN_MOV && is_gpr(src) && src->size == 8) {
+		it->reg = src->reg;
+		return 1;
+	}
+	if ((in->opcode == LS_MN_ADD || in->opcode == LS_MN_SUB) && src->kind == LS_OP_IMM) {
+		it->indexed = s->stepped = true; /* a pointer stepped: which element is not known */
+		return 1;
+	}
+	return -1;
+}
+
+/* Scans one item's block backwards; pushes its predecessors when the
+ * register is not written in it.  False when the answer is "unknown". */
+static bool scan(struct search *s, struct item it)
+{
+	const struct ls_cfg *cfg = s->cfg;
+	const struct ls_block *b = &cfg->blocks[it.block];
+	for (uint32_t j = it.end; j-- > b->first_insn;) {
+		const struct ls_insn *in = &cfg->insns[j];
+		if (!(in->writes & (1u << it.reg)))
+			continue;
+		int r = follow_def(s, in, &it);
+		if (r <= 0)
+			return r == 0;
+	}
+	if (it.block == 0 || b->npred == 0)
+		return false; /* the entry's value: a parameter, not a static address */
+	for (uint32_t k = 0; k < b->npred; k++) {
+		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
+		uint8_t *seen = &s->seen[(size_t)p * 16 + it.reg];
+		if (*seen)
+			continue;
+		*seen = 1;
+		const struct ls_block *pb = &cfg->blocks[p];
+		push(s, (struct item){ p, pb->first_insn + pb->ninsns, it.reg, it.indexed, it.add });
+	}
+	return true;
+}
+
+bool ls_reg_static_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out)
+{
+	if (reg < 0 || reg >= 16 || reg == 4 || insn >= cfg->ninsns)
+		return false;
+	int32_t b = ls_cfg_block_of(cfg, cfg->insns[insn].addr);
+	if (b < 0)
+		return false;
+	struct search s = { .cfg = cfg };
+	s.seen = ls_xcalloc(cfg->nblocks * 16, 1);
+	push(&s, (struct item){ (uint32_t)b, insn, reg, false, 0 });
+	bool ok = true;
+	for (size_t visits = 0; ok && s.nwork; visits++)
+		ok = visits < VISITS_MAX && scan(&s, s.work[--s.nwork]);
+	free(s.work);
+	free(s.seen);
+	if (!ok || !s.have)
+		return false;
+	*out = s.found;
+	out->indexed |= s.stepped;
+	out->addr += (uint64_t)s.found_add;
+	return true;
+}
