@@ -111,6 +111,21 @@ def compare(t, exe, fixture, funcs):
                                          "not " + ", ".join(missing)))
 
 
+def bad_input(t, exe):
+    """Without DWARF, or outside every procedure: exit 1, the file named."""
+    stripped = exe + ".stripped"
+    run(["strip", "-o", stripped, exe])
+    nm = run(["nm", exe]).stdout.split()
+    entry = "0x" + nm[nm.index("sum_grid") - 2]
+    r = run([LOOPSCOPE, "lookup", "--data", stripped, entry])
+    t.ok(r.returncode == 1 and stripped in r.stdout and "no debug information" in r.stdout,
+         "no DWARF: exit 1 (%d), the message names the file: %s" % (r.returncode, r.stdout.strip()))
+    r = run([LOOPSCOPE, "lookup", "--data", "--json", exe, "0x1"])
+    o = json.loads(r.stdout.splitlines()[0]) if r.stdout else {}
+    t.ok(r.returncode == 1 and o.get("accesses") == [] and exe in o.get("error", ""),
+         "an address in no procedure: exit 1 (%d), JSON error names the file" % r.returncode)
+
+
 def main():
     global scratch
     need_tools("gcc", "clang", "objdump")
@@ -124,6 +139,8 @@ def main():
                 if not t.ok(exe is not None, "%s %s %s builds" % (fixture, compiler, opt)):
                     continue
                 compare(t, exe, fixture, funcs)
+                if compiler == "gcc" and opt == "-O2" and lang == "c":
+                    bad_input(t, exe)
     t.done()
 
 

@@ -95,14 +95,14 @@ EXTRA_DIST += \
 # directly (not the shared library) and every object is built with the
 # fuzzer's coverage and ASan.
 EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c \
-	tests/fuzz-source.c tests/fuzz-cachedir.c
+	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
 	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
 	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1
 if ENABLE_FUZZ
 AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined
-noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap fuzz-source fuzz-cachedir
+noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap fuzz-source fuzz-cachedir fuzz-data
 fuzz_module_SOURCES = tests/fuzz-module.c
 fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_module_LDFLAGS = $(FUZZ_LINK_FLAGS)
@@ -129,6 +129,11 @@ fuzz_cachedir_SOURCES = tests/fuzz-cachedir.c
 fuzz_cachedir_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_cachedir_LDFLAGS = $(FUZZ_LINK_FLAGS)
 fuzz_cachedir_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+# The accesses' readers of DWARF: location expressions, types, field paths (issue 25).
+fuzz_data_SOURCES = tests/fuzz-data.c
+fuzz_data_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -I$(srcdir)/libloopscope
+fuzz_data_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_data_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
 FUZZ_TIME = 300
 fuzz-module-run: fuzz-module
 	mkdir -p fuzz-corpus/seed fuzz-corpus/work

@@ -1,0 +1,123 @@
+/* fuzz-data.c - libFuzzer target: the accesses stage's readers of untrusted
+ * DWARF (libloopscope/data/): the location-expression reader (location.c),
+ * the type and field-path reader (types.c), and the stage over them
+ * (accesses.c, reg_origin.c).
+ *
+ * The first byte says what the rest is:
+ *   0: location expressions, 17 bytes an operation (atom, number, number2):
+ *      classified whole, and split into pieces; every piece's object
+ *      offset must grow and the count must agree with the DW_OP_pieces;
+ *   else: an ELF file, opened without the cache; for the first procedures,
+ *      ls_accesses_of, and each access checked: in its procedure, a
+ *      variable exactly when a rule matched, every string there and
+ *      bounded (the readers' bounds on nested and self-referring types).
+ * Any crash, sanitizer report or leak is a bug: bad DWARF must come back as
+ * "no variable" or an ls_error.
+ *
+ * Build (configure --enable-fuzz CC=clang):  make fuzz-data
+ * Seeds: tests/fixtures/data_layout.c and .cpp built by scripts/fuzz-ci. */
+#include "data/location.h"
+#include "loopscope.h"
+
+#include <dwarf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void quiet(void *ctx, const char *message)
+{
+	(void)ctx;
+	(void)message;
+}
+
+static void fuzz_expressions(const uint8_t *data, size_t size)
+{
+	enum { OP = 17, MAX = 256 };
+	Dwarf_Op ops[MAX];
+	size_t n = 0, npieces = 0;
+	for (size_t i = 0; i + OP <= size && n < MAX; i += OP, n++) {
+		memset(&ops[n], 0, sizeof ops[n]);
+		ops[n].atom = data[i];
+		memcpy(&ops[n].number, data + i + 1, 8);
+		memcpy(&ops[n].number2, data + i + 9, 8);
+		npieces += ops[n].atom == DW_OP_piece;
+	}
+	struct ls_loc loc;
+	ls_loc_classify(ops, n, &loc);
+	if (loc.kind > LS_LOC_OTHER)
+		abort();
+	struct ls_loc_piece pieces[8];
+	size_t k = ls_loc_pieces(ops, n, pieces, 8);
+	if (k != npieces)
+		abort();
+	for (size_t i = 1; i < k && i < 8; i++)
+		if ((uint64_t)(pieces[i].obj_off - pieces[i - 1].obj_off) != pieces[i - 1].size)
+			abort();
+}
+
+static void check_access(const ls_access *a)
+{
+	if (!a->operand || strlen(a->operand) >= 64)
+		abort();
+	if ((a->rule == LS_RULE_NONE) != (a->variable == NULL))
+		abort();
+	if (a->rule != LS_RULE_NONE && (!a->type || !a->field || !a->field_type || !a->expr ||
+	                                strlen(a->field) > 512 || strlen(a->expr) > 1024))
+		abort();
+	if (a->kind < LS_ACCESS_LOAD || a->kind > LS_ACCESS_BOTH || !ls_access_rule_name(a->rule))
+		abort();
+}
+
+static void fuzz_module(const uint8_t *data, size_t size)
+{
+	char path[] = "/tmp/ls-fuzz-data.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return;
+	size_t off = 0;
+	while (off < size) {
+		ssize_t w = write(fd, data + off, size - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(fd);
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.jobs = 1;
+	opt.progress = 0;
+	opt.warn = quiet;
+	opt.debug_file_path = "/nonexistent";
+	ls_error err;
+	ls_module *m = ls_module_open(path, &opt, &err);
+	const ls_scope *root = m ? ls_module_root(m) : NULL;
+	int k = 0;
+	for (const ls_scope *f = root ? ls_scope_first_child(root) : NULL; f && k < 12; f = ls_scope_next_sibling(f))
+		for (const ls_scope *p = ls_scope_first_child(f); p && k < 12; p = ls_scope_next_sibling(p), k++) {
+			if (ls_scope_kind_of(p) != LS_SCOPE_PROC)
+				continue;
+			ls_accesses *acc = ls_accesses_of(m, ls_scope_low(p), &err);
+			if (!acc && !err.message[0])
+				abort(); /* a failure must say why */
+			for (size_t i = 0; i < ls_accesses_count(acc); i++)
+				check_access(ls_accesses_get(acc, i));
+			ls_accesses_free(acc);
+		}
+	if (m)
+		ls_module_close(m);
+	unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	if (data[0] == 0)
+		fuzz_expressions(data + 1, size - 1);
+	else
+		fuzz_module(data + 1, size - 1);
+	return 0;
+}
