@@ -672,6 +672,12 @@ const ls_access *ls_accesses_get(const ls_accesses *a, size_t i);
  * first's index in *FIRST. */
 size_t ls_accesses_at(const ls_accesses *a, uint64_t addr, size_t *first);
 uint64_t ls_accesses_proc(const ls_accesses *a); /* the procedure's entry */
+/* The start of the basic block holding ADDR (0: not known). */
+uint64_t ls_accesses_block_of(const ls_accesses *a, uint64_t addr);
+/* The last access before ADDR in ADDR's basic block, or NULL: where a
+ * timer sample's IP, which skids past the instruction that took the time,
+ * points back to (perf loops report -s type). */
+const ls_access *ls_accesses_before(const ls_accesses *a, uint64_t addr);
 void ls_accesses_free(ls_accesses *a);
 const char *ls_access_kind_name(ls_access_kind k);  /* "load", "store", "load+store" */
 const char *ls_access_rule_name(ls_access_rule r);  /* "static", "frame", "register", ... */

@@ -3,7 +3,7 @@ bin_PROGRAMS += perf-loops
 perf_loops_SOURCES = \
 	perf-plugin/perf-loops.c perf-plugin/cmd-record.c perf-plugin/record-mode.c perf-plugin/record.h \
 	perf-plugin/cmd-report.c \
-	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/places.c perf-plugin/view-header.c perf-plugin/progress.c perf-plugin/names.c perf-plugin/view-pprof.c \
+	perf-plugin/options.c perf-plugin/pager.c perf-plugin/view-sort.c perf-plugin/data-keys.c perf-plugin/places.c perf-plugin/view-header.c perf-plugin/progress.c perf-plugin/names.c perf-plugin/view-pprof.c \
 	perf-plugin/perf_data.c perf-plugin/perf_data.h \
 	perf-plugin/session.c perf-plugin/session.h \
 	perf-plugin/cct.c perf-plugin/find-dso.c perf-plugin/attribute.c perf-plugin/attribute.h \

@@ -83,6 +83,7 @@ typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSO
 enum {
 	PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP,
 	PL_KEY_COMM, PL_KEY_PID, PL_KEY_CPU, PL_KEY_SRCFILE, PL_KEY_SYMOFF, PL_KEY_DSO_SIZE,
+	PL_KEY_TYPE, PL_KEY_TYPEOFF, /* data-keys.c: the data type (and offset, field) the sample reached */
 	PL_NKEYS
 };
 /* Do the keys need the sample's thread and CPU in places.c's histogram? */
@@ -294,6 +295,11 @@ int pl_cmp_total(const void *pa, const void *pb, void *rep);
 /* view-pprof.c: --format=pprof -o FILE, a gzipped profile.proto */
 int pl_view_pprof(pl_report *rep);
 void pl_print_header(pl_report *rep, const char *what);
+/* data-keys.c: the type or typeoff key (PL_KEY_TYPE, PL_KEY_TYPEOFF) of
+ * place PL into PART (COUNT: count the place for the note); the note on
+ * how many samples skidded, when USED, and the accesses freed. */
+void pl_data_key(pl_report *rep, const pl_place *pl, int key, int count, char *part, size_t len);
+void pl_data_keys_end(pl_report *rep, int used);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base);
 void pl_print_column_header(const pl_report *rep, const char *label);

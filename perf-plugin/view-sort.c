@@ -19,7 +19,7 @@ struct entry {
 
 static const char *const key_title[PL_NKEYS] = {
 	"Shared Object", "Symbol", "Source:Line", "Loop", "Command", "Pid:Command", "CPU", "Source File",
-	"Symbol Offset", "DSO size",
+	"Symbol Offset", "DSO size", "Data Type", "Data Type Offset",
 };
 
 /* The procedure node of node N (0: none) and its innermost loop (*LOOP). */
@@ -71,8 +71,8 @@ static void symoff_part(pl_report *rep, const pl_place *pl, uint32_t proc, char 
 		snprintf(part, len, "%s", name);
 }
 
-/* One key column of place PL (its leaf node N). */
-static void key_part(pl_report *rep, int key, const pl_place *pl, char *part, size_t len)
+/* One key column of place PL (its leaf node N); COUNT: the first data key. */
+static void key_part(pl_report *rep, int key, const pl_place *pl, int count, char *part, size_t len)
 {
 	const pl_tree *t = &rep->tree;
 	uint32_t n = pl->node, loop, proc = proc_of(t, n, &loop);
@@ -102,6 +102,8 @@ static void key_part(pl_report *rep, int key, const pl_place *pl, char *part, si
 		break;
 	}
 	case PL_KEY_SYMOFF: symoff_part(rep, pl, proc, part, len); break;
+	case PL_KEY_TYPE:
+	case PL_KEY_TYPEOFF: pl_data_key(rep, pl, key, count, part, len); break;
 	case PL_KEY_DSO_SIZE:
 		if (pl->map)
 			snprintf(part, len, "%llu", (unsigned long long)(pl->map->end - pl->map->start));
@@ -116,8 +118,10 @@ static void place_key(pl_report *rep, const pl_place *pl, char *buf, size_t len)
 {
 	char part[1024];
 	size_t used = 0;
+	int counted = 0;
 	for (size_t i = 0; i < rep->opt->nsort; i++) {
-		key_part(rep, rep->opt->sort[i], pl, part, sizeof part);
+		int k = rep->opt->sort[i], data = k == PL_KEY_TYPE || k == PL_KEY_TYPEOFF;
+		key_part(rep, k, pl, data && !counted++, part, sizeof part);
 		used += snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? "\x1f" : "", part);
 	}
 }
@@ -236,6 +240,7 @@ int pl_view_sort(pl_report *rep)
 		free(v[i].key);
 	}
 	free(v);
+	pl_data_keys_end(rep, (o.sort_mask & (1u << PL_KEY_TYPE | 1u << PL_KEY_TYPEOFF)) != 0);
 	fputc('\n', rep->out);
 	rep->opt = saved;
 	return 0;

@@ -428,6 +428,7 @@ class Oracle:
     def __init__(self, binary):
         self.binary = binary
         self.dw = Dwarf(binary)
+        self._insns, self._answers = {}, {}
 
     def cfa_rule(self, pc):
         """(register name, offset) of the CFA at PC from .eh_frame, or None."""
@@ -645,6 +646,36 @@ class Oracle:
             return ("reg", reg64(src), add, False)
         if mn.startswith(("add", "sub")) and src.startswith("$"):
             return ("reg", r, add, True)
+        return None
+
+    def sampled(self, func, link):
+        """The Answer a timer sample at LINK in FUNC takes: its instruction's
+        first memory operand's, else (the IP skidded past the instruction
+        that took the time) the last one before it in its basic block (a
+        block ends at a jump, a call, a return; one starts at a jump's
+        target); None when there is none."""
+        insns = self._insns.get(func)
+        if insns is None:
+            insns = self._insns[func] = disassemble(self.binary, func)
+            self._answers[func] = self.accesses(func)
+        answers = self._answers[func]
+        targets = set()
+        for _, mn, ops, _ in insns:
+            if mn.startswith("j") and ops and not ops[0].startswith("*"):
+                targets.add(int(ops[0].split()[0], 16))
+        idx = [i for i, x in enumerate(insns) if x[0] == link]
+        if not idx:
+            return None
+        i = idx[0]
+        if insns[i][0] in answers:
+            return answers[insns[i][0]][0]
+        while i > 0 and insns[i][0] not in targets:
+            prev = insns[i - 1]
+            if prev[1].startswith(("j", "call", "ret")):
+                break
+            i -= 1
+            if prev[0] in answers:
+                return answers[prev[0]][0]
         return None
 
     def accesses(self, func):

@@ -31,7 +31,8 @@ PERF_TESTS = \
 	tests/perf-unwind.py \
 	tests/perf-stat.sh \
 	tests/perf-offcpu.py \
-	tests/perf-stat-modes.sh
+	tests/perf-stat-modes.sh \
+	tests/perf-data.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py \

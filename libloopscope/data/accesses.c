@@ -54,6 +54,8 @@ struct ls_accesses {
 	uint64_t proc;
 	struct access_slot *v;
 	size_t n, cap;
+	uint64_t *blocks;      /* the CFG's block starts, sorted: what a skid stays inside */
+	size_t nblocks;
 };
 
 /* ---- the module's static variables ------------------------------------------- */
@@ -735,6 +737,12 @@ static void range_accesses(const struct walk *w, ls_range r)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_error *err)
 {
 	struct ls_decoder *d = ls_decoder_new(m->ehdr.e_machine);
@@ -755,8 +763,14 @@ static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_e
 	struct walk w = { m, proc_subprogram(m, acc->proc, &sub) ? &sub : NULL, have_cfg ? &cfg : NULL, d, acc };
 	for (size_t i = 0; i < ls_scope_nranges(proc); i++)
 		range_accesses(&w, ls_scope_range(proc, i));
-	if (have_cfg)
+	if (have_cfg) {
+		acc->blocks = ls_xmalloc((cfg.nblocks + 1) * sizeof *acc->blocks);
+		for (size_t i = 0; i < cfg.nblocks; i++)
+			acc->blocks[i] = cfg.blocks[i].start;
+		acc->nblocks = cfg.nblocks;
+		qsort(acc->blocks, acc->nblocks, sizeof *acc->blocks, cmp_u64);
 		ls_cfg_free(&cfg);
+	}
 	ls_decoder_free(d);
 	point_strings(acc);
 	return acc;
@@ -810,10 +824,38 @@ size_t ls_accesses_at(const ls_accesses *a, uint64_t addr, size_t *first)
 	return n;
 }
 
+uint64_t ls_accesses_block_of(const ls_accesses *a, uint64_t addr)
+{
+	if (!a || !a->nblocks)
+		return 0;
+	size_t lo = 0, hi = a->nblocks; /* the first start above ADDR */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->blocks[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? a->blocks[lo - 1] : 0;
+}
+
+const ls_access *ls_accesses_before(const ls_accesses *a, uint64_t addr)
+{
+	uint64_t block = ls_accesses_block_of(a, addr);
+	const ls_access *best = NULL;
+	for (size_t i = 0; block && i < a->n; i++) {
+		const ls_access *x = &a->v[i].a;
+		if (x->addr < addr && x->addr >= block && (!best || x->addr >= best->addr))
+			best = x;
+	}
+	return best;
+}
+
 void ls_accesses_free(ls_accesses *a)
 {
 	if (!a)
 		return;
+	free(a->blocks);
 	free(a->v);
 	free(a);
 }

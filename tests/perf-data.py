@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# perf-data.py - `perf loops report -s type,typeoff` (perf report's data-type
+# keys) on a real recording (perf record -e cpu-clock:u) of
+# tests/fixtures/data_layout.c's loop over sum_grid, built by gcc and clang
+# -O2 -g, against an oracle that shares no code with loopscope: perf script's
+# sampled IPs (sym+off, made link-time with nm), each resolved by
+# tests/data_oracle.py (objdump's operands, pyelftools' DWARF): the
+# instruction's first memory operand, else the last one before it in its
+# basic block (the timer's skid).  Every row's samples, type and
+# "type +offset (field)" must equal the oracle's counts, the samples of the
+# fixture's binary only (--dsos); the note's three counts too.
+import collections
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+_spec = importlib.util.spec_from_file_location("core_common", os.path.join(HERE, "core-common.py"))
+C = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(C)
+try:
+    import data_oracle
+except ImportError:
+    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" and not os.environ.get("LS_REEXEC"):
+        os.environ["LS_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    C.skip_all("pyelftools not installed (python3-pyelftools, scripts/setup-deps)")
+PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
+if not shutil.which("perf"):
+    C.skip_all("perf not installed")
+if not os.access(PERF_LOOPS, os.X_OK):
+    C.skip_all("perf-loops not built")
+tmp = C.scratch_dir()
+os.environ["HOME"] = tmp
+tap = C.Tap()
+SRC = os.path.join(C.FIXTURES, "data_layout.c")
+FUNCS = ["sum_grid", "fill_global", "stack_array", "main"]
+ROW = re.compile(r"^\s*([\d.]+)%\s+(\d+)\s+(.*?)\s{2,}(.*?)\s*$")
+NOTE = re.compile(r"^# data types: (\d+) samples at a memory access, (\d+) at an instruction without one .*, "
+                  r"(\d+) with no variable found")
+
+
+def run(argv):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+def oracle_counts(exe, data):
+    syms = {}
+    for line in run(["nm", exe]).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3:
+            syms[f[2]] = int(f[0], 16)
+    o = data_oracle.Oracle(exe)
+    rows, notes = collections.Counter(), [0, 0, 0]
+    out = run(["perf", "script", "-i", data, "-F", "ip,sym,symoff,dso"]).stdout
+    for line in out.splitlines():
+        m = re.match(r"^\s*[0-9a-f]+ (\S+)\+0x([0-9a-f]+) \((.*)\)$", line)
+        if not m or m.group(3) != exe:
+            continue
+        func, off = m.group(1), int(m.group(2), 16)
+        if func not in FUNCS:
+            rows[("(unknown)", "(unknown)")] += 1  # not a fixture procedure: counted, not resolved
+            notes[2] += 1
+            continue
+        link = syms[func] + off
+        a = o.sampled(func, link)
+        own = any(x[0] == link for x in o._insns[func]) and link in o._answers[func]
+        if a is None or a.variable is None:
+            rows[("(unknown)", "(unknown)")] += 1
+            notes[2] += 1
+            continue
+        typeoff = "%s +%d" % (a.type, a.offset) + (" (%s)" % a.field if a.field else "")
+        rows[(a.type, typeoff)] += 1
+        notes[0 if own else 1] += 1
+    return rows, notes
+
+
+def ours(exe, data):
+    r = run([PERF_LOOPS, "report", "-i", data, "--stdio", "-s", "type,typeoff", "--dsos", exe])
+    rows, note = collections.Counter(), None
+    for line in r.stdout.splitlines():
+        m = NOTE.match(line)
+        if m:
+            note = [int(m.group(i)) for i in (1, 2, 3)]
+            continue
+        m = ROW.match(line)
+        if m:
+            rows[(m.group(3), m.group(4))] += int(m.group(2))
+    return r, rows, note
+
+
+for cc in ("gcc", "clang"):
+    exe = os.path.join(tmp, "data_layout-" + cc)
+    data = os.path.join(tmp, cc + ".data")
+    b = run([cc, "-O2", "-g", "-o", exe, SRC])
+    if not tap.ok(b.returncode == 0, "%s -O2 builds the fixture" % cc):
+        tap.diag(b.stderr)
+        continue
+    rec = run(["perf", "record", "-q", "-e", "cpu-clock:u", "-o", data, exe, "4000000"])
+    if rec.returncode != 0:
+        C.skip_all("perf record -e cpu-clock:u does not work here: " + rec.stderr.strip()[:200])
+    r, mine, note = ours(exe, data)
+    want, want_note = oracle_counts(exe, data)
+    tap.ok(r.returncode == 0 and sum(mine.values()) > 100,
+           "%s: perf loops report -s type,typeoff: exit %d, %d samples" % (cc, r.returncode, sum(mine.values())))
+    diff = {k: (mine.get(k, 0), want.get(k, 0)) for k in set(mine) | set(want) if mine.get(k, 0) != want.get(k, 0)}
+    for k, (m, w) in sorted(diff.items()):
+        tap.diag("%s | %s: ours %d, the oracle %d" % (k[0], k[1], m, w))
+    tap.ok(not diff, "%s: every row's samples equal the oracle's (%d rows)" % (cc, len(want)))
+    tap.ok(note == want_note, "%s: the note's counts (at an access, skidded, none) %s, the oracle's %s" %
+           (cc, note, want_note))
+    grid = [k for k in mine if k[0] == "struct grid"]
+    tap.ok(grid, "%s: the loop's samples name struct grid: %s" % (cc, ", ".join(k[1] for k in grid)))
+tap.done()
