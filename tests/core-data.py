@@ -75,6 +75,7 @@ def compare(t, exe, fixture, funcs):
     answers = {}
     for f in funcs:
         answers.update(oracle.accesses(f))
+    cache_agrees(t, exe, sorted(answers))  # first: its first run is cold
     rc, got = loopscope_accesses(exe, sorted(answers))
     t.ok(rc == 0, "%s: lookup --data exits 0 (%d)" % (os.path.basename(exe), rc))
     bad, agreed, named, categories, exprs = [], 0, 0, {}, set()
@@ -124,6 +125,17 @@ def bad_input(t, exe):
     o = json.loads(r.stdout.splitlines()[0]) if r.stdout else {}
     t.ok(r.returncode == 1 and o.get("accesses") == [] and exe in o.get("error", ""),
          "an address in no procedure: exit 1 (%d), JSON error names the file" % r.returncode)
+
+
+def cache_agrees(t, exe, addrs):
+    """The accesses are not cached: from a structure read from the cache
+    (the second run), and with --no-cache, they are the first run's."""
+    args = ["lookup", "--data", "--json", exe] + ["0x%x" % a for a in addrs]
+    first = run([LOOPSCOPE] + args).stdout
+    second = run([LOOPSCOPE] + args).stdout
+    fresh = run([LOOPSCOPE, "lookup", "--no-cache"] + args[1:]).stdout
+    t.ok(first and first == second == fresh, "%s: the same accesses cold, from the cache and with --no-cache" %
+         os.path.basename(exe))
 
 
 def main():
