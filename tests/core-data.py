@@ -48,13 +48,14 @@ EXPECTED = {
     "data_layout.c": ["g_table[]", "g_grid.n", "g_grid.cells[].p.y", "g_grid.cells[].q", "calls",
                       "gr->n"],
     "data_layout.cpp": ["this->Base::id", "this->h.value", "this->extra"],
+    "data_layout.c.so": ["g_table[]", "g_grid.n", "g_grid.cells[].p.y", "calls"],
 }
 
 
-def build(t, src, compiler, opt, lang):
-    exe = os.path.join(scratch, "%s-%s%s" % (os.path.basename(src), compiler, opt))
+def build(t, src, compiler, opt, lang, shared=False):
+    exe = os.path.join(scratch, "%s-%s%s%s" % (os.path.basename(src), compiler, opt, ".so" if shared else ""))
     cc = compiler if lang == "c" else {"gcc": "g++", "clang": "clang++"}[compiler]
-    r = run([cc, "-g", opt, "-o", exe, src])
+    r = run([cc, "-g", opt, "-o", exe, src] + (["-fPIC", "-shared"] if shared else []))
     if r.returncode != 0:
         t.diag(r.stderr)
         return None
@@ -153,6 +154,11 @@ def main():
                 compare(t, exe, fixture, funcs)
                 if compiler == "gcc" and opt == "-O2" and lang == "c":
                     bad_input(t, exe)
+            if lang == "c":
+                # a shared library: its globals through the GOT
+                so = build(t, src, compiler, "-O2", lang, shared=True)
+                if t.ok(so is not None, "%s %s -O2 -fPIC -shared builds" % (fixture, compiler)):
+                    compare(t, so, fixture + ".so", funcs)
     t.done()
 
 

@@ -615,12 +615,41 @@ class Oracle:
                 kind, val, add2, step = res
                 stepped |= step
                 if kind == "found":
-                    found.add(val + add2)
+                    found.add((False, val + add2))
+                elif kind == "slot":
+                    found.add((True, val, add2))
                 else:
                     work.append((p, val, add2))
         if len(found) != 1:
             return None
-        return found.pop(), stepped
+        f = found.pop()
+        if not f[0]:
+            return f[1], stepped
+        target = self.got_target(f[1])
+        return (target + f[2], stepped) if target is not None else None
+
+    def got_target(self, slot):
+        """What the dynamic relocation at SLOT puts there (a symbol of this
+        file, or a RELATIVE's addend), or None."""
+        from elftools.elf.relocation import RelocationSection
+        elf = self.dw.elf
+        for sec in elf.iter_sections():
+            if not isinstance(sec, RelocationSection) or not sec["sh_flags"] & 2:  # SHF_ALLOC
+                continue
+            symtab = elf.get_section(sec["sh_link"])
+            for r in sec.iter_relocations():
+                if r["r_offset"] != slot:
+                    continue
+                t = r["r_info_type"]
+                if t == 8:  # R_X86_64_RELATIVE
+                    return r["r_addend"]
+                if t in (1, 6):  # R_X86_64_64, GLOB_DAT
+                    sym = symtab.get_symbol(r["r_info_sym"])
+                    if sym["st_shndx"] == "SHN_UNDEF":
+                        return None
+                    return sym["st_value"] + r["r_addend"]
+                return None
+        return None
 
     def follow(self, mn, ops, comment, r, add):
         if len(ops) != 2 or reg64(ops[1]) != r or ops[1].lstrip("%") != r:
@@ -639,6 +668,8 @@ class Oracle:
             if b == r and mem["index"] is None:
                 return ("reg", b, add, True)
             return ("reg", b, add + mem["disp"], mem["index"] is not None)
+        if mn in ("mov", "movq") and src.endswith("(%rip)") and comment is not None:
+            return ("slot", comment, add, False)
         if mn in ("mov", "movq", "movabs") and src.startswith("$"):
             v = int(src[1:], 16)
             return ("found", v, add, False) if v > 0x1000 else None

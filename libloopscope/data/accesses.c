@@ -33,6 +33,8 @@
 #include "elf/module.h"
 
 #include <dwarf.h>
+#include <elf.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -455,6 +457,40 @@ static bool match_static(const ls_module *m, uint64_t addr, struct target *out)
 	return true;
 }
 
+/* The address dynamic relocation SLOT's relocation puts there (the GOT's
+ * R_X86_64_GLOB_DAT or _64: a symbol this module defines; _RELATIVE: its
+ * addend), or false: another module's symbol, or no relocation. */
+static bool got_target(const ls_module *m, uint64_t slot, uint64_t *out)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC) ||
+		    !(data = elf_getdata(scn, NULL)) || sh.sh_entsize == 0)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+				continue;
+			unsigned type = GELF_R_TYPE(r.r_info);
+			if (type == R_X86_64_RELATIVE) {
+				*out = (uint64_t)r.r_addend;
+				return true;
+			}
+			GElf_Sym sym;
+			Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
+			Elf_Data *symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
+			if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || !symdata ||
+			    !gelf_getsym(symdata, (int)GELF_R_SYM(r.r_info), &sym) || sym.st_shndx == SHN_UNDEF)
+				return false;
+			*out = sym.st_value + (uint64_t)r.r_addend;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A base register no variable is in, loaded with a static address on
  * every path here (reg_origin.c). */
 static bool match_register_static(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op,
@@ -467,7 +503,10 @@ static bool match_register_static(const ls_module *m, struct pc_ctx *cx, const s
 	struct ls_reg_origin origin;
 	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_static_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
 		return false;
-	if (!match_static(m, origin.addr + (uint64_t)op->disp, out))
+	uint64_t base = origin.addr;
+	if (origin.slot && !got_target(m, origin.addr, &base))
+		return false;
+	if (!match_static(m, base + (uint64_t)origin.add + (uint64_t)op->disp, out))
 		return false;
 	out->rule = LS_RULE_REGISTER_STATIC;
 	out->indexed = origin.indexed;

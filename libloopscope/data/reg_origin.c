@@ -30,6 +30,7 @@ struct search {
 	size_t nwork, cap;
 	uint8_t *seen;         /* [block * 16 + reg] */
 	bool have;
+	bool slot;             /* the address found is a slot's (all paths agree on it) */
 	bool stepped;          /* some path steps the register: the paths that merge carry it */
 	struct ls_reg_origin found;
 	int64_t found_add;
@@ -41,12 +42,16 @@ static void push(struct search *s, struct item it)
 	s->work[s->nwork++] = it;
 }
 
-/* A definition that ends the path with ADDR: false if another path said otherwise. */
-static bool found(struct search *s, uint64_t addr, const struct item *it)
+/* A definition that ends the path with ADDR (a slot's, SLOT): false if
+ * another path said otherwise. */
+static bool found(struct search *s, uint64_t addr, bool slot, const struct item *it)
 {
+	if (s->have && s->slot != slot)
+		return false;
+	s->slot = slot;
 	if (!s->have) {
 		s->have = true;
-		s->found = (struct ls_reg_origin){ addr, it->indexed };
+		s->found = (struct ls_reg_origin){ .addr = addr, .indexed = it->indexed };
 		s->found_add = it->add;
 		return true;
 	}
@@ -67,7 +72,7 @@ static int follow_def(struct search *s, const struct ls_insn *in, struct item *i
 	const struct ls_operand *src = &in->op[0];
 	if (in->opcode == LS_MN_LEA && src->kind == LS_OP_MEM && !src->seg) {
 		if (src->base == LS_REG_RIP && src->index < 0)
-			return found(s, (uint64_t)src->disp, it) ? 0 : -1;
+			return found(s, (uint64_t)src->disp, false, it) ? 0 : -1;
 		if (src->base < 0 || src->base >= 16)
 			return -1;
 		/* lea k(%b,%i,s),%r: the address in %b, plus */
@@ -80,7 +85,9 @@ static int follow_def(struct search *s, const struct ls_insn *in, struct item *i
 		return 1;
 	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_IMM && src->imm > 0x1000)
-		return found(s, (uint64_t)src->imm, it) ? 0 : -1;
+		return found(s, (uint64_t)src->imm, false, it) ? 0 : -1;
+	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && src->base == LS_REG_RIP && !src->seg)
+		return found(s, (uint64_t)src->disp, true, it) ? 0 : -1;
 	if (in->opcode == LS_MN_MOV && is_gpr(src) && src->size == 8) {
 		it->reg = src->reg;
 		return 1;
@@ -139,6 +146,7 @@ bool ls_reg_static_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, stru
 		return false;
 	*out = s.found;
 	out->indexed |= s.stepped;
-	out->addr += (uint64_t)s.found_add;
+	out->slot = s.slot;
+	out->add = s.found_add;
 	return true;
 }
