@@ -274,7 +274,7 @@ static void format_operand(const struct ls_operand *op, char *buf, size_t len)
 		snprintf(buf, len, "%s(%%%s)", disp, reg_name(op->base));
 	else
 		snprintf(buf, len, "%s(%s%s,%%%s,%u)", disp, op->base >= 0 ? "%" : "", op->base >= 0 ? reg_name(op->base) : "",
-		         reg_name(op->index), op->scale ? op->scale : 1);
+		         reg_name(op->index), op->scale ? (unsigned)op->scale : 1u);
 }
 
 /* ---- variables in scope at one PC ------------------------------------------------------ */
