@@ -24,6 +24,7 @@
  * Not cached: a procedure's accesses are recomputed on each call (DWARF is
  * read then, if the structure came from the cache).
  */
+#include "analyze.h"
 #include "data/accesses.h"
 #include "data/location.h"
 #include "data/reg_origin.h"
@@ -118,6 +119,11 @@ static int cmp_global(const void *a, const void *b)
 static struct ls_data_globals *module_globals(const ls_module *cm)
 {
 	ls_module *m = (ls_module *)cm; /* logically const: a memo */
+	/* On demand, the DWARF is read under the analysis lock, by the
+	 * analysis's own stage (lookups of other procedures may run it now);
+	 * opened whole, or every procedure from the cache, nothing else
+	 * reads it after the open, and data_lock is enough. */
+	ls_analysis_want_indexes(m);
 	pthread_mutex_lock(&data_lock);
 	struct ls_oom_guard guard;
 	ls_oom_push(&guard);
@@ -127,7 +133,8 @@ static struct ls_data_globals *module_globals(const ls_module *cm)
 	}
 	if (!m->data_globals) {
 		ls_error err;
-		ls_elf_load_dwarf(m, &err);
+		if (!m->dwarf_tried)
+			ls_elf_load_dwarf(m, &err);
 		struct ls_data_globals *g = ls_xcalloc(1, sizeof *g);
 		size_t cap = 0;
 		Dwarf_Off off = 0, next;
