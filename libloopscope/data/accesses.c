@@ -284,6 +284,13 @@ static void format_operand(const struct ls_operand *op, char *buf, size_t len)
 		         reg_name(op->index), op->scale ? (unsigned)op->scale : 1u);
 }
 
+/* Offsets come from untrusted DWARF and code: sums and differences wrap
+ * (as the addresses they stand for do) instead of overflowing. */
+static int64_t add64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t sub64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+/* X in [START, START + SIZE), SIZE > 0. */
+static bool within(int64_t x, int64_t start, int64_t size) { return (uint64_t)sub64(x, start) < (uint64_t)size; }
+
 /* ---- variables in scope at one PC ------------------------------------------------------ */
 
 struct pc_ctx {
@@ -348,20 +355,20 @@ static bool slot_from_cfa(const struct pc_ctx *cx, const struct ls_loc *loc, int
 		if (fb->kind == LS_LOC_CFA)
 			base = 0;
 		else if ((fb->kind == LS_LOC_REG || fb->kind == LS_LOC_BREG) && fb->reg == 7 && cx->have_recipe && r->sp_known)
-			base = r->sp_offset + (fb->kind == LS_LOC_BREG ? fb->off : 0);
+			base = add64(r->sp_offset, fb->kind == LS_LOC_BREG ? fb->off : 0);
 		else if ((fb->kind == LS_LOC_REG || fb->kind == LS_LOC_BREG) && fb->reg == 6 && cx->have_recipe && r->frame_pointer)
-			base = r->fp_offset + (fb->kind == LS_LOC_BREG ? fb->off : 0);
+			base = add64(r->fp_offset, fb->kind == LS_LOC_BREG ? fb->off : 0);
 		else
 			return false;
-		*out = base + loc->off;
+		*out = add64(base, loc->off);
 		return true;
 	}
 	if (loc->kind == LS_LOC_BREG && loc->reg == 7 && cx->have_recipe && r->sp_known) {
-		*out = r->sp_offset + loc->off;
+		*out = add64(r->sp_offset, loc->off);
 		return true;
 	}
 	if (loc->kind == LS_LOC_BREG && loc->reg == 6 && cx->have_recipe && r->frame_pointer) {
-		*out = r->fp_offset + loc->off;
+		*out = add64(r->fp_offset, loc->off);
 		return true;
 	}
 	return false;
@@ -379,14 +386,13 @@ static bool frame_offset(const struct pc_ctx *cx, const struct ls_loc *loc, int6
 {
 	int64_t start;
 	if (loc->kind != LS_LOC_OTHER)
-		return slot_from_cfa(cx, loc, &start) && cfa_rel >= start && cfa_rel < start + size &&
-		       (*off = cfa_rel - start, true);
+		return slot_from_cfa(cx, loc, &start) && within(cfa_rel, start, size) && (*off = sub64(cfa_rel, start), true);
 	struct ls_loc_piece pieces[64];
 	size_t n = ls_loc_pieces(loc->ops, loc->nops, pieces, 64);
 	for (size_t i = 0; i < n && i < 64; i++)
-		if (slot_from_cfa(cx, &pieces[i].loc, &start) && cfa_rel >= start &&
-		    cfa_rel < start + (int64_t)pieces[i].size) {
-			*off = pieces[i].obj_off + (cfa_rel - start);
+		if (slot_from_cfa(cx, &pieces[i].loc, &start) && pieces[i].size &&
+		    within(cfa_rel, start, (int64_t)pieces[i].size)) {
+			*off = pieces[i].obj_off + sub64(cfa_rel, start);
 			return true;
 		}
 	return false;
@@ -431,17 +437,17 @@ static bool match_register(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_lo
 	struct target tg = { .var = *var };
 	if (loc->kind == LS_LOC_BREG) {
 		int64_t size = ls_type_size(&t);
-		if (q->disp < loc->off || size <= 0 || q->disp >= loc->off + size)
+		if (size <= 0 || !within(q->disp, loc->off, size))
 			return false;
 		tg.obj_type = t;
 		tg.have_type = true;
-		tg.off = q->disp - loc->off;
+		tg.off = sub64(q->disp, loc->off);
 		tg.rule = LS_RULE_REGISTER_MEMORY;
 	} else if (loc->kind == LS_LOC_REG || loc->kind == LS_LOC_REG_VALUE) {
 		if (!pointee(&t, &tg.obj_type, &tg.have_type))
 			return false;
 		tg.pointer = true;
-		tg.off = q->disp - (loc->kind == LS_LOC_REG_VALUE ? loc->off : 0);
+		tg.off = sub64(q->disp, loc->kind == LS_LOC_REG_VALUE ? loc->off : 0);
 		tg.rule = loc->kind == LS_LOC_REG ? LS_RULE_REGISTER : LS_RULE_REGISTER_VALUE;
 	} else {
 		return false;
@@ -529,11 +535,11 @@ static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct 
 		return match_static(m, (uint64_t)op->disp, out);
 	const ls_unwind_recipe *r = &cx->recipe;
 	if (op->base == 4 && cx->have_recipe && r->sp_known) {
-		struct frame_query q = { r->sp_offset + op->disp, out };
+		struct frame_query q = { add64(r->sp_offset, op->disp), out };
 		return each_variable(cx, match_frame, &q);
 	}
 	if (op->base == 5 && cx->have_recipe && r->frame_pointer) {
-		struct frame_query q = { r->fp_offset + op->disp, out };
+		struct frame_query q = { add64(r->fp_offset, op->disp), out };
 		return each_variable(cx, match_frame, &q);
 	}
 	struct reg_query q = { dwarf_reg(op->base), op->disp, out };

@@ -71,7 +71,7 @@ void ls_loc_classify(const Dwarf_Op *ops, size_t n, struct ls_loc *out)
 size_t ls_loc_pieces(const Dwarf_Op *ops, size_t n, struct ls_loc_piece *out, size_t cap)
 {
 	size_t count = 0, part = 0; /* part: where the current part's operations begin */
-	int64_t obj_off = 0;
+	uint64_t obj_off = 0;
 	bool composite = false;
 	for (size_t i = 0; ops && i < n; i++) {
 		if (ops[i].atom != DW_OP_piece)
@@ -79,11 +79,14 @@ size_t ls_loc_pieces(const Dwarf_Op *ops, size_t n, struct ls_loc_piece *out, si
 		composite = true;
 		if (count < cap) {
 			ls_loc_classify(ops + part, i - part, &out[count].loc);
-			out[count].obj_off = obj_off;
+			out[count].obj_off = (int64_t)obj_off;
 			out[count].size = ops[i].number;
 		}
 		count++;
-		obj_off += (int64_t)ops[i].number;
+		/* No object is 2^40 bytes: such pieces are corrupt, not read. */
+		if (ops[i].number > LS_LOC_PIECE_MAX || obj_off > LS_LOC_PIECE_MAX)
+			return 0;
+		obj_off += ops[i].number;
 		part = i + 1;
 	}
 	return composite ? count : 0;

@@ -29,6 +29,9 @@ struct ls_loc {
 	size_t nops;         /* ls_loc_pieces reads a composite's (LS_LOC_OTHER) */
 };
 
+enum { LS_LOC_PIECE_MAX_BITS = 40 };
+#define LS_LOC_PIECE_MAX (1ull << LS_LOC_PIECE_MAX_BITS)
+
 /* One piece of a composite location (DW_OP_piece): the object's bytes
  * [obj_off, obj_off + size) are where LOC says. */
 struct ls_loc_piece {
@@ -38,7 +41,8 @@ struct ls_loc_piece {
 };
 /* The pieces of OPS[0..N) (a composite: DW_OP_piece after each part; an
  * empty part is optimized out), the first CAP in OUT; returns how many
- * there are, 0 when OPS is not a composite. */
+ * there are, 0 when OPS is not a composite (or has a piece of
+ * LS_LOC_PIECE_MAX bytes or more: corrupt). */
 size_t ls_loc_pieces(const Dwarf_Op *ops, size_t n, struct ls_loc_piece *out, size_t cap);
 
 /* Classifies the expression OPS[0..N): a pure function of its operations,

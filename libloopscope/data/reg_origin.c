@@ -80,7 +80,7 @@ static int follow_def(struct search *s, const struct ls_insn *in, struct item *i
 		if (src->base == it->reg && src->index < 0)
 			it->indexed = s->stepped = true; /* lea k(%r),%r: a step */
 		else
-			it->add += src->disp;
+			it->add = (int64_t)((uint64_t)it->add + (uint64_t)src->disp); /* wraps as addresses do */
 		it->reg = src->base;
 		return 1;
 	}

@@ -151,6 +151,8 @@ static bool member_range(Dwarf_Die *mem, int64_t *lo, int64_t *size, bool *bitfi
 	Dwarf_Die t;
 	*bitfield = dwarf_attr(mem, DW_AT_bit_size, &a) && dwarf_formudata(&a, &bits) == 0 && bits;
 	if (*bitfield && dwarf_attr(mem, DW_AT_data_bit_offset, &a) && dwarf_formudata(&a, &v) == 0) {
+		if (v >= (1ull << 43) || bits >= (1ull << 43))
+			return false;
 		*lo = (int64_t)(v / 8);
 		*size = (int64_t)((v + bits + 7) / 8 - v / 8);
 		return true;
@@ -166,10 +168,10 @@ static bool member_range(Dwarf_Die *mem, int64_t *lo, int64_t *size, bool *bitfi
 	} else if (dwarf_tag(mem) != DW_TAG_member && dwarf_tag(mem) != DW_TAG_inheritance) {
 		return false;
 	} /* else a union's member: at 0 */
+	if (v >= (1ull << 40))
+		return false; /* no object is that large: corrupt */
 	*lo = (int64_t)v;
-	if (!type_of(mem, &t) || (*size = ls_type_size(&t)) < 0)
-		return false;
-	return *lo >= 0;
+	return type_of(mem, &t) && (*size = ls_type_size(&t)) >= 0;
 }
 
 /* The member of aggregate S holding [OFF, OFF + WIDTH): the first that holds
