@@ -17,12 +17,15 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -728,6 +731,115 @@ static pd_reader *open_dir(const char *path, char *err, size_t errlen)
 	return finish_open(r, err, errlen);
 }
 
+/* ---- a mapped file truncated while it is read ----------------------------
+ *
+ * pd_open maps the file, and every record handed out points into that
+ * mapping: a perf.data cut meanwhile (perf record writing it again, a
+ * `cp` over it) makes the next read past its new end raise SIGBUS, on the
+ * reader thread or on the one replaying.  Nothing can go on without the
+ * rest of the file, so the handler says which file shrank, as the core
+ * says of binaries (libloopscope/support/sigbus.c), and ends the process
+ * with exit 1.  Only faults inside a mapping of ours are; any other SIGBUS
+ * goes to the handler installed before ours (libloopscope's guard, which
+ * installs its own later and passes on faults outside its guards), or to
+ * the default action.  The handler reads the table of mappings without a
+ * lock: a slot's fields are set before it is published (atomic path). */
+enum { MAPPED_SLOTS = 16 };
+static struct mapped_slot {
+	const uint8_t *base;
+	size_t size;
+	_Atomic(const char *) path; /* NULL: free */
+} mapped_slots[MAPPED_SLOTS];
+static struct sigaction sigbus_previous;
+static pthread_once_t sigbus_once = PTHREAD_ONCE_INIT;
+
+static void write_str(const char *s)
+{
+	ssize_t rc = write(2, s, strlen(s));
+	(void)rc;
+}
+
+static void write_u64(uint64_t v)
+{
+	char buf[24], *p = buf + sizeof buf;
+	*--p = 0;
+	do
+		*--p = '0' + v % 10;
+	while (v /= 10);
+	write_str(p);
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	for (int i = 0; si && si->si_code > 0 && i < MAPPED_SLOTS; i++) {
+		const char *path = atomic_load(&mapped_slots[i].path);
+		const uint8_t *a = si->si_addr, *b = mapped_slots[i].base;
+		if (!path || a < b || a >= b + mapped_slots[i].size)
+			continue;
+		struct stat st; /* stat and write are async-signal-safe */
+		write_str("perf-loops: ");
+		write_str(path);
+		write_str(": truncated while being read");
+		if (stat(path, &st) == 0) {
+			write_str(" (now ");
+			write_u64((uint64_t)st.st_size);
+			write_str(" bytes)");
+		}
+		write_str(": no report\n");
+		_exit(1);
+	}
+	if (sigbus_previous.sa_flags & SA_SIGINFO) {
+		if (sigbus_previous.sa_sigaction) {
+			sigbus_previous.sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (sigbus_previous.sa_handler != SIG_DFL && sigbus_previous.sa_handler != SIG_IGN) {
+		sigbus_previous.sa_handler(sig);
+		return;
+	}
+	signal(SIGBUS, SIG_DFL); /* the read again, now fatal as without us */
+}
+
+static void sigbus_install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, &sigbus_previous) < 0)
+		memset(&sigbus_previous, 0, sizeof sigbus_previous);
+}
+
+/* R's mapping, in the handler's table (not if it is full: then a
+ * truncation is the plain SIGBUS it was).  The lock orders the writers;
+ * the handler only reads, a slot's path last. */
+static pthread_mutex_t mapped_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mapped_register(pd_reader *r)
+{
+	pthread_once(&sigbus_once, sigbus_install);
+	pthread_mutex_lock(&mapped_lock);
+	for (int i = 0; i < MAPPED_SLOTS; i++) {
+		if (atomic_load(&mapped_slots[i].path))
+			continue;
+		mapped_slots[i].base = r->base;
+		mapped_slots[i].size = r->size;
+		atomic_store(&mapped_slots[i].path, r->name);
+		break;
+	}
+	pthread_mutex_unlock(&mapped_lock);
+}
+
+static void mapped_unregister(pd_reader *r)
+{
+	pthread_mutex_lock(&mapped_lock);
+	for (int i = 0; i < MAPPED_SLOTS; i++)
+		if (atomic_load(&mapped_slots[i].path) == r->name)
+			atomic_store(&mapped_slots[i].path, NULL);
+	pthread_mutex_unlock(&mapped_lock);
+}
+
 pd_reader *pd_open(const char *path, char *err, size_t errlen)
 {
 	int is_stdin = !strcmp(path, "-");
@@ -757,6 +869,7 @@ pd_reader *pd_open(const char *path, char *err, size_t errlen)
 			r->base = m;
 			r->size = st.st_size;
 			r->mapped = 1;
+			mapped_register(r);
 		}
 	}
 	if (!r->mapped) {
@@ -796,8 +909,10 @@ void pd_close(pd_reader *r)
 {
 	if (!r)
 		return;
-	if (r->mapped)
+	if (r->mapped) {
+		mapped_unregister(r);
 		munmap((void *)r->base, r->size);
+	}
 	if (r->owned)
 		free((void *)r->base);
 	for (struct chunk *c = r->chunks, *n; c; c = n) {

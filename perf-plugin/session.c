@@ -10,6 +10,7 @@
  */
 #include "session.h"
 
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -756,8 +757,20 @@ static void window_flush(struct reading *rd, struct window *w, uint64_t limit, i
 	}
 }
 
+/* LOOPSCOPE_TIMING=stop:records stops the process (SIGSTOP) once the
+ * recording is open and before its records are read, as the core does
+ * after its stages (libloopscope/pipeline.c): a test truncates the file
+ * then, at a known point (tests/perf-truncate.sh). */
+static void stop_point(const char *stage)
+{
+	const char *timing = getenv("LOOPSCOPE_TIMING");
+	if (timing && strncmp(timing, "stop:", 5) == 0 && strcmp(timing + 5, stage) == 0)
+		raise(SIGSTOP);
+}
+
 static void read_records(struct reading *rd)
 {
+	stop_point("records");
 	struct window w = { 0 };
 	pd_event ev;
 	uint64_t last_time = 0;

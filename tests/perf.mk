@@ -19,6 +19,7 @@ PERF_TESTS = \
 	tests/perf-escapes.sh \
 	tests/perf-source-hostile.sh \
 	tests/perf-payloads.sh \
+	tests/perf-truncate.sh \
 	tests/perf-fork-maps.sh \
 	tests/perf-buildid.sh \
 	tests/perf-debuginfod.sh \
