@@ -46,13 +46,20 @@ def mi_value(v):
     return mi_text(str(v))
 
 
+def _line(v):
+    """A line as every command gives it: line 0 is "no line", left out (as
+    -loopscope-structure's chain and the CLI's JSON null have it), never
+    line="0"."""
+    return v or None
+
+
 def _edges(edges):
     return [{"from": ls._hex(a), "to": ls._hex(b)} for a, b in edges]
 
 
 def loop_tuple(loop, runtime):
     """A loop as the lookup JSON has it, with its edges and runtime header."""
-    t = {"kind": "loop", "file": loop.get("file"), "line": loop.get("line"),
+    t = {"kind": "loop", "file": loop.get("file"), "line": _line(loop.get("line")),
          "header": ls._hex(loop["header"]), "header_pc": ls._hex(runtime(loop["header"])),
          "depth": loop["depth"], "irreducible": loop["irreducible"],
          "entries": [ls._hex(e) for e in loop["entries"]],
@@ -80,9 +87,9 @@ def loop_nest(node, runtime):
         elif kind in ("inline", "alien"):
             sub = loop_nest(c, runtime)
             if sub:
-                t = {"kind": kind, "file": c.get("file"), "line": c.get("line")}
+                t = {"kind": kind, "file": c.get("file"), "line": _line(c.get("line"))}
                 if kind == "inline":
-                    t.update(name=c.get("name"), call_file=c.get("call_file"), call_line=c.get("call_line"))
+                    t.update(name=c.get("name"), call_file=c.get("call_file"), call_line=_line(c.get("call_line")))
                 t["children"] = sub
                 out.append(t)
     return out
@@ -121,7 +128,7 @@ class MiLoops(gdb.MICommand):
         name = args.parse(LOOPS_ARGS, _argument(argv)).location
         ls.command_start()
         pc, place, proc = ls.function_proc(name, "-loopscope-loops")
-        return mi_value({"function": proc.get("name"), "file": proc.get("file"), "line": proc.get("line"),
+        return mi_value({"function": proc.get("name"), "file": proc.get("file"), "line": _line(proc.get("line")),
                          "module": place.path, "unresolved_jumps": proc.get("unresolved_jumps") or None,
                          "loops": loop_nest(proc, place.runtime)})
 

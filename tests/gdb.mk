@@ -13,6 +13,7 @@ GDB_TESTS = \
 	tests/gdb-backtrace.sh \
 	tests/gdb-bt-facts.sh \
 	tests/gdb-mi.sh \
+	tests/gdb-mi-line0.sh \
 	tests/gdb-loop-step.sh \
 	tests/gdb-install.sh \
 	tests/gdb-progress.sh \
