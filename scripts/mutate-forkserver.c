@@ -104,7 +104,17 @@ static void run_child(char *argv0, char *errfile, int leak, int timeout_ms, int 
 	int err = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (null < 0 || err < 0)
 		_exit(125);
-	dup2(null, 0);
+	/* A last argument "<FILE" is the run's stdin (loopscope decode's log). */
+	int in = null;
+	if (nargs > 0 && args[nargs - 1][0] == '<') {
+		in = open(args[nargs - 1] + 1, O_RDONLY);
+		if (in < 0)
+			_exit(125);
+		nargs--;
+	}
+	dup2(in, 0);
+	if (in != null)
+		close(in);
 	dup2(null, 1);
 	dup2(err, 2);
 	close(null);
