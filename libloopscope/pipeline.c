@@ -92,6 +92,13 @@ bool ls_timing(void)
 	return enabled;
 }
 
+void ls_stop_point(const char *point)
+{
+	const char *timing = ls_timing() ? getenv("LOOPSCOPE_TIMING") : NULL;
+	if (timing && strncmp(timing, "stop:", 5) == 0 && strcmp(timing + 5, point) == 0)
+		raise(SIGSTOP);
+}
+
 void ls_stage_done(const ls_module *m, const char *stage, double *t0)
 {
 	double t = ls_stage_clock();

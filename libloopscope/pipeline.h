@@ -22,5 +22,9 @@ struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, stru
 bool ls_timing(void);
 double ls_stage_clock(void);
 void ls_stage_done(const ls_module *m, const char *stage, double *t0);
+/* LOOPSCOPE_TIMING=stop:POINT: stops the process (SIGSTOP) at POINT, a
+ * place that is no stage ("cache dir": the cache directory checked and
+ * open, before an entry is read or written in it; tests/core-cache-swap.sh). */
+void ls_stop_point(const char *point);
 
 #endif

@@ -25,6 +25,7 @@ CORE_TESTS = \
 	tests/core-escapes.sh \
 	tests/core-source-hostile.sh \
 	tests/core-cache-trust.sh \
+	tests/core-cache-swap.sh \
 	tests/unwind-recipes.py \
 	tests/core-data.py
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source

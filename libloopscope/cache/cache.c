@@ -40,6 +40,7 @@
 #include "cache/cache_format.h"
 #include "cfg/cfg.h"
 #include "elf/module.h"
+#include "pipeline.h"
 #include "loops/source.h"
 #include "structure/lookup.h"
 #include "structure/scope.h"
@@ -251,34 +252,64 @@ uint32_t ls_cache_key_flags(const ls_module *m)
 }
 
 /* Once a process: a perf loops report opens many modules. */
-bool ls_cache_dir_trusted(const ls_module *m, const char *dir)
+int ls_cache_dir_trusted(const ls_module *m, const char *dir, bool *distrusted)
 {
 	static atomic_bool said;
-	const char *why = ls_cache_dir_distrust(dir);
+	const char *why;
+	int fd = ls_cache_dir_open(dir, &why);
 	if (why && !atomic_exchange(&said, true))
 		ls_warn(&m->opt, "%s: the cache is off: the directory is %s", dir, why);
-	return !why;
+	*distrusted = why != NULL;
+	return fd;
+}
+
+void ls_cache_key_release(struct cache_key *k)
+{
+	if (k && k->dirfd >= 0)
+		close(k->dirfd);
+	if (k)
+		k->dirfd = -1;
+}
+
+/* The key's directory, checked and open (not there yet: -1, and the
+ * store makes it); false if it is distrusted. */
+static bool key_dir(const ls_module *m, struct cache_key *k)
+{
+	bool distrusted;
+	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir))
+		return false;
+	k->dirfd = ls_cache_dir_trusted(m, k->dir, &distrusted);
+	return !distrusted;
 }
 
 bool ls_cache_key(const ls_module *m, struct cache_key *k)
 {
 	memset(k, 0, sizeof *k);
-	if (!m->path || !ls_cache_dir_of(&m->opt, k->dir, sizeof k->dir) || !ls_cache_dir_trusted(m, k->dir))
+	k->dirfd = -1;
+	if (!key_dir(m, k))
 		return false;
+	ls_stop_point("cache dir"); /* a test swaps the directory here */
 	k->flags = ls_cache_key_flags(m);
 	const char *variant = m->opt.want_loops ? "" : "-noloops";
 	int n;
 	if (m->build_id && is_hex_id(m->build_id)) {
 		n = snprintf(k->path, sizeof k->path, "%s/%s%s.lsc", k->dir, m->build_id, variant);
 	} else {
-		if (!content_hash(m, &k->src_hash))
+		if (!content_hash(m, &k->src_hash)) {
+			ls_cache_key_release(k);
 			return false;
+		}
 		if (k->src_hash == 0)
 			k->src_hash = 1; /* 0 means "keyed by build-id" */
 		n = snprintf(k->path, sizeof k->path, "%s/h%016llx%s.lsc", k->dir,
 			     (unsigned long long)k->src_hash, variant);
 	}
-	return n > 0 && (size_t)n < sizeof k->path;
+	if (n <= 0 || (size_t)n >= sizeof k->path) {
+		ls_cache_key_release(k);
+		return false;
+	}
+	k->name = k->path + strlen(k->dir) + 1;
+	return true;
 }
 
 /* The head's checksum, its checksum field taken as 0: no byte of the
@@ -534,8 +565,12 @@ void ls_cache_open(ls_module *m)
 	const char *why = NULL;
 	if (!ls_cache_key(m, k))
 		goto out;
-	const char *open_why;
-	int fd = ls_open_input(k->path, NULL, &open_why);
+	const char *open_why = "no entry yet";
+	int fd = -1;
+	if (k->dirfd >= 0)
+		fd = ls_open_input_at(k->dirfd, k->name, NULL, &open_why);
+	else
+		errno = ENOENT; /* no directory yet */
 	if (fd < 0) {
 		why = errno == ENOENT ? "no entry yet" : open_why;
 		goto out;
@@ -547,6 +582,7 @@ void ls_cache_open(ls_module *m)
 out:
 	if (why)
 		ls_note(&m->opt, "%s: cache miss: %s: %s; analyzing it", m->path, k->path, why);
+	ls_cache_key_release(k);
 	free(k);
 }
 

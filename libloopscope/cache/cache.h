@@ -80,12 +80,17 @@ int ls_cache_dir_make(const char *dir);            /* 0, or -1 with errno */
  * others, a symbolic link, in a directory another user controls), as a
  * phrase; NULL if it may (missing: ls_cache_dir_make will make it). */
 const char *ls_cache_dir_distrust(const char *dir);
+/* DIR opened for the cache, the checks of ls_cache_dir_distrust made on
+ * the descriptors themselves (the parent's, then the directory's, opened
+ * from it without following a link): its descriptor, or -1 with errno and
+ * *WHY (NULL if it only does not exist yet). */
+int ls_cache_dir_open(const char *dir, const char **why);
 /* Removes temporaries left by killed stores (their process is gone, or
  * they are an hour old). */
-void ls_cache_remove_stale(const char *dir);
+void ls_cache_remove_stale(int dirfd, const char *dir);
 /* Evicts the least recently used entries until DIR holds at most the
  * bound (opt->cache_max_bytes, $LOOPSCOPE_CACHE_SIZE, 1 GiB); KEEP is not
  * evicted. */
-void ls_cache_enforce_bound(const ls_options *opt, const char *dir, const char *keep);
+void ls_cache_enforce_bound(const ls_options *opt, int dirfd, const char *dir, const char *keep);
 
 #endif

@@ -15,6 +15,11 @@
  * can write the directory can forge answers, and root run with a user's
  * HOME (sudo -E) would otherwise follow a link to /etc, chmod it, write
  * and evict there.  Otherwise the cache is off for the run, said once.
+ * The checks are made on the descriptors that are then used
+ * (ls_cache_dir_open): the parent opened and checked, the directory opened
+ * from it without following a link and checked, and every entry read,
+ * written, renamed or evicted relative to that descriptor, so that a
+ * directory swapped for a link after the check is not followed.
  *
  * Also the public side: `loopscope cache --list/--prune/--clear` through
  * ls_cache_list(), ls_cache_prune() and ls_cache_clear().
@@ -24,6 +29,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -86,48 +92,91 @@ int ls_cache_dir_make(const char *dir)
 	return 0;
 }
 
-/* Why PARENT, the directory holding the cache directory, lets another
- * user replace it: NULL if it does not. */
-static const char *parent_distrust(const char *dir, char *why, size_t size)
+/* Why PARENT (its fstat ST), the directory holding the cache directory,
+ * lets another user replace it: NULL if it does not. */
+static const char *parent_distrust(const char *parent, const struct stat *st, char *why, size_t size)
 {
-	char parent[PATH_MAX];
-	const char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(parent, sizeof parent, ".");
-	else
-		snprintf(parent, sizeof parent, "%.*s", (int)(slash == dir ? 1 : slash - dir), dir);
-	struct stat st;
-	if (stat(parent, &st) < 0) /* a link to the parent is followed: ~/.cache often is one */
-		return NULL;          /* not there: ls_cache_dir_make makes it ours */
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		snprintf(why, size, "in %s, a directory of uid %u", parent, (unsigned)st.st_uid);
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		snprintf(why, size, "in %s, a directory of uid %u", parent, (unsigned)st->st_uid);
 		return why;
 	}
-	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+	if ((st->st_mode & 022) && !(st->st_mode & S_ISVTX)) {
 		snprintf(why, size, "in %s, which other users may write", parent);
 		return why;
 	}
 	return NULL;
 }
 
-const char *ls_cache_dir_distrust(const char *dir)
+/* Why the cache directory (its fstat ST) must not be used: NULL if it may. */
+static const char *dir_distrust(const struct stat *st, char *why, size_t size)
 {
-	static _Thread_local char why[PATH_MAX + 64];
-	struct stat st;
-	if (lstat(dir, &st) < 0)
-		return errno == ENOENT ? parent_distrust(dir, why, sizeof why) : strerror(errno);
-	if (S_ISLNK(st.st_mode))
-		return "a symbolic link (not followed)";
-	if (!S_ISDIR(st.st_mode))
+	if (!S_ISDIR(st->st_mode))
 		return "not a directory";
-	if (st.st_uid != geteuid()) {
-		snprintf(why, sizeof why, "owned by uid %u, not by this user (uid %u)", (unsigned)st.st_uid,
+	if (st->st_uid != geteuid()) {
+		snprintf(why, size, "owned by uid %u, not by this user (uid %u)", (unsigned)st->st_uid,
 		         (unsigned)geteuid());
 		return why;
 	}
-	if (st.st_mode & 022)
+	if (st->st_mode & 022)
 		return "writable by other users";
-	return parent_distrust(dir, why, sizeof why);
+	return NULL;
+}
+
+int ls_cache_dir_open(const char *dir, const char **why)
+{
+	static _Thread_local char said[PATH_MAX + 64];
+	char parent[PATH_MAX];
+	const char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : dir;
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash == dir ? 1 : slash - dir), dir);
+	if (!*base)
+		base = ".";
+	*why = NULL;
+	/* a link to the parent is followed: ~/.cache often is one */
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat pst, st;
+	if (pfd < 0)
+		return -1; /* not there: ls_cache_dir_make makes it ours */
+	if (fstat(pfd, &pst) < 0) {
+		*why = strerror(errno);
+		close(pfd);
+		return -1;
+	}
+	/* The directory's own faults first, then its parent's (also when the
+	 * directory is not there yet: ls_cache_dir_make would make it there). */
+	int fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int e = errno;
+	if (fd < 0 && (e == ELOOP || e == ENOTDIR)) /* which of the two, for the message */
+		*why = fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)
+		               ? "a symbolic link (not followed)" : "not a directory";
+	else if (fd < 0 && e != ENOENT)
+		*why = strerror(e);
+	else if (fd >= 0 && fstat(fd, &st) < 0)
+		*why = strerror(e = errno);
+	else if (fd >= 0)
+		*why = dir_distrust(&st, said, sizeof said);
+	if (!*why && (fd >= 0 || e == ENOENT))
+		*why = parent_distrust(parent, &pst, said, sizeof said);
+	close(pfd);
+	if (*why && fd >= 0) {
+		close(fd);
+		fd = -1;
+		e = EPERM;
+	}
+	errno = e;
+	return fd;
+}
+
+const char *ls_cache_dir_distrust(const char *dir)
+{
+	const char *why;
+	int fd = ls_cache_dir_open(dir, &why);
+	if (fd >= 0)
+		close(fd);
+	return why;
 }
 
 uint64_t ls_cache_bound_of(const ls_options *opt)
@@ -198,23 +247,28 @@ static void listing_free(struct listing *l)
 	memset(l, 0, sizeof *l);
 }
 
-/* Calls VISIT on every regular file of DIR that is an entry or a
- * temporary (kind_of), with its path, stat and kind; a nonzero return
- * stops the walk.  -1 if DIR cannot be opened. */
-static int walk_dir(const char *dir, int (*visit)(void *ctx, const char *path, const char *name, long pid,
-                                                  enum entry_kind k, const struct stat *st),
+/* Calls VISIT on every regular file of DIR (open as DIRFD) that is an
+ * entry or a temporary (kind_of), with its path, stat and kind; a nonzero
+ * return stops the walk.  -1 if DIR cannot be read. */
+static int walk_dir(int dirfd, const char *dir,
+                    int (*visit)(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
+                                 const struct stat *st),
                     void *ctx)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	for (struct dirent *e; (e = readdir(d));) {
 		long pid = 0;
 		enum entry_kind k = kind_of(e->d_name, &pid);
 		char path[PATH_MAX];
 		struct stat st;
 		if (k == ENTRY_OTHER || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
-		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (visit(ctx, path, e->d_name, pid, k, &st))
 			break;
@@ -244,10 +298,18 @@ static int add_entry(void *ctx, const char *path, const char *name, long pid, en
 }
 
 /* The entries of DIR (regular files only); temporaries too if TEMPS. */
-static int list_dir(const char *dir, bool temps, struct listing *l)
+static int list_dir(int dirfd, const char *dir, bool temps, struct listing *l)
 {
 	memset(l, 0, sizeof *l);
-	return walk_dir(dir, add_entry, &(struct list_walk){ l, temps });
+	return walk_dir(dirfd, dir, add_entry, &(struct list_walk){ l, temps });
+}
+
+/* Removes the entry at PATH (DIR/NAME) from the directory DIRFD, never
+ * through a path that could lead elsewhere. */
+static int unlink_entry(int dirfd, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return unlinkat(dirfd, slash ? slash + 1 : path, 0);
 }
 
 static int cmp_used(const void *a, const void *b)
@@ -270,6 +332,7 @@ static bool temp_is_stale(const char *name, long pid, const struct stat *st)
 struct stale_walk {
 	ls_cache_fn fn;
 	void *ctx;
+	int dirfd;
 };
 
 static int remove_if_stale(void *ctx, const char *path, const char *name, long pid, enum entry_kind k,
@@ -278,7 +341,7 @@ static int remove_if_stale(void *ctx, const char *path, const char *name, long p
 	struct stale_walk *w = ctx;
 	if (k != ENTRY_TEMP || !temp_is_stale(name, pid, st))
 		return 0;
-	if (unlink(path) == 0 && w->fn) {
+	if (unlinkat(w->dirfd, name, 0) == 0 && w->fn) {
 		ls_cache_info info = { .file = path, .size = (uint64_t)st->st_size, .last_used = st->st_mtim.tv_sec,
 				       .problem = "a temporary left by a store that did not finish" };
 		w->fn(w->ctx, &info);
@@ -287,14 +350,14 @@ static int remove_if_stale(void *ctx, const char *path, const char *name, long p
 }
 
 /* Calls FN (if any) on every stale temporary removed from DIR. */
-static void remove_stale(const char *dir, ls_cache_fn fn, void *ctx)
+static void remove_stale(int dirfd, const char *dir, ls_cache_fn fn, void *ctx)
 {
-	walk_dir(dir, remove_if_stale, &(struct stale_walk){ fn, ctx });
+	walk_dir(dirfd, dir, remove_if_stale, &(struct stale_walk){ fn, ctx, dirfd });
 }
 
-void ls_cache_remove_stale(const char *dir)
+void ls_cache_remove_stale(int dirfd, const char *dir)
 {
-	remove_stale(dir, NULL, NULL);
+	remove_stale(dirfd, dir, NULL, NULL);
 }
 
 /* What FN is told of entry E; META (may be NULL) what its header says. */
@@ -312,17 +375,17 @@ static ls_cache_info entry_info(const struct entry *e, const struct ls_cache_met
 
 /* Evicts least recently used entries of DIR (not KEEP) until at most
  * BOUND bytes remain. */
-static void evict(const char *dir, uint64_t bound, const char *keep, ls_cache_fn fn, void *ctx)
+static void evict(int dirfd, const char *dir, uint64_t bound, const char *keep, ls_cache_fn fn, void *ctx)
 {
 	struct listing l;
-	if (list_dir(dir, false, &l) < 0)
+	if (list_dir(dirfd, dir, false, &l) < 0)
 		return;
 	if (l.total > bound) {
 		qsort(l.v, l.n, sizeof *l.v, cmp_used);
 		for (size_t i = 0; i < l.n && l.total > bound; i++) {
 			if (keep && !strcmp(l.v[i].path, keep))
 				continue;
-			if (unlink(l.v[i].path) < 0)
+			if (unlink_entry(dirfd, l.v[i].path) < 0)
 				continue;
 			l.total -= l.v[i].size;
 			if (fn) {
@@ -335,9 +398,9 @@ static void evict(const char *dir, uint64_t bound, const char *keep, ls_cache_fn
 	listing_free(&l);
 }
 
-void ls_cache_enforce_bound(const ls_options *opt, const char *dir, const char *keep)
+void ls_cache_enforce_bound(const ls_options *opt, int dirfd, const char *dir, const char *keep)
 {
-	evict(dir, ls_cache_bound_of(opt), keep, NULL, NULL);
+	evict(dirfd, dir, ls_cache_bound_of(opt), keep, NULL, NULL);
 }
 
 /* ---- the public side ---------------------------------------------------------- */
@@ -357,36 +420,34 @@ uint64_t ls_cache_bound_v02(const ls_options *opt)
 	return ls_cache_bound_of(ls_options_import(&o, opt, NULL) == 0 ? &o : NULL);
 }
 
+/* The cache directory, checked and open: its descriptor; -2 if there is
+ * none yet (nothing to list or remove), -1 with ERR. */
 static int open_dir(const ls_options *opt, char *dir, size_t size, ls_error *err)
 {
 	if (!ls_cache_dir_of(opt, dir, size)) {
 		ls_set_error(err, LS_ERR_USAGE, "no cache directory: set XDG_CACHE_HOME or HOME");
 		return -1;
 	}
-	struct stat st;
-	if (stat(dir, &st) < 0) {
-		if (errno == ENOENT)
-			return 1; /* no cache yet: nothing to list or remove */
-		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
+	const char *why;
+	int fd = ls_cache_dir_open(dir, &why);
+	if (fd >= 0)
+		return fd;
+	if (why && !strcmp(why, "not a directory"))
 		ls_set_error(err, LS_ERR_IO, "%s: not a directory", dir);
-		return -1;
-	}
-	const char *why = ls_cache_dir_distrust(dir);
-	if (why) {
+	else if (why)
 		ls_set_error(err, LS_ERR_IO, "%s: not used as the cache: %s", dir, why);
-		return -1;
-	}
-	return 0;
+	else if (errno == ENOENT)
+		return -2; /* no cache yet */
+	else
+		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
+	return -1;
 }
 
-static int list_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+static int list_entries(const ls_options *opt, int dirfd, const char *dir, ls_cache_fn fn, void *ctx)
 {
 	(void)opt;
 	struct listing l;
-	if (list_dir(dir, false, &l) < 0)
+	if (list_dir(dirfd, dir, false, &l) < 0)
 		return -1;
 	qsort(l.v, l.n, sizeof *l.v, cmp_used);
 	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
@@ -400,36 +461,36 @@ static int list_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, 
 	return 0;
 }
 
-static int prune_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+static int prune_entries(const ls_options *opt, int dirfd, const char *dir, ls_cache_fn fn, void *ctx)
 {
-	remove_stale(dir, fn, ctx);
+	remove_stale(dirfd, dir, fn, ctx);
 	/* Entries that can only miss: unreadable, another format or build of
 	 * loopscope, corrupt, or whose binary is gone or changed. */
 	struct listing l;
-	if (list_dir(dir, false, &l) < 0)
+	if (list_dir(dirfd, dir, false, &l) < 0)
 		return -1;
 	struct ls_cache_meta *meta = ls_xmalloc(sizeof *meta);
 	for (size_t i = 0; i < l.n; i++) {
 		ls_cache_read_meta(l.v[i].path, true, meta);
-		if (!meta->problem || unlink(l.v[i].path) < 0)
+		if (!meta->problem || unlink_entry(dirfd, l.v[i].path) < 0)
 			continue;
 		ls_cache_info info = entry_info(&l.v[i], meta);
 		fn(ctx, &info);
 	}
 	free(meta);
 	listing_free(&l);
-	evict(dir, ls_cache_bound_of(opt), NULL, fn, ctx);
+	evict(dirfd, dir, ls_cache_bound_of(opt), NULL, fn, ctx);
 	return 0;
 }
 
-static int clear_entries(const ls_options *opt, const char *dir, ls_cache_fn fn, void *ctx)
+static int clear_entries(const ls_options *opt, int dirfd, const char *dir, ls_cache_fn fn, void *ctx)
 {
 	(void)opt;
 	struct listing l;
-	if (list_dir(dir, true, &l) < 0)
+	if (list_dir(dirfd, dir, true, &l) < 0)
 		return -1;
 	for (size_t i = 0; i < l.n; i++) {
-		if (unlink(l.v[i].path) < 0)
+		if (unlink_entry(dirfd, l.v[i].path) < 0)
 			continue;
 		ls_cache_info info = entry_info(&l.v[i], NULL);
 		fn(ctx, &info);
@@ -440,25 +501,30 @@ static int clear_entries(const ls_options *opt, const char *dir, ls_cache_fn fn,
 
 /* What ls_cache_list, ls_cache_prune and ls_cache_clear share: find the
  * directory (none yet: nothing to do), then OP on it. */
-static int on_cache_dir(const ls_options *opt, int (*op)(const ls_options *, const char *, ls_cache_fn, void *),
-                        ls_cache_fn fn, void *ctx, ls_error *err)
+static int on_cache_dir(const ls_options *opt,
+                        int (*op)(const ls_options *, int, const char *, ls_cache_fn, void *), ls_cache_fn fn,
+                        void *ctx, ls_error *err)
 {
 	ls_options o;
 	if (ls_options_import(&o, opt, err) < 0)
 		return -1;
 	opt = &o;
 	char dir[PATH_MAX];
-	int rc = open_dir(opt, dir, sizeof dir, err);
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
+	int dirfd = open_dir(opt, dir, sizeof dir, err);
+	if (dirfd < 0)
+		return dirfd == -2 ? 0 : -1;
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) { /* the listing leaks */
+		close(dirfd);
 		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", dir);
 		return -1;
 	}
-	rc = op(opt, dir, fn, ctx);
+	int rc = op(opt, dirfd, dir, fn, ctx);
+	int e = errno;
 	ls_oom_pop(&g);
+	close(dirfd);
+	errno = e;
 	if (rc < 0) {
 		ls_set_error(err, LS_ERR_IO, "%s: %s", dir, strerror(errno));
 		return -1;

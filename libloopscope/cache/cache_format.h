@@ -175,7 +175,9 @@ static inline struct record_layout cache_record_layout(const struct cache_record
 /* What identifies the module's cache file, and its path. */
 struct cache_key {
 	char dir[PATH_MAX];
-	char path[PATH_MAX];
+	char path[PATH_MAX];  /* DIR/NAME, for messages */
+	const char *name;     /* in PATH */
+	int dirfd;            /* DIR checked and open (ls_cache_dir_open); -1: not there yet */
 	uint64_t src_hash;  /* 0 when keyed by build-id */
 	uint32_t flags;
 	char why[PATH_MAX + 128]; /* a miss's reason that names a file */
@@ -198,9 +200,13 @@ struct ls_cache_entry {
 
 /* cache.c, for cache_store.c */
 bool ls_cache_key(const ls_module *m, struct cache_key *k);
-/* Whether DIR may be used as the cache (cache_dir.c's distrust); if not,
- * says why once a process, and the cache is off. */
-bool ls_cache_dir_trusted(const ls_module *m, const char *dir);
+/* Closes K's directory (K itself stays the caller's). */
+void ls_cache_key_release(struct cache_key *k);
+/* DIR open if it may be used as the cache (cache_dir.c's checks, made on
+ * the descriptor): -1 if it is not there yet (errno ENOENT, *DISTRUSTED
+ * false) or distrusted (*DISTRUSTED true: said once a process, the cache
+ * is off). */
+int ls_cache_dir_trusted(const ls_module *m, const char *dir, bool *distrusted);
 uint32_t ls_cache_key_flags(const ls_module *m);
 const char *ls_cache_source_path(const ls_module *m);
 void ls_cache_producer(uint8_t id[32]);

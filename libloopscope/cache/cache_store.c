@@ -27,8 +27,12 @@
 #include "support/base.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- strings ------------------------------------------------------------------ */
@@ -419,7 +423,7 @@ static bool gather_probes(struct store *st)
 static struct ls_cache_entry *other_entry(const ls_module *m, struct cache_key *k)
 {
 	const char *why;
-	int fd = ls_open_input(k->path, NULL, &why);
+	int fd = k->dirfd < 0 ? -1 : ls_open_input_at(k->dirfd, k->name, NULL, &why);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
@@ -608,36 +612,67 @@ static void store_free(struct store *st)
 	free(st->w.stmts.slots);
 	free(st->w.buf);
 	free(st->copy);
+	ls_cache_key_release(st->k);
 	free(st->k);
 	free(st);
 }
 
-/* Writes the entry: a temporary of this process's own (mkstemp: unique,
- * 0600) renamed into place when complete; then the directory's size
- * bound. */
+/* The key's directory, made if it is not there yet and then opened and
+ * checked as ls_cache_key does; false (said) if it cannot be. */
+static bool store_dir(ls_module *m, struct cache_key *k)
+{
+	if (k->dirfd >= 0)
+		return true; /* the directory checked when the key was made */
+	if (ls_cache_dir_make(k->dir) < 0) {
+		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
+		return false;
+	}
+	bool distrusted; /* made by another user since ls_cache_key looked: said */
+	k->dirfd = ls_cache_dir_trusted(m, k->dir, &distrusted);
+	if (k->dirfd < 0 && !distrusted)
+		ls_warn(&m->opt, "%s: cannot open the cache directory: %s", k->dir, strerror(errno));
+	return k->dirfd >= 0;
+}
+
+/* A temporary of this process's own in the directory DIRFD (O_EXCL,
+ * 0600; mkstemp has no *at form): its descriptor, its name in TMP. */
+static int make_temp(int dirfd, const char *name, char *tmp, size_t size)
+{
+	static _Atomic unsigned counter;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		unsigned r = (unsigned)ts.tv_nsec ^ (++counter * 2654435761u);
+		snprintf(tmp, size, "%s.tmp-%ld-%06x", name, (long)getpid(), r & 0xffffff);
+		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* Writes the entry: a temporary of this process's own (unique, 0600)
+ * renamed into place when complete; then the directory's size bound.  All
+ * relative to the directory's descriptor, checked before. */
 static void write_entry(struct store *st)
 {
 	ls_module *m = st->m;
 	struct cache_key *k = st->k;
-	if (ls_cache_dir_make(k->dir) < 0) {
-		ls_warn(&m->opt, "%s: cannot create the cache directory: %s", k->dir, strerror(errno));
+	if (!store_dir(m, k))
 		return;
-	}
-	if (!ls_cache_dir_trusted(m, k->dir)) /* made by another user since ls_cache_key looked */
-		return;
-	ls_cache_remove_stale(k->dir);
-	char tmp[PATH_MAX + 64];
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld-XXXXXX", k->path, (long)getpid());
-	st->fd = mkstemp(tmp);
+	ls_cache_remove_stale(k->dirfd, k->dir);
+	char tmp[PATH_MAX + 64], tmp_path[2 * PATH_MAX + 64];
+	st->fd = make_temp(k->dirfd, k->name, tmp, sizeof tmp);
 	if (st->fd < 0) {
 		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->dir, strerror(errno));
 		return;
 	}
+	snprintf(tmp_path, sizeof tmp_path, "%s/%s", k->dir, tmp);
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
 	if (setjmp(g.env)) { /* the module's guard reports it */
 		close(st->fd);
-		unlink(tmp);
+		unlinkat(k->dirfd, tmp, 0);
 		ls_guard_rethrow();
 	}
 	bool written = write_file(st);
@@ -649,22 +684,22 @@ static void write_entry(struct store *st)
 		saved = errno;
 	}
 	if (!written) {
-		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp, strerror(saved));
-		unlink(tmp);
+		ls_warn(&m->opt, "%s: cannot write the cache: %s", tmp_path, strerror(saved));
+		unlinkat(k->dirfd, tmp, 0);
 		return;
 	}
 	if (size > ls_cache_bound_of(&m->opt)) {
 		ls_note(&m->opt, "%s: not cached: its %llu-byte entry is more than the cache may hold", m->path,
 		        (unsigned long long)size);
-		unlink(tmp);
+		unlinkat(k->dirfd, tmp, 0);
 		return;
 	}
-	if (rename(tmp, k->path) < 0) {
+	if (renameat(k->dirfd, tmp, k->dirfd, k->name) < 0) {
 		ls_warn(&m->opt, "%s: cannot write the cache: %s", k->path, strerror(errno));
-		unlink(tmp);
+		unlinkat(k->dirfd, tmp, 0);
 		return;
 	}
-	ls_cache_enforce_bound(&m->opt, k->dir, k->path);
+	ls_cache_enforce_bound(&m->opt, k->dirfd, k->dir, k->path);
 }
 
 void ls_cache_store(ls_module *m)

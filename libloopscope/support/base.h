@@ -212,6 +212,9 @@ int ls_open_input(const char *path, struct stat *st, const char **why);
  * errno EOPNOTSUPP for a file of /proc or /sys, EFBIG for a source too big
  * (*WHY says its size). */
 int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const char **why);
+/* NAME in the directory DIRFD (a cache entry in the checked cache
+ * directory), a link at NAME refused ("a symbolic link"), as ls_open_input. */
+int ls_open_input_at(int dirfd, const char *name, struct stat *st, const char **why);
 /* Whether PATH exists and is a FIFO, device or socket (*WHAT says which). */
 bool ls_path_is_special(const char *path, const char **what);
 const char *ls_file_type_name(mode_t mode);

@@ -45,6 +45,8 @@ const char *ls_file_type_name(mode_t mode)
 		return "a block device";
 	if (S_ISSOCK(mode))
 		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
 	if (S_ISREG(mode))
 		return "a regular file";
 	return "not a regular file";
@@ -82,13 +84,16 @@ static const char *refusal(int pathfd, const struct stat *st, unsigned flags)
 	return NULL;
 }
 
-int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const char **why)
+/* PATH relative to DIRFD (AT_FDCWD: as open does); NOFOLLOW: a link at
+ * its last component is refused, not followed. */
+static int open_input(int dirfd, const char *path, bool nofollow, unsigned flags, struct stat *st,
+                      const char **why)
 {
 	struct stat local, again;
 	if (!st)
 		st = &local;
 	*why = NULL;
-	int pfd = open(path, O_PATH | O_CLOEXEC);
+	int pfd = openat(dirfd, path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
 	if (pfd < 0 || fstat(pfd, st) < 0) {
 		int e = errno;
 		*why = strerror(e);
@@ -115,7 +120,7 @@ int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const
 	snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
 	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
 	int e = errno;
 	close(pfd);
 	if (fd < 0) {
@@ -133,6 +138,16 @@ int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const
 	if (fl >= 0)
 		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	return fd;
+}
+
+int ls_open_input_flags(const char *path, unsigned flags, struct stat *st, const char **why)
+{
+	return open_input(AT_FDCWD, path, false, flags, st, why);
+}
+
+int ls_open_input_at(int dirfd, const char *name, struct stat *st, const char **why)
+{
+	return open_input(dirfd, name, true, 0, st, why);
 }
 
 int ls_open_input(const char *path, struct stat *st, const char **why)
