@@ -3,9 +3,10 @@
 # tests/fixtures/perf/off_cpu.c (gcc and clang -O2) recorded with
 # `perf loops record --off-cpu`, reported with `perf loops report --wall`.
 #
-#  1. each waiting loop's off-CPU time is within 10% of the time the
-#     program measured around its blocking calls (CLOCK_MONOTONIC), with
-#     the right reason for >= 90% of it: sleep_loop (nanosleep) sleep,
+#  1. each waiting loop's off-CPU time of its reason is within 10% of the
+#     time the program measured around its blocking calls (CLOCK_MONOTONIC),
+#     and the rest of its off-CPU time is preemption (a loaded machine's,
+#     between the calls, which the program does not time): sleep_loop (nanosleep) sleep,
 #     pipe_loop (read of an empty pipe) io, mutex_loop (a mutex another
 #     thread holds) futex; the CPU-bound loop's on-CPU time is within 10%
 #     of its thread CPU time and none of its off-CPU time is a wait;
@@ -123,10 +124,16 @@ def check_build(tap, tmp, cc):
         return
     for fn, reason in WAITS.items():
         row = loops[fn]
-        tap.ok(within(row["off"], known[fn], 0.10), "%s: %s's loop is off the CPU %.1f ms, the program measured "
-               "%.1f ms (10%%)" % (cc, fn, row["off"] / 1e6, known[fn] / 1e6))
-        tap.ok(row[reason] >= 0.9 * row["off"], "%s: %s's off-CPU time is %s (%.1f of %.1f ms)"
-               % (cc, fn, reason, row[reason] / 1e6, row["off"] / 1e6))
+        # The program times its blocking calls; a loaded machine also
+        # preempts the loop's thread between them (R at the switch: reason
+        # "preempt"), which is off-CPU time of the loop the program does
+        # not see.  So the wait's own reason is what must equal the
+        # program's figure, and the rest must be preemption.
+        other = sum(row[k] for k in REASONS if k not in (reason, "preempt"))
+        tap.ok(within(row[reason], known[fn], 0.10), "%s: %s's loop waits (%s) %.1f ms, the program measured "
+               "%.1f ms (10%%)" % (cc, fn, reason, row[reason] / 1e6, known[fn] / 1e6))
+        tap.ok(other <= 0.1 * row[reason], "%s: %s's other off-CPU time is preemption (%.1f ms), no other wait "
+               "(%.1f ms)" % (cc, fn, row["preempt"] / 1e6, other / 1e6))
     cpu = loops["cpu_loop"]
     tap.ok(within(cpu["on"], known["cpu_loop"], 0.10), "%s: cpu_loop's loop is on the CPU %.1f ms, its thread CPU "
            "time is %.1f ms (10%%)" % (cc, cpu["on"] / 1e6, known["cpu_loop"] / 1e6))
@@ -165,14 +172,21 @@ def cross_check(tap, cc, data, loops):
         tap.ok(within(loops[fn]["off"], total[fn], 0.02), "%s: %s off the CPU: perf loops %.2f ms, perf script "
                "%.2f ms (2%%)" % (cc, fn, loops[fn]["off"] / 1e6, total[fn] / 1e6))
     s, w = states, waits
-    tap.ok(s["sleep_loop"]["S"] >= 0.9 * total["sleep_loop"] and w["sleep_loop"]["other"] >= 0.9 * total["sleep_loop"],
-           "%s: perf script: sleep_loop leaves in state S, in no futex or pipe wait" % cc)
-    tap.ok(s["pipe_loop"]["S"] >= 0.9 * total["pipe_loop"] and w["pipe_loop"]["pipe"] >= 0.9 * total["pipe_loop"],
-           "%s: perf script: pipe_loop leaves in state S, waiting in pipe_read" % cc)
-    tap.ok(w["mutex_loop"]["futex"] >= 0.9 * total["mutex_loop"], "%s: perf script: mutex_loop waits in futex "
-           "code" % cc)
+    def runnable(fn):  # preempted (R at the switch): a loaded machine's part
+        return sum(v for k, v in s[fn].items() if k.startswith("R"))
+    tap.ok(s["sleep_loop"]["S"] + runnable("sleep_loop") >= 0.9 * total["sleep_loop"] and
+           w["sleep_loop"]["other"] >= 0.9 * total["sleep_loop"],
+           "%s: perf script: sleep_loop leaves in state S (or preempted), in no futex or pipe wait" % cc)
+    tap.ok(s["pipe_loop"]["S"] + runnable("pipe_loop") >= 0.9 * total["pipe_loop"] and
+           w["pipe_loop"]["pipe"] + runnable("pipe_loop") >= 0.9 * total["pipe_loop"],
+           "%s: perf script: pipe_loop leaves in state S, waiting in pipe_read (or preempted)" % cc)
+    tap.ok(w["mutex_loop"]["futex"] + runnable("mutex_loop") >= 0.9 * total["mutex_loop"],
+           "%s: perf script: mutex_loop waits in futex code (or is preempted)" % cc)
     pre = sum(v for k, v in s["cpu_loop"].items() if k.startswith("R"))
-    tap.ok(pre == total["cpu_loop"] and within(loops["cpu_loop"]["preempt"] or 1, pre or 1, 0.02),
+    # a fraction of a millisecond: 2% of it is a few microseconds, less than
+    # one switch whose chain passes through cpu_loop outside its loop
+    near = abs(loops["cpu_loop"]["preempt"] - pre) <= max(0.02 * pre, 0.5e6)
+    tap.ok(pre == total["cpu_loop"] and near,
            "%s: perf script: cpu_loop leaves only preempted (R), %.2f ms, perf loops %.2f ms"
            % (cc, pre / 1e6, loops["cpu_loop"]["preempt"] / 1e6))
 
