@@ -21,6 +21,7 @@
 struct hot_loop {
 	uint32_t node;
 	uint64_t own;
+	uint64_t header; /* the loop's header address: what --loop takes */
 };
 
 static int by_own(const void *a, const void *b)
@@ -64,7 +65,7 @@ static size_t loops_by_own(pl_report *rep, const pl_tree *t, size_t ev, const ch
 	size_t k = 0;
 	for (uint32_t n = 1; n < t->n; n++)
 		if (t->nodes[n].kind == PL_LOOP && t->nodes[n].scope && own[n] && in_binary(rep, t, n, file))
-			v[k++] = (struct hot_loop){ n, own[n] };
+			v[k++] = (struct hot_loop){ n, own[n], ls_loop_header(t->nodes[n].scope) };
 	free(own);
 	qsort(v, k, sizeof *v, by_own);
 	*out = v;
@@ -102,7 +103,7 @@ int stat_hot_loops(struct stat_opts *o, const char *binary)
 		        n == 1 ? "" : "s", binary, n == 1 ? "s" : "ve", n == 1 ? "its" : "their", ro.input);
 	for (size_t i = 0; i < n && (int)i < o->hot && o->nloops < STAT_MAX_SPECS; i++) {
 		char spec[32];
-		snprintf(spec, sizeof spec, "%#" PRIx64, ls_loop_header(flat->nodes[v[i].node].scope));
+		snprintf(spec, sizeof spec, "%#" PRIx64, v[i].header);
 		o->loops[o->nloops] = o->owned[o->nloops] = pl_xstrdup(spec);
 		o->hot_share[o->nloops++] = all ? 100.0 * v[i].own / all : 0;
 	}

@@ -59,7 +59,8 @@ static struct wall *sum_walls(const pl_report *rep, long on_ev)
 	for (uint32_t n = 0; n < t->n; n++) {
 		w[n].on = on_ev >= 0 ? pl_cost(t, n, (size_t)on_ev)[PL_TOTAL_PERIOD] : 0;
 		w[n].off = pl_cost(t, n, rep->off_ev)[PL_TOTAL_PERIOD];
-		memcpy(w[n].why, why[n], sizeof w[n].why);
+		if (why) /* NULL: no off-CPU data, nothing by reason */
+			memcpy(w[n].why, why[n], sizeof w[n].why);
 	}
 	w[0].on = on_ev >= 0 ? rep->ev_period[on_ev] : 0;
 	w[0].off = rep->ev_period[rep->off_ev];

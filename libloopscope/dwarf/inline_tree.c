@@ -807,7 +807,7 @@ size_t ls_inline_vars_at(const struct ls_inline_index *ix, const char *file, uns
 	size_t end = lo;
 	while (end < ix->nvars && cmp_decl_line(&ix->vars[end], &key) == 0)
 		end++;
-	*vars = ix->vars + lo;
+	*vars = ix->vars ? ix->vars + lo : NULL; /* none: NULL + 0 is undefined */
 	return end - lo;
 }
 
@@ -818,7 +818,7 @@ size_t ls_inline_labels_in(const struct ls_inline_index *ix, uint64_t lo, uint64
 	size_t j = i;
 	while (j < ix->nlabels && ix->labels[j].addr < hi)
 		j++;
-	*labels = ix->labels + i;
+	*labels = ix->labels ? ix->labels + i : NULL;
 	return j - i;
 }
 
