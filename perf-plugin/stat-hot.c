@@ -88,11 +88,13 @@ int stat_hot_loops(struct stat_opts *o, const char *binary)
 		return -1;
 	}
 	const pl_tree *flat = pl_flat_tree(&rep);
-	struct hot_loop *v;
-	size_t n = rep.nshown ? loops_by_own(&rep, flat, rep.primary, binary, &v) : 0;
-	if (!rep.nshown)
-		v = NULL;
-	uint64_t all = rep.nshown ? rep.ev_period[rep.primary] : 0;
+	struct hot_loop *v = NULL;
+	size_t n = 0;
+	uint64_t all = 0;
+	if (rep.nshown) {
+		all = rep.ev_period[rep.primary];
+		n = loops_by_own(&rep, flat, rep.primary, binary, &v);
+	}
 	rc = 0;
 	if (n == 0) {
 		fprintf(stderr, "perf loops stat: %s: no samples in the loops of %s\n", ro.input, binary);
