@@ -3,15 +3,22 @@
  * with uprobes at their instrumentation points (ls_loop_points).
  *
  * Mechanism: uprobes defined through tracefs (uprobe_events) in a group of
- * this process's own, loopscope_PID, counted by `perf stat` (which runs or
- * attaches to the program, follows its children and threads, and writes
- * no samples), then removed.  Why tracefs rather than `perf probe -x`:
- * perf probe places a probe by source line or symbol, not at an arbitrary
- * instruction with the flags fetched as bit fields, and names its events
- * itself; writing uprobe_events gives each probe a name we choose (so that
- * every probe of this run is in one group, removed as one) and the flags
- * as fields perf stat's --filter tests in the kernel, so that one probe on
- * a conditional branch counts one outcome.  Counting is perf's own.
+ * this process's own, loopscope_PID, counted by our own perf_event_open
+ * of each uprobe's tracepoint (stat-burst.c: PERF_TYPE_TRACEPOINT, the id
+ * from tracefs events/GROUP/NAME/id, inherit, so that the program's
+ * threads and children are counted; opened on the program before it
+ * execs, or on every thread of -p's process and its descendants; read at
+ * the end), then removed.  Why not `perf stat`, as before: the same
+ * counting, but the run, the signals and the program's status are then
+ * ours to hold, and the overhead's calibration counts its probes the same
+ * way (--trace still runs perf record).  Why tracefs rather than `perf
+ * probe -x`: perf probe places a probe by source line or symbol, not at
+ * an arbitrary instruction with the flags fetched as bit fields, and names
+ * its events itself; writing uprobe_events gives each probe a name we
+ * choose (so that every probe of this run is in one group, removed as one)
+ * and the flags as fields a filter (PERF_EVENT_IOC_SET_FILTER) tests in
+ * the kernel, so that one probe on a conditional branch counts one
+ * outcome.
  *
  * An edge out of a conditional branch is counted by a probe on its target
  * when the target is entered by that edge alone, else by a probe on the
@@ -21,15 +28,19 @@
  * latch) is derived by flow conservation (exits = entries) instead, unless
  * --all-edges.
  *
- * The probes go on every way out: the program's end, its crash, perf's
- * failure, SIGINT/SIGTERM/SIGHUP to either (caught here, passed on to perf,
- * then the probes removed); a group left by a perf-loops killed with
- * SIGKILL is removed by the next run (its PID is gone).
+ * The probes go on every way out: the program's end, its crash, a
+ * failure to start it, SIGINT/SIGTERM/SIGHUP (caught here, passed on to
+ * the program, then the probes removed); a group left by a perf-loops
+ * killed with SIGKILL is removed by the next run (its PID is gone).
  *
- * Overhead: each probe hit traps into the kernel.  The cost of one hit is
- * measured at the end of each run (a calibration function of this program,
- * probed, timed against its unprobed twin), and the overhead stated as
- * hits x cost. */
+ * Overhead: each probe hit traps into the kernel, and what a hit costs
+ * depends on the instruction: the kernel emulates some (branches, and on
+ * newer kernels NOPs and pushes) and single-steps the rest, ~10x dearer
+ * here.  The cost of a hit of each class is measured at the end of each
+ * run (calibration twins of this program, probed and counted as the run's
+ * probes were, timed against an unprobed function: stat-calibrate.c), and
+ * the overhead stated as the sum of each probe's hits x its class's cost;
+ * the program's own CPU time is printed beside it. */
 #include "report.h"
 #include "stat.h"
 

@@ -1,8 +1,15 @@
-/* stat-burst.c - `perf loops stat --burst=ON/PERIOD`: counts for loops too
- * hot to probe every iteration.  The entry and exit probes (cold) count
- * the whole run, exactly; the iteration probes (on the header and the back
- * edges, the hot ones) are placed for ON ms every PERIOD ms only: bursty
+/* stat-burst.c - the counting of `perf loops stat`: every probe on for the
+ * whole run (exact counts), or with --burst=ON/PERIOD, for loops too hot
+ * to probe every iteration, the entry and exit probes (cold) on the whole
+ * run, exactly, and the iteration probes (on the header and the back
+ * edges, the hot ones) placed for ON ms every PERIOD ms only: bursty
  * tracing, with the overhead bounded by the duty cycle ON/PERIOD.
+ *
+ * The program and its children: the events inherit (threads and
+ * processes made after an event is opened count into it, and read(2)
+ * sums them, live ones included); those made before are opened on one by
+ * one (the windows' events on every thread of the program and of its
+ * descendants then alive).
  *
  * Mechanism: perf_event_open of the tracefs uprobe events (stat-run.c
  * defines them) as counting events on the program's threads, read(2) for
@@ -39,6 +46,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,7 +73,20 @@ struct burst {
 	unsigned nwin, capwin;
 	double on_s, t0;
 	bool reaped;         /* the program's status is in p->status */
+	bool whole_run;      /* opening the whole run's counters: disabled until all are open */
 };
+
+/* ioctl REQ (PERF_EVENT_IOC_ENABLE or _DISABLE) on every open event, one
+ * after the other in microseconds: counters opened one by one (each
+ * uprobe's registration takes milliseconds) on a running process (-p)
+ * would otherwise start and stop counting at different moments, and the
+ * entries and iterations of one window would not agree. */
+static void set_all(struct burst *b, unsigned long req)
+{
+	for (size_t c = 0; c < b->p->nctr; c++)
+		for (int t = 0; t < b->fds[c].n; t++)
+			ioctl(b->fds[c].fd[t], req, 0);
+}
 
 static double now(void)
 {
@@ -81,18 +102,50 @@ static void sleep_s(double s)
 		;
 }
 
-/* The threads of PID (at most MAX_TASKS), or PID alone. */
-static int tasks_of(pid_t pid, pid_t *tids)
+/* Appends the threads of process PID to TIDS (N so far, at most MAX_TASKS). */
+static int threads_of(pid_t pid, pid_t *tids, int n)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
-	int n = 0;
 	for (struct dirent *e; d && (e = readdir(d)) && n < MAX_TASKS;)
 		if (e->d_name[0] != '.')
 			tids[n++] = (pid_t)atoi(e->d_name);
 	if (d)
 		closedir(d);
+	return n;
+}
+
+/* Appends to PIDS (N so far) the children of every thread of PID. */
+static int children_of(pid_t pid, pid_t *pids, int n)
+{
+	pid_t tids[MAX_TASKS];
+	int nt = threads_of(pid, tids, 0);
+	for (int t = 0; t < nt; t++) {
+		char path[96];
+		snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tids[t]);
+		FILE *f = fopen(path, "re");
+		for (int c; f && n < MAX_TASKS && fscanf(f, "%d", &c) == 1;)
+			pids[n++] = (pid_t)c;
+		if (f)
+			fclose(f);
+	}
+	return n;
+}
+
+/* The threads of PID and of all its descendants then alive (MAX_TASKS at
+ * most), or PID alone.  The windows' events go on each: an event inherits
+ * to the threads and processes made after it is opened, not to those
+ * already there (--burst on a program that forked its workers). */
+static int tasks_of(pid_t pid, pid_t *tids)
+{
+	pid_t procs[MAX_TASKS];
+	int np = 1, n = 0;
+	procs[0] = pid;
+	for (int i = 0; i < np; i++) /* breadth first: the list grows as it is walked */
+		np = children_of(procs[i], procs, np);
+	for (int i = 0; i < np; i++)
+		n = threads_of(procs[i], tids, n);
 	if (n == 0)
 		tids[n++] = pid;
 	return n;
@@ -109,7 +162,7 @@ static int open_counter(struct burst *b, size_t c)
 		return -1;
 	}
 	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof a, .config = (uint64_t)id,
-		                     .inherit = 1, .exclude_kernel = 0 };
+		                     .inherit = 1, .exclude_kernel = 0, .disabled = b->whole_run };
 	pid_t tids[MAX_TASKS];
 	int nt = tasks_of(b->pid, tids);
 	struct ctr_fds *f = &b->fds[c];
@@ -255,19 +308,28 @@ static int window(struct burst *b, double on)
 	return 0;
 }
 
+/* The program's end: its status as a shell's $?, and the CPU time it and
+ * its reaped children took (the probes' traps are charged to it). */
+static void reaped(struct burst *b, int st, const struct rusage *ru)
+{
+	b->p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	b->p->cpu_seconds = ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 + ru->ru_stime.tv_sec +
+	                    ru->ru_stime.tv_usec / 1e6;
+	b->reaped = true;
+}
+
 /* Whether the program is still there (reaping it: its status to P). */
 static bool running(struct burst *b, bool ours)
 {
 	if (!ours)
 		return kill(b->pid, 0) == 0;
 	int st;
-	pid_t r = waitpid(b->pid, &st, WNOHANG);
+	struct rusage ru;
+	pid_t r = wait4(b->pid, &st, WNOHANG, &ru);
 	if (r == 0)
 		return true;
-	if (r == b->pid) {
-		b->p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		b->reaped = true;
-	}
+	if (r == b->pid)
+		reaped(b, st, &ru);
 	return false;
 }
 
@@ -334,8 +396,12 @@ static pid_t start_program(char **argv, int *release)
 static int run_windows(struct burst *b, const struct stat_opts *o, bool ours, double t_start)
 {
 	double on = o->burst_on_ms / 1e3, period = o->burst_period_ms / 1e3;
+	/* exact counting (no --burst): every event on from the start; the wait
+	 * in steps of 10 ms for the program's end, the signal or -p's duration */
+	while (period <= 0 && running(b, ours) && !stat_caught_signal() && (ours || now() - t_start < o->duration))
+		sleep_s(ours || t_start + o->duration - now() > 0.01 ? 0.01 : t_start + o->duration - now());
 	/* windows every PERIOD from the start (at once after one that overran) */
-	for (unsigned k = 1; running(b, ours) && !stat_caught_signal(); k++) {
+	for (unsigned k = 1; period > 0 && running(b, ours) && !stat_caught_signal(); k++) {
 		if (!ours && now() - t_start >= o->duration)
 			break;
 		/* the wait in steps of 10 ms at most: the program may end in it */
@@ -354,10 +420,14 @@ static int run_windows(struct burst *b, const struct stat_opts *o, bool ours, do
 	if (ours && !b->reaped) { /* a signal: passed on, as perf stat's run passes it */
 		kill(b->pid, stat_caught_signal() == SIGINT ? SIGINT : SIGTERM);
 		int st;
+		struct rusage ru;
 		pid_t r;
-		while ((r = waitpid(b->pid, &st, 0)) < 0 && errno == EINTR)
+		while ((r = wait4(b->pid, &st, 0, &ru)) < 0 && errno == EINTR)
 			;
-		b->p->status = r != b->pid ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (r == b->pid)
+			reaped(b, st, &ru);
+		else
+			b->p->status = 1;
 		b->reaped = true;
 	}
 	return 0;
@@ -367,10 +437,12 @@ int stat_burst_run(struct stat_plan *p, const char *binary, const struct stat_op
 {
 	(void)binary;
 	struct burst b = { .p = p, .group = group };
+	p->cpu_seconds = -1;
 	b.hot = pl_xcalloc(p->nctr + 1, sizeof *b.hot);
 	b.fds = pl_xcalloc(p->nctr + 1, sizeof *b.fds);
 	b.at_open = pl_xcalloc(p->nloops + 1, sizeof *b.at_open);
-	find_hot(&b);
+	if (o->burst_period_ms > 0)
+		find_hot(&b); /* else every counter is on the whole run: exact counting */
 	int release = -1, rc = 0;
 	bool ours = o->pid <= 0;
 	b.pid = ours ? start_program(o->command, &release) : o->pid;
@@ -378,9 +450,12 @@ int stat_burst_run(struct stat_plan *p, const char *binary, const struct stat_op
 		fprintf(stderr, "perf loops stat: fork: %s\n", strerror(errno));
 		rc = -1;
 	}
+	b.whole_run = true;
 	for (size_t c = 0; c < p->nctr && rc == 0; c++)
 		if (!b.hot[c])
 			rc = open_counter(&b, c);
+	b.whole_run = false;
+	set_all(&b, PERF_EVENT_IOC_ENABLE);
 	double t0 = now();
 	b.t0 = t0;
 	if (release >= 0) {
@@ -393,13 +468,14 @@ int stat_burst_run(struct stat_plan *p, const char *binary, const struct stat_op
 	else if (ours && b.pid > 0)
 		waitpid(b.pid, NULL, 0);
 	p->seconds = now() - t0;
+	set_all(&b, PERF_EVENT_IOC_DISABLE);
 	for (size_t c = 0; c < p->nctr; c++) {
 		p->ctr[c].value = read_counter(&b, c);
 		p->ctr[c].counted = true;
 		p->ctr[c].windowed = b.hot[c];
 		close_counter(&b, c);
 	}
-	for (size_t i = 0; rc == 0 && i < p->nloops; i++)
+	for (size_t i = 0; rc == 0 && o->burst_period_ms > 0 && i < p->nloops; i++)
 		estimate(&b, i);
 	free(b.hot);
 	free(b.fds);

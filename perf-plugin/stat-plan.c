@@ -252,7 +252,9 @@ int stat_plan_build(struct stat_plan *p, const char *binary, const struct stat_o
 	ls_options opt;
 	ls_options_init(&opt);
 	ls_error err;
-	p->cost_us = -1;
+	p->cost_us = p->overhead_s = p->cpu_seconds = -1;
+	for (int c = 0; c < STAT_NCLASSES; c++)
+		p->class_cost_us[c] = -1;
 	p->m = ls_module_open(binary, &opt, &err);
 	if (!p->m) {
 		fprintf(stderr, "perf loops stat: %s\n", err.message);

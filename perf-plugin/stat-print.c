@@ -217,6 +217,60 @@ static void json_loop(ls_jw *w, const struct stat_plan *p, const struct stat_loo
 	ls_jw_object_end(w);
 }
 
+/* "hits_by_class": {CLASS: {"hits", "cost_per_hit_ns"}} for the classes probed */
+static void json_costs(ls_jw *w, const struct stat_plan *p)
+{
+	ls_jw_key(w, "hits_by_class");
+	ls_jw_object(w);
+	for (int c = 0; c < STAT_NCLASSES; c++) {
+		uint64_t hits = 0;
+		bool used = false;
+		for (size_t i = 0; i < p->nctr; i++)
+			if (p->ctr[i].insn_class == c) {
+				hits += p->ctr[i].value;
+				used = true;
+			}
+		if (!used)
+			continue;
+		ls_jw_key(w, stat_class_names[c]);
+		ls_jw_object(w);
+		ls_jw_key(w, "hits"); ls_jw_uint(w, hits);
+		ls_jw_key(w, "cost_per_hit_ns");
+		if (p->class_cost_us[c] >= 0)
+			ls_jw_uint(w, (uint64_t)(p->class_cost_us[c] * 1e3 + 0.5));
+		else
+			ls_jw_null(w);
+		ls_jw_object_end(w);
+	}
+	ls_jw_object_end(w);
+}
+
+/* "probes: N uprobes, H hits = S s of overhead (a hit measured: C us
+ * CLASS x HITS, ...)" */
+static void text_costs(FILE *out, const struct stat_plan *p)
+{
+	fprintf(out, "probes: %zu uprobes, %" PRIu64 " hits", p->nctr, total_hits(p));
+	if (p->overhead_s < 0) {
+		fprintf(out, " (cost of a hit not measured)\n");
+		return;
+	}
+	fprintf(out, " = %.3f s of overhead (a hit, measured:", p->overhead_s);
+	const char *sep = " ";
+	for (int c = 0; c < STAT_NCLASSES; c++) {
+		uint64_t hits = 0;
+		bool used = false;
+		for (size_t i = 0; i < p->nctr; i++)
+			if (p->ctr[i].insn_class == c) {
+				hits += p->ctr[i].value;
+				used = true;
+			}
+		if (used)
+			fprintf(out, "%s%.2f us %s x %" PRIu64, sep, p->class_cost_us[c], stat_class_names[c], hits);
+		sep = used ? ", " : sep;
+	}
+	fprintf(out, ")\n");
+}
+
 static void json_report(FILE *out, const struct stat_plan *p, const char *binary)
 {
 	ls_jw w;
@@ -225,15 +279,26 @@ static void json_report(FILE *out, const struct stat_plan *p, const char *binary
 	ls_jw_key(&w, "binary"); ls_jw_string(&w, binary);
 	ls_jw_key(&w, "status"); ls_jw_uint(&w, (uint64_t)p->status);
 	ls_jw_key(&w, "milliseconds"); ls_jw_uint(&w, (uint64_t)(p->seconds * 1e3 + 0.5));
+	ls_jw_key(&w, "cpu_milliseconds");
+	if (p->cpu_seconds >= 0)
+		ls_jw_uint(&w, (uint64_t)(p->cpu_seconds * 1e3 + 0.5));
+	else
+		ls_jw_null(&w);
 	ls_jw_key(&w, "mode"); ls_jw_string(&w, p->mode ? p->mode : "count");
 	ls_jw_key(&w, "lost"); ls_jw_uint(&w, p->lost);
 	ls_jw_key(&w, "probes"); ls_jw_uint(&w, p->nctr);
 	ls_jw_key(&w, "hits"); ls_jw_uint(&w, total_hits(p));
-	ls_jw_key(&w, "cost_per_hit_ns");
+	ls_jw_key(&w, "cost_per_hit_ns"); /* the mean over the hits */
 	if (p->cost_us >= 0)
 		ls_jw_uint(&w, (uint64_t)(p->cost_us * 1e3 + 0.5));
 	else
 		ls_jw_null(&w);
+	ls_jw_key(&w, "overhead_ms");
+	if (p->overhead_s >= 0)
+		ls_jw_double(&w, p->overhead_s * 1e3);
+	else
+		ls_jw_null(&w);
+	json_costs(&w, p);
 	ls_jw_key(&w, "loops");
 	ls_jw_array(&w);
 	for (size_t i = 0; i < p->nloops; i++)
@@ -254,15 +319,13 @@ int stat_print(const struct stat_plan *p, const char *binary, const struct stat_
 	if (o->json) {
 		json_report(out, p, binary);
 	} else {
-		fprintf(out, "perf loops stat: %s  (exit %d, %.3f s)\n", binary, p->status, p->seconds);
+		fprintf(out, "perf loops stat: %s  (exit %d, %.3f s", binary, p->status, p->seconds);
+		if (p->cpu_seconds >= 0)
+			fprintf(out, ", %.3f s CPU", p->cpu_seconds);
+		fprintf(out, ")\n");
 		for (size_t i = 0; i < p->nloops; i++)
 			text_loop(out, p, &p->loops[i]);
-		uint64_t hits = total_hits(p);
-		fprintf(out, "probes: %zu uprobes, %" PRIu64 " hits", p->nctr, hits);
-		if (p->cost_us >= 0)
-			fprintf(out, " x %.2f us a hit (measured) = %.3f s of overhead\n", p->cost_us, hits * p->cost_us / 1e6);
-		else
-			fprintf(out, " (cost of a hit not measured)\n");
+		text_costs(out, p);
 	}
 	int rc = 0;
 	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0)) {

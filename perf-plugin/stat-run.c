@@ -1,8 +1,9 @@
 /* stat-run.c - `perf loops stat`'s run: the plan's uprobes defined in
- * tracefs (group loopscope_PID), counted by `perf stat` over the command
- * or the process, read back, and removed on every way out (stat.h, and
- * cmd-stat.c's header comment, say why this way).  Also the measurement of
- * what one probe hit costs. */
+ * tracefs (group loopscope_PID), counted (stat-burst.c's perf_event_open
+ * of them, or with --trace perf record writing every hit), and removed on
+ * every way out (cmd-stat.c's header comment says why this way).  Also
+ * the measurement of what one probe hit costs, per class of instruction,
+ * and the overhead stated from it. */
 #include "report.h"
 #include "stat.h"
 
@@ -216,20 +217,17 @@ static void free_argv(char **v)
 	free(v);
 }
 
-/* perf stat's arguments, or with --trace perf record's: every hit
- * written (-c 1) with its time and thread, into a ring buffer large
- * enough that a burst of hits is not lost, no build-ids collected. */
-static char **perf_stat_argv(const struct stat_plan *p, const struct stat_opts *o, const char *out,
-                             const char *status_file)
+/* --trace's perf record arguments: every hit written (-c 1) with its time
+ * and thread, into a ring buffer large enough that a burst of hits is not
+ * lost, no build-ids collected. */
+static char **perf_record_argv(const struct stat_plan *p, const struct stat_opts *o, const char *out,
+                               const char *status_file)
 {
 	size_t n = 0, cap = 24 + 4 * p->nctr + (size_t)o->ncommand;
 	char **v = pl_xcalloc(cap, sizeof *v);
-	const char *stat_head[] = { "perf", "stat", "-x", ",", "-o", out };
-	const char *record_head[] = { "perf", "record", "-q", "-c", "1", "-m", "4096", "--no-buildid",
-		                      "--no-buildid-cache", "-o", out };
-	const char **head = o->trace ? record_head : stat_head;
-	size_t nhead = o->trace ? sizeof record_head / sizeof *record_head : sizeof stat_head / sizeof *stat_head;
-	for (size_t i = 0; i < nhead; i++)
+	const char *head[] = { "perf", "record", "-q", "-c", "1", "-m", "4096", "--no-buildid",
+		               "--no-buildid-cache", "-o", out };
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
 		push(v, &n, head[i]);
 	for (size_t i = 0; i < p->nctr; i++) {
 		char ev[160];
@@ -286,27 +284,6 @@ static int run_child(char **argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* perf stat -x, lines, one per -e in their order: "VALUE,UNIT,EVENT,...". */
-static int read_counts(struct stat_plan *p, const char *file)
-{
-	FILE *f = fopen(file, "re");
-	if (!f)
-		return -1;
-	char line[4096];
-	size_t i = 0;
-	while (fgets(line, sizeof line, f) && i < p->nctr) {
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		char *end;
-		unsigned long long v = strtoull(line, &end, 10);
-		p->ctr[i].counted = end != line && *end == ',';
-		p->ctr[i].value = p->ctr[i].counted ? v : 0;
-		i++;
-	}
-	fclose(f);
-	return i == p->nctr ? 0 : -1;
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -314,13 +291,14 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int count(struct stat_plan *p, const char *binary, const struct stat_opts *o, const char *out)
+/* --trace: perf record writes every hit, stat-trace.c reads them. */
+static int trace(struct stat_plan *p, const char *binary, const struct stat_opts *o, const char *out)
 {
 	if (define_events(p, binary) < 0)
 		return -1;
 	char status_file[4200];
 	snprintf(status_file, sizeof status_file, "%s.status", out);
-	char **argv = perf_stat_argv(p, o, out, status_file);
+	char **argv = perf_record_argv(p, o, out, status_file);
 	double t0 = now();
 	p->status = run_child(argv);
 	p->seconds = now() - t0;
@@ -335,13 +313,7 @@ static int count(struct stat_plan *p, const char *binary, const struct stat_opts
 	free_argv(argv);
 	if (p->status < 0)
 		return -1;
-	if (o->trace)
-		return stat_trace_read(p, out);
-	if (read_counts(p, out) < 0) {
-		fprintf(stderr, "perf loops stat: perf stat failed (exit %d): no counts\n", p->status);
-		return -1;
-	}
-	return 0;
+	return stat_trace_read(p, out);
 }
 
 long stat_event_id(const char *g, const char *name)
@@ -357,35 +329,70 @@ long stat_event_id(const char *g, const char *name)
 	return id;
 }
 
-/* The cost of a hit: a probe on stat_calibrate_probe, run in a child of
- * perf stat that times N calls of it against N of its unprobed twin. */
-static double calibrate(const char *out)
+/* The cost of a hit per class of instruction (stat-calibrate.c), into
+ * P->class_cost_us: a probe on each calibration twin, counted through
+ * perf_event_open exactly as a run's probes are (stat-burst.c), in a child
+ * of ours that times N calls of each against N of an unprobed function.
+ * Run after the run's own events are removed (a probe's name, at_OFFSET,
+ * could be one of theirs).  Not under perf stat, as before: the overhead
+ * stated must be the mechanism's that ran. */
+#define CALIBRATION_CALLS 10000
+
+static int calibrate(struct stat_plan *p, const char *out)
 {
-	char self[4096], result[4200], line[4400];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
+	char result[4200], line[4400];
+	const char *self = self_exe();
+	uint64_t off[STAT_NCLASSES];
+	if (!*self || stat_calibrate_offsets(off) < 0)
 		return -1;
-	self[n] = 0;
-	uint64_t off;
-	if (stat_calibrate_offset(&off) < 0)
-		return -1;
-	snprintf(line, sizeof line, "p:%s/cal %s:0x%" PRIx64 "\n", group, self, off);
-	if (write_events(line) < 0)
-		return -1;
-	snprintf(result, sizeof result, "%s.cal", out);
-	char ev[128];
-	snprintf(ev, sizeof ev, "%s:cal", group);
-	char *argv[] = { "perf", "stat", "-x", ",", "-o", (char *)out, "-e", ev, "--", self, "__calibrate", "4000", result, NULL };
-	double cost = -1;
-	if (run_child(argv) == 0) {
-		FILE *f = fopen(result, "re");
-		if (f && fscanf(f, "%lf", &cost) != 1)
-			cost = -1;
-		if (f)
-			fclose(f);
+	struct stat_counter c[STAT_NCLASSES];
+	for (int k = 0; k < STAT_NCLASSES; k++) {
+		snprintf(line, sizeof line, "p:%s/at_%" PRIx64 " %s:0x%" PRIx64 "\n", group, off[k], self, off[k]);
+		if (write_events(line) < 0)
+			return -1;
+		c[k] = (struct stat_counter){ .offset = off[k], .cond = -1 };
 	}
+	snprintf(result, sizeof result, "%s.cal", out);
+	char calls[32];
+	snprintf(calls, sizeof calls, "%d", CALIBRATION_CALLS);
+	char *argv[] = { (char *)self, "__calibrate", calls, result, NULL };
+	struct stat_plan cp = { .ctr = c, .nctr = STAT_NCLASSES, .capctr = STAT_NCLASSES };
+	struct stat_opts co = { .command = argv, .ncommand = 4 };
+	int rc = stat_burst_run(&cp, self, &co, group) == 0 && cp.status == 0 ? 0 : -1;
+	FILE *f = rc == 0 ? fopen(result, "re") : NULL;
+	for (int k = 0; f && k < STAT_NCLASSES; k++)
+		if (c[k].value != CALIBRATION_CALLS || fscanf(f, "%lf", &p->class_cost_us[k]) != 1)
+			p->class_cost_us[k] = -1; /* a twin's hits not all counted: no cost from it */
+	if (f)
+		fclose(f);
 	unlink(result);
-	return cost;
+	return rc;
+}
+
+/* Each counter's class of instruction, from BINARY's bytes. */
+static void classify(struct stat_plan *p, const char *binary)
+{
+	int fd = open(binary, O_RDONLY | O_CLOEXEC);
+	for (size_t i = 0; i < p->nctr; i++)
+		p->ctr[i].insn_class = fd < 0 ? STAT_CLASS_STEP : stat_insn_class(fd, p->ctr[i].offset);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The overhead: each counter's hits at its class's cost. */
+static void overhead(struct stat_plan *p)
+{
+	double s = 0;
+	uint64_t hits = 0;
+	for (size_t i = 0; i < p->nctr; i++) {
+		double c = p->class_cost_us[p->ctr[i].insn_class];
+		if (c < 0)
+			return;
+		s += (double)p->ctr[i].value * (c > 0 ? c : 0) / 1e6;
+		hits += p->ctr[i].value;
+	}
+	p->overhead_s = s;
+	p->cost_us = hits ? s * 1e6 / (double)hits : p->class_cost_us[STAT_CLASS_STEP];
 }
 
 /* `perf-loops __run STATUSFILE COMMAND...`, what perf stat runs: perf
@@ -444,10 +451,11 @@ int stat_run(struct stat_plan *p, const char *binary, const struct stat_opts *o)
 	close(fd);
 	catch_signals(on_signal);
 	p->mode = o->trace ? "trace" : o->burst_period_ms > 0 ? "burst" : "count";
-	int rc = o->burst_period_ms > 0 ? (define_events(p, binary) < 0 ? -1 : stat_burst_run(p, binary, o, group))
-	                               : count(p, binary, o, out);
-	if (rc == 0 && !caught_signal)
-		p->cost_us = calibrate(out);
+	classify(p, binary);
+	int rc = o->trace ? trace(p, binary, o, out)
+	                  : define_events(p, binary) < 0 ? -1 : stat_burst_run(p, binary, o, group);
+	if (rc == 0 && !caught_signal && remove_group(group) == 0 && calibrate(p, out) == 0)
+		overhead(p);
 	if (remove_group(group) < 0) {
 		fprintf(stderr, "perf loops stat: could not remove uprobe group %s (perf probe -d '%s:*')\n", group, group);
 		rc = -1;

@@ -29,6 +29,18 @@ struct stat_opts {
 	int ncommand;
 };
 
+/* The kinds of probed instruction whose hits cost differently: the kernel
+ * emulates some in the trap and single-steps the rest (stat-calibrate.c). */
+enum stat_insn_class {
+	STAT_CLASS_STEP,   /* single-stepped out of line: two traps */
+	STAT_CLASS_NOP,
+	STAT_CLASS_BRANCH, /* jmp, jcc, call */
+	STAT_CLASS_PUSH,
+	STAT_CLASS_ENDBR,
+	STAT_NCLASSES
+};
+extern const char *const stat_class_names[STAT_NCLASSES];
+
 /* One uprobe counter: executions of the instruction at ADDR (file offset
  * OFFSET), all of them (COND -1) or those where conditional branch
  * condition COND's outcome is TAKEN. */
@@ -38,6 +50,7 @@ struct stat_counter {
 	uint64_t value;
 	bool counted;
 	bool windowed;   /* --burst: counted in the windows only (value: their hits) */
+	int insn_class;  /* enum stat_insn_class of the probed instruction */
 };
 
 /* A count: the sum of SIGN x counter over its terms. */
@@ -75,7 +88,11 @@ struct stat_plan {
 	size_t nctr, capctr;
 	int status;                  /* perf stat's exit status (the program's) */
 	double seconds;              /* the run's wall time */
-	double cost_us;              /* one probe hit, measured; < 0 unknown */
+	double cpu_seconds;          /* the program's CPU time (user + system), its children's
+	                                reaped included; < 0 unknown (-p, --trace) */
+	double cost_us;              /* one probe hit, measured, mean over the hits; < 0 unknown */
+	double class_cost_us[STAT_NCLASSES]; /* one hit per class of instruction, measured; < 0 unknown */
+	double overhead_s;           /* sum of hits x their class's cost; < 0 unknown */
 	uint64_t lost;               /* --trace: hits perf record lost */
 	const char *mode;            /* "count", "trace", "burst" */
 };
@@ -115,9 +132,11 @@ long stat_event_id(const char *group, const char *name);
 /* stat-run.c: the signal caught (SIGINT, SIGTERM...) during the run, or 0. */
 int stat_caught_signal(void);
 int stat_print(const struct stat_plan *p, const char *binary, const struct stat_opts *o);
-/* stat-calibrate.c: the file offset of the probed calibration function in
- * this program, and the child that times it (`perf-loops __calibrate N FILE`). */
-int stat_calibrate_offset(uint64_t *off);
+/* stat-calibrate.c: the file offsets of the probed calibration twins in
+ * this program, one per class, the child that times them (`perf-loops
+ * __calibrate N FILE`), and the class of the instruction at OFFSET of FD. */
+int stat_calibrate_offsets(uint64_t off[STAT_NCLASSES]);
+int stat_insn_class(int fd, uint64_t offset);
 int stat_calibrate_child(int argc, char **argv);
 int stat_run_child(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
