@@ -32,23 +32,38 @@ static int by_own(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The procedure node around loop node N, and whether its binary is FILE. */
-static int in_binary(pl_report *rep, const pl_tree *t, uint32_t n, const char *file)
+/* The binary to count, as the recording's loops are matched to it: its
+ * build-id (a copy of the recorded binary at another path, or the
+ * recorded path now holding another build, is told by it), and its real
+ * path for a recording without build-ids. */
+struct target {
+	const char *real;
+	uint8_t id[20];
+	size_t idlen;
+};
+
+/* The procedure node around loop node N, and whether its binary is the
+ * target: the same build-id when both have one, else the same file. */
+static int in_binary(pl_report *rep, const pl_tree *t, uint32_t n, const struct target *tg)
 {
 	while (n && t->nodes[n].kind != PL_PROC)
 		n = t->nodes[n].parent;
 	if (!n || !t->nodes[n].dso)
 		return 0;
+	const pl_dso *d = t->nodes[n].dso;
+	if (tg->idlen && d->build_id_size)
+		return d->build_id_size == tg->idlen && !memcmp(d->build_id, tg->id, tg->idlen);
 	const char *f = pl_attrib_file(rep->attrib, t->nodes[n].dso);
 	char *real = f ? realpath(f, NULL) : NULL;
-	int same = real && !strcmp(real, file);
+	int same = real && !strcmp(real, tg->real);
 	free(real);
 	return same;
 }
 
 /* The loops of FILE in the folded tree T with samples of event EV, each
  * with its Own cost (its Self less the Self of the loops right in it). */
-static size_t loops_by_own(pl_report *rep, const pl_tree *t, size_t ev, const char *file, struct hot_loop **out)
+static size_t loops_by_own(pl_report *rep, const pl_tree *t, size_t ev, const struct target *file,
+                           struct hot_loop **out)
 {
 	uint64_t *own = pl_xcalloc(t->n ? t->n : 1, sizeof *own);
 	for (uint32_t n = 1; n < t->n; n++) {
@@ -88,12 +103,22 @@ int stat_hot_loops(struct stat_opts *o, const char *binary)
 		return -1;
 	}
 	const pl_tree *flat = pl_flat_tree(&rep);
+	struct target tg = { .real = binary };
+	ls_error err;
+	ls_file *lf = ls_file_open(binary, &err);
+	if (lf) {
+		const uint8_t *bits;
+		size_t len = ls_file_build_id(lf, &bits);
+		tg.idlen = len <= sizeof tg.id ? len : 0;
+		memcpy(tg.id, bits, tg.idlen);
+		ls_file_close(lf);
+	}
 	struct hot_loop *v = NULL;
 	size_t n = 0;
 	uint64_t all = 0;
 	if (rep.nshown) {
 		all = rep.ev_period[rep.primary];
-		n = loops_by_own(&rep, flat, rep.primary, binary, &v);
+		n = loops_by_own(&rep, flat, rep.primary, &tg, &v);
 	}
 	rc = 0;
 	if (n == 0) {

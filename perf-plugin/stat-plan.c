@@ -206,7 +206,7 @@ static int plan_loop(struct stat_plan *p, const ls_scope *loop, const struct sta
 	if (n < 0)
 		return -1;
 	plan_counts(p, L, pts, n);
-	plan_exits(p, L, pts, n, o->all_edges);
+	plan_exits(p, L, pts, n, o->all_edges || o->trace); /* --trace: every exit closes a trip */
 	free(pts);
 	return 0;
 }

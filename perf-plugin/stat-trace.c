@@ -7,11 +7,20 @@
  * adds one to it.  The trips give the minimum, maximum and histogram; the
  * hits per counter give the same exact counts perf stat would.
  *
+ * Recursion: a loop re-entered (its function called from its own body)
+ * before it is left has two trips open at once.  --trace probes every
+ * exit edge (and every return inside the loop), none derived, so each
+ * thread keeps a stack of open trips: an entry pushes one, an iteration
+ * counts in the innermost, an exit pops it.  Hits of one trap (counters
+ * at one address: a header that is also an exit branch) are taken entry
+ * first, then iteration, then exit.  Without every exit probed (an exit
+ * by an indirect jump), an entry closes the trip before it, as if there
+ * were no recursion.
+ *
  * Limits, said where they apply: a loop whose entries are derived (header
  * hits less back edges) has no entry event to start a trip at; a loop
- * re-entered by recursion before it is left mixes its activations' trips;
- * a trace that lost events (the ring buffer full) is incomplete and says
- * so. */
+ * left by longjmp or an exception is not seen leaving; a trace that lost
+ * events (the ring buffer full) is incomplete and says so. */
 #include "perf_data.h"
 #include "report.h"
 #include "stat.h"
@@ -88,33 +97,89 @@ static void push_trip(struct stat_trips *t, uint64_t n, size_t *cap)
 	t->trip[t->ntrips++] = n;
 }
 
+/* Whether every exit of L is counted by probes of its own (none derived):
+ * then exits close trips, and recursion's trips are told apart. */
+static bool exits_probed(const struct stat_loop *L)
+{
+	if (!L->exits_complete || L->nexits == 0)
+		return false;
+	for (size_t k = 0; k < L->nexits; k++)
+		if (L->exits[k].q.derived || !all_positive(&L->exits[k].q))
+			return false;
+	return true;
+}
+
+static bool is_exit(const struct stat_loop *L, uint32_t c)
+{
+	for (size_t k = 0; k < L->nexits; k++)
+		if (has_counter(&L->exits[k].q, c))
+			return true;
+	return false;
+}
+
+/* A thread's open trips, innermost last. */
+struct trip_stack {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void open_trip(struct trip_stack *s, struct stat_trips *t, size_t *cap, bool stacked)
+{
+	if (!stacked && s->n) /* no exits to close it: the next entry does */
+		push_trip(t, s->v[--s->n], cap);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->v = realloc(s->v, s->cap * sizeof *s->v);
+		if (!s->v) {
+			fprintf(stderr, "perf loops stat: out of memory\n");
+			exit(1);
+		}
+	}
+	s->v[s->n++] = 0;
+}
+
+/* The hits H[I..J) of one trap (one thread, one address, in a row), for
+ * L: entries, then iterations, then exits. */
+static void one_trap(const struct stat_loop *L, const struct hit *h, size_t i, size_t j, struct trip_stack *s,
+                     struct stat_trips *t, size_t *cap, bool stacked)
+{
+	for (size_t k = i; k < j; k++)
+		if (has_counter(&L->entries, h[k].ctr))
+			open_trip(s, t, cap, stacked);
+	for (size_t k = i; k < j; k++)
+		/* iterations before the first entry: a process attached in the middle */
+		if (s->n && has_counter(&L->iterations, h[k].ctr))
+			s->v[s->n - 1]++;
+	for (size_t k = i; stacked && k < j; k++)
+		if (s->n && is_exit(L, h[k].ctr))
+			push_trip(t, s->v[--s->n], cap);
+}
+
 /* The trips of L over the hits H (sorted by thread, then time). */
-static void loop_trips(struct stat_loop *L, const struct hit *h, size_t n)
+static void loop_trips(const struct stat_plan *p, struct stat_loop *L, const struct hit *h, size_t n)
 {
 	struct stat_trips *t = pl_xcalloc(1, sizeof *t);
 	L->trips = t;
 	t->usable = all_positive(&L->entries) && all_positive(&L->iterations);
 	if (!t->usable)
 		return;
+	bool stacked = exits_probed(L);
 	size_t cap = 0;
+	struct trip_stack s = { 0 };
 	for (size_t i = 0; i < n;) {
 		uint32_t tid = h[i].tid;
-		bool open = false;
-		uint64_t iters = 0;
-		for (; i < n && h[i].tid == tid; i++) {
-			if (has_counter(&L->entries, h[i].ctr)) {
-				if (open)
-					push_trip(t, iters, &cap);
-				open = true;
-				iters = 0;
-			}
-			/* iterations before the first entry: a process attached in the middle */
-			if (open && has_counter(&L->iterations, h[i].ctr))
-				iters++;
+		s.n = 0;
+		while (i < n && h[i].tid == tid) {
+			size_t j = i + 1;
+			while (j < n && h[j].tid == tid && p->ctr[h[j].ctr].offset == p->ctr[h[i].ctr].offset)
+				j++;
+			one_trap(L, h, i, j, &s, t, &cap, stacked);
+			i = j;
 		}
-		if (open) /* the thread's last trip (or one cut by the end of -p's window) */
-			push_trip(t, iters, &cap);
+		while (s.n) /* the thread's trips still open (cut by the end of -p's window) */
+			push_trip(t, s.v[--s.n], &cap);
 	}
+	free(s.v);
 	qsort(t->trip, t->ntrips, sizeof *t->trip, by_value);
 	for (uint64_t k = 0; k < t->ntrips; k++)
 		t->sum += t->trip[k];
@@ -175,7 +240,7 @@ int stat_trace_read(struct stat_plan *p, const char *data)
 		return -1;
 	qsort(h, (size_t)n, sizeof *h, by_thread_time);
 	for (size_t i = 0; i < p->nloops; i++)
-		loop_trips(&p->loops[i], h, (size_t)n);
+		loop_trips(p, &p->loops[i], h, (size_t)n);
 	free(h);
 	p->lost = lost;
 	if (lost)

@@ -6,13 +6,17 @@
 #             search's computed here from the program's data, the
 #             irreducible loop's against perf stat's exact counts), and
 #             on thread_trips.c, two threads in one loop with trips of 5
-#             and 9, told apart;
+#             and 9, told apart; and on recurse_loops.c, a loop re-entered
+#             by recursion before it is left, each activation's trips apart;
 #   --hot N   on tests/fixtures/perf/hot_loops.c: a cpu-clock recording's
 #             hottest loop (perf report -s sym says whose code the samples
-#             are in) counted exactly, with --trace too;
+#             are in) counted exactly, with --trace too, and on a copy of
+#             the binary at another path (matched by build-id), not on
+#             another build at the recorded path;
 #   --burst   entries and exits exact, the iterations' estimate near the
 #             known count (loosely: the error is measured in
-#             bench/loop-stat.sh);
+#             bench/loop-stat.sh), also over a program whose loop runs in
+#             forked children only (fork_loops.c);
 # -p PID for --trace and --burst on a spinning loop of 13 a trip; the
 # program's crash; and the probes gone after each, and after SIGTERM and
 # Ctrl-C in the middle of a --trace and of a --burst run.  Needs root and
@@ -106,6 +110,24 @@ check_eq "$(loops "$TMP/tt.json")" "work 1 2000 14000 2000 5 9 5:1000,9:1000" \
 	"--trace, two threads in one loop: 1000 trips of 5 and 1000 of 9, per thread"
 no_probes_left "--trace threads"
 
+# Recursion: recurse_loops.c's loop is re-entered from its own body before
+# it is left; rec(4) x 3 opens trips of 6, 5, 4, 3, 2 each inside the one
+# before (computed here from the source's rule: rec(d) makes d + 2).
+for cc in gcc clang; do
+	command -v $cc >/dev/null 2>&1 || { skip "$cc not installed"; continue; }
+	rb="$TMP/rec_$cc"
+	build_fixture $cc -O2 perf/recurse_loops.c "$rb" || fail_all "$cc cannot build recurse_loops.c"
+	"$PERF_LOOPS" stat --trace --json -o "$TMP/rec-$cc.json" --loop rec -- "$rb" 4 3 >/dev/null 2>"$TMP/rec.err"
+	ok $? "$cc: --trace on a recursive loop runs"
+	want=$(python3 -c '
+trips = [d + 2 for c in range(3) for d in range(4, -1, -1)]
+print("rec 1 %d %d %d %d %d %s" % (len(trips), sum(trips), len(trips), min(trips), max(trips),
+      ",".join("%d:%d" % (v, trips.count(v)) for v in sorted(set(trips)))))')
+	check_eq "$(loops "$TMP/rec-$cc.json")" "$want" \
+		"$cc -O2 --trace: the recursion's trips told apart (per-thread stack of open trips)"
+done
+no_probes_left "--trace recursion"
+
 # Text: the trips line and the histogram's rows.
 "$PERF_LOOPS" stat --trace --loop search -- "$bin" >"$TMP/trace.txt" 2>&1
 grep -q "^  trips  *min 1, max 10, mean 8.00  (10 traced entries" "$TMP/trace.txt" &&
@@ -131,6 +153,26 @@ check_eq "$(loops "$TMP/hot-trace.json")" "hot 1 7 2100 7 300 300 300:7" "--hot 
 rc=$?
 [ $rc -ne 0 ] && grep -q "no-such.data" "$TMP/err"
 ok $? "--hot with a missing recording: exit $rc, the file named"
+# By build-id, not path: a copy of the recorded binary at another path is
+# the recorded binary (its loops are counted); another build at the
+# recorded path is not (cmp and readelf -n say which is which).
+mkdir -p "$TMP/copy" "$TMP/other"
+cp "$hl" "$TMP/copy/hot_loops"
+"$PERF_LOOPS" stat --hot 1 -i "$TMP/hot.data" --json -o "$TMP/hot-copy.json" -- "$TMP/copy/hot_loops" 50 1000 \
+	>/dev/null 2>"$TMP/hot-copy.err"
+ok $? "--hot 1 on a copy of the recorded binary at another path runs"
+check_eq "$(loops "$TMP/hot-copy.json")" "hot 1 50 50000 none" "--hot 1 on the copy: matched by build-id, hot's loop counted"
+cp "$hl" "$TMP/other/hot_loops.recorded"
+build_fixture gcc -O1 perf/hot_loops.c "$TMP/other/hot_loops" || fail_all "cannot build hot_loops.c -O1"
+[ "$(readelf -n "$hl" | grep 'Build ID')" != "$(readelf -n "$TMP/other/hot_loops" | grep 'Build ID')" ]
+ok $? "the -O1 build has another build-id (readelf -n)"
+cp "$TMP/other/hot_loops" "$hl.O1"
+mv "$hl" "$hl.recorded" && cp "$hl.O1" "$hl"
+"$PERF_LOOPS" stat --hot 1 -i "$TMP/hot.data" -- "$hl" 1 1 >/dev/null 2>"$TMP/hot-other.err"
+rc=$?
+[ $rc -ne 0 ] && grep -q "no samples in the loops of" "$TMP/hot-other.err"
+ok $? "--hot 1 on another build at the recorded path: none of its loops (exit $rc: $(head -c 200 "$TMP/hot-other.err"))"
+mv "$hl.recorded" "$hl"
 no_probes_left "--hot"
 
 # --burst: the cold probes exact, the iterations estimated.
@@ -153,6 +195,24 @@ PY
 )" "cold 3000 3000 None hot 300000 300000 None near" \
 	"--burst: entries and exits exact (cold: 3000, hot: 300000), iterations estimated (hot: within 25% of 3 x 10^7)"
 no_probes_left "--burst"
+
+# --burst over children: fork_loops.c runs its loop in two forked children
+# only (the parent waits); the windows' probes must go on them too.
+fl="$TMP/fork_loops"
+build_fixture gcc -O2 perf/fork_loops.c "$fl" || fail_all "gcc cannot build fork_loops.c"
+"$PERF_LOOPS" stat --burst=5/50 --json -o "$TMP/burst-fork.json" --loop hot -- "$fl" 2 300000 100 \
+	>"$TMP/fork.out" 2>"$TMP/burst-fork.err"
+ok $? "--burst on a forking program runs"
+check_eq "$(python3 - "$TMP/burst-fork.json" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))["loops"][0]
+e = l["iterations_estimate"]
+near = e["value"] and e["window_iterations"] > 0 and abs(e["value"] - 6 * 10**7) < 0.25 * 6 * 10**7
+print(l["entries"], sum(x["count"] for x in l["exits"]), "near" if near else "estimate %s" % e)
+PY
+)" "600000 600000 near" \
+	"--burst over two forked children: entries and exits exact (600000), iterations seen in the children's windows (within 25% of 6 x 10^7)"
+no_probes_left "--burst over children"
 
 # SIGTERM in the middle of --trace and of --burst: the probes go.
 for mode in --trace --burst; do

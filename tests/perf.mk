@@ -62,5 +62,5 @@ EXTRA_DIST += \
 	tests/fixtures/perf/lost_perfdata.py \
 	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c \
 	tests/fixtures/perf/off_cpu.c \
-	tests/fixtures/perf/hot_loops.c \
+	tests/fixtures/perf/hot_loops.c tests/fixtures/perf/fork_loops.c tests/fixtures/perf/recurse_loops.c \
 	tests/fixtures/perf/thread_trips.c
