@@ -32,6 +32,7 @@ PERF_TESTS = \
 	tests/perf-unwind.py \
 	tests/perf-stat.sh \
 	tests/perf-offcpu.py \
+	tests/perf-offcpu-io.py \
 	tests/perf-stat-modes.sh \
 	tests/perf-data.py
 PERF_UNIT_TESTS = tests/unit-names
@@ -61,6 +62,6 @@ EXTRA_DIST += \
 	tests/fixtures/perf/kernel_perfdata.py tests/fixtures/perf/cxx_operators.cpp \
 	tests/fixtures/perf/lost_perfdata.py \
 	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c \
-	tests/fixtures/perf/off_cpu.c \
+	tests/fixtures/perf/off_cpu.c tests/fixtures/perf/disk_io.c \
 	tests/fixtures/perf/hot_loops.c tests/fixtures/perf/fork_loops.c tests/fixtures/perf/recurse_loops.c \
 	tests/fixtures/perf/thread_trips.c

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# tests/perf-offcpu-io.py - off-CPU time blocked on disk I/O (D state) per
+# loop: tests/fixtures/perf/disk_io.c (gcc and clang -O2) reads a file on
+# a real disk under /var/tmp with O_DIRECT (no page cache: each read waits
+# for the device in D state), recorded with `perf loops record --off-cpu`.
+#
+#  1. io_loop's off-CPU time of reason io is within 10% of the time the
+#     program measured itself off the CPU around its reads (CLOCK_MONOTONIC
+#     less the thread's CPU time), and the rest of its off-CPU time is
+#     preemption;
+#  2. the independent check: perf script of the same file (perf's own
+#     parse of the tracepoint): the program's switches out are in state D.
+# Needs root, the sched tracepoints and O_DIRECT on /var/tmp (tmpfs has
+# none): skips without them, saying which.
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("core_common", os.path.join(HERE, "core-common.py"))
+C = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(C)
+
+PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
+REASONS = ("sleep", "io", "futex", "preempt")
+ROUNDS = "200"
+
+
+def wall_loops(text):
+    """The --wall view's loop rows: function -> its loop's times (ns)."""
+    loops = {}
+    body = text.split("# Loops by wall time", 1)[-1]
+    for line in body.splitlines():
+        m = re.match(r"\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+): loop at",
+                     line)
+        if m:
+            vals = [float(x) * 1e6 for x in m.groups()[:7]]
+            loops[m.group(8)] = dict(zip(("wall", "on", "off") + REASONS, vals))
+    return loops
+
+
+def check_build(tap, tmp, data, cc):
+    exe = os.path.join(tmp, "disk_io-" + cc)
+    err = C.compile_fixture(cc, "-O2", "perf/disk_io.c", exe)
+    if not tap.ok(err is None, "%s -O2 disk_io.c: compile" % cc):
+        tap.diag(err)
+        return
+    rec = os.path.join(tmp, cc + ".data")
+    r = C.run([PERF_LOOPS, "record", "--off-cpu", "-o", rec, "--", exe, data, ROUNDS])
+    m = re.search(r"io_loop off_ns (\d+)", r.stdout)
+    if not tap.ok(r.returncode == 0 and m, "%s: perf loops record --off-cpu of disk_io" % cc):
+        tap.diag(r.stdout + r.stderr)
+        return
+    known = int(m.group(1))
+    w = C.run([PERF_LOOPS, "report", "--wall", "--stdio", "-i", rec])
+    row = wall_loops(w.stdout).get("io_loop")
+    if not tap.ok(row is not None, "%s: --wall has io_loop's loop" % cc):
+        tap.diag(w.stdout[-3000:] + w.stderr)
+        return
+    tap.ok(abs(row["io"] - known) <= 0.10 * known,
+           "%s: io_loop off-CPU for I/O %.1f ms, the program measured %.1f ms off the CPU (within 10%%)"
+           % (cc, row["io"] / 1e6, known / 1e6))
+    tap.ok(row["sleep"] == 0 and row["futex"] == 0 and abs(row["off"] - row["io"] - row["preempt"]) < 0.2e6,
+           "%s: io_loop's other off-CPU time is preemption only (sleep %.1f, futex %.1f, preempt %.1f ms)"
+           % (cc, row["sleep"] / 1e6, row["futex"] / 1e6, row["preempt"] / 1e6))
+    s = C.run(["perf", "script", "-i", rec, "-F", "comm,event,trace"])
+    states = re.findall(r"^\s*disk_io-%s\s+sched:sched_switch:.*prev_state=(\S+)" % re.escape(cc), s.stdout, re.M)
+    d = sum(1 for st in states if st.startswith("D"))
+    tap.ok(len(states) >= int(ROUNDS) // 2 and d >= 0.9 * len(states),
+           "%s: perf script: %d of the program's %d switches out are in state D (at least 90%%, at least %d)"
+           % (cc, d, len(states), int(ROUNDS) // 2))
+
+
+def direct_file(tmp):
+    """A 16 MiB file on the disk under /var/tmp that O_DIRECT can read, or None."""
+    path = os.path.join(tmp, "data")
+    with open(path, "wb") as f:
+        f.write(os.urandom(16 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+        os.close(fd)
+    except OSError:
+        return None
+    return path
+
+
+def main():
+    C.need_tools("gcc", "perf")
+    if not os.access(PERF_LOOPS, os.X_OK):
+        C.skip_all("perf-loops not built")
+    if os.geteuid() != 0:
+        C.skip_all("not root: tracing the scheduler (sched:sched_switch) needs root")
+    if not os.path.exists("/sys/kernel/tracing/events/sched/sched_switch"):
+        C.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+    if not os.path.exists("/sys/kernel/tracing/events/sched/sched_switch") and \
+            not os.path.exists("/sys/kernel/debug/tracing/events/sched/sched_switch"):
+        C.skip_all("no tracefs with the sched:sched_switch tracepoint")
+    tmp = C.scratch_dir()
+    disk = tempfile.mkdtemp(prefix="ls-offcpu-io.", dir="/var/tmp")
+    try:
+        data = direct_file(disk)
+        if data is None:
+            C.skip_all("/var/tmp has no O_DIRECT (not a block device's file system)")
+        tap = C.Tap()
+        for cc in ("gcc", "clang"):
+            if shutil.which(cc):
+                check_build(tap, tmp, data, cc)
+    finally:
+        shutil.rmtree(disk, True)
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
