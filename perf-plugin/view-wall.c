@@ -7,9 +7,13 @@
  * offcpu.c made the interval until the thread ran again, split by reason.
  * Wall time is their sum: the time the threads existed in the context,
  * whether they ran or waited.  Times are inclusive (a loop's include what
- * its callees and nested loops took). */
+ * its callees and nested loops took).  With --format=json, the per-loop
+ * summary alone (and the recording's totals), for programs. */
 #include "offcpu.h"
+#include "support/json_writer.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,58 +148,138 @@ static uint32_t enclosing_function(const pl_tree *t, uint32_t n)
 	return n;
 }
 
-/* Each loop once: its contexts' times added (a loop inside itself through
- * recursion counted at its outermost instance). */
-static void print_loops(struct walk *k)
+/* The loops, each once: its contexts' times added (a loop inside itself
+ * through recursion counted at its outermost instance), by wall time. */
+struct loop_sums {
+	struct wall *sums;
+	uint32_t *first; /* per loop: its first context's node */
+	uint32_t *idx;   /* into sums, largest wall time first */
+	size_t n;
+};
+
+static void sum_loops(struct walk *k, struct loop_sums *ls)
 {
-	pl_report *rep = k->rep;
-	const pl_tree *t = &rep->tree;
+	const pl_tree *t = &k->rep->tree;
 	uint32_t *v = pl_xmalloc((t->n ? t->n : 1) * sizeof *v);
 	size_t nv = 0;
 	for (uint32_t n = 1; n < t->n; n++)
 		if (t->nodes[n].kind == PL_LOOP && t->nodes[n].scope && !nested_in_itself(t, n))
 			v[nv++] = n;
 	qsort_r(v, nv, sizeof *v, cmp_scope, (void *)t);
-	struct wall *sums = pl_xcalloc(nv ? nv : 1, sizeof *sums);
-	uint32_t *first = pl_xmalloc((nv ? nv : 1) * sizeof *first);
-	size_t nl = 0;
+	ls->sums = pl_xcalloc(nv ? nv : 1, sizeof *ls->sums);
+	ls->first = pl_xmalloc((nv ? nv : 1) * sizeof *ls->first);
+	ls->n = 0;
 	for (size_t i = 0; i < nv; i++) {
 		if (!i || t->nodes[v[i]].scope != t->nodes[v[i - 1]].scope)
-			first[nl++] = v[i];
-		struct wall *s = &sums[nl - 1];
+			ls->first[ls->n++] = v[i];
+		struct wall *s = &ls->sums[ls->n - 1];
 		const struct wall *w = &k->w[v[i]];
 		s->on += w->on;
 		s->off += w->off;
 		for (int r = 0; r < PL_OFF_NREASONS; r++)
 			s->why[r] += w->why[r];
 	}
-	/* by wall time, largest first: sort indices into sums */
-	struct wall *order = pl_xmalloc((nl ? nl : 1) * sizeof *order);
-	uint32_t *idx = pl_xmalloc((nl ? nl : 1) * sizeof *idx);
-	for (size_t i = 0; i < nl; i++)
-		idx[i] = (uint32_t)i;
-	qsort_r(idx, nl, sizeof *idx, cmp_wall, sums);
+	ls->idx = pl_xmalloc((ls->n ? ls->n : 1) * sizeof *ls->idx);
+	for (size_t i = 0; i < ls->n; i++)
+		ls->idx[i] = (uint32_t)i;
+	qsort_r(ls->idx, ls->n, sizeof *ls->idx, cmp_wall, ls->sums);
+	free(v);
+}
+
+static void free_loop_sums(struct loop_sums *ls)
+{
+	free(ls->sums);
+	free(ls->first);
+	free(ls->idx);
+}
+
+/* The name of loop LS's I-th (in wall order) function and of the loop. */
+static void loop_names(pl_report *rep, const struct loop_sums *ls, size_t i, char *fn, size_t fnlen, char *loop,
+                       size_t looplen)
+{
+	uint32_t f = enclosing_function(&rep->tree, ls->first[ls->idx[i]]);
+	if (f)
+		pl_node_label(rep, f, fn, fnlen);
+	else
+		snprintf(fn, fnlen, "??");
+	pl_node_label(rep, ls->first[ls->idx[i]], loop, looplen);
+}
+
+static void print_loops(struct walk *k)
+{
+	pl_report *rep = k->rep;
+	struct loop_sums ls;
+	sum_loops(k, &ls);
 	fprintf(rep->out, "\n# Loops by wall time, all calling contexts together\n#\n");
 	print_column_header(rep, "Loop");
-	for (size_t i = 0; i < nl; i++) {
-		const struct wall *s = &sums[idx[i]];
+	for (size_t i = 0; i < ls.n; i++) {
+		const struct wall *s = &ls.sums[ls.idx[i]];
 		if (s->on + s->off < k->limit || !(s->on + s->off))
 			continue;
 		char fn[512], loop[1024];
-		uint32_t f = enclosing_function(t, first[idx[i]]);
-		if (f)
-			pl_node_label(rep, f, fn, sizeof fn);
-		else
-			snprintf(fn, sizeof fn, "??");
-		pl_node_label(rep, first[idx[i]], loop, sizeof loop);
+		loop_names(rep, &ls, i, fn, sizeof fn, loop, sizeof loop);
 		print_times(rep, s);
 		fprintf(rep->out, "  %s: %s\n", fn, loop);
 	}
-	free(order);
-	free(idx);
-	free(first);
-	free(sums);
-	free(v);
+	free_loop_sums(&ls);
+}
+
+/* "wall_ns", "on_cpu_ns", "off_cpu_ns" and "off_cpu": {REASON: ns} */
+static void json_times(ls_jw *j, const struct wall *w)
+{
+	ls_jw_key(j, "wall_ns"); ls_jw_uint(j, w->on + w->off);
+	ls_jw_key(j, "on_cpu_ns"); ls_jw_uint(j, w->on);
+	ls_jw_key(j, "off_cpu_ns"); ls_jw_uint(j, w->off);
+	ls_jw_key(j, "off_cpu");
+	ls_jw_object(j);
+	for (int r = 0; r < PL_OFF_NREASONS; r++) {
+		ls_jw_key(j, pl_off_reason_names[r]);
+		ls_jw_uint(j, w->why[r]);
+	}
+	ls_jw_object_end(j);
+}
+
+/* --wall --format=json: the per-loop summary (every loop with time, all
+ * its contexts together, by wall time), and the whole recording's. */
+static void json_wall(struct walk *k)
+{
+	pl_report *rep = k->rep;
+	struct loop_sums ls;
+	sum_loops(k, &ls);
+	ls_jw j;
+	ls_jw_init(&j, rep->out, LS_JW_PRETTY);
+	ls_jw_object(&j);
+	ls_jw_key(&j, "recording"); ls_jw_string(&j, pd_name(rep->r));
+	ls_jw_key(&j, "on_cpu_event");
+	ls_jw_string(&j, rep->on_ev >= 0 ? pd_attr_at(rep->r, (size_t)rep->on_ev)->name : NULL);
+	ls_jw_key(&j, "off_cpu_event"); ls_jw_string(&j, pd_attr_at(rep->r, rep->off_ev)->name);
+	ls_jw_key(&j, "all");
+	ls_jw_object(&j);
+	json_times(&j, &k->w[0]);
+	ls_jw_object_end(&j);
+	ls_jw_key(&j, "loops");
+	ls_jw_array(&j);
+	for (size_t i = 0; i < ls.n; i++) {
+		const struct wall *s = &ls.sums[ls.idx[i]];
+		if (!(s->on + s->off))
+			continue;
+		char fn[512], loop[1024];
+		loop_names(rep, &ls, i, fn, sizeof fn, loop, sizeof loop);
+		const pl_node *x = &rep->tree.nodes[ls.first[ls.idx[i]]];
+		ls_jw_object(&j);
+		ls_jw_key(&j, "function"); ls_jw_string(&j, fn);
+		ls_jw_key(&j, "loop"); ls_jw_string(&j, loop);
+		char hdr[32];
+		snprintf(hdr, sizeof hdr, "0x%" PRIx64, ls_loop_header(x->scope));
+		ls_jw_key(&j, "header"); ls_jw_string(&j, hdr);
+		json_times(&j, s);
+		ls_jw_object_end(&j);
+	}
+	ls_jw_array_end(&j);
+	ls_jw_object_end(&j);
+	ls_jw_newline(&j);
+	ls_jw_finish(&j);
+	free_loop_sums(&ls);
 }
 
 int pl_wall_width(const pl_report *rep)
@@ -233,6 +317,11 @@ int pl_view_wall(pl_report *rep)
 	struct wall *w = sum_walls(rep, on_ev);
 	double pct = rep->opt->percent_limit > 0 ? rep->opt->percent_limit : 0.5;
 	struct walk k = { rep, w, (uint64_t)((w[0].on + w[0].off) * pct / 100.0) };
+	if (rep->opt->format == PL_FMT_JSON) {
+		json_wall(&k);
+		free(w);
+		return 0;
+	}
 	char on[256];
 	if (on_ev >= 0)
 		snprintf(on, sizeof on, "%s samples' period", pd_attr_at(rep->r, (size_t)on_ev)->name);

@@ -7,12 +7,13 @@
 #  1. io_loop's off-CPU time of reason io is within 10% of the time the
 #     program measured itself off the CPU around its reads (CLOCK_MONOTONIC
 #     less the thread's CPU time), and the rest of its off-CPU time is
-#     preemption;
+#     preemption; the same in --wall --format=json's per-loop summary;
 #  2. the independent check: perf script of the same file (perf's own
 #     parse of the tracepoint): the program's switches out are in state D.
 # Needs root, the sched tracepoints and O_DIRECT on /var/tmp (tmpfs has
 # none): skips without them, saying which.
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -66,6 +67,19 @@ def check_build(tap, tmp, data, cc):
     tap.ok(row["sleep"] == 0 and row["futex"] == 0 and abs(row["off"] - row["io"] - row["preempt"]) < 0.2e6,
            "%s: io_loop's other off-CPU time is preemption only (sleep %.1f, futex %.1f, preempt %.1f ms)"
            % (cc, row["sleep"] / 1e6, row["futex"] / 1e6, row["preempt"] / 1e6))
+    j = C.run([PERF_LOOPS, "report", "--wall", "--format=json", "-i", rec])
+    try:
+        loops = {l["function"]: l for l in json.loads(j.stdout)["loops"]}
+    except ValueError:
+        loops = {}
+    jl = loops.get("io_loop")
+    tap.ok(jl is not None and abs(jl["off_cpu"]["io"] - known) <= 0.10 * known and
+           all(abs(jl[k] - row[v]) <= 0.05e6 for k, v in (("wall_ns", "wall"), ("on_cpu_ns", "on"), ("off_cpu_ns", "off")))
+           and jl["off_cpu_ns"] == sum(jl["off_cpu"].values()),
+           "%s: --wall --format=json: io_loop's per-loop summary, I/O within 10%% of the known time, equal to the "
+           "text view's row, reasons summing to its off-CPU time" % cc)
+    if jl is None:
+        tap.diag(j.stdout[-2000:] + j.stderr)
     s = C.run(["perf", "script", "-i", rec, "-F", "comm,event,trace"])
     states = re.findall(r"^\s*disk_io-%s\s+sched:sched_switch:.*prev_state=(\S+)" % re.escape(cc), s.stdout, re.M)
     d = sum(1 for st in states if st.startswith("D"))
