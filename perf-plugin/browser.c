@@ -4,7 +4,8 @@
  * It shows the same report data as --stdio, never a second attribution:
  * the calling-context tree (rep->tree), the flat tree (pl_flat_tree) and
  * the loops of the flat tree, with the same columns (Children, Self,
- * Samples of the sort event, and Children of every other event), and
+ * Samples of the sort event, Children of every other event, and for a
+ * recording with off-CPU data On-CPU, Off-CPU and Wall ms), and
  * annotate.c's rows for the annotate view.
  *
  * Keys follow perf report's browser where they fit:
@@ -24,6 +25,7 @@
  * their depth in brackets), so the hot rows of a DWARF tree 40 levels deep
  * stay readable at 80 columns.
  */
+#include "offcpu.h"
 #include "report.h"
 
 #ifndef HAVE_NCURSES
@@ -229,6 +231,13 @@ static int draw_cells(struct browser *b, int y, uint32_t n)
 		put(y, x, buf);
 		x += 11;
 	}
+	if (pl_wall_width(rep)) { /* a recording with off-CPU data: --stdio's On-CPU, Off-CPU, Wall ms */
+		uint64_t on = rep->on_ev >= 0 ? pl_cost(t, n, (size_t)rep->on_ev)[PL_TOTAL_PERIOD] : 0;
+		uint64_t off = pl_cost(t, n, rep->off_ev)[PL_TOTAL_PERIOD];
+		snprintf(buf, sizeof buf, " %10.1f %10.1f %10.1f", on / 1e6, off / 1e6, (on + off) / 1e6);
+		put(y, x, buf);
+		x += 33;
+	}
 	return x;
 }
 
@@ -352,6 +361,8 @@ static void draw(struct browser *b)
 	for (size_t i = 0; i < rep->nshown && len < sizeof buf; i++)
 		if (rep->shown[i] != rep->primary)
 			len += (size_t)snprintf(buf + len, sizeof buf - len, " %10.10s", pd_attr_at(rep->r, rep->shown[i])->name);
+	if (pl_wall_width(rep) && len < sizeof buf)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, " %10s %10s %10s", "On-CPU ms", "Off-CPU ms", "Wall ms");
 	if (len < sizeof buf)
 		snprintf(buf + len, sizeof buf - len, "  %s", b->view == V_LOOPS ? "Loop" : b->view == V_TREE ? "Context" : "Scope");
 	put(1, 0, buf);

@@ -33,6 +33,7 @@ PERF_TESTS = \
 	tests/perf-stat.sh \
 	tests/perf-offcpu.py \
 	tests/perf-offcpu-io.py \
+	tests/perf-offcpu-tui.sh \
 	tests/perf-stat-modes.sh \
 	tests/perf-data.py
 PERF_UNIT_TESTS = tests/unit-names
