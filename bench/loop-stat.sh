@@ -4,7 +4,8 @@
 # otherwise count loop trips with, valgrind's callgrind with
 # --collect-jumps=yes (exact jump counts, the whole program under a JIT).
 #
-#   bench/loop-stat.sh [BUILD_DIR] [RUNS]     (default: the source tree, 3)
+#   bench/loop-stat.sh [BUILD_DIR] [RUNS] [BURST_RUNS]
+#                           (default: the source tree, 3 rounds, 20 burst runs)
 #
 # The program (written here): an outer loop around an inner one whose
 # iterations take a few nanoseconds each.  Two cases, in one run of this
@@ -21,6 +22,13 @@
 #           the stated standard error, every round.  The exact count of
 #           the same loop would take 10^8 hits: projected from the cost of
 #           a hit the coarse and fine cases measure (not run: minutes).
+#           BURST_RUNS runs in all (the RUNS rounds' and more): how often
+#           the error is within one and two of the standard errors stated
+#           (the error bar's coverage: 68% and 95% if it is right).
+#   overhead  the stated overhead (each probe's hits x the measured cost of
+#           its class of instruction) against the program's CPU time with
+#           the probes less its CPU time plain (hot_loops 10^4 x 100
+#           exact, and the burst runs).
 # each against the plain run and callgrind --collect-jumps=yes, and perf
 # loops stat's own statement of its overhead (hits x cost of a hit)
 # beside; the fine case also with --trace (every hit recorded by perf
@@ -29,6 +37,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
 RUNS=${2:-3}
+BURST_RUNS=${3:-20}
 PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
 
 
@@ -88,6 +97,8 @@ burst_round() {
 	time_of burst-stat "$PERF_LOOPS" stat --burst=5/50 --json -o "$work/burst-$1.json" --loop hot -- \
 		"$work/hot_loops" 1000000 100
 }
+# cpu_of COMMAND...: the user + system seconds of one run of COMMAND
+cpu_of() { /usr/bin/time -f '%U %S' -o "$work/cpu" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$work/cpu"; }
 for r in $(seq "$RUNS"); do
 	case_round coarse main 1000 100000
 	case_round fine inner 10 2000
@@ -117,6 +128,48 @@ printf '%-16s %8.3f s  %10.2fx plain\n' burst-stat "$m" "$(echo "$m / $base" | b
 hit_us=$(echo "(($(median fine-stat) - $(median fine-plain)) - ($(median coarse-stat) - $(median coarse-plain))) / (20010 - 1001) * 1000000" | bc -l)
 printf '# burst: exact counting of the same loop (1.01e8 hits) projected at %.2f us a hit: %.0f s, %.0fx plain\n' \
 	"$hit_us" "$(echo "1.01 * 10^8 * $hit_us / 1000000" | bc -l)" "$(echo "1.01 * 10^8 * $hit_us / 1000000 / $base" | bc -l)"
+r=$RUNS
+while [ "$r" -lt "$BURST_RUNS" ]; do
+	r=$((r + 1))
+	"$PERF_LOOPS" stat --burst=5/50 --json -o "$work/burst-$r.json" --loop hot -- "$work/hot_loops" 1000000 100 \
+		>/dev/null 2>"$work/burst.err" || { echo "loop-stat.sh: burst run $r failed:" >&2; cat "$work/burst.err" >&2; exit 1; }
+done
+# the stated overhead against the program's CPU time with probes less plain
+plain_cpu=$(cpu_of "$work/hot_loops" 1000000 100)
+"$PERF_LOOPS" stat --json -o "$work/exact.json" --loop hot -- "$work/hot_loops" 10000 100 >/dev/null 2>&1
+plain_exact=$(cpu_of "$work/hot_loops" 10000 100)
+python3 - "$plain_exact" "$work/exact.json" "$plain_cpu" "$work"/burst-*.json <<'PY'
+import json, sys
+def line(name, plain, f):
+    d = json.load(open(f))
+    cls = ", ".join("%s %d x %.2f us" % (k, v["hits"], v["cost_per_hit_ns"] / 1e3) for k, v in d["hits_by_class"].items())
+    extra = d["cpu_milliseconds"] / 1e3 - plain
+    print("# overhead %-6s stated %.3f s, measured %.3f s of CPU (%.3f probed - %.3f plain): stated/measured %.2f; %s"
+          % (name, d["overhead_ms"] / 1e3, extra, d["cpu_milliseconds"] / 1e3, plain, d["overhead_ms"] / 1e3 / extra, cls))
+line("exact", float(sys.argv[1]), sys.argv[2])
+step = json.load(open(sys.argv[2]))["hits_by_class"]["single-stepped"]["cost_per_hit_ns"] / 1e3
+print("# burst: exact counting of the 10^8 iterations (single-stepped hits) projected at %.2f us of CPU a hit: %.0f s"
+      % (step, 1e8 * step / 1e6))
+r = [json.load(open(f)) for f in sys.argv[4:]]
+known = [d for d in r if d["overhead_ms"] is not None and d["cpu_milliseconds"] is not None]
+ratios = sorted(d["overhead_ms"] / 1e3 / (d["cpu_milliseconds"] / 1e3 - float(sys.argv[3])) for d in known)
+print("# overhead burst  stated/measured over %d runs: median %.2f, range %.2f to %.2f%s"
+      % (len(known), ratios[len(known) // 2], ratios[0], ratios[-1],
+         "; %d runs without an overhead or CPU time: %s" % (len(r) - len(known), [(d["overhead_ms"], d["cpu_milliseconds"]) for d in r if d not in known])
+         if len(known) < len(r) else ""))
+PY
+python3 - "$work"/burst-*.json <<'PY'
+import json, sys
+z = []
+for f in sys.argv[1:]:
+    e = json.load(open(f))["loops"][0]["iterations_estimate"]
+    if e["value"] is not None and e["stderr"]:
+        z.append((e["value"] - 10**8) / e["stderr"])
+err = [abs(v) for v in z]
+print("# burst coverage over %d runs: |error| <= 1 standard error in %d (%.0f%%, 68%% if right), <= 2 in %d (%.0f%%, 95%%); z from %+.2f to %+.2f"
+      % (len(z), sum(v <= 1 for v in err), 100.0 * sum(v <= 1 for v in err) / len(z), sum(v <= 2 for v in err),
+         100.0 * sum(v <= 2 for v in err) / len(z), min(z), max(z)))
+PY
 for r in $(seq "$RUNS"); do
 	python3 - "$work/burst-$r.json" <<'PY'
 import json, sys
