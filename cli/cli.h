@@ -63,6 +63,9 @@ int cmd_lookup(int argc, char **argv);
  * keeps between addresses. */
 bool cli_data_lookup(const ls_module *m, uint64_t addr, bool json);
 void cli_data_done(void);
+/* lookup-blame.c: `lookup --blame`, the same way (cli_blame_done frees). */
+bool cli_blame_lookup(const ls_module *m, uint64_t addr, bool json);
+void cli_blame_done(void);
 int cmd_decode(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_unwind(int argc, char **argv);

@@ -175,8 +175,8 @@ static void print_error_json(const ls_module *m, const char *token, const char *
 	ls_jw_finish(&w);
 }
 
-/* Returns false when --data could not read an address's accesses. */
-static bool lookup_one(const ls_module *m, const char *token, bool json, bool data)
+/* Returns false when --data (DATA 1) or --blame (2) could not read an address's accesses. */
+static bool lookup_one(const ls_module *m, const char *token, bool json, int data)
 {
 	uint64_t addrs[16];
 	char why[1200];
@@ -194,7 +194,9 @@ static bool lookup_one(const ls_module *m, const char *token, bool json, bool da
 	}
 	bool ok = true;
 	for (int i = 0; i < n; i++) {
-		if (data) {
+		if (data == 2) {
+			ok &= cli_blame_lookup(m, addrs[i], json);
+		} else if (data) {
 			ok &= cli_data_lookup(m, addrs[i], json);
 		} else if (json) {
 			ls_write_chain_json(m, addrs[i], stdout);
@@ -206,25 +208,29 @@ static bool lookup_one(const ls_module *m, const char *token, bool json, bool da
 	return ok;
 }
 
-enum { OPT_DATA = 0x300 };
+enum { OPT_DATA = 0x300, OPT_BLAME };
 
 static const struct argp_option lookup_options[] = {
 	{ "json", CLI_OPT_JSON, NULL, 0, "one JSON object a line per address, as design.md's lookup contract", 0 },
 	{ "data", OPT_DATA, NULL, 0, "the memory accesses of the instruction at each address: variable, type, "
 	  "field, offset, load/store and the rule that decided (design.md's accesses contract)", 0 },
+	{ "blame", OPT_BLAME, NULL, 0, "the variables the instruction at each address is blamed on: explicit "
+	  "(data flow) or implicit (control), with the rule (design.md's blame contract)", 0 },
 	{ 0 }
 };
 
 struct lookup_args {
 	struct cli_binary_args b; /* first: cli_parse_binary_args reads it */
-	bool data;
+	int data;                 /* 1: --data, 2: --blame */
 };
 
 static error_t parse_lookup_args(int key, char *arg, struct argp_state *state)
 {
 	struct lookup_args *a = state->input;
-	if (key == OPT_DATA) {
-		a->data = true;
+	if (key == OPT_DATA || key == OPT_BLAME) {
+		if (a->data && a->data != (key == OPT_DATA ? 1 : 2))
+			argp_error(state, "--data and --blame: one at a time");
+		a->data = key == OPT_DATA ? 1 : 2;
 		return 0;
 	}
 	return cli_parse_binary_args(key, arg, state);
@@ -244,7 +250,8 @@ int cmd_lookup(int argc, char **argv)
 	cli_parse(&lookup_argp, "lookup", argc, argv, ARGP_IN_ORDER, &la);
 	struct cli_binary_args a = la.b;
 	struct cli_common common = a.common;
-	bool json = a.json, data = la.data, ok = true;
+	bool json = a.json, ok = true;
+	int data = la.data;
 	const char *binary = argv[a.binary_at];
 	int first_addr = a.binary_at + 1;
 	ls_module *m = cli_open(binary, &common);
@@ -264,6 +271,7 @@ int cmd_lookup(int argc, char **argv)
 	}
 	int rc = fflush(stdout) == 0 && ok ? EXIT_OK : EXIT_ANALYSIS;
 	cli_data_done();
+	cli_blame_done();
 	ls_module_close(m);
 	return rc;
 }

@@ -682,6 +682,64 @@ void ls_accesses_free(ls_accesses *a);
 const char *ls_access_kind_name(ls_access_kind k);  /* "load", "store", "load+store" */
 const char *ls_access_rule_name(ls_access_rule r);  /* "static", "frame", "register", ... */
 
+/* ---- blame (since LOOPSCOPE_0.2) ---------------------------------------- */
+
+/* Which program variables each instruction of a procedure is blamed on,
+ * after Rutar's variable blame (design.md, "Blame"): explicitly when a
+ * value it computes flows into a write of the variable (a store to it, a
+ * register DWARF names it in, the return value), implicitly when it
+ * computes the condition of a branch controlling blocks that write it
+ * (loop exits included).  One instruction may be blamed on several
+ * variables: a sample counts for each, and the shares add up to more than
+ * 100%.  Computed on demand, per procedure, never cached; needs DWARF. */
+typedef enum ls_blame_kind {
+	LS_BLAME_EXPLICIT = 1,   /* data flow */
+	LS_BLAME_IMPLICIT = 2,   /* control dependence only */
+} ls_blame_kind;
+
+typedef enum ls_blame_rule {
+	LS_BLAME_STORE = 1,      /* it stores to the variable (or through the pointer variable) */
+	LS_BLAME_REGISTER,       /* it writes the register DWARF names the variable in next */
+	LS_BLAME_RETURN,         /* a ret: the value in %rax/%xmm0 is the exit variable <return> */
+	LS_BLAME_FLOW,           /* a value it writes flows into an instruction blamed on it */
+	LS_BLAME_CONTROL,        /* implicit: it feeds a branch controlling a write of it */
+} ls_blame_rule;
+
+/* The kinds of variable: exit variables leave the procedure and are
+ * resolved in the caller along a sample's call chain. */
+enum { LS_BLAME_LOCAL = 0, LS_BLAME_EXIT_PARAM = 1, LS_BLAME_EXIT_RETURN = 2 };
+
+typedef struct ls_blame_entry {
+	uint64_t addr;           /* the instruction */
+	size_t var;              /* index for ls_blame_var_name */
+	ls_blame_kind kind;      /* EXPLICIT also when implicit too (then ALSO_IMPLICIT) */
+	ls_blame_rule rule;
+	int also_implicit;
+} ls_blame_entry;
+
+typedef struct ls_blame ls_blame;
+/* The blame of the procedure holding ADDR: NULL with ERR as
+ * ls_accesses_of.  Free with ls_blame_free. */
+ls_blame *ls_blame_of(const ls_module *m, uint64_t addr, ls_error *err);
+uint64_t ls_blame_proc(const ls_blame *b);
+size_t ls_blame_nvars(const ls_blame *b);
+/* Variable V's name ("<return>" for the return value); *EXIT one of
+ * LS_BLAME_LOCAL, _EXIT_PARAM (a pointer parameter, *PARAM its position
+ * among the parameters), _EXIT_RETURN. */
+const char *ls_blame_var_name(const ls_blame *b, size_t v, int *exit, int *param);
+/* The entries of the instruction at ADDR (*OUT, one per variable). */
+size_t ls_blame_at(const ls_blame *b, uint64_t addr, const ls_blame_entry **out);
+/* The call in [LO, HI) to TARGET (else an indirect call, else any): where
+ * a caller's frame called the procedure a sample is in; 0: none. */
+uint64_t ls_blame_call_in(const ls_blame *b, uint64_t lo, uint64_t hi, uint64_t target);
+/* The caller's variables argument PARAM (0: %rdi, ... 5: %r9) of the call
+ * at CALL comes from (the variable DWARF names in the register, or the one
+ * it was loaded from, through copies): the first CAP in VARS. */
+size_t ls_blame_arg_sources(const ls_blame *b, uint64_t call, int param, size_t *vars, size_t cap);
+void ls_blame_free(ls_blame *b);
+const char *ls_blame_rule_name(ls_blame_rule r);  /* "store", "register", "return", "flow", "control" */
+const char *ls_blame_kind_name(ls_blame_kind k);  /* "explicit", "implicit" */
+
 /* ---- loop instrumentation points (since LOOPSCOPE_0.2) ----------------- */
 
 /* Where a loop's events happen, as Paradyn defines them (seed 002): it is
