@@ -211,7 +211,8 @@ static const struct { const char *name; int key; } key_names[] = {
 	{ "dso", PL_KEY_DSO }, { "sym", PL_KEY_SYM }, { "symbol", PL_KEY_SYM }, { "srcline", PL_KEY_SRCLINE },
 	{ "loop", PL_KEY_LOOP }, { "comm", PL_KEY_COMM }, { "pid", PL_KEY_PID }, { "tid", PL_KEY_PID },
 	{ "cpu", PL_KEY_CPU }, { "srcfile", PL_KEY_SRCFILE }, { "symoff", PL_KEY_SYMOFF },
-	{ "dso_size", PL_KEY_DSO_SIZE }, { "type", PL_KEY_TYPE }, { "typeoff", PL_KEY_TYPEOFF }, { NULL, 0 },
+	{ "dso_size", PL_KEY_DSO_SIZE }, { "type", PL_KEY_TYPE }, { "typeoff", PL_KEY_TYPEOFF },
+	{ "var", PL_KEY_VAR }, { NULL, 0 },
 };
 
 /* perf report's keys that have no meaning here, and why */
@@ -245,9 +246,12 @@ static int add_key(pl_report_options *o, const char *s)
 		}
 	if (k < 0)
 		return usage_error("--sort/--fields key '%s' is not known here (dso, sym, srcline, loop, comm, pid, "
-				   "tid, cpu, srcfile, symoff, dso_size, type, typeoff; own for --format=loops)", s);
+				   "tid, cpu, srcfile, symoff, dso_size, type, typeoff, var; own for --format=loops)", s);
 	if (o->sort_mask & (1u << k))
 		return 0;
+	if ((k == PL_KEY_VAR && o->nsort) || (o->sort_mask & (1u << PL_KEY_VAR)))
+		return usage_error("--sort key 'var' goes alone: a sample may be blamed on several variables, "
+				   "it is no key of one row (%s)", s);
 	o->sort[o->nsort++] = k;
 	o->sort_mask |= 1u << k;
 	return 0;

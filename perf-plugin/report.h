@@ -84,6 +84,7 @@ enum {
 	PL_KEY_DSO, PL_KEY_SYM, PL_KEY_SRCLINE, PL_KEY_LOOP,
 	PL_KEY_COMM, PL_KEY_PID, PL_KEY_CPU, PL_KEY_SRCFILE, PL_KEY_SYMOFF, PL_KEY_DSO_SIZE,
 	PL_KEY_TYPE, PL_KEY_TYPEOFF, /* data-keys.c: the data type (and offset, field) the sample reached */
+	PL_KEY_VAR,                  /* data-keys.c: the variables the sample is blamed on (a view of its own) */
 	PL_NKEYS
 };
 /* Do the keys need the sample's thread and CPU in places.c's histogram? */
@@ -300,6 +301,10 @@ void pl_print_header(pl_report *rep, const char *what);
  * how many samples skidded, when USED, and the accesses freed. */
 void pl_data_key(pl_report *rep, const pl_place *pl, int key, int count, char *part, size_t len);
 void pl_data_keys_end(pl_report *rep, int used);
+/* data-keys.c: -s var, the variables the samples are blamed on (design.md,
+ * "Blame"): a row per variable, a sample counted for each of its
+ * instruction's, exit variables resolved along the sample's call chain. */
+int pl_view_var(pl_report *rep);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base);
 void pl_print_column_header(const pl_report *rep, const char *label);

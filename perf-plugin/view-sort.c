@@ -19,7 +19,7 @@ struct entry {
 
 static const char *const key_title[PL_NKEYS] = {
 	"Shared Object", "Symbol", "Source:Line", "Loop", "Command", "Pid:Command", "CPU", "Source File",
-	"Symbol Offset", "DSO size", "Data Type", "Data Type Offset",
+	"Symbol Offset", "DSO size", "Data Type", "Data Type Offset", "Variable",
 };
 
 /* The procedure node of node N (0: none) and its innermost loop (*LOOP). */
@@ -104,6 +104,7 @@ static void key_part(pl_report *rep, int key, const pl_place *pl, int count, cha
 	case PL_KEY_SYMOFF: symoff_part(rep, pl, proc, part, len); break;
 	case PL_KEY_TYPE:
 	case PL_KEY_TYPEOFF: pl_data_key(rep, pl, key, count, part, len); break;
+	case PL_KEY_VAR: part[0] = 0; break; /* pl_view_var's */
 	case PL_KEY_DSO_SIZE:
 		if (pl->map)
 			snprintf(part, len, "%llu", (unsigned long long)(pl->map->end - pl->map->start));
@@ -202,6 +203,8 @@ static void key_widths(const pl_report *rep, const struct entry *v, size_t n, in
 
 int pl_view_sort(pl_report *rep)
 {
+	if (rep->opt->sort_mask & (1u << PL_KEY_VAR))
+		return pl_view_var(rep);
 	/* a histogram of leaf places: there is no inclusive column */
 	pl_report_options o = *rep->opt;
 	const pl_report_options *saved = rep->opt;

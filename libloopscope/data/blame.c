@@ -127,6 +127,7 @@ struct ls_blame {
 	uint32_t *first_entry;   /* per instruction, nin + 1 */
 	uint64_t mem_keys[MAX_LOCS];
 	uint32_t nmem;
+	int ret_loc;         /* where a ret returns the value: %rax, %xmm0, -1 (void) */
 };
 
 /* ---- variables ------------------------------------------------------------------------ */
@@ -501,7 +502,7 @@ static void insn_facts(struct ls_blame *b, const ls_module *m, struct insn_facts
 	case LS_INSN_CJUMP: add_use(f, LOC_FLAGS); return;
 	case LS_INSN_CALL:
 	case LS_INSN_ICALL: call_facts(f, insn); return;
-	case LS_INSN_RET: add_use(f, 0); add_use(f, LOC_VEC); return;
+	case LS_INSN_RET: add_use(f, b->ret_loc); return;
 	case LS_INSN_JUMP: return;
 	case LS_INSN_IJUMP:
 		if (insn->nops && insn->op[0].kind == LS_OP_MEM)
@@ -911,10 +912,19 @@ static ls_blame *proc_blame(const ls_module *m, const ls_scope *proc, ls_error *
 	struct dvars dv = { 0 };
 	Dwarf_Die sub;
 	bool returns = false;
+	b->ret_loc = 0; /* no DWARF for it: %rax may be the value */
 	if (subprogram_at(m, b->proc, &sub)) {
 		collect_dvars(&dv, &sub, 0);
 		Dwarf_Attribute a;
+		Dwarf_Die t;
 		returns = dwarf_attr_integrate(&sub, DW_AT_type, &a) != NULL;
+		b->ret_loc = returns ? 0 : -1;
+		if (returns && dwarf_formref_die(&a, &t) && dwarf_peel_type(&t, &t) == 0 && dwarf_tag(&t) == DW_TAG_base_type) {
+			Dwarf_Word enc;
+			if (dwarf_attr(&t, DW_AT_encoding, &a) && dwarf_formudata(&a, &enc) == 0 &&
+			    (enc == DW_ATE_float || enc == DW_ATE_complex_float))
+				b->ret_loc = LOC_VEC;
+		}
 	}
 	decode_all(b, m, &cfg, d);
 	analyze(b, m, &cfg, acc, &dv, returns);
