@@ -69,6 +69,7 @@
  */
 #include "analyze.h"
 #include "data/location.h"
+#include "data/types.h"
 #include "cfg/cfg.h"
 #include "cfg/decode.h"
 #include "elf/module.h"
@@ -107,6 +108,7 @@ struct insn_facts {
 	int copy_from;       /* mov %r,%d: the register copied, else -1 */
 	int load_var;        /* a load's accessed variable (var index), else -1 */
 	int store_base;      /* a store through a pointer: its base register, else -1 */
+	int cell;            /* the memory cell its memory operand is (a lea's too), else -1 */
 	int nseed;
 	struct { uint32_t var; uint8_t rule; } seed[8];
 	int nnames;          /* the variables DWARF places in registers here (before it runs) */
@@ -128,6 +130,7 @@ struct ls_blame {
 	uint64_t mem_keys[MAX_LOCS];
 	uint32_t nmem;
 	int ret_loc;         /* where a ret returns the value: %rax, %xmm0, -1 (void) */
+	int32_t cell_var[MAX_LOCS]; /* per memory cell: a variable an access there names, + 1 */
 };
 
 /* ---- variables ------------------------------------------------------------------------ */
@@ -246,28 +249,60 @@ static int loc_of_dwarf(int dwreg)
 	return -1;
 }
 
-/* The variables of D whose value DWARF places in a register at F's
- * address (before it runs): F->name. */
+static void add_name(struct insn_facts *f, int dwreg, uint32_t v)
+{
+	int l = loc_of_dwarf(dwreg);
+	if (l < 0 || l == 4 || v == UINT32_MAX || f->nnames >= 8)
+		return;
+	f->name[f->nnames].loc = (uint32_t)l;
+	f->name[f->nnames++].var = v;
+}
+
+/* The pieces of composite location LOC that are registers: "se.sX" in
+ * %rbp, "se.sY" in %rbx (gcc and clang split a struct of pointers so). */
+static void piece_names(struct ls_blame *b, struct dvar *x, const char *name, const struct ls_loc *loc,
+                        struct insn_facts *f)
+{
+	struct ls_loc_piece pieces[16];
+	size_t n = ls_loc_pieces(loc->ops, loc->nops, pieces, 16);
+	Dwarf_Attribute a;
+	Dwarf_Die t;
+	bool typed = dwarf_attr_integrate(&x->die, DW_AT_type, &a) && dwarf_formref_die(&a, &t);
+	for (size_t i = 0; i < n && i < 16; i++) {
+		if (pieces[i].loc.kind != LS_LOC_REG)
+			continue;
+		struct ls_field fp = { .path = "" };
+		if (typed)
+			ls_type_field_path(&t, pieces[i].obj_off, (unsigned)pieces[i].size, true, &fp);
+		char full[LS_FIELD_PATH_MAX + 128];
+		snprintf(full, sizeof full, "%s%s%s", name, fp.path[0] && fp.path[0] != '[' ? "." : "", fp.path);
+		add_name(f, pieces[i].loc.reg, var_id(b, full, LS_BLAME_LOCAL, -1));
+	}
+}
+
+/* The variables of D whose value (or a piece of it) DWARF places in a
+ * register at F's address (before it runs): F->name. */
 static void names_at(struct ls_blame *b, struct dvars *d, struct insn_facts *f)
 {
 	for (size_t i = 0; i < d->n && f->nnames < 8; i++) {
 		Dwarf_Attribute a;
 		struct ls_loc loc;
-		if (!dwarf_attr(&d->v[i].die, DW_AT_location, &a) || !ls_loc_at(&a, f->addr, &loc) || loc.kind != LS_LOC_REG)
+		if (!dwarf_attr(&d->v[i].die, DW_AT_location, &a) || !ls_loc_at(&a, f->addr, &loc) ||
+		    (loc.kind != LS_LOC_REG && loc.kind != LS_LOC_OTHER))
 			continue;
 		/* a single expression holds over the scope only */
 		if (dwarf_whatform(&a) != DW_FORM_sec_offset && dwarf_whatform(&a) != DW_FORM_loclistx &&
 		    dwarf_tag(&d->v[i].scope) != DW_TAG_subprogram && dwarf_haspc(&d->v[i].scope, f->addr) != 1)
 			continue;
 		const char *name = dwarf_diename(&d->v[i].die);
-		int l = loc_of_dwarf(loc.reg);
-		if (!name || l < 0 || l == 4)
+		if (!name)
 			continue;
-		uint32_t v = var_id(b, name, d->v[i].pointer_param ? LS_BLAME_EXIT_PARAM : LS_BLAME_LOCAL, d->v[i].param);
-		if (v == UINT32_MAX)
+		if (loc.kind == LS_LOC_OTHER) {
+			piece_names(b, &d->v[i], name, &loc, f);
 			continue;
-		f->name[f->nnames].loc = (uint32_t)l;
-		f->name[f->nnames++].var = v;
+		}
+		add_name(f, loc.reg,
+		         var_id(b, name, d->v[i].pointer_param ? LS_BLAME_EXIT_PARAM : LS_BLAME_LOCAL, d->v[i].param));
 	}
 }
 
@@ -295,7 +330,17 @@ static int mem_cell(struct ls_blame *b, uint64_t key)
 
 /* The memory cell operand OP of the instruction at PC is, or -1: a frame
  * slot (CFA-relative) or a static address; anything else is not tracked. */
-static int mem_loc(struct ls_blame *b, const ls_module *m, uint64_t pc, const struct ls_operand *op)
+static int mem_loc_of(struct ls_blame *b, const ls_module *m, uint64_t pc, const struct ls_operand *op);
+
+static int mem_loc(struct ls_blame *b, const ls_module *m, struct insn_facts *f, const struct ls_operand *op)
+{
+	int cell = mem_loc_of(b, m, f->addr, op);
+	if (cell >= 0)
+		f->cell = cell;
+	return cell;
+}
+
+static int mem_loc_of(struct ls_blame *b, const ls_module *m, uint64_t pc, const struct ls_operand *op)
 {
 	if (op->seg || op->index >= 0)
 		return -1;
@@ -360,7 +405,7 @@ static void value_use(struct ls_blame *b, const ls_module *m, struct insn_facts 
 		add_use(f, loc_of_reg(op->reg));
 	else if (op->kind == LS_OP_MEM) {
 		address_uses(f, op);
-		add_use(f, mem_loc(b, m, f->addr, op));
+		add_use(f, mem_loc(b, m, f, op));
 	}
 }
 
@@ -378,7 +423,7 @@ static void value_def(struct ls_blame *b, const ls_module *m, struct insn_facts 
 		address_uses(f, op);
 		if (op->base >= 0 && op->base < 16 && op->base != 4 && !op->seg)
 			f->store_base = op->base;
-		int loc = mem_loc(b, m, f->addr, op);
+		int loc = mem_loc(b, m, f, op);
 		if (partial)
 			add_use(f, loc);
 		add_def(f, loc, !partial);
@@ -431,8 +476,10 @@ static void operand_facts(struct ls_blame *b, const ls_module *m, struct insn_fa
 	            starts(mn, "vcvt") || starts(mn, "vbroadcast") || starts(mn, "pshuf") || zero;
 	bool cmov = starts(mn, "cmov");
 	for (int i = 0; i < d && !zero; i++) {
-		if (insn->opcode == LS_MN_LEA && insn->op[i].kind == LS_OP_MEM)
+		if (insn->opcode == LS_MN_LEA && insn->op[i].kind == LS_OP_MEM) {
 			address_uses(f, &insn->op[i]);
+			mem_loc(b, m, f, &insn->op[i]); /* &var: the caller's argument (ls_blame_arg_sources) */
+		}
 		else
 			value_use(b, m, f, &insn->op[i]);
 	}
@@ -498,6 +545,7 @@ static void insn_facts(struct ls_blame *b, const ls_module *m, struct insn_facts
 	f->copy_from = -1;
 	f->load_var = -1;
 	f->store_base = -1;
+	f->cell = -1;
 	switch (insn->kind) {
 	case LS_INSN_CJUMP: add_use(f, LOC_FLAGS); return;
 	case LS_INSN_CALL:
@@ -557,6 +605,8 @@ static void seeds(struct ls_blame *b, const ls_accesses *acc, struct dvars *dv, 
 			}
 		}
 		uint32_t v = var_id(b, a->variable, exit, param);
+		if (f->cell >= LOC_MEM && v != UINT32_MAX && !b->cell_var[f->cell - LOC_MEM] && a->rule == LS_RULE_FRAME)
+			b->cell_var[f->cell - LOC_MEM] = (int32_t)v + 1;
 		if (a->kind & LS_ACCESS_STORE)
 			add_seed(f, v, LS_BLAME_STORE);
 		else if (f->load_var < 0)
@@ -609,8 +659,9 @@ static bool flow_block(struct flow *fl, size_t bi, uint64_t *live, uint64_t *cur
 		uint32_t ii = blk->first_insn + k;
 		struct insn_facts *f = &b->in[ii];
 		memcpy(cur, fl->seed + (size_t)ii * w, w * sizeof *cur);
-		for (int d = 0; d < f->ndef; d++)
-			if (f->def[d] < nl)
+		bool call = f->kind == LS_INSN_CALL || f->kind == LS_INSN_ICALL;
+		for (int d = 0; d < f->ndef; d++) /* a call's clobbers die, they carry no result */
+			if (f->def[d] < nl && (!call || f->def[d] == 0 || f->def[d] == LOC_VEC))
 				set_or(cur, live + (size_t)f->def[d] * w, w, NULL);
 		set_or(fl->out_sets + (size_t)ii * w, cur, w, NULL);
 		for (int d = 0; d < f->ndef; d++)
@@ -812,7 +863,7 @@ static void decode_all(struct ls_blame *b, const ls_module *m, const struct ls_c
 		    ls_decode(d, t->data + (ci->addr - t->addr), ci->len, ci->addr, &insn) == 0) {
 			b->in[i].addr = ci->addr;
 			b->in[i].len = ci->len;
-			b->in[i].copy_from = b->in[i].load_var = b->in[i].store_base = -1;
+			b->in[i].copy_from = b->in[i].load_var = b->in[i].store_base = b->in[i].cell = -1;
 			continue;
 		}
 		insn_facts(b, m, &b->in[i], &insn, ls_decoder_mnemonic(d));
@@ -944,6 +995,10 @@ ls_blame *ls_blame_of(const ls_module *m, uint64_t addr, ls_error *err)
 		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no procedure holds 0x%" PRIx64, m->path, addr);
 		return NULL;
 	}
+	if (!m->dwarf_found) {
+		ls_set_error(err, LS_ERR_DWARF, "%s: no debug information: blame needs DWARF", m->path);
+		return NULL;
+	}
 	struct ls_oom_guard guard;
 	ls_oom_push(&guard);
 	if (setjmp(guard.env)) {
@@ -1046,6 +1101,11 @@ size_t ls_blame_arg_sources(const ls_blame *b, uint64_t call, int param, size_t 
 			break;
 		if (f->load_var >= 0 && n < cap) {
 			vars[n++] = (size_t)f->load_var;
+			break;
+		}
+		/* lea of a frame slot: the address of the variable there */
+		if (f->copy_from < 0 && f->cell >= LOC_MEM && b->cell_var[f->cell - LOC_MEM] && n < cap) {
+			vars[n++] = (size_t)(b->cell_var[f->cell - LOC_MEM] - 1);
 			break;
 		}
 		if (f->copy_from < 0)
