@@ -85,7 +85,9 @@ enum {
 	LOC_VEC = 17,        /* the decoder's vector registers 32..63 */
 	LOC_NVEC = 32,
 	LOC_MEM = LOC_VEC + LOC_NVEC, /* memory cells from here */
-	MAX_LOCS = 4096,     /* cells beyond are not tracked */
+	MAX_LOCS = 1024,     /* cells beyond are not tracked */
+	MAX_FLOW_WORDS = 32u << 20, /* 256 MiB of per-block sets: a larger procedure is refused */
+	MAX_CD_PAIRS = 4u << 20,    /* control dependences kept (beyond: not followed) */
 	MAX_VARS = 4096,
 };
 
@@ -301,8 +303,8 @@ static void names_at(struct ls_blame *b, struct dvars *d, struct insn_facts *f)
 			piece_names(b, &d->v[i], name, &loc, f);
 			continue;
 		}
-		add_name(f, loc.reg,
-		         var_id(b, name, d->v[i].pointer_param ? LS_BLAME_EXIT_PARAM : LS_BLAME_LOCAL, d->v[i].param));
+		bool exit = d->v[i].pointer_param;
+		add_name(f, loc.reg, var_id(b, name, exit ? LS_BLAME_EXIT_PARAM : LS_BLAME_LOCAL, exit ? d->v[i].param : -1));
 	}
 }
 
@@ -777,11 +779,11 @@ static uint32_t *post_dominators(const struct ls_cfg *cfg)
  * (directly) in the blocks it controls, transitively. */
 static void implicit_seeds(struct ls_blame *b, const struct ls_cfg *cfg, uint64_t *seed)
 {
-	size_t nb = cfg->nblocks, w = b->words;
+	size_t nb = cfg->nblocks, w = b->words, npairs = 0, cap = 0;
 	uint32_t *ipdom = post_dominators(cfg);
 	uint64_t *writes = ls_xcalloc(nb * w + 1, sizeof *writes); /* per block */
 	uint64_t *ctl = ls_xcalloc(nb * w + 1, sizeof *ctl);       /* per branch block */
-	uint8_t *cd = ls_xcalloc(nb * nb + 1, 1);                  /* cd[a * nb + x]: x depends on a */
+	uint32_t(*cd)[2] = NULL;                                   /* (a, x): x depends on a */
 	for (size_t x = 0; x < nb; x++)
 		for (uint32_t k = 0; k < cfg->blocks[x].ninsns; k++) {
 			const struct insn_facts *f = &b->in[cfg->blocks[x].first_insn + k];
@@ -795,16 +797,18 @@ static void implicit_seeds(struct ls_blame *b, const struct ls_cfg *cfg, uint64_
 			continue;
 		for (uint32_t e = 0; e < blk->nsucc; e++)
 			for (uint32_t r = cfg->edges[cfg->succ[blk->first_succ + e]].to; r < nb && r != ipdom[a]; r = ipdom[r]) {
-				cd[a * nb + r] = 1;
 				set_or(ctl + a * w, writes + r * w, w, NULL);
+				if (r != a && npairs < MAX_CD_PAIRS) {
+					cd = ls_grow(cd, &cap, npairs + 1, sizeof *cd);
+					cd[npairs][0] = (uint32_t)a;
+					cd[npairs++][1] = r;
+				}
 			}
 	}
 	for (bool changed = true; changed;) { /* nested: the outer branch controls the inner's blocks' too */
 		changed = false;
-		for (size_t a = 0; a < nb; a++)
-			for (size_t x = 0; x < nb; x++)
-				if (cd[a * nb + x] && x != a)
-					set_or(ctl + a * w, ctl + x * w, w, &changed);
+		for (size_t i = 0; i < npairs; i++)
+			set_or(ctl + (size_t)cd[i][0] * w, ctl + (size_t)cd[i][1] * w, w, &changed);
 	}
 	for (size_t a = 0; a < nb; a++) {
 		const struct ls_block *blk = &cfg->blocks[a];
@@ -893,7 +897,7 @@ static void make_entries(struct ls_blame *b, const uint64_t *exp, const uint64_t
 	b->first_entry[b->nin] = (uint32_t)b->nentries;
 }
 
-static void analyze(struct ls_blame *b, const ls_module *m, const struct ls_cfg *cfg, const ls_accesses *acc,
+static bool analyze(struct ls_blame *b, const ls_module *m, const struct ls_cfg *cfg, const ls_accesses *acc,
                     struct dvars *dv, bool returns)
 {
 	for (size_t i = 0; i < b->nin; i++)
@@ -901,6 +905,8 @@ static void analyze(struct ls_blame *b, const ls_module *m, const struct ls_cfg 
 	b->words = (b->nvars + 63) / 64 + 1;
 	size_t w = b->words;
 	size_t nlocs = LOC_MEM + b->nmem;
+	if ((double)cfg->nblocks * (double)nlocs * (double)w > MAX_FLOW_WORDS)
+		return false;
 	uint64_t *seed = ls_xcalloc(b->nin * w + 1, sizeof *seed);
 	uint64_t *exp = ls_xcalloc(b->nin * w + 1, sizeof *exp), *imp = ls_xcalloc(b->nin * w + 1, sizeof *imp);
 	/* "register": a value written to a register DWARF names V in at some
@@ -934,6 +940,7 @@ static void analyze(struct ls_blame *b, const ls_module *m, const struct ls_cfg 
 	free(seed);
 	free(exp);
 	free(imp);
+	return true;
 }
 
 static ls_blame *proc_blame(const ls_module *m, const ls_scope *proc, ls_error *err)
@@ -978,11 +985,18 @@ static ls_blame *proc_blame(const ls_module *m, const ls_scope *proc, ls_error *
 		}
 	}
 	decode_all(b, m, &cfg, d);
-	analyze(b, m, &cfg, acc, &dv, returns);
+	bool ok = analyze(b, m, &cfg, acc, &dv, returns);
+	size_t nblocks = cfg.nblocks;
 	free(dv.v);
 	ls_cfg_free(&cfg);
 	ls_decoder_free(d);
 	ls_accesses_free(acc);
+	if (!ok) {
+		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: the procedure at 0x%" PRIx64 " is too large for blame (%zu blocks, "
+		             "%zu variables)", m->path, b->proc, nblocks, b->nvars);
+		ls_blame_free(b);
+		return NULL;
+	}
 	return b;
 }
 
