@@ -27,7 +27,8 @@ CORE_TESTS = \
 	tests/core-cache-trust.sh \
 	tests/core-cache-swap.sh \
 	tests/unwind-recipes.py \
-	tests/core-data.py
+	tests/core-data.py \
+	tests/core-blame.py
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
@@ -72,7 +73,8 @@ EXTRA_DIST += \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
 	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h \
 	tests/fixtures/dir0/dir0_entries.s \
-	tests/fixtures/data_layout.c tests/fixtures/data_layout.cpp tests/data_oracle.py
+	tests/fixtures/data_layout.c tests/fixtures/data_layout.cpp tests/data_oracle.py \
+	tests/fixtures/blame_fig35.c tests/fixtures/blame_fig315.c tests/blame_expect.py
 # Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
 EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \
 	tests/fixtures/cache_forge.py

@@ -35,7 +35,8 @@ PERF_TESTS = \
 	tests/perf-offcpu-io.py \
 	tests/perf-offcpu-tui.sh \
 	tests/perf-stat-modes.sh \
-	tests/perf-data.py
+	tests/perf-data.py \
+	tests/perf-blame.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-kernel.py \
