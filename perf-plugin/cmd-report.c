@@ -66,6 +66,10 @@ static int print_views(pl_report *rep)
 	const pl_report_options *o = rep->opt;
 	if (o->wall && o->format == PL_FMT_JSON) /* the per-loop summary of on- and off-CPU time */
 		return pl_view_wall(rep);
+	if (o->format == PL_FMT_JSON && (o->sort_mask & (1u << PL_KEY_VAR)) && rep->nshown) {
+		rep->primary = rep->shown[0]; /* -s var --format=json: the blame rows (data-keys.c) */
+		return pl_view_var(rep);
+	}
 	if (o->format == PL_FMT_JSON || o->format == PL_FMT_PPROF) {
 		return o->format == PL_FMT_JSON ? pl_view_json(rep) : pl_view_pprof(rep);
 	}

@@ -12,6 +12,7 @@
  * kept until the view ends (pl_data_keys_end). */
 #include "attribute.h"
 #include "report.h"
+#include "support/json_writer.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -342,6 +343,43 @@ static void print_var_rows(struct var_view *vv, uint64_t all, uint64_t none)
 		all, none, vv->through_call);
 }
 
+/* --format=json: one object, the rows with their counts. */
+static void print_var_json(struct var_view *vv, uint64_t all, uint64_t none)
+{
+	ls_jw w;
+	ls_jw_init(&w, vv->rep->out, LS_JW_COMPACT);
+	ls_jw_object(&w);
+	ls_jw_key(&w, "view");
+	ls_jw_string(&w, "var");
+	ls_jw_key(&w, "samples");
+	ls_jw_uint(&w, all);
+	ls_jw_key(&w, "no_variable");
+	ls_jw_uint(&w, none);
+	ls_jw_key(&w, "through_call");
+	ls_jw_uint(&w, vv->through_call);
+	ls_jw_key(&w, "note");
+	ls_jw_string(&w, "a sample counts for every variable its instruction is blamed on: the shares add up to more "
+	                 "than 100%");
+	ls_jw_key(&w, "variables");
+	ls_jw_array(&w);
+	for (size_t i = 0; i < vv->nrows; i++) {
+		ls_jw_object(&w);
+		ls_jw_key(&w, "variable");
+		ls_jw_string(&w, vv->rows[i].name);
+		ls_jw_key(&w, "samples");
+		ls_jw_uint(&w, vv->rows[i].samples);
+		ls_jw_key(&w, "explicit_samples");
+		ls_jw_uint(&w, vv->rows[i].explicit_samples);
+		ls_jw_key(&w, "share");
+		ls_jw_double(&w, all ? (double)vv->rows[i].samples / (double)all : 0);
+		ls_jw_object_end(&w);
+	}
+	ls_jw_array_end(&w);
+	ls_jw_object_end(&w);
+	ls_jw_newline(&w);
+	ls_jw_finish(&w);
+}
+
 int pl_view_var(pl_report *rep)
 {
 	struct var_view vv = { .rep = rep };
@@ -359,11 +397,16 @@ int pl_view_var(pl_report *rep)
 	}
 	if (vv.nrows)
 		qsort(vv.rows, vv.nrows, sizeof *vv.rows, cmp_row);
+	if (rep->opt->format == PL_FMT_JSON) {
+		print_var_json(&vv, all, none);
+		goto out;
+	}
 	pl_print_header(rep, "variables the samples are blamed on (Rutar's variable blame); Overhead: samples "
 	                     "whose instruction is blamed on the variable");
 	if (all)
 		print_var_rows(&vv, all, none);
 	fputc('\n', rep->out);
+out:
 	for (size_t i = 0; i < vv.nrows; i++)
 		free(vv.rows[i].name);
 	free(vv.rows);

@@ -12,6 +12,7 @@
 # says the shares overlap.
 import collections
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -129,6 +130,17 @@ for cc in ("gcc", "clang"):
         tap.ok(not bad and rows, "%s %s: all %d variables' shares and explicit shares equal the oracle's" %
                (cc, func, len(names)))
         tap.ok("add up to more than 100%" in r.stdout, "%s %s: the footer says the shares overlap" % (cc, func))
+        j = run([PERF_LOOPS, "report", "-i", data, "-s", "var", "--dsos", exe, "--format=json"])
+        try:
+            doc = json.loads(j.stdout)
+            counts = {v["variable"]: (v["samples"], v["explicit_samples"]) for v in doc["variables"]}
+        except (ValueError, KeyError) as e:
+            doc, counts = {}, {"error": str(e)}
+        jbad = [k for k in names if counts.get(k, (0, 0)) != (rows[k], expl[k])]
+        for k in jbad:
+            tap.diag("json %s: %s, the oracle (%d, %d)" % (k, counts.get(k), rows[k], expl[k]))
+        tap.ok(j.returncode == 0 and doc.get("samples") == want_total and not jbad,
+               "%s %s: --format=json: the same rows, each variable's sample counts equal the oracle's" % (cc, func))
 for cc, func, k, m, w, cnt in table:
     tap.diag("%-5s %-8s %-36s ours %6.2f%% (explicit %6.2f%%)  oracle %6.2f%% (%6.2f%%)  %d samples" %
              (cc, func, k, m[0], m[1], w[0], w[1], cnt))
