@@ -83,6 +83,41 @@ static void check_access(const ls_access *a)
 		abort();
 }
 
+static void check_blame(const ls_module *m, const ls_scope *p)
+{
+	ls_error err;
+	ls_blame *b = ls_blame_of(m, ls_scope_low(p), &err);
+	if (!b) {
+		if (!err.message[0])
+			abort(); /* a failure must say why */
+		return;
+	}
+	size_t nvars = ls_blame_nvars(b);
+	for (size_t r = 0; r < ls_scope_nranges(p); r++) {
+		ls_range rg = ls_scope_range(p, r);
+		for (uint64_t a = rg.lo; a < rg.hi && a - rg.lo < 4096; a++) {
+			const ls_blame_entry *e;
+			size_t n = ls_blame_at(b, a, &e);
+			for (size_t i = 0; i < n; i++) {
+				int exit, param;
+				const char *name = ls_blame_var_name(b, e[i].var, &exit, &param);
+				if (e[i].var >= nvars || !name || e[i].addr != a ||
+				    (e[i].kind != LS_BLAME_EXPLICIT && e[i].kind != LS_BLAME_IMPLICIT) ||
+				    !strcmp(ls_blame_rule_name(e[i].rule), "?") ||
+				    (exit == LS_BLAME_EXIT_PARAM) != (param >= 0))
+					abort();
+			}
+			size_t vars[4];
+			if (n && ls_blame_arg_sources(b, a, (int)(a % 7), vars, 4) > 4)
+				abort();
+		}
+		uint64_t call = ls_blame_call_in(b, rg.lo, rg.hi, 0);
+		if (call && (call < rg.lo || call >= rg.hi))
+			abort();
+	}
+	ls_blame_free(b);
+}
+
 static void fuzz_module(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/ls-fuzz-data.XXXXXX";
@@ -123,41 +158,6 @@ static void fuzz_module(const uint8_t *data, size_t size)
 	if (m)
 		ls_module_close(m);
 	unlink(path);
-}
-
-static void check_blame(const ls_module *m, const ls_scope *p)
-{
-	ls_error err;
-	ls_blame *b = ls_blame_of(m, ls_scope_low(p), &err);
-	if (!b) {
-		if (!err.message[0])
-			abort(); /* a failure must say why */
-		return;
-	}
-	size_t nvars = ls_blame_nvars(b);
-	for (size_t r = 0; r < ls_scope_nranges(p); r++) {
-		ls_range rg = ls_scope_range(p, r);
-		for (uint64_t a = rg.lo; a < rg.hi && a - rg.lo < 4096; a++) {
-			const ls_blame_entry *e;
-			size_t n = ls_blame_at(b, a, &e);
-			for (size_t i = 0; i < n; i++) {
-				int exit, param;
-				const char *name = ls_blame_var_name(b, e[i].var, &exit, &param);
-				if (e[i].var >= nvars || !name || e[i].addr != a ||
-				    (e[i].kind != LS_BLAME_EXPLICIT && e[i].kind != LS_BLAME_IMPLICIT) ||
-				    !strcmp(ls_blame_rule_name(e[i].rule), "?") ||
-				    (exit == LS_BLAME_EXIT_PARAM) != (param >= 0))
-					abort();
-			}
-			size_t vars[4];
-			if (n && ls_blame_arg_sources(b, a, (int)(a % 7), vars, 4) > 4)
-				abort();
-		}
-		uint64_t call = ls_blame_call_in(b, rg.lo, rg.hi, 0);
-		if (call && (call < rg.lo || call >= rg.hi))
-			abort();
-	}
-	ls_blame_free(b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
