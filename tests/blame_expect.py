@@ -24,6 +24,15 @@ How the sets follow from the seed's rules (design.md, "Blame"):
   if (z), which controls the malloc and the stores (implicit s.i or s,
   and sink); malloc's argument flows into the call, whose result is the
   pointer: sink and s.i (s).
+  fill and norm (blame_calls.c, gcc only: the interprocedural case): the
+  loop guard and the loop test control the stores to out[i] (through
+  fill's pointer parameter out, an exit variable) and i's increments:
+  implicit out and i; i, the constant 0.5 and the i % 7 arithmetic flow
+  into the store: out; the zeroing pxor before cvtsi2sd is dead (the
+  conversion writes the register whole); in norm, s = 0 and s += v[i] *
+  v[i] are s's (DWARF names %xmm1 s) and flow into the returned value
+  (<return>), the loads and the pointer step flow into s, the step and
+  the end pointer feed the loop test: implicit s.
 Entry notation: "VAR E:RULE" explicit by RULE, "+I" implicit too, "VAR I"
 implicit only (rule control).
 """
@@ -81,6 +90,51 @@ EXPECT = {
         (33, "pop %rbx", ""),
         (31, "mov %rax,sink", "sink E:store"),
         (33, "ret", ""),
+    ],
+    ("gcc", "fill"): [
+        (13, "test %rsi,%rsi", "out I; i I"),
+        (13, "jle fill+0x5f", "out I; i I"),
+        (13, "movsd _IO_stdin_used+0x8,%xmm1", "out E:flow"),
+        (13, "xor %ecx,%ecx", "out E:flow+I; i E:register+I"),
+        (14, "movabs $0x4924924924924925,%r8", "out E:flow"),
+        (14, "nopl 0x0(%rax)", ""),
+        (14, "mov %rcx,%rax", "out E:flow"),
+        (14, "pxor %xmm0,%xmm0", ""),
+        (14, "imul %r8", "out E:flow"),
+        (14, "mov %rcx,%rax", "out E:flow"),
+        (14, "sar $0x3f,%rax", "out E:flow"),
+        (14, "sar %rdx", "out E:flow"),
+        (14, "sub %rax,%rdx", "out E:flow"),
+        (14, "lea 0x0(,%rdx,8),%rax", "out E:flow"),
+        (14, "sub %rdx,%rax", "out E:flow"),
+        (14, "mov %rcx,%rdx", "out E:flow"),
+        (14, "sub %rax,%rdx", "out E:flow"),
+        (14, "cvtsi2sd %rdx,%xmm0", "out E:flow"),
+        (14, "mulsd %xmm1,%xmm0", "out E:flow"),
+        (14, "movsd %xmm0,(%rdi,%rcx,8)", "out E:store"),
+        (13, "add $0x1,%rcx", "out E:flow+I; i E:register+I"),
+        (13, "cmp %rcx,%rsi", "out I; i I"),
+        (13, "jne fill+0x20", "out I; i I"),
+        (15, "ret", ""),
+    ],
+    ("gcc", "norm"): [
+        (20, "test %rsi,%rsi", "s I"),
+        (20, "jle norm+0x30", "s I"),
+        (20, "lea (%rdi,%rsi,8),%rax", "s I"),
+        (19, "pxor %xmm1,%xmm1", "s E:register; <return> E:flow"),
+        (19, "nopl (%rax)", ""),
+        (21, "movsd (%rdi),%xmm0", "s E:flow; <return> E:flow"),
+        (20, "add $0x8,%rdi", "s E:flow+I; <return> E:flow"),
+        (21, "mulsd %xmm0,%xmm0", "s E:flow; <return> E:flow"),
+        (21, "addsd %xmm0,%xmm1", "s E:register; <return> E:flow"),
+        (20, "cmp %rax,%rdi", "s I"),
+        (20, "jne norm+0x10", "s I"),
+        (23, "movapd %xmm1,%xmm0", "<return> E:flow"),
+        (23, "ret", "<return> E:return"),
+        (23, "nopw 0x0(%rax,%rax,1)", ""),
+        (19, "pxor %xmm1,%xmm1", "<return> E:flow"),
+        (23, "movapd %xmm1,%xmm0", "<return> E:flow"),
+        (23, "ret", "<return> E:return"),
     ],
     ("clang", "oneFunc"): [
         (19, "push %rbx", ""),

@@ -1054,7 +1054,7 @@ static size_t insn_index(const ls_blame *b, uint64_t addr)
 size_t ls_blame_at(const ls_blame *b, uint64_t addr, const ls_blame_entry **out)
 {
 	size_t i = b ? insn_index(b, addr) : SIZE_MAX;
-	if (i == SIZE_MAX) {
+	if (i == SIZE_MAX || !b->entries) { /* no entries at all: ENTRIES is NULL, no base for an offset */
 		*out = NULL;
 		return 0;
 	}
