@@ -964,7 +964,7 @@ static ls_blame *proc_blame(const ls_module *m, const ls_scope *proc, ls_error *
 		ls_decoder_free(d);
 		ls_accesses_free(acc);
 		ls_blame_free(b);
-		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no code to analyze at 0x%" PRIx64, m->path, b->proc);
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no code to analyze at 0x%" PRIx64, m->path, lp.entry);
 		return NULL;
 	}
 	struct dvars dv = { 0 };
