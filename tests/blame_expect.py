@@ -33,6 +33,10 @@ How the sets follow from the seed's rules (design.md, "Blame"):
   v[i] are s's (DWARF names %xmm1 s) and flow into the returned value
   (<return>), the loads and the pointer step flow into s, the step and
   the end pointer feed the loop test: implicit s.
+  gcc -O0's bar: the same sets through the frame slots (x and y stored
+  to theirs at entry, loaded back as the pointers stored through; N's
+  slot feeds the loop test: implicit loopC and i); the frame pointer's
+  setup is nobody's.
 Entry notation: "VAR E:RULE" explicit by RULE, "+I" implicit too, "VAR I"
 implicit only (rule control).
 """
@@ -57,6 +61,39 @@ EXPECT = {
         (24, "nopl 0x0(%rax,%rax,1)", ""),
         (18, "xor %eax,%eax", "y E:flow"),
         (26, "mov %eax,(%rsi)", "y E:store"),
+        (27, "ret", ""),
+    ],
+    # gcc -O0: every variable in its frame slot, the flow through the slots
+    ("gcc-O0", "bar"): [
+        (17, "push %rbp", ""),
+        (17, "mov %rsp,%rbp", ""),
+        (17, "mov %rdi,-0x18(%rbp)", "x E:store"),
+        (17, "mov %rsi,-0x20(%rbp)", "y E:store"),
+        (17, "mov %rdx,-0x28(%rbp)", "N E:store; loopC I; i I"),
+        (18, "movl $0x0,-0x8(%rbp)", "x E:flow+I; y E:flow+I; loopC E:store"),
+        (19, "movl $0x0,-0x4(%rbp)", "loopC I; i E:store+I"),
+        (19, "jmp bar+0x2e", ""),
+        (20, "addl $0x1,-0x8(%rbp)", "x E:flow+I; y E:flow+I; loopC E:store"),
+        (21, "mov -0x8(%rbp),%eax", "x E:flow+I; y E:flow+I; loopC E:flow"),
+        (21, "mov %eax,-0x8(%rbp)", "x E:flow+I; y E:flow+I; loopC E:store"),
+        (19, "addl $0x1,-0x4(%rbp)", "loopC I; i E:store+I"),
+        (19, "mov -0x4(%rbp),%eax", "loopC I; i I"),
+        (19, "cltq", "loopC I; i I"),
+        (19, "cmp %rax,-0x28(%rbp)", "loopC I; i I"),
+        (19, "jg bar+0x20", "loopC I; i I"),
+        (23, "mov -0x8(%rbp),%eax", "x I; y I"),
+        (23, "and $0x1,%eax", "x I; y I"),
+        (23, "test %eax,%eax", "x I; y I"),
+        (23, "je bar+0x4e", "x I; y I"),
+        (24, "mov -0x18(%rbp),%rax", "x E:flow"),
+        (24, "mov -0x8(%rbp),%edx", "x E:flow"),
+        (24, "mov %edx,(%rax)", "x E:store"),
+        (27, "jmp bar+0x57", ""),
+        (26, "mov -0x20(%rbp),%rax", "y E:flow"),
+        (26, "mov -0x8(%rbp),%edx", "y E:flow"),
+        (26, "mov %edx,(%rax)", "y E:store"),
+        (27, "nop", ""),
+        (27, "pop %rbp", ""),
         (27, "ret", ""),
     ],
     ("clang", "bar"): [

@@ -2,7 +2,8 @@
 # core-blame.py - the blame stage (libloopscope/data/blame.c) on the seed's
 # own examples: Rutar's Figures 3.5 (oneFunc) and 3.15 (bar) rewritten in C
 # (tests/fixtures/blame_fig35.c, blame_fig315.c), gcc and clang -O2, and
-# the exit variables' callees fill and norm (blame_calls.c, gcc -O2).  For
+# the exit variables' callees fill and norm (blame_calls.c, gcc -O2), and bar
+# at gcc -O0 (the flow through frame slots).  For
 # every instruction of oneFunc and bar, `loopscope lookup --blame --json`
 # gives exactly the variables, kinds and rules derived by hand from the
 # seed's rules in tests/blame_expect.py (objdump's instructions, no
@@ -45,13 +46,14 @@ def show(s):
 
 
 CASES = [("blame_fig315", "bar"), ("blame_fig35", "oneFunc"), ("blame_calls", "fill"), ("blame_calls", "norm")]
-for cc in ("gcc", "clang"):
+for cc in ("gcc", "clang", "gcc-O0"):
     for stem, func in CASES:
         if (cc, func) not in E.EXPECT:
-            continue  # blame_calls: gcc only (clang unrolls fill: 60 instructions)
+            continue  # blame_calls: gcc only (clang unrolls fill: 60 instructions); -O0: bar
         exe = os.path.join(tmp, "%s-%s" % (stem, cc))
-        b = run([cc, "-O2", "-g", "-o", exe, os.path.join(C.FIXTURES, stem + ".c")])
-        if not tap.ok(b.returncode == 0, "%s -O2 builds %s.c" % (cc, stem)):
+        opt = "-O0" if cc.endswith("-O0") else "-O2"
+        b = run([cc.split("-")[0], opt, "-g", "-o", exe, os.path.join(C.FIXTURES, stem + ".c")])
+        if not tap.ok(b.returncode == 0, "%s %s builds %s.c" % (cc, opt, stem)):
             tap.diag(b.stderr)
             continue
         want, why = E.expected(cc, exe, func)

@@ -7,7 +7,9 @@
  * Locations.  The data flow runs over the general registers, the flags,
  * the vector registers and memory cells: frame slots (SP- or BP-relative,
  * turned into CFA offsets by the unwind recipes, so a push or a call that
- * moves SP does not rename them) and static addresses, 8-byte cells.
+ * moves SP does not rename them) and static addresses, a cell per
+ * starting address (two ints side by side are two cells; a wider access
+ * over both is a third, not matched with them).
  * Memory reached through any other pointer is not a location: a value
  * stored there and loaded back is not followed (the seed's down pointers;
  * see below for what a store through a pointer blames).
@@ -347,7 +349,7 @@ static int mem_loc_of(struct ls_blame *b, const ls_module *m, uint64_t pc, const
 	if (op->seg || op->index >= 0)
 		return -1;
 	if (op->base == LS_REG_RIP || op->base < 0)
-		return mem_cell(b, ((uint64_t)op->disp & ~7ull) | 1); /* odd: a static */
+		return mem_cell(b, (uint64_t)op->disp << 1 | 1); /* odd: a static */
 	if (op->base != 4 && op->base != 5)
 		return -1;
 	ls_unwind_recipe r;
@@ -361,7 +363,7 @@ static int mem_loc_of(struct ls_blame *b, const ls_module *m, uint64_t pc, const
 		cfa = r.fp_offset + op->disp;
 	else
 		return -1;
-	return mem_cell(b, ((uint64_t)cfa & ~7ull) << 1); /* even: a frame slot */
+	return mem_cell(b, (uint64_t)cfa << 1); /* even: a frame slot */
 }
 
 /* ---- what an instruction reads and writes --------------------------------------------- */
@@ -406,8 +408,10 @@ static void value_use(struct ls_blame *b, const ls_module *m, struct insn_facts 
 	if (op->kind == LS_OP_REG)
 		add_use(f, loc_of_reg(op->reg));
 	else if (op->kind == LS_OP_MEM) {
-		address_uses(f, op);
-		add_use(f, mem_loc(b, m, f, op));
+		int loc = mem_loc(b, m, f, op);
+		if (loc < 0) /* a frame slot's base is the frame, not data */
+			address_uses(f, op);
+		add_use(f, loc);
 	}
 }
 
@@ -422,10 +426,12 @@ static void value_def(struct ls_blame *b, const ls_module *m, struct insn_facts 
 			add_use(f, loc);
 		add_def(f, loc, !part);
 	} else if (op->kind == LS_OP_MEM) {
-		address_uses(f, op);
-		if (op->base >= 0 && op->base < 16 && op->base != 4 && !op->seg)
-			f->store_base = op->base;
 		int loc = mem_loc(b, m, f, op);
+		if (loc < 0)
+			address_uses(f, op);
+		/* through a pointer: not a frame slot (%rbp as the frame pointer) */
+		if (loc < 0 && op->base >= 0 && op->base < 16 && op->base != 4 && !op->seg)
+			f->store_base = op->base;
 		if (partial)
 			add_use(f, loc);
 		add_def(f, loc, !partial);
@@ -596,12 +602,12 @@ static void seeds(struct ls_blame *b, const ls_accesses *acc, struct dvars *dv, 
 		const ls_access *a = ls_accesses_get(acc, first + k);
 		if (!a->variable)
 			continue;
-		/* the variable's own name: a pointer parameter stored through
-		 * is the exit variable */
+		/* the variable's own name: a pointer parameter of the procedure
+		 * is the exit variable (in its register, or -O0's slot) */
 		int exit = LS_BLAME_LOCAL, param = -1;
 		for (size_t i = 0; i < dv->n; i++) {
 			const char *nm = dwarf_diename(&dv->v[i].die);
-			if (dv->v[i].pointer_param && nm && !strcmp(nm, a->variable) && a->rule >= LS_RULE_REGISTER) {
+			if (dv->v[i].pointer_param && nm && !strcmp(nm, a->variable)) {
 				exit = LS_BLAME_EXIT_PARAM;
 				param = dv->v[i].param;
 			}
@@ -842,6 +848,8 @@ static bool pointer_seeds(struct ls_blame *b, const uint64_t *exp)
 			if (f->name[k].loc == (uint32_t)f->store_base)
 				add_seed(f, f->name[k].var, LS_BLAME_STORE);
 		size_t d = reaching_def(b, i, (uint32_t)f->store_base);
+		if (d != SIZE_MAX && b->in[d].load_var >= 0) /* the pointer loaded from a variable: t4 = @x */
+			add_seed(f, (uint32_t)b->in[d].load_var, LS_BLAME_STORE);
 		for (size_t v = 0; d != SIZE_MAX && v < b->nvars; v++)
 			if (exp[d * w + v / 64] >> (v % 64) & 1)
 				add_seed(f, (uint32_t)v, LS_BLAME_STORE);
