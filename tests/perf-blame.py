@@ -104,6 +104,7 @@ def ours(exe, data):
 
 
 table = []
+last_data = None
 for cc in ("gcc", "clang"):
     for stem, funcs, caller, args, exits in CASES:
         if any((cc, f) not in E.EXPECT for f in funcs):
@@ -118,6 +119,7 @@ for cc in ("gcc", "clang"):
         rec = run(["perf", "record", "-q", "-e", "cpu-clock:u", "--call-graph=dwarf", "-o", data, exe] + args)
         if rec.returncode != 0:
             C.skip_all("perf record -e cpu-clock:u --call-graph=dwarf does not work here: " + rec.stderr.strip()[:200])
+        last_data = data
         r, mine, total = ours(exe, data)
         want_total, want, why = oracle(cc, exe, data, funcs, caller, exits)
         if not tap.ok(want_total is not None, "%s %s: the code is the code the hand-derived table describes" %
@@ -151,6 +153,10 @@ for cc in ("gcc", "clang"):
             tap.diag("json %s: %s, the oracle (%d, %d)" % (k, counts.get(k), rows[k], expl[k]))
         tap.ok(j.returncode == 0 and doc.get("samples") == want_total and not jbad,
                "%s %s: --format=json: the same rows, each variable's sample counts equal the oracle's" % (cc, func))
+if last_data:
+    r = run([PERF_LOOPS, "report", "-i", last_data, "--stdio", "-s", "sym,var"])
+    tap.ok(r.returncode != 0 and "goes alone" in r.stderr,
+           "-s sym,var is refused (a sample has several variables): exit %d, %s" % (r.returncode, r.stderr.strip()[:160]))
 for cc, func, k, m, w, cnt in table:
     tap.diag("%-5s %-8s %-36s ours %6.2f%% (explicit %6.2f%%)  oracle %6.2f%% (%6.2f%%)  %d samples" %
              (cc, func, k, m[0], m[1], w[0], w[1], cnt))
