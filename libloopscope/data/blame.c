@@ -91,6 +91,7 @@ enum {
 	MAX_FLOW_WORDS = 32u << 20, /* 256 MiB of per-block sets: a larger procedure is refused */
 	MAX_CD_PAIRS = 4u << 20,    /* control dependences kept (beyond: not followed) */
 	MAX_VARS = 4096,
+	MAX_OPS = 16,        /* locations one instruction reads or writes (a call: 6 + 8 arguments) */
 };
 
 struct var_rec {
@@ -106,9 +107,9 @@ struct insn_facts {
 	uint64_t target;
 	uint32_t block;
 	uint16_t nuse, ndef;
-	uint32_t use[8];     /* locations read */
-	uint32_t def[8];     /* locations written */
-	uint8_t kill[8];     /* def[i] is written in full */
+	uint32_t use[MAX_OPS]; /* locations read */
+	uint32_t def[MAX_OPS]; /* locations written (a call: %rax, %xmm0, the flags, 9 clobbers) */
+	uint8_t kill[MAX_OPS]; /* def[i] is written in full */
 	int copy_from;       /* mov %r,%d: the register copied, else -1 */
 	int load_var;        /* a load's accessed variable (var index), else -1 */
 	int store_base;      /* a store through a pointer: its base register, else -1 */
@@ -372,7 +373,7 @@ static bool starts(const char *m, const char *p) { return strncmp(m, p, strlen(p
 
 static void add_use(struct insn_facts *f, int loc)
 {
-	if (loc < 0 || loc == 4 || f->nuse >= 8) /* %rsp: the frame, not data */
+	if (loc < 0 || loc == 4 || f->nuse >= MAX_OPS) /* %rsp: the frame, not data */
 		return;
 	for (int i = 0; i < f->nuse; i++)
 		if (f->use[i] == (uint32_t)loc)
@@ -382,7 +383,7 @@ static void add_use(struct insn_facts *f, int loc)
 
 static void add_def(struct insn_facts *f, int loc, bool kill)
 {
-	if (loc < 0 || loc == 4 || f->ndef >= 8)
+	if (loc < 0 || loc == 4 || f->ndef >= MAX_OPS)
 		return;
 	for (int i = 0; i < f->ndef; i++)
 		if (f->def[i] == (uint32_t)loc) {
