@@ -15,7 +15,9 @@ perf_loops_SOURCES = \
 	perf-plugin/browser.c \
 	perf-plugin/cmd-stat.c perf-plugin/stat.h perf-plugin/stat-plan.c perf-plugin/stat-run.c \
 	perf-plugin/stat-print.c perf-plugin/stat-calibrate.c perf-plugin/stat-hot.c \
-	perf-plugin/stat-trace.c perf-plugin/stat-burst.c
+	perf-plugin/stat-trace.c perf-plugin/stat-burst.c \
+	perf-plugin/search.c perf-plugin/search.h perf-plugin/search-tree.c perf-plugin/search-count.c \
+	perf-plugin/search-print.c
 perf_loops_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) $(ZLIB_CFLAGS) $(NCURSES_CFLAGS)
 perf_loops_LDADD = libloopscope.la libloopscope-json.la $(ELFUTILS_LIBS) $(ZSTD_LIBS) $(ZLIB_LIBS) $(NCURSES_LIBS) -lm
 

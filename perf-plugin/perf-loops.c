@@ -3,6 +3,7 @@
  * dispatches to one file per subcommand (cmd-record.c, cmd-report.c). */
 #include "report.h"
 #include "stat.h"
+#include "search.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@ static const char usage[] =
 	"       perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [SYMBOL]\n"
 	"       perf loops stat [--loop LOOP]... [--hot N [-i perf.data]] [--all-edges] [--trace | --burst]\n"
 	"                       [--json] (-- COMMAND | -p PID [--duration S])\n"
+	"       perf loops search [--threshold HYP=PCT]... [--count N] [--json] (-- COMMAND | -p PID [--duration S])\n"
 	"       perf loops --version\n"
 	"\n"
 	"Where the time of optimized code goes: procedures, inlined calls, loops, statements.\n"
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stat"))
 		return cmd_stat(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "search"))
+		return cmd_search(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "__run")) /* stat-run.c: perf stat runs the program through it */
 		return stat_run_child(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "__calibrate")) /* stat-calibrate.c: run by perf loops stat */

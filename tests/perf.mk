@@ -39,6 +39,7 @@ PERF_TESTS = \
 	tests/perf-blame.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
+	tests/perf-search.py \
 	tests/perf-kernel.py \
 	tests/perf-browser-real.sh
 TESTS += $(PERF_TESTS) $(PERF_UNIT_TESTS)
@@ -66,4 +67,4 @@ EXTRA_DIST += \
 	tests/fixtures/perf/fp_main.c tests/fixtures/perf/fp_lib.c tests/fixtures/perf/loop_counts.c \
 	tests/fixtures/perf/off_cpu.c tests/fixtures/perf/disk_io.c \
 	tests/fixtures/perf/hot_loops.c tests/fixtures/perf/fork_loops.c tests/fixtures/perf/recurse_loops.c \
-	tests/fixtures/perf/thread_trips.c
+	tests/fixtures/perf/thread_trips.c tests/fixtures/perf/search_phases.c
