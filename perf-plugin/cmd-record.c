@@ -218,6 +218,8 @@ static int take_off_cpu(int *argc, char **argv)
 	return 0;
 }
 
+int pl_record_hints = 1;
+
 int cmd_record(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -274,10 +276,10 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	if (rc == 0 && planned && plan.dwarf && !r.pipe_out)
 		pl_record_measure(&plan, r.output);
-	if (rc == 0 && !r.pipe_out && off_cpu)
+	if (rc == 0 && !r.pipe_out && off_cpu && pl_record_hints)
 		fprintf(stderr, "perf loops: on and off the CPU: perf loops report%s%s --wall\n",
 			strcmp(r.output, "perf.data") ? " -i " : "", strcmp(r.output, "perf.data") ? r.output : "");
-	if (rc == 0 && !r.pipe_out)
+	if (rc == 0 && !r.pipe_out && pl_record_hints)
 		fprintf(stderr, "perf loops: to see it: perf loops report%s%s --stdio  (--format=tree|flat|loops|folded|json|pprof)\n",
 			strcmp(r.output, "perf.data") ? " -i " : "", strcmp(r.output, "perf.data") ? r.output : "");
 	return rc;

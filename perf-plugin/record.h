@@ -20,4 +20,8 @@ int pl_record_choose(const char *command, pl_record_plan *plan);
  * needed, said on stderr and kept for the next recording. */
 void pl_record_measure(const pl_record_plan *plan, const char *data);
 
+/* cmd-record.c: say how to see the recording after it (perf loops search,
+ * which reads it itself, sets it to 0) */
+extern int pl_record_hints;
+
 #endif

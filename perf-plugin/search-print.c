@@ -31,7 +31,12 @@ static const char *focus_kind(const pl_tree *t, uint32_t n)
 	case PL_INLINE: return "inlined";
 	case PL_ALIEN: return "alien";
 	case PL_LOOP: return "loop";
-	default: return x->first_child ? "call site" : "statement";
+	default:
+		for (uint32_t c = x->first_child; c; c = t->nodes[c].next_sibling)
+			if (t->nodes[c].kind == PL_PROC && t->nodes[c].dso && t->nodes[c].dso->kind != PL_DSO_KERNEL &&
+			    t->nodes[c].dso->kind != PL_DSO_KMODULE)
+				return "call site";
+		return "statement"; /* its samples' kernel frames are not calls of the program's */
 	}
 }
 
@@ -75,11 +80,33 @@ static void text_counts(FILE *out, const struct search_loop *L, int indent)
 	fprintf(out, "  [uprobes%s]\n", L->burst ? ", iteration probes in bursts" : ", exact");
 }
 
-static void text_exp(FILE *out, const struct search_tree *st, const struct search_opts *o, int e, int depth)
+/* Experiment E passes all its time on to its only child, and neither is a
+ * loop nor counted: the text puts them on one line (_start > ... > main). */
+static int passes_on(const struct search_tree *st, int e)
 {
 	const struct search_exp *x = &st->v[e];
-	char label[1400];
-	focus_label(st, x->focus, label, sizeof label);
+	if (!x->holds || x->first < 0 || st->v[x->first].next >= 0 || x->more_pruned || x->counted >= 0 || !x->focus)
+		return -1;
+	const struct search_exp *c = &st->v[x->first];
+	const pl_tree *t = &st->rep.tree;
+	if (!c->holds || c->ns != x->ns || c->counted >= 0 || t->nodes[x->focus].kind == PL_LOOP ||
+	    t->nodes[c->focus].kind == PL_LOOP)
+		return -1;
+	return x->first;
+}
+
+static void text_exp(FILE *out, const struct search_tree *st, const struct search_opts *o, int e, int depth)
+{
+	char label[8192];
+	focus_label(st, st->v[e].focus, label, sizeof label);
+	for (int c; (c = passes_on(st, e)) >= 0; e = c) {
+		size_t n = strlen(label);
+		if (n + 16 >= sizeof label)
+			break;
+		snprintf(label + n, sizeof label - n, " > ");
+		focus_label(st, st->v[c].focus, label + n + 3, sizeof label - n - 3);
+	}
+	const struct search_exp *x = &st->v[e];
 	fprintf(out, "%*s%c %-7s %6.2f%% %s %g%%  %9.1f ms  %s%s\n", 2 * depth, "", x->holds ? '+' : '-',
 	        search_hyp_names[x->hyp], x->share, x->share >= o->threshold[x->hyp] ? ">=" : "< ",
 	        o->threshold[x->hyp], x->ns / 1e6, label, x->holds ? "" : "  [pruned]");
@@ -221,6 +248,15 @@ static void json_report(FILE *out, const struct search_tree *st, const struct se
 	ls_jw_object(&w);
 	ls_jw_key(&w, "binary");
 	ls_jw_string(&w, st->binary ? st->binary : "");
+	ls_jw_key(&w, "seconds");
+	ls_jw_object(&w);
+	ls_jw_key(&w, "record");
+	ls_jw_double(&w, st->record_s);
+	ls_jw_key(&w, "count");
+	ls_jw_double(&w, st->count_s);
+	ls_jw_object_end(&w);
+	ls_jw_key(&w, "elapsed_ns");
+	ls_jw_int(&w, (int64_t)st->base_ns);
 	ls_jw_key(&w, "time_ns");
 	ls_jw_object(&w);
 	ls_jw_key(&w, "threads");

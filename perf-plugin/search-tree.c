@@ -184,6 +184,29 @@ static int cmp_exp_ns(const void *pa, const void *pb, void *arg)
 	return (a > b) - (a < b);
 }
 
+/* CAND (largest first) reordered so that each true hypothesis has its
+ * largest loop counted before any has its second: in rounds, the next of
+ * each hypothesis in turn, the waits' reasons before preemption (a
+ * preempted loop is most often the CPU-bound one). */
+static void round_robin(const struct search_tree *st, int *cand, size_t nc)
+{
+	static const int order[SH_N] = { SH_CPU, SH_IO, SH_SYNC, SH_SLEEP, SH_PREEMPT };
+	int *out = pl_xmalloc((nc ? nc : 1) * sizeof *out);
+	bool *taken = pl_xcalloc(nc ? nc : 1, sizeof *taken);
+	size_t k = 0;
+	while (k < nc)
+		for (int h = 0; h < SH_N; h++)
+			for (size_t i = 0; i < nc; i++)
+				if (!taken[i] && st->v[cand[i]].hyp == order[h]) {
+					taken[i] = true;
+					out[k++] = cand[i];
+					break;
+				}
+	memcpy(cand, out, nc * sizeof *cand);
+	free(taken);
+	free(out);
+}
+
 /* The bottleneck loops: true loops with no true loop of their binary below
  * them (the most specific foci in the program, and in each library), largest first, each loop once, the first O->count. */
 static void pick_loops(struct search_tree *st, const struct search_opts *o)
@@ -200,6 +223,7 @@ static void pick_loops(struct search_tree *st, const struct search_opts *o)
 			cand[nc++] = (int)e;
 	}
 	qsort_r(cand, nc, sizeof *cand, cmp_exp_ns, st);
+	round_robin(st, cand, nc);
 	const pl_tree *t = &st->rep.tree;
 	for (size_t i = 0; i < nc && st->nloops < o->count && st->nloops < SEARCH_MAX_COUNT; i++) {
 		uint32_t n = st->v[cand[i]].focus;

@@ -201,6 +201,7 @@ static int search_record(const struct search_opts *o, const char *binary, const 
 		for (int i = 0; i < o->ncommand; i++)
 			argv[n++] = o->command[i];
 	}
+	pl_record_hints = 0; /* the recording is read here, not by the user */
 	int rc = cmd_record(n, argv);
 	free(argv);
 	if (access(data, R_OK) != 0) {
