@@ -50,8 +50,7 @@ static void focus_label(const struct search_tree *st, uint32_t n, char *buf, siz
 	pl_node_label(&st->rep, n, label, sizeof label);
 	const pl_node *x = &st->rep.tree.nodes[n];
 	if (x->kind == PL_LOOP && x->scope)
-		snprintf(buf, len, "%s %s (header %#" PRIx64 ")", focus_kind(&st->rep.tree, n), label,
-		         ls_loop_header(x->scope));
+		snprintf(buf, len, "%s (header %#" PRIx64 ")", label, ls_loop_header(x->scope)); /* "loop at ..." */
 	else if (x->kind == PL_PROC && x->dso && x->dso->kind != PL_DSO_USER)
 		snprintf(buf, len, "%s %s [%s]", focus_kind(&st->rep.tree, n), label, x->dso->short_name);
 	else
@@ -134,8 +133,8 @@ static void text_report(FILE *out, const struct search_tree *st, const struct se
 	        "false ones (-) pruned\n");
 	for (int h = 0; h < SH_N; h++)
 		fprintf(out, "#   %-7s %s\n", search_hyp_names[h], measured[h]);
-	fprintf(out, "# bottleneck loops (true, no true loop inside) counted with uprobes (= lines); iterations "
-	        "in bursts for loops with no call and >= %g ms on the CPU\n#\n", o->hot_ms);
+	fprintf(out, "# bottleneck loops (true, no true loop of their binary inside) counted with uprobes (= lines); "
+	        "iterations in bursts\n# for loops with no call or >= %g ms of their own on the CPU\n#\n", o->hot_ms);
 	for (size_t e = 0; e < st->n; e++)
 		if (st->v[e].parent < 0)
 			text_exp(out, st, o, (int)e, 0);
