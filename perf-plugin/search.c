@@ -208,7 +208,7 @@ static int search_record(const struct search_opts *o, const char *binary, const 
 		fprintf(stderr, "perf loops search: the recording failed (perf record exit %d): no %s\n", rc, data);
 		return -1;
 	}
-	return 0;
+	return rc >= 128 ? rc : 0; /* interrupted (Ctrl-C, SIGTERM): the file is whole, the search ends with it */
 }
 
 static void remove_data(const char *data, const char *dir)
@@ -227,13 +227,23 @@ static int run_search(struct search_opts *o, struct search_tree *st, const char 
 	double t0 = now_s();
 	if (isatty(2))
 		fprintf(stderr, "perf loops search: 1/3 recording on and off the CPU...\n");
-	if (search_record(o, st->binary, data) < 0)
+	int stopped = search_record(o, st->binary, data);
+	if (stopped < 0)
 		return 1;
 	st->record_s = now_s() - t0;
 	if (isatty(2))
 		fprintf(stderr, "perf loops search: 2/3 testing the hypotheses...\n");
 	if (search_tree_build(st, data, o) < 0)
 		return 1;
+	if (stopped) { /* the user stopped the recording: the tree so far, no counting run */
+		fprintf(stderr, "perf loops search: the recording was interrupted: the hypotheses on what it holds, "
+		        "no loop counted\n");
+		for (int i = 0; i < st->nloops; i++)
+			if (!st->loops[i].why_not)
+				st->loops[i].why_not = pl_xstrdup("the recording was interrupted");
+		search_print(st, o);
+		return stopped;
+	}
 	if (st->nloops && isatty(2))
 		fprintf(stderr, "perf loops search: 3/3 counting the bottleneck loops...\n");
 	if (st->nloops && search_count(st, o) < 0)
