@@ -39,6 +39,7 @@ static void take_counts(struct search_loop *L, const struct stat_plan *p, const 
 	L->exits_known = all;
 	L->exits = sum;
 	L->cost_us = p->cost_us;
+	L->overhead_s = p->overhead_s;
 }
 
 /* One run of stat: the loops of BINARY counted in mode BURST. */

@@ -76,7 +76,10 @@ static void text_counts(FILE *out, const struct search_loop *L, int indent)
 		fprintf(out, ", trip count %.2f", (double)L->iterations / (double)L->entries);
 	if (L->exits_known)
 		fprintf(out, ", exits %" PRId64, L->exits);
-	fprintf(out, "  [uprobes%s]\n", L->burst ? ", iteration probes in bursts" : ", exact");
+	fprintf(out, "  [uprobes%s", L->burst ? ", iteration probes in bursts" : ", exact");
+	if (L->overhead_s >= 0)
+		fprintf(out, "; the run's probes cost %.2f s", L->overhead_s);
+	fprintf(out, "]\n");
 }
 
 /* Experiment E passes all its time on to its only child, and neither is a
@@ -177,6 +180,8 @@ static void json_counts(ls_jw *w, const struct search_loop *L)
 	if (L->done) {
 		ls_jw_key(w, "probe_hit_us");
 		ls_jw_double(w, L->cost_us);
+		ls_jw_key(w, "run_overhead_s");
+		ls_jw_double(w, L->overhead_s);
 	}
 	ls_jw_object_end(w);
 }

@@ -225,7 +225,7 @@ static void pick_loops(struct search_tree *st, const struct search_opts *o)
 	qsort_r(cand, nc, sizeof *cand, cmp_exp_ns, st);
 	round_robin(st, cand, nc);
 	const pl_tree *t = &st->rep.tree;
-	for (size_t i = 0; i < nc && st->nloops < o->count && st->nloops < SEARCH_MAX_COUNT; i++) {
+	for (size_t i = 0; i < nc; i++) { /* every candidate: a loop counted in one context is in all */
 		uint32_t n = st->v[cand[i]].focus;
 		uint64_t header = ls_loop_header(t->nodes[n].scope);
 		char *bin = node_binary(st, n);
@@ -234,7 +234,7 @@ static void pick_loops(struct search_tree *st, const struct search_opts *o)
 			if (st->loops[k].header == header && bin && st->loops[k].binary &&
 			    !strcmp(st->loops[k].binary, bin))
 				dup = k;
-		if (dup >= 0) {
+		if (dup >= 0 || st->nloops >= o->count || st->nloops >= SEARCH_MAX_COUNT) {
 			st->v[cand[i]].counted = dup;
 			free(bin);
 			continue;

@@ -58,6 +58,7 @@ struct search_loop {
 	bool entries_known, iterations_known, exits_known;
 	double est, est_err;      /* burst: the iterations estimated, its standard error */
 	double cost_us;           /* a probe hit's measured cost */
+	double overhead_s;        /* its counting run's probes: hits x cost (< 0 unknown) */
 	uint64_t hits;
 };
 
