@@ -59,29 +59,34 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The function a PLT stub named NAME@plt stands for, in the binaries the
- * process has mapped: *W and *ENTRY. */
-static int resolve_plt(struct pl_attrib *a, pl_thread *t, const char *stub, struct where *w, uint64_t *entry)
+/* The function the PLT stub STUB stands for, in the binaries the process
+ * has mapped: *W and *ENTRY.  The stub is bound by its symbol's ELF name
+ * (the linkage name; a C name is its own), so the symbol tables alone are
+ * searched: a match by a demangled or DWARF name would build the
+ * procedure table of every binary mapped until one matched (for a library
+ * without a symbol table, a decode of all its code). */
+static int resolve_plt(struct pl_attrib *a, pl_thread *t, const ls_scope *stub, struct where *w, uint64_t *entry)
 {
+	const char *ln = ls_scope_linkage_name(stub), *stub_name = ln ? ln : ls_scope_name(stub);
 	char name[512];
-	size_t n = strlen(stub) - 4;
+	size_t n = strlen(stub_name) - 4;
 	if (n >= sizeof name)
 		return -1;
-	memcpy(name, stub, n);
+	memcpy(name, stub_name, n);
 	name[n] = 0;
 	size_t nmaps;
 	pl_map **maps = pl_maps_list(&t->proc->maps, &nmaps);
 	int found = -1;
 	for (size_t i = 0; i < nmaps && found < 0; i++) {
 		struct dso_attr *d = pl_dso_attr(a, maps[i]->dso);
-		uint64_t addr, size;
+		ls_symbol syms[8];
+		size_t nsyms = d->mod ? ls_module_functions_named(d->mod, name, syms, 8) : 0;
 		const ls_scope *p;
-		if (!d->mod || ls_module_symbol(d->mod, name, &addr, &size) < 0 || !(p = ls_lookup_proc(d->mod, addr)) ||
-		    ends_with(ls_scope_name(p), "@plt"))
+		if (!nsyms || !(p = ls_lookup_proc(d->mod, syms[0].addr)) || ends_with(ls_scope_name(p), "@plt"))
 			continue;
-		*w = (struct where){ maps[i], d, addr };
-		if (runtime_of(w, addr)) {
-			*entry = addr;
+		*w = (struct where){ maps[i], d, syms[0].addr };
+		if (runtime_of(w, syms[0].addr)) {
+			*entry = syms[0].addr;
 			found = 0;
 		}
 	}
@@ -123,7 +128,7 @@ static int one_way_through(struct pl_attrib *a, pl_thread *t, const struct where
 		struct where c = *w;
 		uint64_t centry = targets[i];
 		const ls_scope *s = ls_lookup_proc(w->d->mod, targets[i]);
-		if (!s || (ends_with(ls_scope_name(s), "@plt") && resolve_plt(a, t, ls_scope_name(s), &c, &centry) < 0))
+		if (!s || (ends_with(ls_scope_name(s), "@plt") && resolve_plt(a, t, s, &c, &centry) < 0))
 			continue;
 		ls_unwind_proc_info ci;
 		ls_error err;
@@ -166,7 +171,7 @@ static int missing_frame(struct pl_attrib *a, pl_thread *t, const struct frame *
 		return REFUSE;
 	struct where wt = wj;
 	uint64_t tentry = target;
-	if (ends_with(ls_scope_name(tp), "@plt") && resolve_plt(a, t, ls_scope_name(tp), &wt, &tentry) < 0)
+	if (ends_with(ls_scope_name(tp), "@plt") && resolve_plt(a, t, tp, &wt, &tentry) < 0)
 		return REFUSE;
 	if (ls_unwind_proc(wt.d->mod, tentry, &ti, &err) < 0)
 		return REFUSE;

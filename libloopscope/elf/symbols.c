@@ -122,8 +122,14 @@ static struct ls_symindex *build_index(ls_module *m)
 		Dwarf_Addr bias;
 		const char *name = dwfl_module_getsym_info(m->dwmod, i, &s, &addr, &shndx, &elf, &bias);
 		int type = GELF_ST_TYPE(s.st_info);
+		/* A linked binary's symbols may come from its separate debug
+		 * file (a distribution's stripped library keeps only .dynsym;
+		 * libdwfl then reads the debug file's .symtab): the same
+		 * addresses and section indexes as the main file.  A .o or
+		 * .ko's come from the main file only: their sections are
+		 * placed by our relocation, by section of the main file. */
 		if (!name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || type == STT_FILE ||
-		    shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || elf != m->elf)
+		    shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || (elf != m->elf && m->relocatable))
 			continue;
 		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
 		struct ls_sym *y = &ix->syms[ix->n++];
