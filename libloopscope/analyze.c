@@ -104,6 +104,10 @@ static struct ls_scope *file_scope(struct ls_analysis *an, const char *file)
 
 bool ls_analysis_owner(const ls_module *m, uint64_t addr, size_t *proc)
 {
+	/* on demand without a cache entry: the first lookup makes the
+	 * directory (callers under the lock made it before: analyze_locked) */
+	if (!__atomic_load_n(&m->an->dir_ready, __ATOMIC_ACQUIRE))
+		ls_analysis_want_indexes(m);
 	const struct ls_directory *d = &m->an->dir;
 	size_t i = LS_FIRST_ABOVE(d->index, d->nindex, hi, addr);
 	if (i >= d->nindex || d->index[i].lo > addr)
@@ -158,6 +162,7 @@ int ls_analysis_indexes(ls_module *m, ls_error *err)
 	if (!an->dir.entries) {
 		directory_from_procs(m);
 		an->done = ls_xcalloc(an->dir.nprocs + 1, sizeof *an->done);
+		__atomic_store_n(&an->dir_ready, true, __ATOMIC_RELEASE);
 	} else if (!directory_matches(m, &an->dir)) {
 		/* Only an entry forged with a right checksum gets here (the same
 		 * binary, debug file and analysis make the same table). */
@@ -215,10 +220,13 @@ int ls_analysis_init(ls_module *m, ls_error *err)
 	m->facts_on_demand = m->opt.on_demand;
 	if (m->cache && ls_cache_directory(m, &an->dir, &an->own_entries, &an->own_index)) {
 		an->done = ls_xcalloc(an->dir.nprocs + 1, sizeof *an->done);
+		an->dir_ready = true;
 		return 0;
 	}
 	ls_cache_close(m);
-	return ls_analysis_indexes(m, err);
+	/* on demand: the stages when the directory is first needed
+	 * (ls_analysis_owner, analyze_locked, ls_module_procedures) */
+	return m->opt.on_demand ? 0 : ls_analysis_indexes(m, err);
 }
 
 void ls_analysis_free(ls_module *m)
@@ -503,6 +511,8 @@ static int ensure_many(ls_module *m, uint32_t *procs, size_t n, ls_error *err)
 static int analyze_locked(ls_module *m, const uint64_t *addrs, size_t n, bool all, ls_error *err)
 {
 	struct ls_analysis *an = m->an;
+	if (!an->dir_ready && ls_analysis_indexes(m, err) < 0)
+		return -1; /* (ls_analysis_owner below must not lock) */
 	size_t np = an->dir.nprocs;
 	uint32_t *procs = ls_xmalloc(((all ? np : n) + 1) * sizeof *procs);
 	size_t k = 0;
@@ -800,6 +810,7 @@ void ls_analysis_adopt_tree(ls_module *m)
 			an->own_index[j - 1] = t;
 		}
 	an->dir = (struct ls_directory){ n, an->own_entries, an->own_index, ni };
+	an->dir_ready = true;
 	free(by);
 	if (m->root) {
 		ls_error err;

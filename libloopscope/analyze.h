@@ -39,6 +39,7 @@ struct ls_analysis {
 	size_t nworker_arenas, cap_worker_arenas;
 	struct ls_decoder *dec;          /* the one-procedure analyses' */
 	bool dec_made;
+	bool dir_ready;                  /* dir is there (atomic: lookups read it without the lock) */
 	bool indexes;                    /* the DWARF and symbol stages ran: m->procs is there */
 	bool broken;                     /* they failed, or memory ran out in the middle */
 	ls_error error;                  /* the first failure of an analysis on demand */
@@ -65,7 +66,10 @@ struct ls_analysis {
 };
 
 /* Sets up M's analysis: the directory from the cache entry (m->cache) or,
- * without one, from the DWARF and symbol stages (run now).  -1 with ERR. */
+ * without one, from the DWARF and symbol stages: run now, or on demand
+ * when something first needs the directory (a module opened only for its
+ * symbols, as fp-repair's PLT resolution opens every library a process
+ * maps, costs its ELF file alone).  -1 with ERR. */
 int ls_analysis_init(ls_module *m, ls_error *err);
 void ls_analysis_free(ls_module *m);
 /* The procedure owning ADDR (an index of the directory); false if none. */

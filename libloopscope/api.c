@@ -253,6 +253,8 @@ size_t ls_module_procedures(const ls_module *m, size_t *analyzed, size_t *from_c
 {
 	const struct ls_analysis *an = m ? m->an : NULL;
 	size_t total = 0, done = 0, cached = 0;
+	if (an && !__atomic_load_n(&an->dir_ready, __ATOMIC_ACQUIRE))
+		ls_analysis_want_indexes(m); /* a directory made on demand */
 	if (an) {
 		pthread_mutex_lock((pthread_mutex_t *)&an->lock);
 		total = an->dir.nprocs;

@@ -10,6 +10,7 @@
  *        reads  m's identity (build-id, file size and time, options, debug file, sources)
  *        makes  m->cache: the entry's head -- the procedures, who owns each address --
  *               when an entry holds for m; then 3-5 wait until a procedure is not in it
+ *               (on demand without an entry: until a lookup needs the procedure table)
  *   3. inline tree (dwarf/inline_tree.c)
  *        reads  m->dwarf (.debug_info, once)
  *        makes  m->inl: inlined calls by address; the subprograms with code
