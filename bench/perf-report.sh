@@ -7,6 +7,7 @@
 #   env: WORKLOAD=bench_work|eigen|system  SECONDS_RECORDED=65 (eigen: 150, system: 3)
 #        THREADS=2 FREQ=50000 REPS=3 INLINE_REPS=1 SRCLINE_REPS=1
 #        PERF_DATA=existing.data (skip recording; keep it with KEEP_DATA=DIR)
+#        BASE=BUILD_DIR (system: also time that build's perf-loops, "before")
 #
 # WORKLOAD=bench_work (the default): tests/fixtures/perf/bench_work.c runs
 # THREADS threads through loops of inlined helpers, a recursion and libc's
@@ -28,8 +29,10 @@
 # --stdio with an empty XDG_CACHE_HOME each time (the first report), again
 # with the cache it made (the second), and perf report --stdio; wall and
 # CPU time and peak RSS (from wait4's rusage) of each, medians of REPS, and
-# the ratios of the first report to perf report.  Run it before and after a
-# change to the analysis to measure the change.
+# the ratios of the first report to perf report.  BASE=BUILD_DIR (a build
+# of main before a change) times that build's two reports too, in turn
+# with this build's in every repetition (the same load for both), with
+# the ratios before / after.
 #
 # bench_work and eigen are recorded with perf record -e cpu-clock -F FREQ --call-graph=fp.
 # cpu-clock samples come with the CPU time the workload gets: on a loaded
@@ -61,6 +64,14 @@ if [ -x "$(dirname "$PERF_LOOPS")/.libs/perf-loops" ] && head -c 2 "$PERF_LOOPS"
 	LD_LIBRARY_PATH=$(cd "$(dirname "$PERF_LOOPS")/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	export LD_LIBRARY_PATH
 	PERF_LOOPS=$(dirname "$PERF_LOOPS")/.libs/perf-loops
+fi
+# BASE: another build tree (main before a change), its ELF program and
+# library path found as for PERF_LOOPS
+BASE_PERF_LOOPS= BASE_LIBS=
+if [ -n "${BASE:-}" ]; then
+	BASE_PERF_LOOPS=$BASE/.libs/perf-loops
+	BASE_LIBS=$(cd "$BASE/.libs" && pwd)
+	[ -x "$BASE_PERF_LOOPS" ] || { echo "perf-report.sh: $BASE_PERF_LOOPS not built" >&2; exit 1; }
 fi
 WORKLOAD=${WORKLOAD:-bench_work}
 case $WORKLOAD in
@@ -98,11 +109,14 @@ record_system() {
 	wait "$load" || :
 }
 
-# The first report (cold structure cache), the second, and perf report.
+# The first report (cold structure cache), the second, and perf report;
+# with BASE, the same two reports of that build too (before a change), run
+# in turn with this build's in each repetition, so that both see the same
+# load.
 time_system() {
-	python3 - "$PERF_DATA" "$PERF_LOOPS" "$REPS" "$work" <<'PY'
+	python3 - "$PERF_DATA" "$PERF_LOOPS" "$REPS" "$work" "${BASE_PERF_LOOPS:-}" "${BASE_LIBS:-}" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
-data, perf_loops, reps, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+data, perf_loops, reps, work, base, base_libs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 def run(argv, env=None):
     t = time.monotonic()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -110,24 +124,36 @@ def run(argv, env=None):
     if status:
         sys.exit("%s: exit status %d" % (argv[0], status))
     return time.monotonic() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0
-cache = os.path.join(work, "cache")
-def report(cold):
+def report(prog, cache, cold, libs=None):
     if cold:
         shutil.rmtree(cache, ignore_errors=True)
-    return run([perf_loops, "report", "-i", data, "--stdio"], dict(os.environ, XDG_CACHE_HOME=cache))
-cmds = [("perf loops report, first (cold)", lambda: report(True)),
-        ("perf loops report, second (warm)", lambda: report(False)),
-        ("perf report --stdio", lambda: run(["perf", "report", "-i", data, "--stdio"]))]
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    if libs:
+        env["LD_LIBRARY_PATH"] = libs
+    return run([prog, "report", "-i", data, "--stdio"], env)
+cache, base_cache = os.path.join(work, "cache"), os.path.join(work, "base-cache")
+cmds = [("perf loops report, first (cold)", lambda: report(perf_loops, cache, True)),
+        ("perf loops report, second (warm)", lambda: report(perf_loops, cache, False))]
+if base:
+    cmds += [("before: first (cold)", lambda: report(base, base_cache, True, base_libs)),
+             ("before: second (warm)", lambda: report(base, base_cache, False, base_libs))]
+cmds.append(("perf report --stdio", lambda: run(["perf", "report", "-i", data, "--stdio"])))
+runs = {name: [] for name, _ in cmds}
+for _ in range(reps):
+    for name, f in cmds:
+        runs[name].append(f())
 res = {}
-for name, f in cmds:
-    runs = [f() for _ in range(reps)]
-    res[name] = [statistics.median(r[i] for r in runs) for i in range(3)]
+for name, _ in cmds:
+    res[name] = [statistics.median(r[i] for r in runs[name]) for i in range(3)]
     print("%-34s wall %7.2f s  cpu %7.2f s  peak %8.1f MiB  (median of %d)" % ((name,) + tuple(res[name]) + (reps,)))
-first, warm, peer = res[cmds[0][0]], res[cmds[1][0]], res[cmds[2][0]]
-print("first report / perf report:         wall %6.2fx  cpu %6.2fx  peak memory %6.2fx" %
-      (first[0] / peer[0], first[1] / peer[1], first[2] / peer[2]))
-print("second report / perf report:        wall %6.2fx  cpu %6.2fx  peak memory %6.2fx" %
-      (warm[0] / peer[0], warm[1] / peer[1], warm[2] / peer[2]))
+peer = res["perf report --stdio"]
+def ratio(label, x, y):
+    print("%-35s wall %6.2fx  cpu %6.2fx  peak memory %6.2fx" % (label, x[0] / y[0], x[1] / y[1], x[2] / y[2]))
+ratio("first report / perf report:", res[cmds[0][0]], peer)
+ratio("second report / perf report:", res[cmds[1][0]], peer)
+if base:
+    ratio("before / after, first report:", res["before: first (cold)"], res[cmds[0][0]])
+    ratio("before / after, second report:", res["before: second (warm)"], res[cmds[1][0]])
 PY
 }
 
