@@ -558,7 +558,7 @@ static int analyze_guarded(ls_module *m, const uint64_t *addrs, size_t n, bool a
 		rc = analyze_locked(m, addrs, n, all, err);
 		if (rc == 0 && all) {
 			assemble(m);
-			report_missing_sources(m); /* of the procedures analyzed here, not read from the cache */
+			report_missing_sources(m); /* analyzed here or read from the cache */
 		}
 	}
 	ls_oom_pop(&g);
@@ -728,17 +728,45 @@ void ls_analysis_keep_probes(ls_module *m)
 	m->nsource_probes = k;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The source files the loop lines did not find, each once, sorted: those
+ * of the procedures analyzed here and those the cache entry says the run
+ * that stored it did not find (its records' lines came from DWARF alone
+ * too).  The caller frees the array, not the names. */
+static const char **missing_sources(const ls_module *m, size_t *n)
+{
+	size_t nfresh = ls_source_missing(m->sources, NULL, 0), nkept = ls_cache_missing_sources(m, NULL, 0);
+	const char **names = ls_xmalloc((nfresh + nkept + 1) * sizeof *names);
+	nfresh = ls_source_missing(m->sources, names, nfresh);
+	nkept = ls_cache_missing_sources(m, names + nfresh, nkept);
+	size_t total = nfresh + nkept, k = 0;
+	if (total > 1)
+		qsort(names, total, sizeof *names, cmp_name);
+	for (size_t i = 0; i < total; i++)
+		if (!k || strcmp(names[k - 1], names[i]) != 0)
+			names[k++] = names[i];
+	*n = k;
+	return names;
+}
+
 /* The loop-line rules read the loops' source files; when some cannot be
  * found, the lines of those loops come from DWARF alone, about 1 in 12 of
  * them guessed or wrong (tests/corpus-lines.py): say so once, and with -v
- * which files, and how to point at them. */
+ * which files, and how to point at them.  Said on a cache hit as on the
+ * run that stored the entry (which keeps the names). */
 static void report_missing_sources(const ls_module *m)
 {
 	enum { SHOWN = 3, LISTED = 50 };
-	const char *names[LISTED];
-	size_t n = ls_source_missing(m->sources, names, LISTED);
-	if (!n)
+	size_t n;
+	const char **names = missing_sources(m, &n);
+	if (!n) {
+		free(names);
 		return;
+	}
 	char some[600] = "";
 	size_t len = 0;
 	for (size_t i = 0; i < n && i < SHOWN && len < sizeof some; i++)
@@ -750,6 +778,7 @@ static void report_missing_sources(const ls_module *m)
 		ls_note(&m->opt, "%s: source not found: %s", m->path, names[i]);
 	if (n > LISTED)
 		ls_note(&m->opt, "%s: ... and %zu more", m->path, n - LISTED);
+	free(names);
 }
 
 /* ---- a tree made by hand --------------------------------------------------------- */

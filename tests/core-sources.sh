@@ -5,7 +5,9 @@
 # file and the variable that points to them, lists every such file with
 # -v, and says nothing once LOOPSCOPE_SOURCE_PATH finds them or
 # LOOPSCOPE_NO_SOURCE=1 asks for DWARF alone.  With the path given, the
-# loop lines are those of the same code built with absolute paths.
+# loop lines are those of the same code built with absolute paths.  A
+# cache hit says the same note as the run that stored the entry (the
+# entry keeps the names DWARF gives: format 12).
 . "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
 
 [ -x "$LOOPSCOPE" ] || skip_all "$LOOPSCOPE not built"
@@ -29,6 +31,26 @@ ok $? "DWARF alone: some loop lines are marked as guessed"
 "$LOOPSCOPE" struct -v --no-cache "$TMP/mapped" >/dev/null 2>"$TMP/err"
 grep -q 'source not found: loop_lines.c' "$TMP/err"
 ok $? "-v lists the file not found"
+
+# Cold (stores the entry), then warm (a hit): the same note, the same -v list.
+export XDG_CACHE_HOME="$TMP/cache"
+"$LOOPSCOPE" struct -v "$TMP/mapped" >"$TMP/cold.out" 2>"$TMP/cold.err"
+ok $? "struct with the cache exits 0 (cold)"
+"$LOOPSCOPE" struct -v "$TMP/mapped" >"$TMP/warm.out" 2>"$TMP/warm.err"
+ok $? "struct with the cache exits 0 (warm)"
+grep -q 'cache miss' "$TMP/cold.err" && ! grep -q 'cache miss' "$TMP/warm.err"
+ok $? "the first run misses the cache, the second hits it"
+notes() { grep -E 'not found' "$1"; }
+check_eq "$(notes "$TMP/warm.err")" "$(notes "$TMP/cold.err")" "a cache hit gives the cold run's note and -v list"
+check_eq "$(notes "$TMP/warm.err" | grep -c 'source not found: loop_lines.c')" 1 "-v on a hit lists the file"
+check_eq "$(grep -c 'of its loops not found (loop_lines.c)' "$TMP/warm.err")" 1 "the note once on a hit"
+cmp -s "$TMP/cold.out" "$TMP/warm.out"
+ok $? "the hit's tree is the cold run's"
+LOOPSCOPE_SOURCE_PATH="$TMP/src" "$LOOPSCOPE" struct "$TMP/mapped" >/dev/null 2>"$TMP/err"
+check_eq "$(grep -c 'not found' "$TMP/err")" 0 "with the path, no note (another key, not the entry's note)"
+LOOPSCOPE_SOURCE_PATH="$TMP/src" "$LOOPSCOPE" struct "$TMP/mapped" >/dev/null 2>"$TMP/err"
+check_eq "$(grep -c 'not found' "$TMP/err")" 0 "with the path, no note on its hit either"
+unset XDG_CACHE_HOME
 
 LOOPSCOPE_SOURCE_PATH="$TMP/src" "$LOOPSCOPE" struct --no-cache --format=json "$TMP/mapped" >"$TMP/mapped.json" 2>"$TMP/err"
 ok $? "struct with LOOPSCOPE_SOURCE_PATH exits 0"

@@ -400,6 +400,7 @@ static const char *header_problem(const struct cache_header *h, const struct cac
 	    section_ok(h->procs_off, h->nprocs, sizeof(struct cache_proc), hs) &&
 	    section_ok(h->index_off, h->nindex, sizeof(struct cache_range), hs) &&
 	    section_ok(h->probes_off, h->nprobes, sizeof(struct cache_probe), hs) &&
+	    section_ok(h->missing_off, h->nmissing, sizeof(uint32_t), hs) &&
 	    section_ok(h->strtab_off, h->strtab_size, 1, hs) && h->strtab_size >= 1 &&
 	    h->strtab_size <= CACHE_NONE && h->nprocs < CACHE_NONE && str_ok(h->debug_path_str, h->strtab_size) &&
 	    str_ok(h->source_path_str, h->strtab_size) && str_ok(h->path_str, h->strtab_size) &&
@@ -538,10 +539,15 @@ struct ls_cache_entry *ls_cache_entry_read(const ls_module *m, int fd, const cha
 	e->procs = (const struct cache_proc *)(e->head + e->h.procs_off);
 	e->index = (const struct cache_range *)(e->head + e->h.index_off);
 	e->probes = (const struct cache_probe *)(e->head + e->h.probes_off);
+	e->missing = (const uint32_t *)(e->head + e->h.missing_off);
 	e->strtab = e->head + e->h.strtab_off;
 	*why = "corrupt (its string table is not terminated)";
 	if (e->strtab[e->h.strtab_size - 1] != '\0')
 		goto fail;
+	*why = "corrupt (a missing source's name is out of its string table)";
+	for (uint64_t i = 0; i < e->h.nmissing; i++)
+		if (e->missing[i] >= e->h.strtab_size)
+			goto fail;
 	*why = "corrupt (its directory of procedures does not check)";
 	if (!directory_ok(e))
 		goto fail;
@@ -613,6 +619,15 @@ bool ls_cache_directory(const ls_module *m, struct ls_directory *dir, uint64_t *
 	*index = ix;
 	*dir = (struct ls_directory){ e->h.nprocs, en, ix, e->h.nindex };
 	return true;
+}
+
+size_t ls_cache_missing_sources(const ls_module *m, const char **names, size_t max)
+{
+	const struct ls_cache_entry *e = m->cache;
+	size_t n = e ? (size_t)e->h.nmissing : 0;
+	for (size_t i = 0; i < n && i < max; i++)
+		names[i] = e->strtab + e->missing[i];
+	return n;
 }
 
 void ls_cache_seed_facts(const ls_module *m)

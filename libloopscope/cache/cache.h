@@ -25,8 +25,10 @@ struct ls_proc_done;
  * and one record per procedure analyzed, each with its own checksum, so
  * that an entry is read procedure by procedure and grows.
  * 11: a file of DWARF directory entry 0 is no longer joined with a relative
- * DW_AT_comp_dir once more (nptl/lowlevellock.c, was nptl/nptl/...). */
-#define LS_CACHE_FORMAT_VERSION 11
+ * DW_AT_comp_dir once more (nptl/lowlevellock.c, was nptl/nptl/...).
+ * 12: the source files the loop lines did not find, by DWARF's names, in
+ * the head, so that a hit says they are missing as the first run did. */
+#define LS_CACHE_FORMAT_VERSION 12
 
 /* cache.c: M's entry, if there is one that holds for M: m->cache (its
  * head checked, its records read later), else NULL and a -v note saying
@@ -39,6 +41,10 @@ const char *ls_cache_path(const ls_module *m);
  * caller's, to free()); false if there is no entry. */
 bool ls_cache_directory(const ls_module *m, struct ls_directory *dir, uint64_t **entries,
                         struct ls_proc_range **index);
+/* The source files M's entry says the loop lines did not find (sorted,
+ * DWARF's names, valid while the entry is open): how many, the first MAX
+ * into NAMES. */
+size_t ls_cache_missing_sources(const ls_module *m, const char **names, size_t max);
 /* The noreturn facts the entry keeps, given to the analysis (cfg.h). */
 void ls_cache_seed_facts(const ls_module *m);
 /* Procedure I's analysis from the entry: 1 with OUT set (its scope in

@@ -67,6 +67,10 @@ struct cache_header {
 	uint64_t nindex, index_off;   /* struct cache_range, by address */
 	uint64_t nprobes, probes_off; /* struct cache_probe */
 	uint64_t strtab_size, strtab_off;
+	/* The source files the loop lines wanted and did not find, by the
+	 * names DWARF gives them (sorted string offsets, uint32_t each): a hit
+	 * says they are missing as the run that stored the entry did. */
+	uint64_t nmissing, missing_off;
 };
 
 /* A procedure of the directory. */
@@ -195,6 +199,7 @@ struct ls_cache_entry {
 	const struct cache_proc *procs;
 	const struct cache_range *index;
 	const struct cache_probe *probes;
+	const uint32_t *missing;         /* h.nmissing string offsets */
 	const char *strtab;
 };
 

@@ -366,6 +366,9 @@ struct store {
 	struct cache_proc *procs;
 	struct probe *probes;
 	size_t nprobes, cap_probes;
+	const char **missing;       /* source files not found, DWARF's names */
+	size_t nmissing, cap_missing;
+	uint32_t *missing_strs;     /* their string offsets in the head */
 	struct str_table head_strs;
 	int fd;
 	uint64_t off;               /* where the next record goes */
@@ -384,6 +387,44 @@ static void add_entry_probes(struct store *st, const struct ls_cache_entry *e)
 {
 	for (uint64_t i = 0; e && i < e->h.nprobes; i++)
 		add_probe(st, e->strtab + e->probes[i].path, &e->probes[i]);
+}
+
+static void add_missing(struct store *st, const char *name)
+{
+	st->missing = ls_grow(st->missing, &st->cap_missing, st->nmissing + 1, sizeof *st->missing);
+	st->missing[st->nmissing++] = name;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The source files the loop lines did not find, each once: this run's and
+ * those of the entries whose records are copied (their records' lines
+ * came from DWARF alone too). */
+static void gather_missing(struct store *st)
+{
+	const ls_module *m = st->m;
+	size_t n = ls_source_missing(m->sources, NULL, 0);
+	if (n) {
+		const char **names = ls_xmalloc(n * sizeof *names);
+		n = ls_source_missing(m->sources, names, n);
+		for (size_t i = 0; i < n; i++)
+			add_missing(st, names[i]);
+		free(names);
+	}
+	const struct ls_cache_entry *es[2] = { m->cache, st->other };
+	for (size_t k = 0; k < 2; k++)
+		for (uint64_t i = 0; es[k] && i < es[k]->h.nmissing; i++)
+			add_missing(st, es[k]->strtab + es[k]->missing[i]);
+	if (st->nmissing > 1)
+		qsort(st->missing, st->nmissing, sizeof *st->missing, cmp_name);
+	size_t k = 0;
+	for (size_t i = 0; i < st->nmissing; i++)
+		if (!k || strcmp(st->missing[k - 1], st->missing[i]) != 0)
+			st->missing[k++] = st->missing[i];
+	st->nmissing = k;
 }
 
 /* Every source file looked at, each once: the module's own and those of
@@ -542,6 +583,10 @@ static void make_header(struct store *st, struct cache_header *h)
 	h->source_path_str = strt_add(&st->head_strs, ls_cache_source_path(m));
 	for (size_t i = 0; i < st->nprobes; i++)
 		st->probes[i].p.path = strt_add(&st->head_strs, st->probes[i].path);
+	uint32_t *missing = ls_xmalloc((st->nmissing + 1) * sizeof *missing);
+	for (size_t i = 0; i < st->nmissing; i++)
+		missing[i] = strt_add(&st->head_strs, st->missing[i]);
+	st->missing_strs = missing;
 	if (st->head_strs.len == 0)
 		strt_add(&st->head_strs, ""); /* the table is never empty */
 	uint64_t off = sizeof *h;
@@ -554,6 +599,9 @@ static void make_header(struct store *st, struct cache_header *h)
 	h->nprobes = st->nprobes;
 	h->probes_off = off;
 	off += st->nprobes * sizeof(struct cache_probe);
+	h->nmissing = st->nmissing;
+	h->missing_off = off;
+	off += cache_align8(st->nmissing * sizeof(uint32_t));
 	h->strtab_off = off;
 	h->strtab_size = st->head_strs.len;
 	h->head_size = cache_align8(off + st->head_strs.len);
@@ -571,6 +619,8 @@ static void fill_head(struct store *st, struct cache_header *h, char *buf)
 	struct cache_probe *pr = (struct cache_probe *)(buf + h->probes_off);
 	for (size_t i = 0; i < st->nprobes; i++)
 		pr[i] = st->probes[i].p;
+	if (st->nmissing)
+		memcpy(buf + h->missing_off, st->missing_strs, st->nmissing * sizeof *st->missing_strs);
 	memcpy(buf + h->strtab_off, st->head_strs.data, st->head_strs.len);
 	h->checksum = 0;
 	memcpy(buf, h, sizeof *h);
@@ -607,6 +657,8 @@ static void store_free(struct store *st)
 	ls_cache_entry_free((struct ls_cache_entry *)st->other);
 	free(st->procs);
 	free(st->probes);
+	free(st->missing);
+	free(st->missing_strs);
 	strt_free(&st->head_strs);
 	strt_free(&st->w.strs);
 	free(st->w.stmts.slots);
@@ -728,8 +780,10 @@ void ls_cache_store(ls_module *m)
 			st->nprobes = 0;
 			ok = gather_probes(st);
 		}
-		if (ok)
+		if (ok) {
+			gather_missing(st);
 			write_entry(st);
+		}
 		else
 			ls_note(&m->opt, "%s: not cached: a source file changed while it was analyzed", m->path);
 	}
