@@ -460,6 +460,16 @@ size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const st
 	return n;
 }
 
+size_t ls_linemap_hidden_in(const struct ls_linemap *lm, uint64_t lo, uint64_t hi, const struct ls_line_row **first)
+{
+	size_t i = LS_FIRST_AT_LEAST(lm->hidden, lm->nhidden, addr, lo);
+	size_t n = 0;
+	while (i + n < lm->nhidden && lm->hidden[i + n].addr < hi)
+		n++;
+	*first = n ? &lm->hidden[i] : NULL;
+	return n;
+}
+
 void ls_linemap_free(struct ls_linemap *lm)
 {
 	free(lm->rows);

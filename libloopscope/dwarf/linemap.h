@@ -40,6 +40,8 @@ const char *ls_cu_file_path(struct ls_strtab *t, Dwarf_Files *files, size_t idx,
 const struct ls_line_row *ls_linemap_find(const struct ls_linemap *lm, uint64_t addr);
 /* The hidden statement rows at exactly ADDR: their count, *FIRST the first. */
 size_t ls_linemap_hidden_at(const struct ls_linemap *lm, uint64_t addr, const struct ls_line_row **first);
+/* The hidden statement rows in [LO, HI): their count, *FIRST the first. */
+size_t ls_linemap_hidden_in(const struct ls_linemap *lm, uint64_t lo, uint64_t hi, const struct ls_line_row **first);
 void ls_linemap_free(struct ls_linemap *lm);
 
 #endif

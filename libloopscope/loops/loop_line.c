@@ -23,6 +23,15 @@
  *                     body (DW_TAG_variable in a lexical block beginning
  *                     inside the loop; a for-init variable's block begins
  *                     before it);
+ *     STMT_IN_LOOP    such a hidden statement row elsewhere in the loop (the
+ *                     top of a rotated loop's body), above every line of
+ *                     it: gcc's row of a `while (a` whose code is all on
+ *                     the `&& b)` line below, or of a `do {`;
+ *     ABOVE_SWITCH    the loop's first line holds three or more of its
+ *                     exit tests, two or more into the loop's own lines (a
+ *                     switch whose cases were threaded out of the loop),
+ *                     and the line above has no code at all: the code-less
+ *                     `for (;;)` around the switch - a guess, marked as one;
  *     TEST_AT_TOP     the loop's own test (one that closes the loop, or
  *                     leaves it for a line outside the loop's lines: not a
  *                     test of the body that the compiler threaded out of
@@ -47,14 +56,16 @@
  *     ENTRY           a loop with no line at all: the branch entering it.
  *   This order is measured: on the real-code corpus (tests/corpus-lines.py,
  *   LOOPSCOPE_NO_SOURCE=1: Lua, zstd, Eigen, {fmt}, CPython) it names the
- *   loop's own line for 91.3% of clang's loops and 92.4% of gcc's (87.3%
- *   and 90.6% before issue 22, 91.0% and 92.0% before the body-variable,
- *   label and dying-test refinements).  What is left is mostly beyond
- *   DWARF: the statement's line carries no code at all (`for (;;)`,
- *   `while (1)`, the `while (` of a condition written on the next line),
- *   and is not the line just before the body ({fmt}'s parse_align, a
- *   `for (;;)` around a switch, is 732 of the corpus' 38,708 loops by
- *   itself, one per template instance).
+ *   loop's own line for 93.0% of clang's loops and 94.1% of gcc's (87.3%
+ *   and 90.6% before issue 22; 91.0% and 92.0% before the body-variable,
+ *   label and dying-test refinements; 91.3% and 92.4% before STMT_IN_LOOP
+ *   and ABOVE_SWITCH, which {fmt}'s parse_align - a `for (;;)` around a
+ *   switch, 366 loops per compiler, one per template instance - and
+ *   zstd's multi-line conditions were missing).  What is left is mostly
+ *   beyond DWARF: the statement's line carries no code at all (`for (;;)`,
+ *   `while (1)`, `do {`) and is not the line just before the body (a
+ *   comment stands between), or a body's `if (...) break;` at either end
+ *   of a `for (;;)` reads exactly as a while's or a do/while's test.
  *
  *   Source text, when the file is readable (source.c; checks and improves
  *   the DWARF line, never needed):
@@ -95,6 +106,7 @@ const char *ls_line_rule_name(enum ls_line_rule r)
 		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
 		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
 		"src-caller", "src-shared", "entry", "before-body", "src-after-entry", "label",
+		"stmt-in-loop", "above-switch",
 	};
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
@@ -577,6 +589,84 @@ static unsigned slides_line(const struct ls_cfg *cfg, const struct ls_loop_fores
 	return line;
 }
 
+/* STMT_IN_LOOP: a hidden statement row (see header_statement) in the
+ * loop's blocks but not at its header, in its context and file, above
+ * every line of the loop: gcc's row for the code-less line of a rotated
+ * loop's statement (`while (a` over `&& b)`, whose code carries the
+ * second line; `do {`), at the top of the body rather than at the header
+ * (the test).  The highest.  0 if none. */
+static unsigned statement_in_loop(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L,
+                                  const struct ls_places *ps, const struct ls_inl_node *lca,
+                                  const struct loop_facts *f)
+{
+	unsigned best = 0;
+	for (size_t b = 0; b < L->nblocks && f->lo; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		const struct ls_line_row *rows;
+		size_t n = ls_linemap_hidden_in(&m->lines, blk->start, blk->end, &rows);
+		for (size_t i = 0; i < n; i++) {
+			if (rows[i].file != f->file || rows[i].line >= f->lo || rows[i].line <= best ||
+			    rows[i].line < f->func_line)
+				continue;
+			int pi = ls_place_index(ps->pl, ps->n, rows[i].addr);
+			if (pi >= 0 && ps->pl[pi].ctx == lca)
+				best = rows[i].line;
+		}
+	}
+	return best;
+}
+
+/* Whether LINE of FILE has a row (any) in the procedure's code: a line
+ * with no code at all is a comment, a brace, a declaration, or a loop
+ * statement with nothing to test (`for (;;)`). */
+static bool line_has_code(const ls_module *m, const struct ls_cfg *cfg, const char *file, unsigned line)
+{
+	for (size_t b = 0; b < cfg->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[b];
+		const struct ls_line_row *r = ls_linemap_find(&m->lines, blk->start);
+		const struct ls_line_row *end = m->lines.rows + m->lines.nrows;
+		for (; r && r < end && r->file && r->addr < blk->end; r++)
+			if (r->file == file && r->line == line)
+				return true;
+	}
+	return false;
+}
+
+/* ABOVE_SWITCH: the loop's first line holds three or more of its exit
+ * tests, two or more of them leaving to lines inside the loop's own: a
+ * switch whose cases the compiler threaded out of the loop, not a loop
+ * condition (`while (a && b)` leaves for the code after the loop).  With
+ * no code on the line above, that line is the code-less loop statement
+ * around the switch: `for (;;) { switch (*p) {` ({fmt}'s parse_align in
+ * every template instance, Lua's lexer).  A guess; 0 if not so. */
+static unsigned above_switch(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                             int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
+                             const struct loop_facts *f)
+{
+	const struct ls_loop *L = &lf->loops[k];
+	if (f->lo < 2 || f->lo - 1 <= f->func_line)
+		return 0;
+	unsigned on_first = 0, inside = 0;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		uint32_t bi = L->blocks[b];
+		const struct ls_block *blk = &cfg->blocks[bi];
+		if (lf->block_loop[bi] != k || !is_exit_test(cfg, lf, k, blk) ||
+		    branch_line(cfg, blk, ps, lca, f->file) != f->lo)
+			continue;
+		for (uint32_t s = 0; s < blk->nsucc; s++) {
+			const struct ls_cfg_edge *e = &cfg->edges[cfg->succ[blk->first_succ + s]];
+			if (in_loop(lf, e->to, k))
+				continue;
+			unsigned tl = first_line_in(cfg, e->to, ps, lca, f->file);
+			on_first += tl >= f->lo && tl <= f->hi;
+			inside += tl > f->lo && tl <= f->hi;
+		}
+	}
+	if (on_first < 3 || inside < 2 || line_has_code(m, cfg, f->file, f->lo - 1))
+		return 0;
+	return f->lo - 1;
+}
+
 /* The first line (in context, any file) of block BLK's instructions, from
  * its start or, BACKWARD, from its end.  False if none has one. */
 static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, bool backward,
@@ -603,6 +693,14 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	out->file = f->file;
 	if ((out->line = header_statement(m, cfg, L, ps, lca, f))) {
 		out->rule = LS_LINE_HEADER_STMT;
+		return;
+	}
+	if ((out->line = statement_in_loop(m, cfg, L, ps, lca, f))) {
+		out->rule = LS_LINE_STMT_IN_LOOP;
+		return;
+	}
+	if ((out->line = above_switch(m, cfg, lf, k, ps, lca, f))) {
+		out->rule = LS_LINE_ABOVE_SWITCH;
 		return;
 	}
 	exit_tests(cfg, lf, k, ps, lca, f, &top, &bottom);
@@ -670,6 +768,59 @@ static void dump_tail_lines(const struct ls_cfg *cfg, const struct ls_block *blk
 		}
 	}
 	fprintf(stderr, "]");
+}
+
+/* The line rows of loop L (research dump): hidden statement rows in its
+ * blocks, every row of its file there (line, column, is_stmt, in context,
+ * at the header), those of the 24 bytes before its header, and whether
+ * lines lo-1..lo-4 have code in the procedure. */
+static void dump_rows(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop *L,
+                      const struct ls_places *ps, const struct ls_inl_node *lca, const struct loop_facts *f)
+{
+	const struct ls_block *hb = &cfg->blocks[L->header];
+	const struct ls_line_row *end = m->lines.rows + m->lines.nrows;
+	bool first = true;
+	fprintf(stderr, "],\"hid\":[");
+	for (size_t b = 0; b < L->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		const struct ls_line_row *rows;
+		size_t n = ls_linemap_hidden_in(&m->lines, blk->start, blk->end, &rows);
+		for (size_t i = 0; i < n; i++) {
+			int pi = ls_place_index(ps->pl, ps->n, rows[i].addr);
+			fprintf(stderr, "%s[%u,%d,%d,%d]", first ? "" : ",", rows[i].line, rows[i].file == f->file,
+			        L->blocks[b] == L->header, pi >= 0 && ps->pl[pi].ctx == lca);
+			first = false;
+		}
+	}
+	/* every row in the loop's blocks, in the file: [line, column, is_stmt, ctx ok, header block] */
+	fprintf(stderr, "],\"rows\":[");
+	first = true;
+	for (size_t b = 0; b < L->nblocks; b++) {
+		const struct ls_block *blk = &cfg->blocks[L->blocks[b]];
+		const struct ls_line_row *r = ls_linemap_find(&m->lines, blk->start);
+		for (; r && r < end && r->file && r->addr < blk->end; r++) {
+			if (r->file != f->file)
+				continue;
+			uint64_t a = r->addr < blk->start ? blk->start : r->addr;
+			int pi = ls_place_index(ps->pl, ps->n, a);
+			fprintf(stderr, "%s[%u,%u,%d,%d,%d]", first ? "" : ",", r->line, r->column,
+			        (r->flags & LS_LINE_IS_STMT) != 0, pi >= 0 && ps->pl[pi].ctx == lca, L->blocks[b] == L->header);
+			first = false;
+		}
+	}
+	/* the rows of the 24 bytes before the header */
+	fprintf(stderr, "],\"pre\":[");
+	first = true;
+	const struct ls_line_row *r0 = ls_linemap_find(&m->lines, hb->start > 24 ? hb->start - 24 : 0);
+	for (; r0 && r0 < end && r0->file && r0->addr < hb->start; r0++)
+		if (r0->file == f->file) {
+			fprintf(stderr, "%s[%u,%u,%d]", first ? "" : ",", r0->line, r0->column, (r0->flags & LS_LINE_IS_STMT) != 0);
+			first = false;
+		}
+	/* whether lines lo-1..lo-4 have code in the procedure (line_has_code) */
+	fprintf(stderr, "],\"has\":[");
+	for (unsigned d = 1; d <= 4; d++)
+		fprintf(stderr, "%s%d", d > 1 ? "," : "", f->lo > d && line_has_code(m, cfg, f->file, f->lo - d));
 }
 
 static void dump_facts(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
@@ -759,6 +910,7 @@ static void dump_facts(const ls_module *m, const struct ls_cfg *cfg, const struc
 			first = false;
 		}
 	}
+	dump_rows(m, cfg, L, ps, lca, f);
 	fprintf(stderr, "]}\n");
 	funlockfile(stderr);
 }

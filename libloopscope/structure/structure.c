@@ -343,6 +343,7 @@ static uint8_t guess_of(enum ls_line_rule rule)
 {
 	switch (rule) {
 	case LS_LINE_BEFORE_BODY:
+	case LS_LINE_ABOVE_SWITCH:
 		return LS_GUESS_BEFORE_BODY;
 	case LS_LINE_SLIDES:
 		return LS_GUESS_SLIDES;

@@ -76,6 +76,10 @@ enum ls_line_rule {
 	                          * branch that enters it */
 	LS_LINE_LABEL,          /* a label (DW_TAG_label) at the header, on or just above its first
 	                         * line, and no test at its top: a goto loop */
+	LS_LINE_STMT_IN_LOOP,   /* a statement row hidden inside the loop (not at its header) above its
+	                         * lines: gcc's row of a rotated loop's code-less statement line */
+	LS_LINE_ABOVE_SWITCH,   /* the loop's first line dispatches like a switch, into the loop's own
+	                         * lines, and the line above has no code: `for (;;) { switch` (a guess) */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
