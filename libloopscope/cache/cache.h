@@ -19,8 +19,8 @@ struct ls_proc_done;
  * 8: a statement's inlined calls cut (issue 28), a procedure's first
  * unresolved jump (its warning on a hit).
  * 9: issue 22's loop marks (compiler-made, line guessed, part N of M) in
- * the loop record; jump tables through stack slots and Havlak's
- * normalization change the loops themselves.
+ * the loop record; jump tables through stack slots and the normalization before
+ * Havlak's search change the loops themselves.
  * 10: analysis on demand (issues 23, 24): a directory of every procedure
  * and one record per procedure analyzed, each with its own checksum, so
  * that an entry is read procedure by procedure and grows.

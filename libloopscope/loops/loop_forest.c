@@ -744,15 +744,16 @@ static void dominators(const struct graph *g, uint32_t *dpre, uint32_t *dlast)
 	free(next);
 }
 
-/* Havlak's normalization ("Nesting of reducible and irreducible loops",
- * TOPLAS 1997): inside an irreducible region the forest depends on the
- * DFS - a header H whose natural loop (the blocks that reach an edge
- * T -> H with H dominating T, without passing H) is a loop in one order
- * is folded into an irreducible loop in another, because the DFS may
- * reach other entries of the region below H, and their edges into H
- * then look like back edges.  In an interpreter whose every handler ends
- * with its own copy of the dispatch, some handlers' self-loops were kept
- * and others folded (clang's CPython: 58 and 93).  So each such H gets a
+/* A normalization of ours, run before Havlak's search ("Nesting of
+ * reducible and irreducible loops", TOPLAS 1997), whose forest inside an
+ * irreducible region depends on the DFS: a header H whose natural loop
+ * (the blocks that reach an edge T -> H with H dominating T, without
+ * passing H) is a loop in one order is folded into an irreducible loop
+ * in another, because the DFS may reach other entries of the region
+ * below H, and their edges into H then look like back edges.  In an
+ * interpreter whose every handler ends with its own copy of the dispatch,
+ * some handlers' self-loops were kept and others folded (clang's
+ * CPython: 58 and 93).  So each such H gets a
  * new node in front of it that takes H's entering edges (those from
  * blocks H does not dominate); H's only way in is then that node, every
  * DFS enters H's natural loop through H, and the search finds it, as a
