@@ -682,6 +682,25 @@ void ls_accesses_free(ls_accesses *a);
 const char *ls_access_kind_name(ls_access_kind k);  /* "load", "store", "load+store" */
 const char *ls_access_rule_name(ls_access_rule r);  /* "static", "frame", "register", ... */
 
+/* The layout of an access's type (ls_access.type), as perf annotate
+ * --data-type prints one: the type itself first (name "", depth 0), then
+ * its members in DWARF order, a nested struct's, union's or class's
+ * members after it one level deeper (a base class: a member named "");
+ * an array of structs, its element's members, at element 0's offsets.
+ * Offsets are from the type's start. */
+typedef struct ls_type_member {
+	const char *name;
+	const char *type;
+	int64_t offset, size;     /* bytes; size -1 when not known */
+	unsigned depth;
+} ls_type_member;
+typedef struct ls_type_layout ls_type_layout;
+/* A, one of SET's accesses with a type: NULL with ERR otherwise. */
+ls_type_layout *ls_accesses_layout(const ls_accesses *set, const ls_access *a, ls_error *err);
+size_t ls_type_layout_count(const ls_type_layout *l);
+const ls_type_member *ls_type_layout_get(const ls_type_layout *l, size_t i);
+void ls_type_layout_free(ls_type_layout *l);
+
 /* ---- blame (since LOOPSCOPE_0.2) ---------------------------------------- */
 
 /* Which program variables each instruction of a procedure is blamed on,

@@ -16,6 +16,8 @@ static int annotate(pl_report *rep)
 				rep->nsamples_all ? " left after the filters" : "");
 		return 0;
 	}
+	if (o->data_type)
+		return pl_annotate_data_types(rep);
 	char err[1024];
 	uint32_t proc = pl_annotate_find(rep, o->annotate_symbol, err, sizeof err);
 	if (!proc) {

@@ -107,6 +107,25 @@ void pl_data_keys_end(pl_report *rep, int used)
 	skid_samples = own_samples = none_samples = 0;
 }
 
+const ls_access *pl_data_access(pl_report *rep, const pl_place *pl, const ls_accesses **set, int *skid)
+{
+	uint64_t link;
+	size_t first;
+	*set = NULL;
+	*skid = 0;
+	if (!pl->map || pl_attrib_link_addr(rep->attrib, pl->map, pl->addr, &link))
+		return NULL;
+	struct dso_attr *d = pl_dso_attr(rep->attrib, pl->map->dso);
+	const ls_accesses *acc = d && d->mod ? accesses_at(d->mod, link) : NULL;
+	if (!acc)
+		return NULL;
+	*set = acc;
+	if (ls_accesses_at(acc, link, &first))
+		return ls_accesses_get(acc, first);
+	*skid = 1;
+	return ls_accesses_before(acc, link);
+}
+
 /* ---- -s var: the variables the samples are blamed on ------------------------------------- */
 
 /* The blame of each procedure asked about, kept until the view ends. */

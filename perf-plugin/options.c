@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_PLIMIT, O_PID, O_TID, O_EVENT, O_CHILDREN, O_NOCHILDREN,
 	O_STDIO, O_TUI, O_GTK, O_MODULES, O_SYMFILTER, O_MAXSTACK, O_NODEMANGLE, O_SYMFS,
-	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA,
+	O_TIME, O_PERIOD, O_LISTOPTS, O_NOPAGER, O_COLOR, O_FULLNAMES, O_ASM, O_NA, O_DATATYPE,
 	O_SYMBOL, O_STATS, O_HEADER, O_HEADER_ONLY, O_WALL,
 };
 
@@ -66,6 +66,7 @@ static const struct optdef optdefs[] = {
 	{ "list-opts", 0, O_LISTOPTS, NULL },
 	{ "asm", 0, O_ASM, NULL },        /* annotate: interleave the disassembly */
 	{ "symbol", 1, O_SYMBOL, NULL },  /* annotate: perf annotate's -s/--symbol */
+	{ "data-type", 2, O_DATATYPE, NULL }, /* annotate: the data types' layouts, as perf annotate's */
 	{ "disassembler-style", 1, 'M', NULL },
 	{ "field-separator", 1, 't', NULL },
 	{ "stats", 0, O_STATS, NULL },
@@ -131,12 +132,16 @@ static const char report_usage[] =
 
 static const char annotate_usage[] =
 	"usage: perf loops annotate [-i perf.data] [--stdio|--tui] [--asm] [-M intel] [[-s] SYMBOL]\n"
+	"       perf loops annotate [-i perf.data] --data-type[=TYPE] [-n|--show-total-period]\n"
 	"    -s, --symbol SYMBOL     the procedure: its name as perf report prints it (C++ without\n"
 	"                            parameters), the full or short C++ name, or the linkage name;\n"
 	"                            a function that is only inlined too; default: the procedure with\n"
 	"                            the most samples of its own\n"
 	"        --asm               the disassembly, with loop heads, back edges and exits marked and\n"
 	"                            the samples of each instruction;  -M intel: Intel syntax\n"
+	"        --data-type[=TYPE]  each data type's layout with its fields' costs, as perf annotate\n"
+	"                            --data-type prints it: the samples' memory accesses (-s type);\n"
+	"                            TYPE: that type only ('struct ' may be left out)\n"
 	"    -f, --force, -k, -q, -v  as perf loops report\n"
 	"    -e, --event LIST        --comm, --pid, --tid, -d, --time, --symfs...: as perf loops report\n"
 	"    -h, --help              this;  man perf-loops for more\n";
@@ -560,6 +565,12 @@ static int apply_option(pl_report_options *o, int c, const char *arg)
 			return usage_error("%s: only perf loops annotate takes it", "--asm");
 		o->asm_view = 1;
 		return 0;
+	case O_DATATYPE:
+		if (!o->annotate)
+			return usage_error("%s: only perf loops annotate takes it (perf loops report -s type,typeoff)", "--data-type");
+		o->data_type = 1;
+		o->data_type_name = arg && *arg ? arg : NULL;
+		return 0;
 	case O_NOPAGER: o->no_pager = 1; return 0;
 	case O_COLOR:
 		if (!strcmp(arg, "always"))
@@ -629,7 +640,7 @@ static int parse_options(int argc, char **argv, pl_report_options *o, int annota
 			rc = -2;
 		} else if (c == O_LISTOPTS) {
 			for (const struct optdef *d = optdefs; d->name; d++)
-				if (d->code != O_LISTOPTS && (annotate || (d->code != O_ASM && d->code != O_SYMBOL)))
+				if (d->code != O_LISTOPTS && (annotate || (d->code != O_ASM && d->code != O_SYMBOL && d->code != O_DATATYPE)))
 					printf("--%s ", d->name);
 			putchar('\n');
 			rc = -2;

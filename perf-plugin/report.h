@@ -161,6 +161,8 @@ typedef struct pl_report_options {
 	int stats;            /* --stats: the records' counts, as perf report --stats */
 	int header;           /* --header: 1, the file's header before the report; --header-only: 2 */
 	const char *annotate_symbol; /* SYMBOL, or NULL: the hottest */
+	int data_type;        /* annotate --data-type[=TYPE]: the types' layouts with their fields' costs */
+	const char *data_type_name; /* TYPE, or NULL: every type */
 	int wall;             /* --wall: on-CPU, off-CPU and wall time per context and loop */
 } pl_report_options;
 
@@ -305,6 +307,12 @@ void pl_data_keys_end(pl_report *rep, int used);
  * "Blame"): a row per variable, a sample counted for each of its
  * instruction's, exit variables resolved along the sample's call chain. */
 int pl_view_var(pl_report *rep);
+/* The access sample place PL took the time at, as -s type takes it (the
+ * one before the sampled instruction, *SKID, when it has none), its set
+ * in *SET (kept until pl_data_keys_end); NULL when none. */
+const ls_access *pl_data_access(pl_report *rep, const pl_place *pl, const ls_accesses **set, int *skid);
+/* annotate-data.c: perf loops annotate --data-type[=TYPE] */
+int pl_annotate_data_types(pl_report *rep);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */
 void pl_print_columns(const pl_report *rep, const uint64_t *c, uint64_t base);
 void pl_print_column_header(const pl_report *rep, const char *label);

@@ -51,9 +51,12 @@ struct access_slot {
 	char leaf[LS_TYPE_NAME_MAX];
 	char expr[LS_TYPE_NAME_MAX + LS_FIELD_PATH_MAX + 16];
 	char operand[64];
+	Dwarf_Off type_die;   /* the type's DIE (ls_access.type), for its layout; 0: none */
+	bool c_lang;
 };
 
 struct ls_accesses {
+	const ls_module *m;   /* whose DWARF the type DIEs are in */
 	uint64_t proc;
 	struct access_slot *v;
 	size_t n, cap;
@@ -559,7 +562,7 @@ static bool die_is_c(Dwarf_Die *die)
 }
 
 /* The type of what is at offset 0, without its cv-qualifiers. */
-static void object_type_name(struct target *tg, bool c_lang, char *buf, size_t len)
+static Dwarf_Off object_type_name(struct target *tg, bool c_lang, char *buf, size_t len)
 {
 	Dwarf_Die t = tg->obj_type;
 	for (int i = 0; i < 8; i++) {
@@ -568,10 +571,11 @@ static void object_type_name(struct target *tg, bool c_lang, char *buf, size_t l
 			break;
 		if (!var_type(&t, &t)) {
 			snprintf(buf, len, "void");
-			return;
+			return 0;
 		}
 	}
 	ls_type_name(&t, c_lang, buf, len);
+	return dwarf_dieoffset(&t);
 }
 
 /* Fills SLOT's variable, type, field and expression from TG. */
@@ -592,7 +596,8 @@ static void describe(struct target *tg, unsigned width, struct access_slot *slot
 		a->expr = slot->expr;
 		return;
 	}
-	object_type_name(tg, c_lang, slot->type, sizeof slot->type);
+	slot->type_die = object_type_name(tg, c_lang, slot->type, sizeof slot->type);
+	slot->c_lang = c_lang;
 	a->type = slot->type;
 	int64_t off = tg->off, size = ls_type_size(&tg->obj_type);
 	struct ls_field f;
@@ -805,6 +810,7 @@ static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_e
 	module_globals(m); /* reads the DWARF too */
 	struct ls_accesses *acc = ls_xcalloc(1, sizeof *acc);
 	acc->proc = ls_scope_low(proc);
+	acc->m = m;
 	Dwarf_Die sub;
 	/* The CFG as the unwind recipes build it: alone, every call returning. */
 	struct ls_proc lp = { .name = proc->name, .linkage_name = proc->linkage_name, .ranges = proc->ranges,
@@ -934,4 +940,66 @@ const char *ls_access_rule_name(ls_access_rule r)
 	case LS_RULE_REGISTER_STATIC: return "register-static";
 	}
 	return "?";
+}
+
+/* ---- a type's layout ------------------------------------------------------------------------ */
+
+struct ls_type_layout {
+	ls_type_member *v;
+	size_t n, cap;
+};
+
+static void add_member(void *arg, const char *name, const char *type, int64_t off, int64_t size, int depth)
+{
+	struct ls_type_layout *l = arg;
+	l->v = ls_grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n++] = (ls_type_member){ ls_xstrdup(name), ls_xstrdup(type), off, size, (unsigned)depth };
+}
+
+ls_type_layout *ls_accesses_layout(const ls_accesses *set, const ls_access *a, ls_error *err)
+{
+	const struct access_slot *slot = (const struct access_slot *)a; /* a is its slot's first member */
+	if (!set || !a || a < &set->v[0].a || a > &set->v[set->n - 1].a || !slot->type_die) {
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: the access has no type", set ? set->m->path : "(none)");
+		return NULL;
+	}
+	struct ls_type_layout *volatile l = NULL; /* set after setjmp */
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	pthread_mutex_lock(&data_lock);
+	if (setjmp(guard.env)) {
+		pthread_mutex_unlock(&data_lock);
+		ls_type_layout_free(l);
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading a type's layout", set->m->path);
+		return NULL;
+	}
+	Dwarf_Die t;
+	if (set->m->dwarf && dwarf_offdie(set->m->dwarf, slot->type_die, &t)) {
+		l = ls_xcalloc(1, sizeof *l);
+		ls_type_members(&t, slot->c_lang, add_member, l);
+	}
+	pthread_mutex_unlock(&data_lock);
+	ls_oom_pop(&guard);
+	if (!l)
+		ls_set_error(err, LS_ERR_DWARF, "%s: cannot read the type %s", set->m->path, a->type);
+	return l;
+}
+
+size_t ls_type_layout_count(const ls_type_layout *l) { return l ? l->n : 0; }
+
+const ls_type_member *ls_type_layout_get(const ls_type_layout *l, size_t i)
+{
+	return l && i < l->n ? &l->v[i] : NULL;
+}
+
+void ls_type_layout_free(ls_type_layout *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free((char *)l->v[i].name);
+		free((char *)l->v[i].type);
+	}
+	free(l->v);
+	free(l);
 }

@@ -275,3 +275,60 @@ void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, 
 	ls_type_name(&cur, c_lang, out->leaf, sizeof out->leaf);
 	out->rest = off;
 }
+
+/* ---- layouts ------------------------------------------------------------------ */
+
+/* T, or the element of array T (arrays of arrays too), when that is a
+ * struct, union or class: into *OUT.  An array of structs shows its
+ * element's members at element 0's offsets (where an access's offset is),
+ * which perf does not. */
+static bool aggregate_or_elements(Dwarf_Die *t, Dwarf_Die *out)
+{
+	for (int i = 0; i < 8 && ls_type_strip(t, out); i++) {
+		int tag = dwarf_tag(out);
+		if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type)
+			return true;
+		if (tag != DW_TAG_array_type || !type_of(out, t))
+			return false;
+	}
+	return false;
+}
+
+/* The members of aggregate S at BASE (their offsets are BASE + theirs),
+ * nested aggregates expanded, DEPTH levels down: what perf annotate
+ * --data-type prints; an array of structs, its element's members at
+ * element 0's offsets (an access's offset is element 0's). */
+static void members_rec(Dwarf_Die *s, int64_t base, int depth, bool c_lang, ls_member_fn *fn, void *arg)
+{
+	Dwarf_Die mem;
+	if (depth > DEPTH_MAX || dwarf_child(s, &mem) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&mem);
+		if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) || dwarf_hasattr(&mem, DW_AT_external) ||
+		    dwarf_hasattr(&mem, DW_AT_declaration))
+			continue; /* not a member, or a static one: not in the object */
+		int64_t lo, size;
+		bool bf;
+		Dwarf_Die mt, ms;
+		if (!member_range(&mem, &lo, &size, &bf) || !type_of(&mem, &mt))
+			continue;
+		char tname[LS_TYPE_NAME_MAX] = "";
+		ls_type_name(&mt, c_lang, tname, sizeof tname);
+		const char *name = tag == DW_TAG_inheritance ? "" : dwarf_diename(&mem);
+		fn(arg, name ? name : "<anon>", tname, base + lo, size, depth);
+		if (!bf && aggregate_or_elements(&mt, &ms))
+			members_rec(&ms, base + lo, depth + 1, c_lang, fn, arg);
+	} while (dwarf_siblingof(&mem, &mem) == 0);
+}
+
+void ls_type_members(Dwarf_Die *t, bool c_lang, ls_member_fn *fn, void *arg)
+{
+	char tname[LS_TYPE_NAME_MAX] = "";
+	Dwarf_Die s;
+	ls_type_name(t, c_lang, tname, sizeof tname);
+	fn(arg, "", tname, 0, ls_type_size(t), 0);
+	Dwarf_Die cur = *t;
+	if (aggregate_or_elements(&cur, &s))
+		members_rec(&s, 0, 1, c_lang, fn, arg);
+}

@@ -30,4 +30,13 @@ struct ls_field {
 /* The field of T that bytes [OFF, OFF + WIDTH) fall in (WIDTH 0: unknown). */
 void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, struct ls_field *out);
 
+/* T's layout, as perf annotate --data-type shows it: T itself (NAME "",
+ * DEPTH 0), then each member in DWARF order, a nested struct's, union's or
+ * class's members after it one level deeper; a base class is a member
+ * named "" of its type; an array of structs has its element's members
+ * (element 0's offsets) as children; static members are not in the object
+ * and not listed. */
+typedef void ls_member_fn(void *arg, const char *name, const char *type, int64_t off, int64_t size, int depth);
+void ls_type_members(Dwarf_Die *t, bool c_lang, ls_member_fn *fn, void *arg);
+
 #endif
