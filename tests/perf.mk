@@ -36,7 +36,8 @@ PERF_TESTS = \
 	tests/perf-offcpu-tui.sh \
 	tests/perf-stat-modes.sh \
 	tests/perf-data.py \
-	tests/perf-blame.py
+	tests/perf-blame.py \
+	tests/perf-data-annotate.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-search.py \
