@@ -82,8 +82,15 @@ static int print_views(pl_report *rep)
 	if (o->wall)
 		return pl_view_wall(rep);
 	int rc = 0;
+	/* the loops view with the data keys: the data view (per loop) */
+	int data = o->format == PL_FMT_DATA || (o->format == PL_FMT_LOOPS && !o->sort_own && o->nsort &&
+	                                        !(o->sort_mask & ~PL_DATA_KEYS));
 	for (size_t i = 0; i < rep->nshown && !rc; i++) {
 		rep->primary = rep->shown[i];
+		if (data) {
+			rc = pl_view_data(rep);
+			continue;
+		}
 		if (o->nsort) {
 			rc = pl_view_sort(rep);
 			continue;

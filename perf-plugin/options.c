@@ -106,9 +106,11 @@ static const struct { char c; const char *why; } short_na[] = {
 };
 
 static const char report_usage[] =
-	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof] [-o FILE]\n"
+	"usage: perf loops report [-i perf.data] [--stdio] [--format=tree|flat|loops|folded|json|pprof|data] [-o FILE]\n"
 	"    -s, --sort KEYS         histogram of the sampled places by dso,sym,srcline,loop,comm,pid,\n"
-	"                            cpu,srcfile,symoff,dso_size;  --format=loops --sort=own: by Own\n"
+	"                            cpu,srcfile,symoff,dso_size,type,typeoff;  --format=loops --sort=own:\n"
+	"                            by Own;  --format=loops -s type (or --format=data): per procedure and\n"
+	"                            loop, the samples by variable and by type and field; json: \"data\"\n"
 	"    -g, --call-graph[=TYPE] graph|flat|fractal|folded|none[,THRESHOLD][,caller|callee];\n"
 	"                            alone: graph,0.5,caller (perf's default)\n"
 	"    -G, --inverted          caller-based call graph (the default)\n"
@@ -375,7 +377,7 @@ static int parse_call_graph(pl_report_options *o, const char *arg)
 	return rc;
 }
 
-static const char *const format_names[] = { "tree", "flat", "loops", "folded", "json", "pprof" };
+static const char *const format_names[] = { "tree", "flat", "loops", "folded", "json", "pprof", "data" };
 
 static void add_time_range(pl_report_options *o, struct pl_time_range r)
 {
@@ -471,12 +473,12 @@ static int parse_time(pl_report_options *o, const char *arg)
 
 static int parse_format(pl_report_options *o, const char *arg)
 {
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < (int)(sizeof format_names / sizeof *format_names); i++)
 		if (!strcmp(arg, format_names[i])) {
 			o->format = (pl_format)i;
 			return 0;
 		}
-	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof)", arg);
+	return usage_error("unknown format '%s' (tree, flat, loops, folded, json, pprof, data)", arg);
 }
 
 /* OPTION and HINT make the message: "bad OPTION 'ARG'HINT" */

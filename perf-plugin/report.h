@@ -76,7 +76,7 @@ uint64_t *pl_cost_at(pl_tree *t, uint32_t node, size_t ev);
 /* The samples counted at node N itself (not at the scopes in it), COST k. */
 uint64_t pl_node_own(const pl_tree *t, uint32_t n, size_t ev, int k);
 
-typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF } pl_format;
+typedef enum { PL_FMT_TREE, PL_FMT_FLAT, PL_FMT_LOOPS, PL_FMT_FOLDED, PL_FMT_JSON, PL_FMT_PPROF, PL_FMT_DATA } pl_format;
 
 /* --sort keys and the columns of -F: the scopes of the sampled place, and
  * perf report's keys that are not scopes (places.c keeps what they need) */
@@ -311,6 +311,14 @@ int pl_view_var(pl_report *rep);
  * one before the sampled instruction, *SKID, when it has none), its set
  * in *SET (kept until pl_data_keys_end); NULL when none. */
 const ls_access *pl_data_access(pl_report *rep, const pl_place *pl, const ls_accesses **set, int *skid);
+/* view-data.c: --format=data (and --format=loops -s type), per procedure
+ * and loop, the samples by variable and by type and field; pl_data_json:
+ * the same in --format=json's "data" (-s type or typeoff) */
+int pl_view_data(pl_report *rep);
+struct ls_jw;
+void pl_data_json(struct ls_jw *w, pl_report *rep);
+/* Do the -s keys ask for the data types (type, typeoff)? */
+#define PL_DATA_KEYS ((1u << PL_KEY_TYPE) | (1u << PL_KEY_TYPEOFF))
 /* annotate-data.c: perf loops annotate --data-type[=TYPE] */
 int pl_annotate_data_types(pl_report *rep);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */

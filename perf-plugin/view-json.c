@@ -152,6 +152,8 @@ int pl_view_json(pl_report *rep)
 	}
 	ls_jw_key(&w, "tree");
 	node(&w, rep, why, 0);
+	if (rep->opt->sort_mask & PL_DATA_KEYS)
+		pl_data_json(&w, rep);
 	free(why);
 	ls_jw_object_end(&w);
 	ls_jw_newline(&w);

@@ -10,7 +10,10 @@
  * them.  Each entity's Line carries the line of what is just inside it:
  * the statement, a loop's header line, an inlined call's call site.
  * One Sample per node with samples of its own; two values per event:
- * its sample count and its period.  The encoder is ours: profile.proto
+ * its sample count and its period.  With -s type or typeoff, one per node
+ * and data access instead, labelled "variable", "type" and "field" (the
+ * access -s type takes, data-keys.c), so that pprof -tagfocus and
+ * -tags filter and show them.  The encoder is ours: profile.proto
  * needs varints and length-delimited fields only. */
 #include "report.h"
 
@@ -133,6 +136,8 @@ struct pprof {
 	uint64_t nlocations;
 	uint8_t *mapped;  /* pl_dso.index -> its Mapping written */
 	size_t nmapped;
+	uint32_t *places; /* -s type: rep->places' indices by node */
+	size_t nplaces;
 };
 
 /* The id of DSO's Mapping (its index + 1), written out when first seen: the
@@ -247,6 +252,103 @@ static uint64_t location_id(struct pprof *pp, uint32_t d)
 	return id;
 }
 
+/* ---- -s type: a Sample per node and data access, with labels ---------- */
+
+static const pl_place *sort_places_v;
+
+static int cmp_place_node(const void *a, const void *b)
+{
+	const pl_place *x = &sort_places_v[*(const uint32_t *)a], *y = &sort_places_v[*(const uint32_t *)b];
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static void index_places(struct pprof *pp)
+{
+	const pl_places *p = &pp->rep->places;
+	pp->places = pl_xmalloc((p->n + 1) * sizeof *pp->places);
+	for (size_t i = 0; i < p->n; i++)
+		pp->places[i] = (uint32_t)i;
+	sort_places_v = p->v;
+	qsort(pp->places, p->n, sizeof *pp->places, cmp_place_node);
+	pp->nplaces = p->n;
+}
+
+/* The labels of access A: "variable", "type", "field" (none without). */
+static void label(struct pprof *pp, buf *m, const char *key, const char *str)
+{
+	buf l = { 0 };
+	field_int(&l, 1, (uint64_t)str_index(&pp->strs, key));
+	field_int(&l, 2, (uint64_t)str_index(&pp->strs, str));
+	field_msg(m, 3, &l);
+	free(l.p);
+}
+
+static const ls_access *place_access(struct pprof *pp, const pl_place *pl)
+{
+	const ls_accesses *set;
+	int skid;
+	const ls_access *a = pl_data_access(pp->rep, pl, &set, &skid);
+	return a && a->variable ? a : NULL;
+}
+
+/* Node N's places grouped by their access (variable, type, offset and
+ * field), one Sample each with LOCS. */
+static void add_data_samples(struct pprof *pp, uint32_t n, const buf *locs)
+{
+	const pl_places *p = &pp->rep->places;
+	size_t lo = 0, hi = pp->nplaces;
+	while (lo < hi) { /* the first place of node N */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->v[pp->places[mid]].node < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < pp->nplaces && p->v[pp->places[end]].node == n)
+		end++;
+	size_t nev = pp->rep->tree.nev;
+	uint64_t *vals = pl_xcalloc(2 * nev, sizeof *vals);
+	for (size_t i = lo; i < end; i++) {
+		const ls_access *a = place_access(pp, &p->v[pp->places[i]]);
+		int first = 1; /* the first place of its access's group gathers the group */
+		for (size_t j = lo; j < i && first; j++) {
+			const ls_access *b = place_access(pp, &p->v[pp->places[j]]);
+			first = !(a == b || (a && b && !strcmp(a->variable, b->variable) && !strcmp(a->type, b->type) &&
+			                     a->offset == b->offset && !strcmp(a->field, b->field)));
+		}
+		if (!first)
+			continue;
+		memset(vals, 0, 2 * nev * sizeof *vals);
+		for (size_t j = i; j < end; j++) {
+			const pl_place *q = &p->v[pp->places[j]];
+			const ls_access *b = place_access(pp, q);
+			if (a == b || (a && b && !strcmp(a->variable, b->variable) && !strcmp(a->type, b->type) &&
+			               a->offset == b->offset && !strcmp(a->field, b->field))) {
+				vals[2 * q->ev] += q->samples;
+				vals[2 * q->ev + 1] += q->period;
+			}
+		}
+		buf v = { 0 }, *m = &pp->sub;
+		for (size_t e = 0; e < 2 * nev; e++)
+			varint(&v, vals[e]);
+		m->n = 0;
+		field_bytes(m, 1, locs->p, locs->n);
+		field_bytes(m, 2, v.p, v.n);
+		if (a) {
+			char typeoff[1024];
+			snprintf(typeoff, sizeof typeoff, "%s +%lld%s%s%s", a->type, (long long)a->offset,
+			         a->field[0] ? " (" : "", a->field, a->field[0] ? ")" : "");
+			label(pp, m, "variable", a->variable);
+			label(pp, m, "type", a->type);
+			label(pp, m, "typeoff", typeoff);
+		}
+		field_msg(&pp->out, 2, m);
+		free(v.p);
+	}
+	free(vals);
+}
+
 /* The Sample of node N: its chain of locations, leaf first. */
 static void add_sample(struct pprof *pp, uint32_t n)
 {
@@ -260,6 +362,11 @@ static void add_sample(struct pprof *pp, uint32_t n)
 			d = t->nodes[d].parent;
 		if (d)
 			d = t->nodes[d].parent;
+	}
+	if (pp->places) {
+		add_data_samples(pp, n, &locs);
+		free(locs.p);
+		return;
 	}
 	for (size_t e = 0; e < t->nev; e++) {
 		varint(&vals, pl_node_own(t, n, e, PL_SELF));
@@ -317,6 +424,8 @@ int pl_view_pprof(pl_report *rep)
 	}
 	struct pprof pp = { .rep = rep };
 	const pl_tree *t = &rep->tree;
+	if (rep->opt->sort_mask & PL_DATA_KEYS)
+		index_places(&pp);
 	str_index(&pp.strs, ""); /* string 0 is "" */
 	pp.loc_of = pl_xcalloc(t->n ? t->n : 1, sizeof *pp.loc_of);
 	sample_types(&pp);
@@ -356,5 +465,9 @@ int pl_view_pprof(pl_report *rep)
 	free(pp.sub.p);
 	free(pp.loc_of);
 	free(pp.mapped);
+	if (pp.places) {
+		free(pp.places);
+		pl_data_keys_end(rep, 0);
+	}
 	return rc;
 }
