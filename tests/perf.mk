@@ -37,7 +37,8 @@ PERF_TESTS = \
 	tests/perf-stat-modes.sh \
 	tests/perf-data.py \
 	tests/perf-blame.py \
-	tests/perf-data-annotate.py
+	tests/perf-data-annotate.py \
+	tests/perf-data-view.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-search.py \
