@@ -635,6 +635,70 @@ Module_symbol(ModuleObject *self, PyObject *args)
 	return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)size);
 }
 
+/* One access as a dict: loopscope lookup --data --json's fields. */
+static PyObject *
+access_dict(const ls_access *a)
+{
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	int named = a->rule != LS_RULE_NONE && a->variable;
+	if (set_item(d, "addr", PyLong_FromUnsignedLongLong(a->addr)) < 0 ||
+	    set_item(d, "operand", str_or_none(a->operand)) < 0 ||
+	    set_item(d, "kind", PyUnicode_FromString(ls_access_kind_name(a->kind))) < 0 ||
+	    set_item(d, "width", PyLong_FromUnsignedLong(a->width)) < 0 ||
+	    set_item(d, "indexed", PyBool_FromLong(a->indexed)) < 0 ||
+	    set_item(d, "rule", PyUnicode_FromString(ls_access_rule_name(a->rule))) < 0 ||
+	    set_item(d, "variable", str_or_none(named ? a->variable : NULL)) < 0 ||
+	    set_item(d, "type", str_or_none(named ? a->type : NULL)) < 0 ||
+	    set_item(d, "offset", named ? PyLong_FromLongLong(a->offset) : (Py_INCREF(Py_None), Py_None)) < 0 ||
+	    set_item(d, "field", str_or_none(named ? a->field : NULL)) < 0 ||
+	    set_item(d, "field_type", str_or_none(named ? a->field_type : NULL)) < 0 ||
+	    set_item(d, "bitfield", PyBool_FromLong(named && a->bitfield)) < 0 ||
+	    set_item(d, "expr", str_or_none(named ? a->expr : NULL)) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* accesses(addr) -> the accesses of the instruction at ADDR (the accesses
+ * stage, design.md's "Accesses"): a list of dicts, [] when it has none;
+ * before=True: when it has none, the last access before it in its basic
+ * block (where a stop after a memory instruction, or a timer sample,
+ * points), with "before": True. */
+static PyObject *
+Module_accesses(ModuleObject *self, PyObject *args, PyObject *kw)
+{
+	static char *names[] = { "addr", "before", NULL };
+	unsigned long long addr;
+	int before = 0;
+	if (check_open(self) < 0 || !PyArg_ParseTupleAndKeywords(args, kw, "K|p", names, &addr, &before))
+		return NULL;
+	ls_error err;
+	ls_accesses *acc;
+	Py_BEGIN_ALLOW_THREADS
+	acc = ls_accesses_of(self->m, (uint64_t)addr, &err);
+	Py_END_ALLOW_THREADS
+	if (!acc) {
+		if (err.code == LS_ERR_NOT_FOUND)
+			return PyList_New(0);
+		PyErr_SetString(LsError, err.message);
+		return NULL;
+	}
+	size_t first = 0, n = ls_accesses_at(acc, (uint64_t)addr, &first);
+	const ls_access *prev = !n && before ? ls_accesses_before(acc, (uint64_t)addr) : NULL;
+	PyObject *list = PyList_New(0);
+	for (size_t i = 0; list && i < (prev ? 1 : n); i++) {
+		PyObject *d = access_dict(prev ? prev : ls_accesses_get(acc, first + i));
+		if (!d || (prev && set_item(d, "before", PyBool_FromLong(1)) < 0) || PyList_Append(list, d) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	ls_accesses_free(acc);
+	return list;
+}
+
 static PyObject *
 Module_section(ModuleObject *self, PyObject *args)
 {
@@ -916,6 +980,10 @@ static PyMethodDef Module_methods[] = {
 	 "depth(addr) -> the full length of addr's chain (lookup() keeps at most LS_MAX_CHAIN: procedure, outermost scopes, statement)"},
 	{"symbol", (PyCFunction)Module_symbol, METH_VARARGS,
 	 "symbol(name) -> (addr, size) of a symbol (mangled, demangled or NAME@plt), or None"},
+	{"accesses", (PyCFunction)(void (*)(void))Module_accesses, METH_VARARGS | METH_KEYWORDS,
+	 "accesses(addr, before=False) -> [dict per memory operand of the instruction at addr]: operand, kind, width, "
+	 "rule, variable, type, offset, field, field_type, bitfield, expr (None without a variable); before=True: "
+	 "when it has none, the last access before it in its block, marked 'before'"},
 	{"section", (PyCFunction)Module_section, METH_VARARGS,
 	 "section(name) -> (addr, size) of an allocated section in the analysis' addresses (.ko: .text at 0), or None"},
 	{"kernel_layout", (PyCFunction)Module_kernel_layout, METH_NOARGS,

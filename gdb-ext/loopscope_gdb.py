@@ -1216,13 +1216,50 @@ def format_chain(place):
     return "\n".join(lines)
 
 
-STRUCTURE_ARGS = args.Spec("structure", {"-json": None}, location="location")
+STRUCTURE_ARGS = args.Spec("structure", {"-json": None, "-data": None}, location="location")
+
+ACCESS_FIELDS = ("operand", "kind", "width", "indexed", "rule", "variable", "type", "offset", "field",
+                 "field_type", "bitfield", "expr")
+
+
+def data_json(place, accesses):
+    """What `loopscope lookup --data --json` prints for the place, plus the
+    runtime "pc" (and "before" on an access taken from before the pc)."""
+    module = place.obj["module"] if not place.path.startswith(_TARGET) else place.path
+    out = []
+    for a in accesses:
+        d = {k: a[k] for k in ACCESS_FIELDS}
+        if a.get("before"):
+            d["addr"], d["before"] = _hex(a["addr"]), True
+        out.append(d)
+    return {"addr": _hex(place.link), "pc": _hex(place.pc), "module": module, "accesses": out}
+
+
+def format_data(place, accesses):
+    """The accesses at PLACE, one line each: kind, width, operand, the C
+    expression, and the type +offset (field: its type) with the rule."""
+    lines = [format_chain(place).split("\n")[0]]
+    if not accesses:
+        lines.append("  no memory access at this instruction, nor before it in its basic block")
+    for a in accesses:
+        where = ""
+        if a.get("before"):
+            where = "  (at %s: the last access before the pc in its block)" % _saddr(_hex(place.runtime(a["addr"])))
+        if a["variable"] is None:
+            what = "no variable found"
+        else:
+            field = " (%s: %s%s)" % (a["field"], a["field_type"], ", bit-field" if a["bitfield"] else "") \
+                if a["field"] else ""
+            what = "%s  %s +%d%s" % (_d(a["expr"]), _d(a["type"]), a["offset"], _d(field))
+        lines.append("  %-10s %2s  %-22s %s  [%s]%s" % (
+            a["kind"], a["width"] or "?", a["operand"], what, a["rule"], where))
+    return "\n".join(lines)
 
 
 class StructureCommand(gdb.Command):
     """Show the static scope chain of a code address, as loopscope recovered it.
 
-Usage: structure [-json] [LOCATION]
+Usage: structure [-json] [-data] [LOCATION]
 
 LOCATION is a linespec (FUNCTION, FILE:LINE, *ADDRESS) or an address; it
 defaults to the pc of the selected frame.  The chain runs from the procedure
@@ -1230,7 +1267,12 @@ through inlined calls (with their call sites) and loops (source line, header
 address, depth) down to the statement (its line as GDB gives it).  Works on a
 live process, a core file and an executable alone.  With -json, print the
 chain as `loopscope lookup --json` does (link-time "addr", every field), plus
-the runtime "pc"; a byte of a name that is not UTF-8 is written \\udcXX."""
+the runtime "pc"; a byte of a name that is not UTF-8 is written \\udcXX.
+With -data, list the memory accesses of the instruction at LOCATION instead
+(when it has none, the last one before it in its basic block: the one that
+ran just before a stop there): load or store, width, operand, the variable,
+its type, offset and field, and the rule that decided, as `loopscope lookup
+--data` does (with -json, its JSON plus "pc")."""
 
     def __init__(self):
         super().__init__("structure", gdb.COMMAND_DATA)
@@ -1243,7 +1285,16 @@ the runtime "pc"; a byte of a name that is not UTF-8 is written \\udcXX."""
         command_start()
         for pc, label in _pc_of_location(parsed.location, "structure"):
             place = Place.at(pc)
-            if parsed.has("-json"):
+            if parsed.has("-data"):
+                try:
+                    accesses = place.module.accesses(place.link, before=True)
+                except _loopscope.Error as e:
+                    raise LoopscopeError("structure -data: %s" % _d(str(e)))
+                if parsed.has("-json"):
+                    _write(json_text(data_json(place, accesses)) + "\n")
+                else:
+                    _write(format_data(place, accesses) + "\n")
+            elif parsed.has("-json"):
                 _write(json_text(chain_json(place)) + "\n")
             else:
                 _write(format_chain(place) + "\n")

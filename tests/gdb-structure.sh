@@ -38,7 +38,7 @@ if build_fixture gcc -O2 gdb/loops.c "$bin"; then
 	out=$(gdb_run "$bin" -ex 'help structure' -ex 'help info loops' -ex 'help loop-finish' \
 		-ex 'help function _loop_depth' -ex 'complete structure mai' -ex 'complete info loops sca' \
 		-ex 'complete loop-fin')
-	for want in 'Usage: structure \[-json\] \[LOCATION\]' 'Usage: info loops \[FUNCTION\]' \
+	for want in 'Usage: structure \[-json\] \[-data\] \[LOCATION\]' 'Usage: info loops \[FUNCTION\]' \
 	            'Usage: loop-finish \[-count\]' '_loop_depth(\[FRAME\])' \
 	            '^structure main$' '^info loops scale$' '^loop-finish$'; do
 		echo "$out" | grep -q "$want"

@@ -7,6 +7,7 @@
 # `make check-gdb` runs the first.
 GDB_TESTS = \
 	tests/gdb-structure.sh \
+	tests/gdb-data.sh \
 	tests/gdb-loop-finish.sh \
 	tests/gdb-core.sh \
 	tests/gdb-bad-input.sh \
