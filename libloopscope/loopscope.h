@@ -682,6 +682,13 @@ void ls_accesses_free(ls_accesses *a);
 const char *ls_access_kind_name(ls_access_kind k);  /* "load", "store", "load+store" */
 const char *ls_access_rule_name(ls_access_rule r);  /* "static", "frame", "register", ... */
 
+/* The static variable (global, or a function's static) holding link-time
+ * data address ADDR of M, as a set of one access (rule LS_RULE_STATIC:
+ * variable, type, offset, field, expr; addr is ADDR, operand ""): where
+ * a sample's data address (PERF_SAMPLE_ADDR) falls.  NULL with ERR
+ * (LS_ERR_NOT_FOUND: no variable there; LS_ERR_DWARF). */
+ls_accesses *ls_data_static_at(const ls_module *m, uint64_t addr, ls_error *err);
+
 /* The layout of an access's type (ls_access.type), as perf annotate
  * --data-type prints one: the type itself first (name "", depth 0), then
  * its members in DWARF order, a nested struct's, union's or class's

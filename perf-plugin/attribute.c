@@ -439,6 +439,7 @@ static void add_place(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, s
 			k.cpu = (int32_t)smp->cpu;
 	}
 	pl_places_add(&rep->places, &k, smp->period);
+	pl_daddr_add(rep, t, smp, e, node); /* -d: the data address, when a data view asks */
 }
 
 /* The off-CPU time of leaf NODE by reason (offcpu.h). */

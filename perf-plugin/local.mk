@@ -11,7 +11,7 @@ perf_loops_SOURCES = \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c \
 	perf-plugin/offcpu.c perf-plugin/offcpu.h perf-plugin/view-wall.c \
-	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/annotate-data.c perf-plugin/view-annotate.c perf-plugin/view-data.c \
+	perf-plugin/cmd-annotate.c perf-plugin/annotate.c perf-plugin/annotate-asm.c perf-plugin/annotate-data.c perf-plugin/data-addr.c perf-plugin/view-annotate.c perf-plugin/view-data.c \
 	perf-plugin/browser.c \
 	perf-plugin/cmd-stat.c perf-plugin/stat.h perf-plugin/stat-plan.c perf-plugin/stat-run.c \
 	perf-plugin/stat-print.c perf-plugin/stat-calibrate.c perf-plugin/stat-hot.c \

@@ -319,6 +319,18 @@ struct ls_jw;
 void pl_data_json(struct ls_jw *w, pl_report *rep);
 /* Do the -s keys ask for the data types (type, typeoff)? */
 #define PL_DATA_KEYS ((1u << PL_KEY_TYPE) | (1u << PL_KEY_TYPEOFF))
+/* data-addr.c: where samples' data addresses (PERF_SAMPLE_ADDR) are, per
+ * tree node and event ("global g +8 (f)", "stack", "heap", ...), kept
+ * when the data view or json's "data" asks */
+struct pl_daddr {
+	uint32_t node;
+	size_t ev;
+	const char *what;     /* interned */
+	uint64_t samples, period;
+};
+void pl_daddr_add(pl_report *rep, pl_thread *t, const pd_sample *smp, size_t ev, uint32_t node);
+size_t pl_daddr_entries(const struct pl_daddr **v);
+void pl_daddr_free(void);
 /* annotate-data.c: perf loops annotate --data-type[=TYPE] */
 int pl_annotate_data_types(pl_report *rep);
 /* view-tree.c: the -F columns of cost C, percentages of BASE; their header. */

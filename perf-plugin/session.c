@@ -181,12 +181,16 @@ struct pl_session {
 	size_t nall_maps, cap_all_maps;
 	uint64_t lost_samples, lost_chunks, bad_records;
 	unsigned kernel_gen;
+	int data_addrs;   /* an event's samples carry PERF_SAMPLE_ADDR: keep the data maps too */
 };
 
 pl_session *pl_session_new(pd_reader *r)
 {
 	pl_session *s = pl_xcalloc(1, sizeof *s);
 	s->r = r;
+	for (size_t i = 0; i < pd_nattrs(r); i++)
+		if (pd_attr_at(r, i)->sample_type & PD_SAMPLE_ADDR)
+			s->data_addrs = 1;
 	return s;
 }
 
@@ -339,6 +343,7 @@ void pl_session_free(pl_session *s)
 		pl_proc *p = s->procs.vals[i];
 		if (p) {
 			free_maps(&p->maps);
+			free_maps(&p->all_maps);
 			free(p);
 		}
 	}
@@ -556,11 +561,29 @@ pl_map *pl_find_map(pl_session *s, pl_thread *t, uint64_t addr, int kernel)
 	return t ? maps_find(&t->proc->maps, addr) : NULL;
 }
 
+pl_map *pl_find_data_map(pl_session *s, pl_thread *t, uint64_t addr)
+{
+	return s->data_addrs && t ? maps_find(&t->proc->all_maps, addr) : NULL;
+}
+
+/* A user map into its process's all_maps (code and data alike: a later
+ * mmap over an old one cuts it, whatever either is). */
+static void on_data_mmap(pl_session *s, const pd_event *ev)
+{
+	if (ev->len == 0 || ev->start + ev->len < ev->start)
+		return;
+	pl_dso *d = dso_get(s, ev->filename, 0, ev->build_id, ev->build_id_size);
+	pl_proc *p = proc_get(s, ev->pid);
+	maps_insert(s, &p->all_maps, new_map(s, ev->start, ev->start + ev->len, ev->pgoff, d));
+}
+
 static void on_mmap(pl_session *s, const pd_event *ev)
 {
 	int kernel = ev->pid == (uint32_t)-1 || ev->sample.cpumode == PD_MISC_KERNEL;
 	if (ev->sample.cpumode == PD_MISC_GUEST_KERNEL || ev->sample.cpumode == PD_MISC_GUEST_USER)
 		return;
+	if (s->data_addrs && !kernel)
+		on_data_mmap(s, ev);
 	/* code only: data maps do not hold instruction addresses */
 	if (ev->type == PD_RECORD_MMAP2 && !kernel && !(ev->prot & 4 /* PROT_EXEC */))
 		return;
@@ -588,6 +611,7 @@ static void on_comm(pl_session *s, const pd_event *ev)
 	if (ev->misc & PD_MISC_COMM_EXEC) {
 		/* a new program: the old image is gone */
 		free_maps(&t->proc->maps);
+		free_maps(&t->proc->all_maps);
 		t->proc->gen++;
 	}
 }
@@ -613,6 +637,7 @@ static void on_fork(pl_session *s, const pd_event *ev)
 		u32map_put(&s->procs, ev->pid, p);
 	} else {
 		free_maps(&p->maps);
+		free_maps(&p->all_maps);
 	}
 	child->proc = p;
 	p->gen++;
@@ -621,6 +646,8 @@ static void on_fork(pl_session *s, const pd_event *ev)
 	pl_maps *from = &parent->proc->maps;
 	if (p != parent->proc && from->n)
 		share_maps(&p->maps, from);
+	if (p != parent->proc && parent->proc->all_maps.n)
+		share_maps(&p->all_maps, &parent->proc->all_maps);
 }
 
 /* ---- replay in time order: perf's ordered events ----

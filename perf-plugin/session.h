@@ -73,6 +73,7 @@ pl_map **pl_maps_list(const pl_maps *mm, size_t *n);
 typedef struct pl_proc {
 	uint32_t pid;
 	pl_maps maps;
+	pl_maps all_maps; /* code and data maps: only when samples carry a data address (PERF_SAMPLE_ADDR) */
 	unsigned gen;   /* changes whenever maps do (the unwinder rebuilds then) */
 	void *unwind;   /* unwind.c's state for this process */
 } pl_proc;
@@ -88,6 +89,10 @@ typedef struct pl_session pl_session;
 typedef void (*pl_sample_fn)(void *ctx, pl_session *s, const pd_event *ev, pl_thread *t);
 
 pl_session *pl_session_new(pd_reader *r);
+/* The map (code or data: [stack], [heap], //anon, a file's) holding data
+ * address ADDR of thread T's process, or NULL; kept only when an event's
+ * samples carry a data address (perf record -d). */
+pl_map *pl_find_data_map(pl_session *s, pl_thread *t, uint64_t addr);
 void pl_session_free(pl_session *s);
 /* Call FN on every process (to free per-process state hung on it). */
 void pl_session_each_proc(pl_session *s, void (*fn)(void *ctx, pl_proc *p), void *ctx);

@@ -11,8 +11,10 @@
  *     ...
  *
  * A procedure's rows count all its samples, a loop's those whose innermost
- * loop it is (its own).  The same groups go into --format=json's "data"
- * (pl_data_json) when -s type or typeoff asks for them. */
+ * loop it is (its own).  Where the samples carry a data address (perf
+ * record -d), "address" rows say where it was (data-addr.c): a global
+ * variable and field, the stack, the heap.  The same groups go into
+ * --format=json's "data" (pl_data_json) when -s type or typeoff asks. */
 #include "report.h"
 #include "support/json_writer.h"
 #include "support/text_escape.h"
@@ -21,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROW_VAR, ROW_TYPE };
+enum { ROW_VAR, ROW_TYPE, ROW_ADDR };
 
 struct drow {
 	int kind;
@@ -122,6 +124,29 @@ static int cmp_group(const void *x, const void *y)
 	return a->loop_key < b->loop_key ? -1 : a->loop_key > b->loop_key;
 }
 
+/* The data addresses (data-addr.c) of event EV's samples, as ROW_ADDR rows
+ * of the groups of their procedure and innermost loop. */
+static void add_addresses(pl_report *rep, size_t ev, struct dgroups *g)
+{
+	const pl_tree *t = &rep->tree;
+	const struct pl_daddr *v;
+	size_t n = pl_daddr_entries(&v);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].ev != ev)
+			continue;
+		uint32_t loop = 0, proc = v[i].node;
+		for (; proc && t->nodes[proc].kind != PL_PROC; proc = t->nodes[proc].parent)
+			if (!loop && t->nodes[proc].kind == PL_LOOP)
+				loop = proc;
+		if (!proc || !pl_proc_selected(rep, proc))
+			continue;
+		pl_place pl = { .samples = v[i].samples, .period = v[i].period };
+		for (int k = 0; k < 1 + (loop != 0); k++) {
+			add_row(group_of(g, t, proc, k ? loop : 0), ROW_ADDR, v[i].what, &pl);
+		}
+	}
+}
+
 /* Event EV's groups (rep->places of the selected procedures). */
 static void collect(pl_report *rep, size_t ev, struct dgroups *g)
 {
@@ -144,6 +169,7 @@ static void collect(pl_report *rep, size_t ev, struct dgroups *g)
 		if (loop)
 			add_place(group_of(g, t, proc, loop), a, pl);
 	}
+	add_addresses(rep, ev, g);
 	for (size_t i = 0; i < g->n; i++) {
 		for (size_t j = 0; j < g->n; j++)
 			if (!g->v[j].loop_key && g->v[j].proc_key == g->v[i].proc_key &&
@@ -191,7 +217,8 @@ static void print_group(pl_report *rep, const struct dgroup *gr, uint64_t all)
 		if (all && 100.0 * (double)r->period / (double)all < rep->opt->percent_limit)
 			continue;
 		print_cost(rep, r->samples, r->period, all);
-		fprintf(out, "%s%s  ", gr->loop ? "        " : "      ", r->kind == ROW_VAR ? "variable" : "type    ");
+		fprintf(out, "%s%s  ", gr->loop ? "        " : "      ",
+			r->kind == ROW_VAR ? "variable" : r->kind == ROW_TYPE ? "type    " : "address ");
 		ls_text_fputs(r->what, out);
 		fputc('\n', out);
 	}
@@ -259,14 +286,16 @@ void pl_data_json(ls_jw *w, pl_report *rep)
 			ls_jw_uint(w, gr->samples);
 			ls_jw_key(w, "period");
 			ls_jw_uint(w, gr->period);
-			for (int k = ROW_VAR; k <= ROW_TYPE; k++) {
-				ls_jw_key(w, k == ROW_VAR ? "variables" : "types");
+			for (int k = ROW_VAR; k <= ROW_ADDR; k++) {
+				static const char *const keys[] = { "variables", "types", "addresses" };
+				static const char *const names[] = { "variable", "typeoff", "address" };
+				ls_jw_key(w, keys[k]);
 				ls_jw_array(w);
 				for (size_t j = 0; j < gr->nrows; j++) {
 					if (gr->rows[j].kind != k)
 						continue;
 					ls_jw_object(w);
-					ls_jw_key(w, k == ROW_VAR ? "variable" : "typeoff");
+					ls_jw_key(w, names[k]);
 					ls_jw_string(w, gr->rows[j].what);
 					ls_jw_key(w, "samples");
 					ls_jw_uint(w, gr->rows[j].samples);

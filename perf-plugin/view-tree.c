@@ -262,6 +262,7 @@ void pl_report_free(pl_report *rep)
 	free(rep->off_why);
 	pl_tree_free(&rep->tree);
 	pl_places_free(&rep->places);
+	pl_daddr_free();
 	if (rep->have_flat)
 		pl_tree_free(&rep->flat);
 	pl_session_free(rep->s);

@@ -38,7 +38,8 @@ PERF_TESTS = \
 	tests/perf-data.py \
 	tests/perf-blame.py \
 	tests/perf-data-annotate.py \
-	tests/perf-data-view.py
+	tests/perf-data-view.py \
+	tests/perf-data-addr.py
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-search.py \
@@ -47,7 +48,7 @@ PERF_SLOW_TESTS = \
 TESTS += $(PERF_TESTS) $(PERF_UNIT_TESTS)
 SLOW_TESTS += $(PERF_SLOW_TESTS)
 EXTRA_DIST += $(PERF_TESTS) $(PERF_SLOW_TESTS) tests/hostile-perf.py
-EXTRA_DIST += tests/fixtures/perf/marks.c
+EXTRA_DIST += tests/fixtures/perf/marks.c tests/fixtures/data_addr.c
 check-perf:
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(PERF_TESTS) $(PERF_UNIT_TESTS)'
 .PHONY: check-perf

@@ -1003,3 +1003,36 @@ void ls_type_layout_free(ls_type_layout *l)
 	free(l->v);
 	free(l);
 }
+
+/* ---- a data address ------------------------------------------------------------------------- */
+
+ls_accesses *ls_data_static_at(const ls_module *m, uint64_t addr, ls_error *err)
+{
+	if (!m->dwarf_found) {
+		ls_set_error(err, LS_ERR_DWARF, "%s: no debug information: the variables need DWARF", m->path);
+		return NULL;
+	}
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	if (setjmp(guard.env)) {
+		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading the variables", m->path);
+		return NULL;
+	}
+	struct ls_accesses *acc = ls_xcalloc(1, sizeof *acc);
+	acc->m = m;
+	struct target tg;
+	if (match_static(m, addr, &tg)) {
+		struct access_slot *slot = new_slot(acc);
+		slot->a.addr = addr;
+		slot->a.kind = LS_ACCESS_LOAD;
+		describe(&tg, 0, slot);
+		point_strings(acc);
+	}
+	ls_oom_pop(&guard);
+	if (!acc->n) {
+		ls_accesses_free(acc);
+		ls_set_error(err, LS_ERR_NOT_FOUND, "%s: no static variable holds 0x%" PRIx64, m->path, addr);
+		return NULL;
+	}
+	return acc;
+}
