@@ -532,6 +532,7 @@ static void help(void)
 		"/  n           search a name; the next match",
 		"v              switch the tree / flat / loops views",
 		"a              annotate the entry's procedure (s: source/asm, TAB: next hot line)",
+		"d              the entry's procedure and loops by variable and by type and field",
 		"S              switch the sort event",
 		"q, ESC         quit (from annotate: back)",
 		"",
@@ -718,6 +719,68 @@ static int annot_run(pl_report *rep, uint32_t proc, const char *file, unsigned l
 }
 
 /* The flat-tree procedure of the entry N of the view (for a). */
+/* ---- the data view (key d): --format=data for one procedure ---------------------- */
+
+/* TEXT's lines, scrolled with the movement keys; any other key goes back. */
+static void text_view(const char *title, char *text)
+{
+	size_t n = 0, cap = 0, top = 0;
+	char **lines = NULL;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (n == cap)
+			lines = pl_xrealloc(lines, (cap = cap ? 2 * cap : 64) * sizeof *lines);
+		lines[n++] = l;
+	}
+	for (;;) {
+		int h = LINES > 2 ? LINES - 2 : 1;
+		erase();
+		attron(A_REVERSE);
+		mvaddnstr(0, 0, title, COLS);
+		attroff(A_REVERSE);
+		for (int y = 0; y < h && top + (size_t)y < n; y++)
+			mvaddnstr(1 + y, 0, lines[top + (size_t)y], COLS);
+		mvaddnstr(LINES - 1, 0, "Up/Down/PgUp/PgDn: scroll   q: back", COLS);
+		refresh();
+		int c = getch();
+		if (c == KEY_DOWN || c == 'j')
+			top += top + (size_t)h < n;
+		else if (c == KEY_UP || c == 'k')
+			top -= top > 0;
+		else if (c == KEY_NPAGE || c == ' ')
+			top = top + 2 * (size_t)h < n ? top + (size_t)h : n > (size_t)h ? n - (size_t)h : 0;
+		else if (c == KEY_PPAGE)
+			top = top > (size_t)h ? top - (size_t)h : 0;
+		else
+			break;
+	}
+	free(lines);
+}
+
+static uint32_t proc_of(struct browser *b, uint32_t n);
+
+static void data_view(struct browser *b, uint32_t n)
+{
+	const pl_tree *t = tree_of(b);
+	while (n && t->nodes[n].kind != PL_PROC)
+		n = t->nodes[n].parent;
+	if (!n) {
+		snprintf(b->msg, sizeof b->msg, "no procedure here");
+		return;
+	}
+	const pl_node *x = &t->nodes[n];
+	char *text = pl_data_text(b->rep, x->scope ? (const void *)x->scope : (const void *)x->name, x->dso);
+	if (!text) {
+		snprintf(b->msg, sizeof b->msg, "no samples of this procedure for the data view");
+		return;
+	}
+	char title[1024], label[512];
+	node_label(b, n, label, sizeof label);
+	snprintf(title, sizeof title, "data: %s by variable and by type and field (samples of event %s)", label,
+		 pd_attr_at(b->rep->r, b->rep->primary)->name);
+	text_view(title, text);
+	free(text);
+}
+
 static uint32_t proc_of(struct browser *b, uint32_t n)
 {
 	const pl_tree *t = tree_of(b);
@@ -841,6 +904,10 @@ static int tree_key(struct browser *b, int c)
 			return 1;
 		break;
 	}
+	case 'd':
+		if (n)
+			data_view(b, b->rows[b->cur].node);
+		break;
 	case 'h': case '?': help(); break;
 	case 'q': case 'Q': case 27: case ERR: return 1;
 	default: break;

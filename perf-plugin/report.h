@@ -317,6 +317,7 @@ const ls_access *pl_data_access(pl_report *rep, const pl_place *pl, const ls_acc
 int pl_view_data(pl_report *rep);
 struct ls_jw;
 void pl_data_json(struct ls_jw *w, pl_report *rep);
+char *pl_data_text(pl_report *rep, const void *proc_key, const pl_dso *dso);
 /* Do the -s keys ask for the data types (type, typeoff)? */
 #define PL_DATA_KEYS ((1u << PL_KEY_TYPE) | (1u << PL_KEY_TYPEOFF))
 /* data-addr.c: where samples' data addresses (PERF_SAMPLE_ADDR) are, per

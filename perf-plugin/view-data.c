@@ -314,3 +314,47 @@ void pl_data_json(ls_jw *w, pl_report *rep)
 	ls_jw_array_end(w);
 	pl_data_keys_end(rep, 0);
 }
+
+/* The browser's data view (browser.c, key d): the groups of the procedure
+ * whose scope (or name) is PROC_KEY in DSO, as --format=data prints them,
+ * for event rep->primary; a malloc'd string, NULL when it has no samples. */
+char *pl_data_text(pl_report *rep, const void *proc_key, const pl_dso *dso)
+{
+	struct dgroups g = { 0 };
+	collect(rep, rep->primary, &g);
+	char *buf = NULL;
+	size_t len = 0, shown = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		groups_free(&g);
+		return NULL;
+	}
+	pl_report_options o = *rep->opt;
+	const pl_report_options *saved = rep->opt;
+	FILE *saved_out = rep->out;
+	int saved_color = rep->color;
+	o.fields = PL_COL_SELF | PL_COL_SAMPLES;
+	rep->opt = &o;
+	rep->out = f;
+	rep->color = 0;
+	fprintf(f, "  Overhead   Samples  Procedure, loop: variable, type +offset (field)\n");
+	uint64_t all = rep->ev_period[rep->primary];
+	for (size_t i = 0; i < g.n; i++)
+		if (g.v[i].proc_key == proc_key && rep->tree.nodes[g.v[i].proc].dso == dso) {
+			print_group(rep, &g.v[i], all);
+			shown++;
+		}
+	fprintf(f, "# data types: %" PRIu64 " samples at a memory access, %" PRIu64 " before one (skid), %" PRIu64
+		   " with no variable found (all procedures)\n", g.own, g.skid, g.none);
+	rep->opt = saved;
+	rep->out = saved_out;
+	rep->color = saved_color;
+	fclose(f);
+	groups_free(&g);
+	pl_data_keys_end(rep, 0);
+	if (!shown) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

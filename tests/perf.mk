@@ -39,7 +39,8 @@ PERF_TESTS = \
 	tests/perf-blame.py \
 	tests/perf-data-annotate.py \
 	tests/perf-data-view.py \
-	tests/perf-data-addr.py
+	tests/perf-data-addr.py \
+	tests/perf-data-browser.sh
 PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-search.py \
