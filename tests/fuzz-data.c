@@ -11,7 +11,8 @@
  *   else: an ELF file, opened without the cache; for the first procedures,
  *      ls_accesses_of, and each access checked: in its procedure, a
  *      variable exactly when a rule matched, every string there and
- *      bounded (the readers' bounds on nested and self-referring types);
+ *      bounded (the readers' bounds on nested and self-referring types),
+ *      and the layout of each named access's type (ls_accesses_layout);
  *      then ls_blame_of (blame.c, over the same DWARF and the CFG), each
  *      instruction's entries checked: a known variable with a name, a
  *      kind and rule that exist, a parameter position only for a pointer
@@ -68,6 +69,25 @@ static void fuzz_expressions(const uint8_t *data, size_t size)
 	for (size_t i = 1; i < k && i < 8; i++)
 		if ((uint64_t)(pieces[i].obj_off - pieces[i - 1].obj_off) != pieces[i - 1].size)
 			abort();
+}
+
+/* The layout of A's type (annotate --data-type's): bounded strings, the
+ * type first at depth 0, members below it; or an error saying why. */
+static void check_layout(const ls_accesses *acc, const ls_access *a)
+{
+	ls_error err;
+	ls_type_layout *l = ls_accesses_layout(acc, a, &err);
+	if (!l) {
+		if (!err.message[0])
+			abort();
+		return;
+	}
+	for (size_t i = 0; i < ls_type_layout_count(l); i++) {
+		const ls_type_member *m = ls_type_layout_get(l, i);
+		if (!m || !m->name || !m->type || strlen(m->type) > 4096 || (i == 0) != (m->depth == 0))
+			abort();
+	}
+	ls_type_layout_free(l);
 }
 
 static void check_access(const ls_access *a)
@@ -150,8 +170,12 @@ static void fuzz_module(const uint8_t *data, size_t size)
 			ls_accesses *acc = ls_accesses_of(m, ls_scope_low(p), &err);
 			if (!acc && !err.message[0])
 				abort(); /* a failure must say why */
-			for (size_t i = 0; i < ls_accesses_count(acc); i++)
-				check_access(ls_accesses_get(acc, i));
+			for (size_t i = 0; i < ls_accesses_count(acc); i++) {
+				const ls_access *a = ls_accesses_get(acc, i);
+				check_access(a);
+				if (a->variable)
+					check_layout(acc, a);
+			}
 			ls_accesses_free(acc);
 			check_blame(m, p);
 		}
