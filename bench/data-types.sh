@@ -93,5 +93,6 @@ for n in $names; do
 	base=$(median plain 2)
 	label=$(argv_of $n)
 	case $n in cold*) base=$(median cold 2) label="$label  [cold cache]" ;; esac
-	printf '%-52s %9.3f %9.3f %8.2fx\n' "$label" "$cpu" "$(median $n 3)" "$(echo "$cpu $base" | awk "{ print (\$2 > 0 ? \$1 / \$2 : 0) }")"
+	ratio=$(echo "$cpu $base" | awk '{ if ($2 > 0) printf "%8.2fx", $1 / $2; else printf "%9s", "-" }')
+	printf '%-52s %9.3f %9.3f %s\n' "$label" "$cpu" "$(median $n 3)" "$ratio"
 done

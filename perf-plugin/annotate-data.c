@@ -120,7 +120,8 @@ static int cmp_type(const void *x, const void *y)
 	const struct dtype *a = x, *b = y;
 	if (a->all_period != b->all_period)
 		return a->all_period > b->all_period ? -1 : 1;
-	return strcmp(a->type, b->type);
+	int c = strcmp(a->type, b->type);
+	return c ? c : strcmp(a->dso->name, b->dso->name);
 }
 
 /* perf's TYPE match: with or without the "struct " or "union " keyword. */

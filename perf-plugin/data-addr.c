@@ -79,7 +79,9 @@ static void classify(pl_report *rep, pl_thread *t, uint64_t addr, char *buf, siz
 void pl_daddr_add(pl_report *rep, pl_thread *t, const pd_sample *smp, size_t ev, uint32_t node)
 {
 	const pl_report_options *o = rep->opt;
-	if (!(smp->attr->sample_type & PD_SAMPLE_ADDR) || !t ||
+	/* 0: no data address (a timer sample; --call-graph dwarf asks for
+	 * PERF_SAMPLE_ADDR on every event) */
+	if (!(smp->attr->sample_type & PD_SAMPLE_ADDR) || !smp->addr || !t ||
 	    !(o->format == PL_FMT_DATA || (o->sort_mask & PL_DATA_KEYS)))
 		return;
 	char what[1024];

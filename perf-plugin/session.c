@@ -181,15 +181,17 @@ struct pl_session {
 	size_t nall_maps, cap_all_maps;
 	uint64_t lost_samples, lost_chunks, bad_records;
 	unsigned kernel_gen;
-	int data_addrs;   /* an event's samples carry PERF_SAMPLE_ADDR: keep the data maps too */
+	int data_addrs;   /* perf record -d (PERF_SAMPLE_ADDR and mmap_data): keep the data maps too */
 };
 
 pl_session *pl_session_new(pd_reader *r)
 {
 	pl_session *s = pl_xcalloc(1, sizeof *s);
 	s->r = r;
+	/* --call-graph dwarf sets PERF_SAMPLE_ADDR too (timer samples' are 0):
+	 * only mmap_data (perf_event_attr bit 17) says data maps were recorded */
 	for (size_t i = 0; i < pd_nattrs(r); i++)
-		if (pd_attr_at(r, i)->sample_type & PD_SAMPLE_ADDR)
+		if ((pd_attr_at(r, i)->sample_type & PD_SAMPLE_ADDR) && (pd_attr_at(r, i)->flags & (1u << 17)))
 			s->data_addrs = 1;
 	return s;
 }

@@ -38,6 +38,8 @@ struct dgroup {
 	struct drow *rows;
 	size_t nrows, cap;
 	uint64_t proc_period;            /* the procedure's: the order */
+	const char *proc_name;           /* ties broken by names and addresses, never by pointers */
+	uint64_t loop_addr;
 };
 
 struct dgroups {
@@ -115,13 +117,16 @@ static int cmp_group(const void *x, const void *y)
 	if (a->proc_key != b->proc_key || a->proc_period != b->proc_period) {
 		if (a->proc_period != b->proc_period)
 			return a->proc_period > b->proc_period ? -1 : 1;
-		return a->proc_key < b->proc_key ? -1 : 1;
+		int c = strcmp(a->proc_name ? a->proc_name : "", b->proc_name ? b->proc_name : "");
+		if (c)
+			return c;
+		return a->proc_key < b->proc_key ? -1 : 1; /* namesakes: rare, in any order */
 	}
 	if (!a->loop_key != !b->loop_key)
 		return a->loop_key ? 1 : -1;
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
-	return a->loop_key < b->loop_key ? -1 : a->loop_key > b->loop_key;
+	return a->loop_addr < b->loop_addr ? -1 : a->loop_addr > b->loop_addr;
 }
 
 /* The data addresses (data-addr.c) of event EV's samples, as ROW_ADDR rows
@@ -176,6 +181,9 @@ static void collect(pl_report *rep, size_t ev, struct dgroups *g)
 			    t->nodes[g->v[j].proc].dso == t->nodes[g->v[i].proc].dso)
 				g->v[i].proc_period = g->v[j].period;
 		qsort(g->v[i].rows, g->v[i].nrows, sizeof *g->v[i].rows, cmp_row);
+		g->v[i].proc_name = pl_node_name(rep, g->v[i].proc);
+		const ls_scope *ls = g->v[i].loop ? t->nodes[g->v[i].loop].scope : NULL;
+		g->v[i].loop_addr = ls ? ls_scope_low(ls) : 0;
 	}
 	if (g->n)
 		qsort(g->v, g->n, sizeof *g->v, cmp_group);

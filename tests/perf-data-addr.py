@@ -7,7 +7,9 @@
 # records (--show-mmap-events) and nm -S's g_big: each fault of the three
 # procedures is classified here (inside g_big: the global; inside or up to
 # 8 MiB below [stack]: the stack; inside an //anon map: anonymous memory),
-# and each procedure's "address" rows must equal those counts exactly.
+# and each procedure's "address" rows must equal those counts exactly.  A
+# cpu-clock recording with --call-graph dwarf (which sets PERF_SAMPLE_ADDR,
+# its addresses 0) must get no address rows.
 import collections
 import importlib.util
 import json
@@ -124,4 +126,12 @@ for cc in ("gcc", "clang"):
         jok = False
         tap.diag("json: %s" % e)
     tap.ok(jok, "%s: --format=json -s type's \"addresses\" equal the text's" % cc)
+# --call-graph dwarf asks for PERF_SAMPLE_ADDR too, but a timer sample's is 0
+# and no data map is recorded: no address rows, none "(not in any map)".
+exe, data = os.path.join(tmp, "data_layout"), os.path.join(tmp, "dwarf.data")
+run(["gcc", "-O2", "-g", "-o", exe, os.path.join(C.FIXTURES, "data_layout.c")])
+rec = run(["perf", "record", "-q", "-e", "cpu-clock:u", "--call-graph", "dwarf", "-o", data, exe, "1000000"])
+r = run([PERF_LOOPS, "report", "-i", data, "--stdio", "--format=data"])
+tap.ok(rec.returncode == 0 and r.returncode == 0 and " variable " in r.stdout and " address " not in r.stdout,
+       "cpu-clock with --call-graph dwarf (PERF_SAMPLE_ADDR set, addresses 0): no address rows")
 tap.done()
