@@ -75,7 +75,7 @@ if command -v bash >/dev/null 2>&1 && [ -f "$comp/perf-loops" ]; then
 	*) fail "bash completion of perf-loops report --sym offers --symbols"; diag "got: $out";; esac
 	# values: --format=<TAB> (bash splits the word at '='), -s with a list
 	out=$(bash -c '. "$1"; COMP_WORDS=(perf-loops report --format = ""); COMP_CWORD=4; _perf_loops; echo "${COMPREPLY[*]}"' sh "$comp/perf-loops")
-	check_eq "$out" "tree flat loops folded json pprof" "bash completion of --format=<TAB> offers the formats, not files"
+	check_eq "$out" "tree flat loops folded json pprof data" "bash completion of --format=<TAB> offers the formats, not files"
 	out=$(bash -c '. "$1"; COMP_WORDS=(perf-loops report -s dso,sy); COMP_CWORD=3; _perf_loops; echo "${COMPREPLY[*]}"' sh "$comp/perf-loops")
 	check_eq "$out" "dso,sym dso,symoff" "bash completion of -s dso,sy<TAB> offers the keys after the comma"
 else
