@@ -31,7 +31,7 @@ out=$(gdb_run -ex 'complete info loop' -ex 'complete structure -' -ex 'complete 
 	-ex 'complete loop-next -' -ex 'complete loop-finish -' -ex 'complete structure -json sca' \
 	-ex 'complete break-loop -exit loops.c:sca' "$bin")
 check_eq "$(echo "$out" | grep '^info loop')" "info loops" "info loop<TAB> completes to info loops alone (info loopscope is deprecated)"
-check_eq "$(echo "$out" | grep '^structure -' | grep -v 'sca' | tr '\n' ' ')" "structure -json " "structure -<TAB>: its own option, not GDB's location options"
+check_eq "$(echo "$out" | grep '^structure -' | grep -v 'sca' | tr '\n' ' ')" "structure -data structure -json " "structure -<TAB>: its own options, not GDB's location options"
 check_eq "$(echo "$out" | grep '^break-loop -' | grep -v 'loops.c' | tr '\n' ' ')" "break-loop -exit break-loop -temporary " "break-loop -<TAB>: -exit, -temporary"
 check_eq "$(echo "$out" | grep '^loop-next -')" "loop-next -depth" "loop-next -<TAB>: -depth"
 check_eq "$(echo "$out" | grep '^loop-finish -')" "loop-finish -count" "loop-finish -<TAB>: -count"
@@ -43,7 +43,7 @@ ok $? "... and FILE:FUNCTION completion (break-loop -exit loops.c:sca<TAB>)"
 # Typos.
 out=$(gdb_run -ex 'structure -jsonx main' -ex 'loop-next abc' -ex 'loop-finish -counts' -ex 'break-loop -exitt main' \
 	-ex 'info loopscope' "$bin")
-expect "structure -jsonx main names the unknown option" '^structure: unknown option -jsonx \(options: -json\)$' "$out"
+expect "structure -jsonx main names the unknown option" '^structure: unknown option -jsonx \(options: -json, -data\)$' "$out"
 expect "loop-next abc is a usage error" '^loop-next: usage: loop-next \[N\] \[-depth D\] \(got abc\)$' "$out"
 expect "loop-finish -counts names it" '^loop-finish: unknown option -counts \(options: -count\)$' "$out"
 expect "break-loop -exitt names it" '^break-loop: unknown option -exitt \(options: -exit, -temporary\)$' "$out"
