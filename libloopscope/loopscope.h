@@ -639,6 +639,11 @@ typedef enum ls_access_rule {
 	LS_RULE_REGISTER_MEMORY,   /* an object in memory at the base register + offset (DW_OP_bregN off) */
 	LS_RULE_REGISTER_STATIC,   /* no variable in the base register, but every definition of it reaching
 	                            * here (over the CFG) is one static address: lea sym(%rip), stepped or indexed */
+	LS_RULE_REGISTER_FIELD_LOAD,  /* no variable in the base register, but every definition of it reaching
+	                            * here is one load of a pointer from a named variable's field (s->next):
+	                            * the object is that member's pointee, VARIABLE the loading expression */
+	LS_RULE_REGISTER_ENTRY_VALUE, /* no variable in the base register, but it holds its value at the
+	                            * procedure's entry on every path: the parameter DWARF puts there at entry */
 } ls_access_rule;
 
 typedef struct ls_access {

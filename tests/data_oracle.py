@@ -32,6 +32,16 @@ C_LANGS = {0x1, 0x2, 0xc, 0x1d, 0x2c}  # DW_LANG_C89, C, C99, C11, C17
 class Answer:
     def __init__(self, category=None, variable=None, type=None, offset=None, field=None):
         self.category, self.variable, self.type, self.offset, self.field = category, variable, type, offset, field
+        self.leaf, self.rest, self.pointer = None, None, False  # the type the field path ends at
+        self.type_offset = None
+        self.rule = None  # set by the reaching-definition rules: register-field-load, register-entry-value
+
+    def expression(self):
+        """The access as C writes it: s->next, g.a[], *p (a loaded pointer's name)."""
+        f = self.field or ""
+        if not f:
+            return ("*" if self.pointer else "") + self.variable
+        return self.variable + ("" if f.startswith("[") else "->" if self.pointer else ".") + f
 
     def key(self):
         return (self.variable, self.type, self.offset, self.field)
@@ -127,7 +137,8 @@ def writes(mn, ops):
         w.add(reg64(ops[0]))
     if mn.startswith(("push", "pop")):
         w.add("rsp")
-    if mn.startswith(("rep", "stos", "movs", "lods", "scas", "cmps")) and not any(o.startswith("%xmm") for o in ops):
+    # string operations; not movslq, movsbl (sign extensions) nor movsd %xmm
+    if re.match(r"^(rep\w*|(stos|movs|lods|scas|cmps)[bwlq]?)$", mn) and not any(o.startswith("%xmm") for o in ops):
         w |= {"rcx", "rdi", "rsi"}
     read_only = mn.startswith(("cmp", "test", "bt", "push", "j", "ucomis", "comis"))
     if ops and ops[-1].startswith("%") and not read_only:
@@ -373,7 +384,11 @@ class Dwarf:
         return (lo, size, bool(bits)) if size is not None else None
 
     def field_path(self, t, off, width):
-        """(path, leaf type DIE) of bytes [OFF, OFF+WIDTH) inside T."""
+        """The path of bytes [OFF, OFF+WIDTH) inside T (field_path_leaf: with
+        the type it ends at and the offset left inside that)."""
+        return self.field_path_leaf(t, off, width)[0]
+
+    def field_path_leaf(self, t, off, width):
         path, after_base = "", False
         for _ in range(24):
             s = self.strip(t)
@@ -420,8 +435,8 @@ class Dwarf:
             off -= lo
             t = self.type_die(m)
             if bitfield:
-                break
-        return path
+                return path, None, off
+        return path, t, off
 
 
 class Oracle:
@@ -451,7 +466,7 @@ class Oracle:
                 best = g
         return best
 
-    def answer(self, cu, sub, c_lang, pc, mem, width, where):
+    def answer(self, cu, sub, c_lang, pc, mem, width, where, depth=0):
         if mem["seg"]:
             return Answer("segment-relative")
         if mem["base"] in (None, "rip"):
@@ -466,7 +481,7 @@ class Oracle:
         cfa = self.cfa_rule(pc)
         if mem["base"] in ("rsp", "rbp") and (mem["base"] == "rsp" or (cfa and cfa[0] == "rbp")):
             return self.frame(cu, sub, scopes, c_lang, pc, mem, width, cfa)
-        return self.register(cu, scopes, c_lang, pc, mem, width, where)
+        return self.register(cu, sub, scopes, c_lang, pc, mem, width, where, depth)
 
     def frame_slot(self, cu, sub, var_ops, pc, base, cfa):
         """The slot's address relative to register BASE (rsp or rbp), or None."""
@@ -526,7 +541,7 @@ class Oracle:
             return Answer("frame: no CFI row")
         return Answer("frame: no variable's slot there")
 
-    def register(self, cu, scopes, c_lang, pc, mem, width, where):
+    def register(self, cu, sub, scopes, c_lang, pc, mem, width, where, depth):
         reg = DWARF_REG.get(mem["base"])
         if reg is None:
             return Answer("register: not a general register")
@@ -551,16 +566,75 @@ class Oracle:
                 continue
             return self.describe(v, self.dw.type_die(s), mem["disp"] - k, width, c_lang, True)
         insns, preds, i = where
-        origin = self.static_origin(insns, preds, i, reg64("%" + mem["base"]))
+        origin = self.reg_origin(insns, preds, i, reg64("%" + mem["base"]))
         if origin is None:
-            return Answer("register: no variable in it, no static address on every path")
-        g = self.global_at(origin[0] + mem["disp"])
-        if g is None:
-            return Answer("register: a static address, no variable there")
-        return self.describe(g[3], self.dw.type_die(g[3]), origin[0] + mem["disp"] - g[0], width, g[4], False)
+            return Answer("register: no variable in it, the paths disagree")
+        kind, add = origin[0], origin[-2]
+        if kind == "load" and origin[1][0] == "slot":
+            target = self.got_target(origin[1][1])
+            if target is not None:
+                kind, origin = "static", ("static", target, add, origin[-1])
+        if kind == "static":
+            g = self.global_at(origin[1] + add + mem["disp"])
+            if g is None:
+                return Answer("register: a static address, no variable there")
+            return self.describe(g[3], self.dw.type_die(g[3]), origin[1] + add + mem["disp"] - g[0], width, g[4], False)
+        if origin[-1]:
+            return Answer("register: a stepped pointer into a loaded or entry pointer's object")
+        if kind == "entry":
+            return self.entry_value(cu, sub, insns[0][0], origin[1], add + mem["disp"], width, c_lang)
+        # every load reaching here (copies on several paths) must read the
+        # same field of the same variable
+        key = origin[1]
+        ps = key[1:] if key[0] == "insn" else key[-1:]
+        answers = [self.loaded(cu, sub, c_lang, insns, preds, p, add + mem["disp"], width, depth) for p in ps]
+        first = answers[0]
+        for a in answers[1:]:
+            if a.category or first.category or a.key() != first.key() or a.type_offset != first.type_offset:
+                return Answer("register: loads on several paths read different things")
+        return first
 
-    def describe(self, var, t, off, width, c_lang, pointer):
-        name = self.dw.name(var)
+    def entry_value(self, cu, sub, entry, reg, off, width, c_lang):
+        """Through the entry value of REG: the subprogram's own parameter
+        whose location at ENTRY is DW_OP_reg of it, a pointer."""
+        for v in sub.iter_children():
+            if v.tag != "DW_TAG_formal_parameter":
+                continue
+            ops = self.dw.location_at(cu, v, "DW_AT_location", entry)
+            if ops and len(ops) == 1 and ops[0].op_name == "DW_OP_reg%d" % DWARF_REG[reg]:
+                s = self.dw.strip(self.dw.type_die(v))
+                if s is None or s.tag not in ("DW_TAG_pointer_type", "DW_TAG_reference_type",
+                                              "DW_TAG_rvalue_reference_type"):
+                    return Answer("register: the entry value of a parameter no pointer")
+                a = self.describe(v, self.dw.type_die(s), off, width, c_lang, True)
+                a.rule = "register-entry-value"
+                return a
+        return Answer("register: the entry value of no parameter")
+
+    def loaded(self, cu, sub, c_lang, insns, preds, p, off, width, depth):
+        """Through a pointer loaded by instruction P: the pointee of the
+        field (or variable) that load reads, named by the load's expression."""
+        if depth >= 4:
+            return Answer("register: loads nested too deep")
+        addr, mn, ops, comment = insns[p]
+        mems = memory_operands(mn, ops, comment)
+        inner = self.answer(cu, sub, c_lang, addr, mems[0], 8, (insns, preds, p), depth + 1)
+        if inner.category or inner.leaf is None or inner.rest != 0 or inner.type == "void":
+            return Answer("register: a load from no variable's pointer field")
+        s = self.dw.strip(inner.leaf)
+        if s is None or s.tag not in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
+            return Answer("register: a load from no variable's pointer field")
+        name = inner.expression()
+        if name.startswith("*"):
+            name = "(" + name + ")"
+        pointee = self.dw.type_die(s)
+        a = self.describe(None, pointee, off, width, c_lang, True, name=name)
+        a.type_offset = pointee.offset if pointee is not None else None
+        a.rule = "register-field-load"
+        return a
+
+    def describe(self, var, t, off, width, c_lang, pointer, name=None):
+        name = name or self.dw.name(var)
         if t is None:
             return Answer(None, name, "void", off, None)
         tname = self.dw.object_type_name(t, c_lang)
@@ -568,10 +642,12 @@ class Oracle:
         prefix, o = "", off
         if pointer and size and (off < 0 or off >= size):
             prefix, o = "[]", off % size
-        path = self.dw.field_path(t, o, width)
+        path, leaf, rest = self.dw.field_path_leaf(t, o, width)
         if prefix:
             path = prefix + ("." if path and not path.startswith("[") else "") + path
-        return Answer(None, name, tname, off, path)
+        a = Answer(None, name, tname, off, path)
+        a.leaf, a.rest, a.pointer = leaf, rest, pointer
+        return a
 
     # ---- a register's static origin, over objdump's instructions
     def graph(self, insns):
@@ -591,42 +667,52 @@ class Oracle:
                 preds[i + 1].append(i)
         return preds
 
-    def static_origin(self, insns, preds, i, reg):
-        """(address, indexed) when every definition of REG reaching insn I
-        is one static address (the same constant added on every path)."""
+    def reg_origin(self, insns, preds, i, reg):
+        """Where every definition of REG reaching insn I comes from, if they
+        agree: ("static", address, add, indexed), ("load", ("slot", address,
+        index) or ("insn", index), add, indexed), ("entry", register, add,
+        indexed); None when they do not."""
         if preds is None:
             return None
-        work, seen, found, stepped = [(i, reg, 0)], set(), set(), False
+        work, seen, found, stepped = [(i, reg, 0, False)], set(), {}, False
         while work:
-            j, r, add = work.pop()
+            j, r, add, _ = work.pop()
             if j == 0:
-                return None  # the entry's value: a parameter
+                found.setdefault(("entry", r, add), None)
             for p in preds[j]:
                 if (p, r) in seen:
                     continue
                 seen.add((p, r))
                 _, mn, ops, comment = insns[p]
                 if r not in writes(mn, ops):
-                    work.append((p, r, add))
+                    work.append((p, r, add, False))
                     continue
                 res = self.follow(mn, ops, comment, r, add)
                 if res is None:
                     return None
                 kind, val, add2, step = res
-                stepped |= step
+                stepped |= step == "step"
                 if kind == "found":
-                    found.add((False, val + add2))
+                    found.setdefault(("static", val + add2), None)
                 elif kind == "slot":
-                    found.add((True, val, add2))
+                    found.setdefault(("slot", val, add2), p)
+                elif kind == "load":
+                    loads = found.setdefault(("insn", add2), [])
+                    if len(loads) == 8:
+                        return None  # loopscope's LS_REG_ORIGIN_LOADS
+                    loads.append(p)
                 else:
-                    work.append((p, val, add2))
+                    work.append((p, val, add2, False))
         if len(found) != 1:
             return None
-        f = found.pop()
-        if not f[0]:
-            return f[1], stepped
-        target = self.got_target(f[1])
-        return (target + f[2], stepped) if target is not None else None
+        (f, p), = found.items()
+        if f[0] == "static":
+            return "static", f[1], 0, stepped
+        if f[0] == "entry":
+            return "entry", f[1], f[2], stepped
+        if f[0] == "slot":
+            return "load", ("slot", f[1], p), f[2], stepped
+        return "load", ("insn",) + tuple(p), f[1], stepped
 
     def got_target(self, slot):
         """What the dynamic relocation at SLOT puts there (a symbol of this
@@ -666,17 +752,20 @@ class Oracle:
                 return None
             b = reg64("%" + mem["base"])
             if b == r and mem["index"] is None:
-                return ("reg", b, add, True)
-            return ("reg", b, add + mem["disp"], mem["index"] is not None)
+                return ("reg", b, add, "step")
+            return ("reg", b, add + mem["disp"], "index" if mem["index"] is not None else False)
         if mn in ("mov", "movq") and src.endswith("(%rip)") and comment is not None:
             return ("slot", comment, add, False)
+        if mn in ("mov", "movq") and not src.startswith(("$", "%")) and memory_operands(mn, [src], comment):
+            m = memory_operands(mn, [src], comment)[0]
+            return None if m["seg"] else ("load", None, add, False)
         if mn in ("mov", "movq", "movabs") and src.startswith("$"):
             v = int(src[1:], 16)
             return ("found", v, add, False) if v > 0x1000 else None
         if mn in ("mov", "movq") and src.startswith("%") and reg64(src) == src.lstrip("%"):
             return ("reg", reg64(src), add, False)
         if mn.startswith(("add", "sub")) and src.startswith("$"):
-            return ("reg", r, add, True)
+            return ("reg", r, add, "step")
         return None
 
     def sampled(self, func, link):

@@ -296,6 +296,8 @@ static bool within(int64_t x, int64_t start, int64_t size) { return (uint64_t)su
 
 /* ---- variables in scope at one PC ------------------------------------------------------ */
 
+struct walk;
+
 struct pc_ctx {
 	uint64_t pc;
 	Dwarf_Die *scopes;    /* dwarf_getscopes: innermost first, the CU last */
@@ -305,6 +307,7 @@ struct pc_ctx {
 	ls_unwind_recipe recipe;
 	bool have_recipe;
 	const struct ls_cfg *cfg;  /* the procedure's, for reg_origin.c; NULL if it could not be built */
+	const struct walk *w;      /* the procedure's walk: a load's PC gets a context of its own */
 };
 
 /* What an operand was matched to. */
@@ -316,6 +319,7 @@ struct target {
 	int64_t off;
 	ls_access_rule rule;
 	bool indexed;         /* the rule found an index or a step the operand does not show */
+	char name[LS_TYPE_NAME_MAX]; /* register-field-load: the loading expression, shown as the variable */
 };
 
 static bool var_type(Dwarf_Die *var, Dwarf_Die *t)
@@ -507,30 +511,101 @@ static bool got_target(const ls_module *m, uint64_t slot, uint64_t *out)
 	return false;
 }
 
-/* A base register no variable is in, loaded with a static address on
- * every path here (reg_origin.c). */
-static bool match_register_static(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op,
-                                  struct target *out)
+/* Forward: resolve_operand recurs through a load's own operand. */
+static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
+                            int depth);
+static void describe(struct target *tg, unsigned width, struct access_slot *slot);
+static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx);
+static bool proc_param_at_entry(const struct walk *w, int reg, Dwarf_Die *out);
+
+/* How many loads register-field-load follows back (s->a->b->c). */
+enum { FIELD_LOADS_MAX = 4 };
+
+/* The pointer LOAD loads (a memory operand of the CFG's instruction) is
+ * a named variable's field (or the variable itself) of pointer type:
+ * its pointee into OUT, the loading expression ("s->next") as the name. */
+static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct ls_insn *load, struct target *out,
+                       int depth)
+{
+	struct pc_ctx lcx;
+	struct target in;
+	pc_ctx_init(cx->w, load->addr, &lcx);
+	bool ok = resolve_operand(m, &lcx, &load->op[0], &in, depth + 1) && in.have_type;
+	free(lcx.scopes);
+	if (!ok)
+		return false;
+	struct access_slot *inner = ls_xcalloc(1, sizeof *inner);
+	describe(&in, 8, inner);
+	struct ls_field f;
+	int64_t size = ls_type_size(&in.obj_type), off = in.off;
+	if (in.pointer && size > 0 && (off < 0 || off >= size))
+		off = ((off % size) + size) % size; /* as describe() does: an element of the array */
+	ls_type_field_path(&in.obj_type, off, 8, true, &f);
+	Dwarf_Die leaf = f.leaf_die;
+	*out = (struct target){ .var = in.var, .pointer = true };
+	ok = f.rest == 0 && !f.bitfield && pointee(&leaf, &out->obj_type, &out->have_type);
+	/* "*p" loaded: (*p)->x, as C would write it */
+	bool paren = inner->expr[0] == '*';
+	int room = (int)sizeof out->name - 3;
+	snprintf(out->name, sizeof out->name, "%s%.*s%s", paren ? "(" : "", room, inner->expr, paren ? ")" : "");
+	free(inner);
+	return ok;
+}
+
+/* A base register no variable is in: what every path here loads it with
+ * (reg_origin.c): a static address (register-static), a pointer from a
+ * variable's field (register-field-load), or the procedure's entry value
+ * of a parameter's register (register-entry-value). */
+static bool match_register_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op,
+                                  struct target *out, int depth)
 {
 	const struct ls_cfg *cfg = cx->cfg;
 	if (!cfg || op->base < 0 || op->base >= 16)
 		return false;
 	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, cx->pc);
 	struct ls_reg_origin origin;
-	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_static_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
+	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
 		return false;
 	uint64_t base = origin.addr;
-	if (origin.slot && !got_target(m, origin.addr, &base))
+	int64_t off = add64(origin.add, op->disp);
+	if (origin.kind == LS_ORIGIN_STATIC || (origin.kind == LS_ORIGIN_LOAD && origin.slot && got_target(m, origin.addr, &base))) {
+		if (!match_static(m, base + (uint64_t)off, out))
+			return false;
+		out->rule = LS_RULE_REGISTER_STATIC;
+	} else if (origin.stepped) {
+		/* a pointer stepped through a loaded or entry pointer's object:
+		 * where in it is not known (the step may come before the use) */
 		return false;
-	if (!match_static(m, base + (uint64_t)origin.add + (uint64_t)op->disp, out))
-		return false;
-	out->rule = LS_RULE_REGISTER_STATIC;
+	} else if (origin.kind == LS_ORIGIN_LOAD) {
+		if (depth >= FIELD_LOADS_MAX || !field_load(m, cx, &cfg->insns[origin.load[0]], out, depth))
+			return false;
+		/* copies of the load on other paths (tail duplication) must read
+		 * the same field of the same variable */
+		for (unsigned k = 1; k < origin.nloads; k++) {
+			struct target other;
+			if (!field_load(m, cx, &cfg->insns[origin.load[k]], &other, depth) || strcmp(other.name, out->name) != 0 ||
+			    other.have_type != out->have_type ||
+			    (out->have_type && dwarf_dieoffset(&other.obj_type) != dwarf_dieoffset(&out->obj_type)))
+				return false;
+		}
+		out->off = off;
+		out->rule = LS_RULE_REGISTER_FIELD_LOAD;
+	} else {
+		Dwarf_Die param, t;
+		if (!proc_param_at_entry(cx->w, dwarf_reg(origin.entry_reg), &param) || !var_type(&param, &t))
+			return false;
+		*out = (struct target){ .var = param, .pointer = true, .off = off, .rule = LS_RULE_REGISTER_ENTRY_VALUE };
+		if (!pointee(&t, &out->obj_type, &out->have_type))
+			return false;
+	}
 	out->indexed = origin.indexed;
 	return true;
 }
 
-/* Which rule's variable memory operand OP reaches, if any. */
-static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out)
+/* Which rule's variable memory operand OP reaches, if any (DEPTH: how many
+ * loads register-field-load has followed to get here). */
+static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
+                            int depth)
 {
 	if (op->seg)
 		return false; /* %fs:0x28: thread-local, not a variable DWARF places */
@@ -548,7 +623,7 @@ static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct 
 	struct reg_query q = { dwarf_reg(op->base), op->disp, out };
 	if (q.reg >= 0 && each_variable(cx, match_register, &q))
 		return true;
-	return match_register_static(m, cx, op, out);
+	return match_register_origin(m, cx, op, out, depth);
 }
 
 static bool die_is_c(Dwarf_Die *die)
@@ -584,7 +659,7 @@ static void describe(struct target *tg, unsigned width, struct access_slot *slot
 	ls_access *a = &slot->a;
 	bool c_lang = die_is_c(&tg->var);
 	Dwarf_Attribute at;
-	const char *name = dwarf_formstring(dwarf_attr_integrate(&tg->var, DW_AT_name, &at));
+	const char *name = tg->name[0] ? tg->name : dwarf_formstring(dwarf_attr_integrate(&tg->var, DW_AT_name, &at));
 	snprintf(slot->variable, sizeof slot->variable, "%s", name ? name : "<anon>");
 	a->variable = slot->variable;
 	a->rule = tg->rule;
@@ -709,12 +784,33 @@ struct walk {
 	struct ls_accesses *acc;
 };
 
+/* The procedure's own parameter whose location at its entry is DWARF
+ * register REG (DW_OP_regN): whose entry value the register holds.  Later
+ * its list may have ended, moved elsewhere, or say DW_OP_entry_value. */
+static bool proc_param_at_entry(const struct walk *w, int reg, Dwarf_Die *out)
+{
+	Dwarf_Die c;
+	if (!w->sub || reg < 0 || dwarf_child(w->sub, &c) != 0)
+		return false;
+	do {
+		Dwarf_Attribute a;
+		struct ls_loc loc;
+		if (dwarf_tag(&c) == DW_TAG_formal_parameter && dwarf_attr(&c, DW_AT_location, &a) &&
+		    ls_loc_at(&a, w->acc->proc, &loc) && loc.kind == LS_LOC_REG && loc.reg == reg) {
+			*out = c;
+			return true;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
 static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx)
 {
 	memset(cx, 0, sizeof *cx);
 	cx->pc = pc;
 	cx->frame_base.kind = LS_LOC_NONE;
 	cx->cfg = w->cfg;
+	cx->w = w;
 	ls_error err;
 	cx->have_recipe = ls_unwind_recipe_at(w->m, pc, &cx->recipe, &err) == 0;
 	if (!w->sub || dwarf_haspc(w->sub, pc) != 1)
@@ -759,7 +855,7 @@ static void insn_accesses(const struct walk *w, const struct ls_insn *insn, cons
 		a->indexed = op->index >= 0;
 		format_operand(op, slot->operand, sizeof slot->operand);
 		struct target tg;
-		if (resolve_operand(w->m, &cx, op, &tg)) {
+		if (resolve_operand(w->m, &cx, op, &tg, 0)) {
 			describe(&tg, a->width, slot);
 			a->indexed |= tg.indexed;
 		}
@@ -946,6 +1042,8 @@ const char *ls_access_rule_name(ls_access_rule r)
 	case LS_RULE_REGISTER_VALUE: return "register-value";
 	case LS_RULE_REGISTER_MEMORY: return "register-memory";
 	case LS_RULE_REGISTER_STATIC: return "register-static";
+	case LS_RULE_REGISTER_FIELD_LOAD: return "register-field-load";
+	case LS_RULE_REGISTER_ENTRY_VALUE: return "register-entry-value";
 	}
 	return "?";
 }

@@ -1,14 +1,20 @@
 /* reg_origin.c - reaching definitions of one register, backwards over the
- * CFG (cfg/cfg.c), for the accesses stage: a pointer into a global that
- * the compiler keeps in a register with no DWARF variable for it (the
- * array base of a loop, `lea g_table(%rip),%rax`).
+ * CFG (cfg/cfg.c), for the accesses stage: where a pointer the compiler
+ * keeps in a register with no DWARF variable for it comes from (the array
+ * base of a loop, `lea g_table(%rip),%rax`; `s->head` loaded for
+ * `s->head->val`; a parameter's entry register after its location list
+ * has ended).
  *
  * Registers are not SSA: a redefinition ends the search on that path, and
- * what it sets decides: a static address (done), a copy or address
- * arithmetic from another register (the search goes on with that one), a
- * step of the register by a constant (the search goes on, the result
- * becomes indexed: the loop's induction pointer), anything else (the
- * answer is "unknown").  Every path must agree on the one address. */
+ * what it sets decides: a static address, a 64-bit load from memory (the
+ * caller resolves that operand), the procedure's entry (the register's
+ * entry value) - done; a copy or address arithmetic from another register
+ * (the search goes on with that one), a step of the register by a
+ * constant (the search goes on, the result becomes indexed: the loop's
+ * induction pointer); anything else (the answer is "unknown").  Every
+ * path must agree on one origin: one address, one load (a few
+ * instructions, which the caller checks read one field, or one
+ * RIP-relative slot), or one entry register, with one offset. */
 #include "data/reg_origin.h"
 #include "support/base.h"
 
@@ -30,7 +36,6 @@ struct search {
 	size_t nwork, cap;
 	uint8_t *seen;         /* [block * 16 + reg] */
 	bool have;
-	bool slot;             /* the address found is a slot's (all paths agree on it) */
 	bool stepped;          /* some path steps the register: the paths that merge carry it */
 	struct ls_reg_origin found;
 	int64_t found_add;
@@ -42,22 +47,38 @@ static void push(struct search *s, struct item it)
 	s->work[s->nwork++] = it;
 }
 
-/* A definition that ends the path with ADDR (a slot's, SLOT): false if
- * another path said otherwise. */
-static bool found(struct search *s, uint64_t addr, bool slot, const struct item *it)
+/* A definition that ends the path with origin O (its add and indexed
+ * taken from IT): false if another path said otherwise. */
+static bool found(struct search *s, struct ls_reg_origin o, const struct item *it)
 {
-	if (s->have && s->slot != slot)
-		return false;
-	s->slot = slot;
+	o.indexed = it->indexed;
 	if (!s->have) {
 		s->have = true;
-		s->found = (struct ls_reg_origin){ .addr = addr, .indexed = it->indexed };
+		s->found = o;
 		s->found_add = it->add;
 		return true;
 	}
-	if (s->found.addr + (uint64_t)s->found_add != addr + (uint64_t)it->add)
-		return false; /* two addresses (or two offsets into one): not one variable's */
-	s->found.indexed |= it->indexed;
+	struct ls_reg_origin *f = &s->found;
+	if (f->kind != o.kind || f->slot != o.slot)
+		return false;
+	if (o.kind == LS_ORIGIN_STATIC) {
+		/* two addresses (or two offsets into one): not one variable's */
+		if (f->addr + (uint64_t)s->found_add != o.addr + (uint64_t)it->add)
+			return false;
+	} else if (s->found_add != it->add) {
+		return false;
+	} else if (o.kind == LS_ORIGIN_LOAD && !o.slot) {
+		bool known = false;
+		for (unsigned k = 0; k < f->nloads; k++)
+			known |= f->load[k] == o.load[0];
+		if (!known && f->nloads == LS_REG_ORIGIN_LOADS)
+			return false;
+		if (!known)
+			f->load[f->nloads++] = o.load[0];
+	} else if (o.kind == LS_ORIGIN_LOAD ? f->addr != o.addr : f->entry_reg != o.entry_reg) {
+		return false;
+	}
+	f->indexed |= it->indexed;
 	return true;
 }
 
@@ -65,14 +86,14 @@ static bool is_gpr(const struct ls_operand *op) { return op->kind == LS_OP_REG &
 
 /* INSN writes IT->reg: follow it.  Returns 1 to go on scanning (IT
  * updated), 0 when the path ended well, -1 when it cannot say. */
-static int follow_def(struct search *s, const struct ls_insn *in, struct item *it)
+static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, struct item *it)
 {
 	if (in->nops != 2 || !is_gpr(&in->op[1]) || in->op[1].reg != it->reg || in->op[1].size != 8)
 		return -1;
 	const struct ls_operand *src = &in->op[0];
 	if (in->opcode == LS_MN_LEA && src->kind == LS_OP_MEM && !src->seg) {
 		if (src->base == LS_REG_RIP && src->index < 0)
-			return found(s, (uint64_t)src->disp, false, it) ? 0 : -1;
+			return found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_STATIC, .addr = (uint64_t)src->disp }, it) ? 0 : -1;
 		if (src->base < 0 || src->base >= 16)
 			return -1;
 		/* lea k(%b,%i,s),%r: the address in %b, plus */
@@ -85,9 +106,15 @@ static int follow_def(struct search *s, const struct ls_insn *in, struct item *i
 		return 1;
 	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_IMM && src->imm > 0x1000)
-		return found(s, (uint64_t)src->imm, false, it) ? 0 : -1;
-	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && src->base == LS_REG_RIP && !src->seg)
-		return found(s, (uint64_t)src->disp, true, it) ? 0 : -1;
+		return found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_STATIC, .addr = (uint64_t)src->imm }, it) ? 0 : -1;
+	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && !src->seg) {
+		/* a pointer loaded from memory: a RIP-relative slot (the GOT's, or
+		 * a global pointer) is one however many loads read it */
+		bool slot = src->base == LS_REG_RIP && src->index < 0;
+		struct ls_reg_origin o = { .kind = LS_ORIGIN_LOAD, .load = { j }, .nloads = 1, .slot = slot,
+		                           .addr = slot ? (uint64_t)src->disp : 0 };
+		return found(s, o, it) ? 0 : -1;
+	}
 	if (in->opcode == LS_MN_MOV && is_gpr(src) && src->size == 8) {
 		it->reg = src->reg;
 		return 1;
@@ -109,12 +136,14 @@ static bool scan(struct search *s, struct item it)
 		const struct ls_insn *in = &cfg->insns[j];
 		if (!(in->writes & (1u << it.reg)))
 			continue;
-		int r = follow_def(s, in, &it);
+		int r = follow_def(s, j, in, &it);
 		if (r <= 0)
 			return r == 0;
 	}
-	if (it.block == 0 || b->npred == 0)
-		return false; /* the entry's value: a parameter, not a static address */
+	if (it.block == 0 && !found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_ENTRY, .entry_reg = it.reg }, &it))
+		return false; /* the entry's value: a parameter's, on this path */
+	if (it.block != 0 && b->npred == 0)
+		return false;
 	for (uint32_t k = 0; k < b->npred; k++) {
 		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
 		uint8_t *seen = &s->seen[(size_t)p * 16 + it.reg];
@@ -127,7 +156,7 @@ static bool scan(struct search *s, struct item it)
 	return true;
 }
 
-bool ls_reg_static_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out)
+bool ls_reg_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out)
 {
 	if (reg < 0 || reg >= 16 || reg == 4 || insn >= cfg->ninsns)
 		return false;
@@ -146,7 +175,7 @@ bool ls_reg_static_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, stru
 		return false;
 	*out = s.found;
 	out->indexed |= s.stepped;
-	out->slot = s.slot;
+	out->stepped = s.stepped;
 	out->add = s.found_add;
 	return true;
 }

@@ -5,20 +5,37 @@
 
 #include "cfg/cfg.h"
 
+enum ls_reg_origin_kind {
+	LS_ORIGIN_STATIC,   /* a static address: lea sym(%rip), mov $sym */
+	LS_ORIGIN_LOAD,     /* a 64-bit load from memory: the pointer in a variable's field (or in the GOT) */
+	LS_ORIGIN_ENTRY,    /* the register's value at the procedure's entry: a parameter's */
+};
+
+enum { LS_REG_ORIGIN_LOADS = 8 };
+
 struct ls_reg_origin {
-	uint64_t addr;      /* the static address the register holds, less ADD */
+	enum ls_reg_origin_kind kind;
+	uint64_t addr;      /* STATIC: the address the register holds, less ADD; LOAD with SLOT: the slot */
+	uint32_t load[LS_REG_ORIGIN_LOADS]; /* LOAD: the loading instructions' indices in the CFG (with SLOT: the first path's) */
+	unsigned nloads;    /* LOAD: how many: paths through copies of one load (tail duplication), which the
+	                     * caller must find to read one variable's one field */
+	int entry_reg;      /* ENTRY: the register (decode.h's number) whose entry value it is */
 	int64_t add;        /* what address arithmetic added to it */
 	bool indexed;       /* plus an unknown multiple: an index or a pointer stepped in a loop */
-	bool slot;          /* ADDR is a slot (the GOT's) holding the address: mov sym@GOTPCREL(%rip),%r */
+	bool stepped;       /* a step (add/sub $k, lea k(%REG)): the offset is known only modulo it */
+	bool slot;          /* LOAD: from a RIP-relative slot (the GOT's, or a global pointer) */
 };
 
 /* Whether every definition of general register REG (decode.h's numbers)
- * that reaches instruction INSN of CFG gives it one static address: a
- * `lea sym(%rip)` or `mov $sym`, or a load from a RIP-relative slot (the
- * GOT's: OUT->slot, the caller reads what the slot holds), through copies (mov %r,%REG), address
- * arithmetic (lea k(%r,%i,s)) and steps (add/sub $k, lea k(%REG)), which
- * make it indexed.  False when any path reaches the entry, a call, a load
- * or anything else first. */
-bool ls_reg_static_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out);
+ * that reaches instruction INSN of CFG gives it one origin: one static
+ * address (`lea sym(%rip)`, `mov $sym`), one load (`mov k(%b,%i,s),%REG`:
+ * up to LS_REG_ORIGIN_LOADS instructions, which the caller must show
+ * read the same thing; or one RIP-relative slot however many loads read it),
+ * or the entry value of one register (the paths reach the entry block's
+ * top) - through copies (mov %r,%REG), address arithmetic (lea k(%r,%i,s),
+ * which adds K) and steps (add/sub $k, lea k(%REG)), which make it
+ * indexed.  False when the paths disagree, or any reaches a call or
+ * anything else first. */
+bool ls_reg_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out);
 
 #endif

@@ -273,6 +273,7 @@ void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, 
 		}
 	}
 	ls_type_name(&cur, c_lang, out->leaf, sizeof out->leaf);
+	out->leaf_die = cur;
 	out->rest = off;
 }
 

@@ -26,6 +26,7 @@ struct ls_field {
 	char leaf[LS_TYPE_NAME_MAX];  /* the type of what the path names */
 	int64_t rest;                 /* the offset left inside the leaf (0: at its start) */
 	bool bitfield;                /* the leaf is a bit-field (the access reads its storage) */
+	Dwarf_Die leaf_die;           /* the type the path names (a pointer loaded from a field: its pointee) */
 };
 /* The field of T that bytes [OFF, OFF + WIDTH) fall in (WIDTH 0: unknown). */
 void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, struct ls_field *out);
