@@ -679,6 +679,8 @@ class Oracle:
             j, r, add, _ = work.pop()
             if j == 0:
                 found.setdefault(("entry", r, add), None)
+            elif not preds[j] and not (insns[j][1].startswith("nop") or insns[j][1:3] == ("xchg", ["%ax", "%ax"])):
+                return None  # reached by no jump objdump shows, yet not alignment padding
             for p in preds[j]:
                 if (p, r) in seen:
                     continue

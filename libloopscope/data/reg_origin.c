@@ -126,6 +126,17 @@ static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, st
 	return -1;
 }
 
+/* Whether block B is only nops (the padding between a jump and the next
+ * aligned label): a block no edge reaches, but not code a missed edge
+ * (an unresolved jump, a landing pad) may reach. */
+static bool only_padding(const struct ls_cfg *cfg, const struct ls_block *b)
+{
+	for (uint32_t j = b->first_insn; j < b->first_insn + b->ninsns; j++)
+		if (cfg->insns[j].opcode != LS_MN_NOP)
+			return false;
+	return true;
+}
+
 /* Scans one item's block backwards; pushes its predecessors when the
  * register is not written in it.  False when the answer is "unknown". */
 static bool scan(struct search *s, struct item it)
@@ -143,7 +154,7 @@ static bool scan(struct search *s, struct item it)
 	if (it.block == 0 && !found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_ENTRY, .entry_reg = it.reg }, &it))
 		return false; /* the entry's value: a parameter's, on this path */
 	if (it.block != 0 && b->npred == 0)
-		return false;
+		return only_padding(cfg, b); /* alignment nops after a jump: no path comes through them */
 	for (uint32_t k = 0; k < b->npred; k++) {
 		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
 		uint8_t *seen = &s->seen[(size_t)p * 16 + it.reg];
