@@ -582,7 +582,7 @@ class Oracle:
         if origin[-1]:
             return Answer("register: a stepped pointer into a loaded or entry pointer's object")
         if kind == "entry":
-            return self.entry_value(cu, sub, insns[0][0], origin[1], add + mem["disp"], width, c_lang)
+            return self.entry_value(cu, sub, scopes, pc, insns[0][0], origin[1], add + mem["disp"], width, c_lang)
         # every load reaching here (copies on several paths) must read the
         # same field of the same variable
         key = origin[1]
@@ -594,14 +594,23 @@ class Oracle:
                 return Answer("register: loads on several paths read different things")
         return first
 
-    def entry_value(self, cu, sub, entry, reg, off, width, c_lang):
-        """Through the entry value of REG: the subprogram's own parameter
-        whose location at ENTRY is DW_OP_reg of it, a pointer."""
-        for v in sub.iter_children():
-            if v.tag != "DW_TAG_formal_parameter":
-                continue
-            ops = self.dw.location_at(cu, v, "DW_AT_location", entry)
-            if ops and len(ops) == 1 and ops[0].op_name == "DW_OP_reg%d" % DWARF_REG[reg]:
+    def entry_value(self, cu, sub, scopes, pc, entry, reg, off, width, c_lang):
+        """Through the entry value of REG: a variable in scope at PC whose
+        location there is DW_OP_entry_value(DW_OP_reg of it), stack_value
+        (innermost first), else the subprogram's own parameter whose
+        location at ENTRY is DW_OP_reg of it; a pointer."""
+        regop = "DW_OP_reg%d" % DWARF_REG[reg]
+        named = None
+        for v, ops in self.variables(cu, scopes, pc):
+            if (len(ops) == 2 and ops[0].op_name in ("DW_OP_entry_value", "DW_OP_GNU_entry_value") and
+                    ops[1].op_name == "DW_OP_stack_value" and len(ops[0].args[0]) == 1 and
+                    ops[0].args[0][0].op_name == regop):
+                named = v
+                break
+        params = [named] if named is not None else [v for v in sub.iter_children() if v.tag == "DW_TAG_formal_parameter"]
+        for v in params:
+            ops = self.dw.location_at(cu, v, "DW_AT_location", entry) if named is None else [None]
+            if named is not None or ops and len(ops) == 1 and ops[0].op_name == regop:
                 s = self.dw.strip(self.dw.type_die(v))
                 if s is None or s.tag not in ("DW_TAG_pointer_type", "DW_TAG_reference_type",
                                               "DW_TAG_rvalue_reference_type"):

@@ -420,6 +420,8 @@ struct reg_query {
 	int reg;              /* DWARF number */
 	int64_t disp;
 	struct target *out;
+	Dwarf_Die *out_var;   /* match_entry_value's answer (points into VAR_STORE) */
+	Dwarf_Die var_store;
 };
 
 /* The pointee of pointer type T (typedefs and qualifiers looked through). */
@@ -460,6 +462,23 @@ static bool match_register(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_lo
 		return false;
 	}
 	*q->out = tg;
+	return true;
+}
+
+/* A variable whose value at the PC is the entry value of register Q->reg:
+ * DW_OP_entry_value(DW_OP_regN); DW_OP_stack_value (libdw: the block's
+ * length in number, its bytes at number2). */
+static bool match_entry_value(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_loc *loc, void *arg)
+{
+	(void)cx;
+	struct reg_query *q = arg;
+	const Dwarf_Op *o = loc->ops;
+	if (loc->nops != 2 || (o[0].atom != DW_OP_entry_value && o[0].atom != DW_OP_GNU_entry_value) ||
+	    o[1].atom != DW_OP_stack_value || o[0].number != 1 || q->reg < 0 || q->reg > 31 ||
+	    *(const uint8_t *)(uintptr_t)o[0].number2 != DW_OP_reg0 + q->reg)
+		return false;
+	q->var_store = *var;
+	q->out_var = &q->var_store;
 	return true;
 }
 
@@ -592,7 +611,12 @@ static bool match_register_origin(const ls_module *m, struct pc_ctx *cx, const s
 		out->rule = LS_RULE_REGISTER_FIELD_LOAD;
 	} else {
 		Dwarf_Die param, t;
-		if (!proc_param_at_entry(cx->w, dwarf_reg(origin.entry_reg), &param) || !var_type(&param, &t))
+		struct reg_query q = { .reg = dwarf_reg(origin.entry_reg) };
+		if (!each_variable(cx, match_entry_value, &q) && !proc_param_at_entry(cx->w, q.reg, &param))
+			return false;
+		if (q.out_var)
+			param = *q.out_var;
+		if (!var_type(&param, &t))
 			return false;
 		*out = (struct target){ .var = param, .pointer = true, .off = off, .rule = LS_RULE_REGISTER_ENTRY_VALUE };
 		if (!pointee(&t, &out->obj_type, &out->have_type))
@@ -620,7 +644,7 @@ static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct 
 		struct frame_query q = { add64(r->fp_offset, op->disp), out };
 		return each_variable(cx, match_frame, &q);
 	}
-	struct reg_query q = { dwarf_reg(op->base), op->disp, out };
+	struct reg_query q = { .reg = dwarf_reg(op->base), .disp = op->disp, .out = out };
 	if (q.reg >= 0 && each_variable(cx, match_register, &q))
 		return true;
 	return match_register_origin(m, cx, op, out, depth);
