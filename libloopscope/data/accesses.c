@@ -16,7 +16,12 @@
  *     is in that register at that PC, innermost scope first: a pointer
  *     (DW_OP_regN: LS_RULE_REGISTER), a pointer computed from it (DW_OP_bregN
  *     off; DW_OP_stack_value: LS_RULE_REGISTER_VALUE) or an object in memory
- *     at it (DW_OP_bregN off: LS_RULE_REGISTER_MEMORY).
+ *     at it (DW_OP_bregN off: LS_RULE_REGISTER_MEMORY);
+ *   - else where every definition of the register reaching the PC comes
+ *     from (reg_origin.c): one static address (LS_RULE_REGISTER_STATIC),
+ *     a pointer loaded from a variable's field, that load's own operand
+ *     resolved by these rules (LS_RULE_REGISTER_FIELD_LOAD), or the
+ *     register's entry value, a parameter's (LS_RULE_REGISTER_ENTRY_VALUE).
  * The field path inside the type comes from types.c, the location
  * expressions from location.c.  Nothing else is guessed: an operand no rule
  * matches is LS_RULE_NONE, without a variable.
