@@ -313,6 +313,7 @@ struct pc_ctx {
 	bool have_recipe;
 	const struct ls_cfg *cfg;  /* the procedure's, for reg_origin.c; NULL if it could not be built */
 	const struct walk *w;      /* the procedure's walk: a load's PC gets a context of its own */
+	int *loads_left;           /* register-field-load's budget for this operand (NULL: a fresh one) */
 };
 
 /* What an operand was matched to. */
@@ -541,9 +542,13 @@ static bool resolve_operand(const ls_module *m, struct pc_ctx *cx, const struct 
 static void describe(struct target *tg, unsigned width, struct access_slot *slot);
 static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx);
 static bool proc_param_at_entry(const struct walk *w, int reg, Dwarf_Die *out);
+static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
+                         int depth);
 
-/* How many loads register-field-load follows back (s->a->b->c). */
-enum { FIELD_LOADS_MAX = 4 };
+/* How many loads register-field-load follows back (s->a->b->c), and how
+ * many it resolves for one operand in all (copies of loads on several
+ * paths, at each depth: without a bound, LS_REG_ORIGIN_LOADS^4). */
+enum { FIELD_LOADS_MAX = 4, FIELD_LOADS_BUDGET = 32 };
 
 /* The pointer LOAD loads (a memory operand of the CFG's instruction) is
  * a named variable's field (or the variable itself) of pointer type:
@@ -553,7 +558,11 @@ static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct
 {
 	struct pc_ctx lcx;
 	struct target in;
+	if (*cx->loads_left <= 0)
+		return false;
+	--*cx->loads_left;
 	pc_ctx_init(cx->w, load->addr, &lcx);
+	lcx.loads_left = cx->loads_left;
 	bool ok = resolve_operand(m, &lcx, &load->op[0], &in, depth + 1) && in.have_type;
 	free(lcx.scopes);
 	if (!ok)
@@ -586,6 +595,19 @@ static bool match_register_origin(const ls_module *m, struct pc_ctx *cx, const s
 	const struct ls_cfg *cfg = cx->cfg;
 	if (!cfg || op->base < 0 || op->base >= 16)
 		return false;
+	int budget = FIELD_LOADS_BUDGET;
+	if (!cx->loads_left)
+		cx->loads_left = &budget; /* the operand's own context: reset below */
+	bool ok = match_origin(m, cx, op, out, depth);
+	if (cx->loads_left == &budget)
+		cx->loads_left = NULL;
+	return ok;
+}
+
+static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
+                         int depth)
+{
+	const struct ls_cfg *cfg = cx->cfg;
 	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, cx->pc);
 	struct ls_reg_origin origin;
 	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
