@@ -98,7 +98,7 @@ EXTRA_DIST += \
 # directly (not the shared library) and every object is built with the
 # fuzzer's coverage and ASan.
 EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c \
-	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c
+	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c tests/fuzz-input.h
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
 	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
 	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1 tests/fuzz-seeds/fuzz-data/regress-ubsan-1

@@ -23,6 +23,7 @@
  * Build (configure --enable-fuzz CC=clang):  make fuzz-data
  * Seeds: tests/fixtures/data_layout.c and .cpp built by scripts/fuzz-ci. */
 #include "data/location.h"
+#include "fuzz-input.h"
 #include "loopscope.h"
 
 #include <dwarf.h>
@@ -141,17 +142,8 @@ static void check_blame(const ls_module *m, const ls_scope *p)
 static void fuzz_module(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/ls-fuzz-data.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	if (fuzz_write_input(data, size, path) < 0)
 		return;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	close(fd);
 	ls_options opt;
 	ls_options_init(&opt);
 	opt.use_cache = 0;

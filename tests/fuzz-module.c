@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz-input.h"
 #include "loopscope.h"
 
 /* Warnings are expected on fuzzed input; keep the output quiet. */
@@ -138,17 +139,8 @@ static void unwind_some(const ls_module *m, const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[] = "/tmp/ls-fuzz.XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
+	if (fuzz_write_input(data, size, path) < 0)
 		return 0;
-	size_t off = 0;
-	while (off < size) {
-		ssize_t w = write(fd, data + off, size - off);
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	close(fd);
 
 	ls_options opt;
 	ls_options_init(&opt);
