@@ -47,6 +47,20 @@ struct ls_symindex {
 	uint32_t *text;        /* indices of text symbols, sorted by (addr, kallsyms order) */
 	size_t ntext;
 	struct ls_strtab strings; /* versioned names without the version (not the module's table: not ours to grow) */
+	struct got_names *got; /* built by the first ls_plt_slot_name */
+};
+
+/* GOT slot -> the name of the symbol its dynamic relocation fills it with,
+ * sorted by slot; what a PLT stub jumps through. */
+struct got_name {
+	uint64_t got;
+	const char *name; /* NULL: an IRELATIVE slot (a resolver's, unnamed here) */
+};
+
+struct got_names {
+	struct got_name *v;
+	size_t n;
+	struct ls_strtab strings;
 };
 
 static uint64_t name_hash(const char *s)
@@ -176,8 +190,18 @@ static struct ls_symindex *build_index(ls_module *m)
 	return ix;
 }
 
+static void free_got_names(struct got_names *g)
+{
+	if (!g)
+		return;
+	free(g->v);
+	ls_strtab_free(&g->strings);
+	free(g);
+}
+
 static void free_index(struct ls_symindex *ix)
 {
+	free_got_names(ix->got);
 	free(ix->syms);
 	free(ix->slots);
 	free(ix->text);
@@ -386,4 +410,133 @@ int ls_symindex_find(const ls_module *m, const char *name, uint64_t *addr, uint6
 	*addr = ix->syms[idx[best]].addr;
 	*size = ix->syms[idx[best]].elf_size;
 	return 0;
+}
+
+size_t ls_module_names_at(const ls_module *m, uint64_t addr, const char **out, size_t cap)
+{
+	if (!m)
+		return 0;
+	const struct ls_symindex *ix = symindex(m);
+	size_t n = 0, a = 0, b = ix->ntext;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (ix->syms[ix->text[mid]].addr < addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; i < ix->ntext && ix->syms[ix->text[i]].addr == addr; i++, n++)
+		if (n < cap)
+			out[n] = ix->syms[ix->text[i]].name;
+	return n;
+}
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_name *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* One dynamic relocation section's GOT slots, as procs.c names PLT slots
+ * (JUMP_SLOT and GLOB_DAT by their .dynsym symbol, IRELATIVE unnamed). */
+static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, struct got_names *g, size_t *cap)
+{
+	Elf_Scn *symscn = elf_getscn(m->elf, sh->sh_link);
+	GElf_Shdr symsh;
+	Elf_Data *sd = NULL;
+	if (symscn && gelf_getshdr(symscn, &symsh) && symsh.sh_type == SHT_DYNSYM)
+		sd = elf_getdata(symscn, NULL);
+	Elf_Data *rd = elf_getdata(scn, NULL);
+	if (!rd || !sh->sh_entsize)
+		return;
+	size_t nrel = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < nrel; i++) {
+		GElf_Rela r = { 0 };
+		GElf_Rel rel;
+		if (sh->sh_type == SHT_RELA ? !gelf_getrela(rd, (int)i, &r) : !gelf_getrel(rd, (int)i, &rel))
+			break;
+		if (sh->sh_type != SHT_RELA)
+			r = (GElf_Rela){ rel.r_offset, rel.r_info, 0 };
+		unsigned type = GELF_R_TYPE(r.r_info);
+		const char *name = NULL;
+		if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {
+			GElf_Sym s;
+			if (!sd || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &s) ||
+			    !(name = elf_strptr(m->elf, symsh.sh_link, s.st_name)) || !*name)
+				continue;
+			name = ls_intern_unversioned(&g->strings, name);
+		} else if (type != R_X86_64_IRELATIVE) {
+			continue;
+		}
+		g->v = ls_grow(g->v, cap, g->n + 1, sizeof *g->v);
+		g->v[g->n++] = (struct got_name){ r.r_offset, name };
+	}
+}
+
+static struct got_names *build_got_names(const ls_module *m)
+{
+	struct got_names *g = ls_xcalloc(1, sizeof *g);
+	size_t cap = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) &&
+		    (sh.sh_flags & SHF_ALLOC))
+			got_names_of(m, scn, &sh, g, &cap);
+	}
+	if (g->n)
+		qsort(g->v, g->n, sizeof *g->v, cmp_got);
+	return g;
+}
+
+/* Built by the first ask, as the index is (a racing loser frees its copy);
+ * NULL when it cannot be read. */
+static const struct got_names *got_names(const ls_module *m, struct ls_symindex *ix)
+{
+	struct got_names *g = __atomic_load_n(&ix->got, __ATOMIC_ACQUIRE);
+	if (g)
+		return g;
+	ls_sigbus_catch();
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	if (setjmp(guard.env))
+		return NULL;
+	struct got_names *fresh = build_got_names(m), *expected = NULL;
+	ls_oom_pop(&guard);
+	if (__atomic_compare_exchange_n(&ix->got, &expected, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return fresh;
+	free_got_names(fresh);
+	return expected;
+}
+
+int ls_plt_slot_name(const ls_module *m, uint64_t addr, const char **name)
+{
+	*name = NULL;
+	const struct ls_text *t = m && !m->relocatable ? ls_text_find(m, addr) : NULL;
+	if (!t || (strncmp(t->name, ".plt", 4) != 0 && strcmp(t->name, ".iplt") != 0))
+		return 0;
+	/* procs.c's slot starts: [endbr64] [bnd] jmp *disp(%rip) */
+	const uint8_t *d = t->data;
+	uint64_t p = addr - t->addr;
+	if (p + 4 <= t->size && d[p] == 0xf3 && d[p + 1] == 0x0f && d[p + 2] == 0x1e && d[p + 3] == 0xfa)
+		p += 4;
+	if (p < t->size && d[p] == 0xf2)
+		p++;
+	if (p + 6 > t->size || d[p] != 0xff || d[p + 1] != 0x25)
+		return 0;
+	int32_t disp = (int32_t)((uint32_t)d[p + 2] | (uint32_t)d[p + 3] << 8 | (uint32_t)d[p + 4] << 16 |
+	                         (uint32_t)d[p + 5] << 24);
+	struct got_name key = { t->addr + p + 6 + (int64_t)disp, NULL };
+	struct ls_symindex *ix = (struct ls_symindex *)symindex(m);
+	const struct got_names *g = ix == &no_index ? NULL : got_names(m, ix);
+	if (!g)
+		return -1;
+	size_t i = LS_FIRST_AT_LEAST(g->v, g->n, got, key.got);
+	if (i >= g->n || g->v[i].got != key.got)
+		return 0;
+	*name = g->v[i].name;
+	/* two relocations of one slot: procs.c takes either */
+	for (size_t k = i + 1; k < g->n && g->v[k].got == key.got; k++)
+		if (g->v[k].name != *name)
+			return -1;
+	return *name ? 1 : -1;
 }

@@ -15,4 +15,15 @@ struct ls_symindex;
 int ls_symindex_find(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
 void ls_symindex_free(ls_module *m);
 
+/* The names of the text symbols at ADDR exactly (the symbol table only,
+ * never the analysis): how many there are, up to CAP of them in OUT. */
+size_t ls_module_names_at(const ls_module *m, uint64_t addr, const char **out, size_t cap);
+
+/* Whether a PLT slot of a linked module starts at ADDR (a jump through a
+ * GOT slot, as procs.c finds them), and the name of the symbol the dynamic
+ * relocation of that GOT slot names, read from the relocations alone:
+ * 1 and *NAME; 0 if no slot starts there or no relocation names it; -1 if
+ * the name cannot be told (an IRELATIVE slot, unreadable relocations). */
+int ls_plt_slot_name(const ls_module *m, uint64_t addr, const char **name);
+
 #endif

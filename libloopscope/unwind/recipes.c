@@ -614,15 +614,58 @@ static void arrive(struct flow *f, uint32_t t, const struct state *s, bool stron
 	}
 }
 
+/* Whether NAME, or its demangled form, is a noreturn function's name. */
+static bool noreturn_symbol(const ls_module *m, const char *name)
+{
+	if (ls_noreturn_name(m, name))
+		return true;
+	/* A demangled name on the list is std::__throw_* or std::terminate()
+	 * (the rest are C names): demangle only what can spell one. */
+	if (strncmp(name, "_Z", 2) != 0 || !(strstr(name, "__throw_") || strstr(name, "terminate")))
+		return false;
+	char *d = ls_demangle(name);
+	bool yes = d && ls_noreturn_name(m, d);
+	free(d);
+	return yes;
+}
+
+/* Whether the procedure that starts at TARGET may have a noreturn name,
+ * from the symbol tables alone: false only when it cannot.  In a linked
+ * module without DWARF every procedure is one range named after the best
+ * symbol at its start (demangled), its PLT slot's relocation, or sub_ADDR
+ * (procs.c); so if no symbol at TARGET and no PLT slot there has a noreturn
+ * name, the procedure there has none either.  With DWARF a procedure can
+ * start a .cold range under its entry's name, or be named by DWARF alone:
+ * then it may. */
+static bool may_be_noreturn(const ls_module *m, uint64_t target)
+{
+	if (m->dwarf_found || m->relocatable || m->kernel)
+		return true;
+	const char *names[16], *plt;
+	size_t n = ls_module_names_at(m, target, names, 16);
+	if (n > 16)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (noreturn_symbol(m, names[i]))
+			return true;
+	int slot = ls_plt_slot_name(m, target, &plt);
+	return slot < 0 || (slot > 0 && noreturn_symbol(m, plt));
+}
+
 /* Whether a call to TARGET never returns, by the name of what is there
  * (the analysis's proved facts are not there when the tree came from the
- * cache: names only, so that both give the same recipes). */
+ * cache: names only, so that both give the same recipes).  The name is
+ * the analyzed procedure's; the symbol tables rule out most callees first,
+ * so that a report does not analyze (or load) every callee of every
+ * procedure on a call chain only to learn its name. */
 static bool call_never_returns(const ls_module *m, uint64_t target)
 {
 	if (!target)
 		return false;
 	const char *name = m->next ? ls_extern_name(m, target) : NULL;
 	if (!name) {
+		if (!may_be_noreturn(m, target))
+			return false;
 		/* the procedure that starts there (one of its ranges does) */
 		const ls_scope *p = ls_lookup_proc(m, target);
 		bool starts = false;
