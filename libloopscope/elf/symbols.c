@@ -19,6 +19,11 @@
  * text symbols (FUNC and untyped labels in code) and, among several at one
  * address, scripts/kallsyms' order: strong before weak, fewer leading
  * underscores, then symbol-table order.
+ *
+ * Also what names are at an address (ls_module_names_at) and which symbol
+ * a PLT slot jumps to (ls_plt_slot_name: the GOT slot's dynamic relocation,
+ * a table built on its first use beside the index), so that the unwind
+ * recipes can tell a callee that has no noreturn name without analyzing it.
  */
 #include "cache/cache.h"
 #include "elf/module.h"
