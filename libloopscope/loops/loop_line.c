@@ -106,7 +106,7 @@ const char *ls_line_rule_name(enum ls_line_rule r)
 		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
 		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
 		"src-caller", "src-shared", "entry", "before-body", "src-after-entry", "label",
-		"stmt-in-loop", "above-switch",
+		"stmt-in-loop", "above-switch", "sibling-top",
 	};
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
@@ -1235,6 +1235,65 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 	}
 }
 
+/* Whether loops A and B are copies of one source loop: the same lines of
+ * the same file (a loop versioned, peeled, or vectorized with a remainder
+ * loop; one function inlined twice into the procedure). */
+static bool same_source_loop(const struct loop_facts *a, const struct loop_facts *b)
+{
+	return a->file && b->file && a->lo && a->lo == b->lo && a->hi == b->hi &&
+	       (a->file == b->file || !strcmp(a->file, b->file));
+}
+
+/* Whether loop J is a copy of loop K whose line is its own test at the top. */
+static bool top_copy(const struct loop_facts *facts, const struct ls_loop_line *out, size_t k, size_t j)
+{
+	return j != k && out[j].rule == LS_LINE_TEST_AT_TOP && same_source_loop(&facts[k], &facts[j]);
+}
+
+/* The line that more of loop K's copies' tests at the top name than any
+ * other, or 0. */
+static unsigned copies_top_line(const struct loop_facts *facts, size_t nloops, const struct ls_loop_line *out, size_t k)
+{
+	unsigned best = 0, best_n = 0, second_n = 0;
+	for (size_t j = 0; j < nloops; j++) {
+		if (!top_copy(facts, out, k, j))
+			continue;
+		bool counted = false; /* at an earlier copy with that line */
+		for (size_t i = 0; i < j && !counted; i++)
+			counted = top_copy(facts, out, k, i) && out[i].line == out[j].line;
+		if (counted)
+			continue;
+		unsigned n = 1;
+		for (size_t i = j + 1; i < nloops; i++)
+			n += top_copy(facts, out, k, i) && out[i].line == out[j].line;
+		if (n > best_n)
+			second_n = best_n, best_n = n, best = out[j].line;
+		else if (n > second_n)
+			second_n = n;
+	}
+	return best_n > second_n ? best : 0;
+}
+
+/* SIBLING_TOP: a loop whose line is a guess (or a hidden statement row)
+ * takes the line of its copies' test at the top, when they agree.  The
+ * compiler often keeps the loop's test in one copy (the vector loop, the
+ * unpeeled one) and not in another (its remainder, unrolled or rotated
+ * until the test sits in the body). */
+static void sibling_tops(const struct loop_facts *facts, size_t nloops, struct ls_loop_line *out)
+{
+	for (size_t k = 0; k < nloops; k++) {
+		enum ls_line_rule r = out[k].rule;
+		if (r != LS_LINE_BEFORE_BODY && r != LS_LINE_SLIDES && r != LS_LINE_STMT_IN_LOOP &&
+		    r != LS_LINE_ABOVE_SWITCH)
+			continue;
+		unsigned line = copies_top_line(facts, nloops, out, k);
+		if (line && line != out[k].line && out[k].file == facts[k].file) {
+			out[k].line = line;
+			out[k].rule = LS_LINE_SIBLING_TOP;
+		}
+	}
+}
+
 /* Loop K's facts seen from context CTX, limited to its function. */
 static void loop_facts_in(const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                           int32_t k, const struct ls_places *ps, const struct ls_inl_node *ctx,
@@ -1277,6 +1336,10 @@ void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct 
 		dwarf_line(m, cfg, lf, (int32_t)k, ps, lca[k], f, &out[k]);
 		if (out[k].rule == LS_LINE_ENTRY)
 			after_entry(m, &out[k]);
+	}
+	sibling_tops(facts, nloops, out);
+	for (size_t k = 0; k < nloops; k++) {
+		struct loop_facts *f = &facts[k];
 		if (m->debug_loop_lines_level >= 2 && f->file)
 			dump_facts(m, cfg, lf, (int32_t)k, ps, lca[k], f,
 			           header_statement(m, cfg, &lf->loops[k], ps, lca[k], f), &out[k]);

@@ -80,6 +80,8 @@ enum ls_line_rule {
 	                         * lines: gcc's row of a rotated loop's code-less statement line */
 	LS_LINE_ABOVE_SWITCH,   /* the loop's first line dispatches like a switch, into the loop's own
 	                         * lines, and the line above has no code: `for (;;) { switch` (a guess) */
+	LS_LINE_SIBLING_TOP,    /* a guess overruled by the test at the top of the loop's copies in
+	                         * the procedure (same file and lines: versioned, peeled, inlined) */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
