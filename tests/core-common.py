@@ -65,6 +65,31 @@ def scratch_dir():
     return d
 
 
+def import_data_oracle():
+    """tests/data_oracle.py, which needs pyelftools.  make's python3 may not
+    be the system's, which has python3-pyelftools: run again under that one
+    once; without pyelftools anywhere, skip the test."""
+    try:
+        import data_oracle
+        return data_oracle
+    except ImportError:
+        if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" and not os.environ.get("LS_REEXEC"):
+            os.environ["LS_REEXEC"] = "1"
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        skip_all("pyelftools not installed (python3-pyelftools, scripts/setup-deps)")
+
+
+def perf_loops_or_skip():
+    """The perf-loops under test ($PERF_LOOPS, else the build's); the test
+    skips when perf or perf-loops is missing."""
+    perf_loops = os.environ.get("PERF_LOOPS") or os.path.join(TOP_BUILDDIR, "perf-loops")
+    if not shutil.which("perf"):
+        skip_all("perf not installed")
+    if not os.access(perf_loops, os.X_OK):
+        skip_all("perf-loops not built")
+    return perf_loops
+
+
 def need_tools(*tools):
     for t in tools:
         if not shutil.which(t):

@@ -24,14 +24,7 @@ _spec.loader.exec_module(C)
 Tap, run, scratch_dir, skip_all, need_tools = C.Tap, C.run, C.scratch_dir, C.skip_all, C.need_tools
 LOOPSCOPE, FIXTURES = C.LOOPSCOPE, C.FIXTURES
 
-try:
-    import data_oracle
-except ImportError:
-    # make's python3 may not be the system's, which has python3-pyelftools
-    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" and not os.environ.get("LS_REEXEC"):
-        os.environ["LS_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    skip_all("pyelftools not installed (python3-pyelftools, scripts/setup-deps)")
+data_oracle = C.import_data_oracle()
 
 # Where the oracle cannot answer and loopscope may: none yet (every
 # disagreement fails).

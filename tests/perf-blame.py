@@ -26,11 +26,7 @@ _spec.loader.exec_module(C)
 sys.path.insert(0, HERE)
 import blame_expect as E  # noqa: E402
 
-PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
-if not shutil.which("perf"):
-    C.skip_all("perf not installed")
-if not os.access(PERF_LOOPS, os.X_OK):
-    C.skip_all("perf-loops not built")
+PERF_LOOPS = C.perf_loops_or_skip()
 C.need_tools("gcc", "clang", "objdump", "nm")
 tmp = C.scratch_dir()
 os.environ["HOME"] = tmp

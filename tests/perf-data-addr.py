@@ -23,11 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("core_common", os.path.join(HERE, "core-common.py"))
 C = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(C)
-PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
-if not shutil.which("perf"):
-    C.skip_all("perf not installed")
-if not os.access(PERF_LOOPS, os.X_OK):
-    C.skip_all("perf-loops not built")
+PERF_LOOPS = C.perf_loops_or_skip()
 tmp = C.scratch_dir()
 os.environ["HOME"] = tmp
 tap = C.Tap()

@@ -26,18 +26,8 @@ sys.path.insert(0, HERE)
 _spec = importlib.util.spec_from_file_location("core_common", os.path.join(HERE, "core-common.py"))
 C = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(C)
-try:
-    import data_oracle
-except ImportError:
-    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" and not os.environ.get("LS_REEXEC"):
-        os.environ["LS_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    C.skip_all("pyelftools not installed (python3-pyelftools, scripts/setup-deps)")
-PERF_LOOPS = os.environ.get("PERF_LOOPS") or os.path.join(C.TOP_BUILDDIR, "perf-loops")
-if not shutil.which("perf"):
-    C.skip_all("perf not installed")
-if not os.access(PERF_LOOPS, os.X_OK):
-    C.skip_all("perf-loops not built")
+data_oracle = C.import_data_oracle()
+PERF_LOOPS = C.perf_loops_or_skip()
 tmp = C.scratch_dir()
 os.environ["HOME"] = tmp
 tap = C.Tap()
