@@ -41,6 +41,7 @@
  * probes were, timed against an unprobed function: stat-calibrate.c), and
  * the overhead stated as the sum of each probe's hits x its class's cost;
  * the program's own CPU time is printed beside it. */
+#include "record.h"
 #include "report.h"
 #include "stat.h"
 
@@ -203,19 +204,7 @@ static char *stat_binary(const struct stat_opts *o)
 		path[n] = 0;
 		return strdup(path);
 	}
-	const char *cmd = o->command[0];
-	if (strchr(cmd, '/'))
-		return realpath(cmd, NULL);
-	const char *env = getenv("PATH");
-	char *dirs = strdup(env ? env : "/usr/bin:/bin");
-	char *found = NULL;
-	for (char *save, *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		snprintf(path, sizeof path, "%s/%s", *d ? d : ".", cmd);
-		if (access(path, X_OK) == 0)
-			found = realpath(path, NULL);
-	}
-	free(dirs);
-	return found;
+	return pl_find_command(o->command[0], path, sizeof path) == 0 ? realpath(path, NULL) : NULL;
 }
 
 int cmd_stat(int argc, char **argv)

@@ -53,8 +53,7 @@ static int executable(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
 }
 
-/* CMD as execvp finds it, into BUF. */
-static int find_command(const char *cmd, char *buf, size_t len)
+int pl_find_command(const char *cmd, char *buf, size_t len)
 {
 	if (strchr(cmd, '/')) {
 		snprintf(buf, len, "%s", cmd);
@@ -90,7 +89,7 @@ static void script_interpreter(char *buf, size_t len)
 			arg += strspn(arg, " \t");
 			arg[strcspn(arg, " \t\n")] = 0;
 			char found[PATH_MAX];
-			if (*arg && find_command(arg, found, sizeof found) == 0)
+			if (*arg && pl_find_command(arg, found, sizeof found) == 0)
 				snprintf(buf, len, "%s", found);
 		} else if (executable(p)) {
 			snprintf(buf, len, "%s", p);
@@ -352,7 +351,7 @@ int pl_record_choose(const char *command, pl_record_plan *plan)
 {
 	memset(plan, 0, sizeof *plan);
 	static char paths[MAX_BINARIES][PATH_MAX];
-	if (find_command(command, paths[0], sizeof paths[0]) < 0)
+	if (pl_find_command(command, paths[0], sizeof paths[0]) < 0)
 		return -1;
 	script_interpreter(paths[0], sizeof paths[0]);
 	size_t n = 1 + libraries(paths[0], paths + 1, MAX_BINARIES - 1);

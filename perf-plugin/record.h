@@ -3,6 +3,7 @@
 #ifndef PL_RECORD_H
 #define PL_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct pl_record_plan {
@@ -19,6 +20,11 @@ int pl_record_choose(const char *command, pl_record_plan *plan);
 /* After a recording made as PLAN says, into DATA: the depth its samples
  * needed, said on stderr and kept for the next recording. */
 void pl_record_measure(const pl_record_plan *plan, const char *data);
+
+/* CMD as execvp finds it (a path with a '/' as it is, else the first
+ * executable regular file of that name on $PATH), into BUF: 0, or -1 when
+ * there is none.  Shared by record, stat and search. */
+int pl_find_command(const char *cmd, char *buf, size_t len);
 
 /* cmd-record.c: say how to see the recording after it (perf loops search,
  * which reads it itself, sets it to 0) */

@@ -151,19 +151,7 @@ static char *search_binary(const struct search_opts *o)
 		snprintf(path, sizeof path, "/proc/%d/exe", o->pid);
 		return realpath(path, NULL);
 	}
-	const char *cmd = o->command[0];
-	if (strchr(cmd, '/'))
-		return realpath(cmd, NULL);
-	const char *env = getenv("PATH");
-	char *dirs = pl_xstrdup(env ? env : "/usr/bin:/bin");
-	char *found = NULL;
-	for (char *save, *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		snprintf(path, sizeof path, "%s/%s", *d ? d : ".", cmd);
-		if (access(path, X_OK) == 0)
-			found = realpath(path, NULL);
-	}
-	free(dirs);
-	return found;
+	return pl_find_command(o->command[0], path, sizeof path) == 0 ? realpath(path, NULL) : NULL;
 }
 
 static double now_s(void)
