@@ -430,6 +430,8 @@ struct reg_query {
 	Dwarf_Die var_store;
 };
 
+static bool die_is_c(Dwarf_Die *die);
+
 /* The pointee of pointer type T (typedefs and qualifiers looked through). */
 static bool pointee(Dwarf_Die *t, Dwarf_Die *out, bool *have)
 {
@@ -443,10 +445,38 @@ static bool pointee(Dwarf_Die *t, Dwarf_Die *out, bool *have)
 	return true;
 }
 
+/* A composite variable (DW_OP_piece) one of whose 8-byte pieces is
+ * register Q->reg (DW_OP_regN) and holds a pointer member: gcc keeps an
+ * inlined Eigen vector's data pointer in a register, its size elsewhere.
+ * The target is the member's pointee, named "var.member" as C++ writes it. */
+static bool match_register_piece(Dwarf_Die *var, Dwarf_Die *t, const struct ls_loc *loc, struct reg_query *q)
+{
+	struct ls_loc_piece pieces[64];
+	size_t n = ls_loc_pieces(loc->ops, loc->nops, pieces, 64);
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (pieces[i].loc.kind != LS_LOC_REG || pieces[i].loc.reg != q->reg || pieces[i].size != 8)
+			continue;
+		struct ls_field f;
+		ls_type_field_path(t, pieces[i].obj_off, 8, die_is_c(var), &f);
+		Dwarf_Die leaf = f.leaf_die;
+		struct target tg = { .var = *var, .pointer = true, .off = q->disp, .rule = LS_RULE_REGISTER };
+		if (f.rest != 0 || f.bitfield || !f.path[0] || !pointee(&leaf, &tg.obj_type, &tg.have_type))
+			return false;
+		Dwarf_Attribute at;
+		const char *name = dwarf_formstring(dwarf_attr_integrate(var, DW_AT_name, &at));
+		snprintf(tg.name, sizeof tg.name, "%s%s%s", name ? name : "<anon>", f.path[0] == '[' ? "" : ".", f.path);
+		*q->out = tg;
+		return true;
+	}
+	return false;
+}
+
 static bool match_register(struct pc_ctx *cx, Dwarf_Die *var, const struct ls_loc *loc, void *arg)
 {
 	struct reg_query *q = arg;
 	Dwarf_Die t;
+	if (loc->kind == LS_LOC_OTHER && var_type(var, &t))
+		return match_register_piece(var, &t, loc, q);
 	if (loc->reg != q->reg || !var_type(var, &t))
 		return false;
 	struct target tg = { .var = *var };
