@@ -34,11 +34,20 @@ class Answer:
         self.category, self.variable, self.type, self.offset, self.field = category, variable, type, offset, field
         self.leaf, self.rest, self.pointer = None, None, False  # the type the field path ends at
         self.type_offset = None
+        self.member = None  # the field path as source writes it: no "Base::" (a loaded pointer's name)
         self.rule = None  # set by the reaching-definition rules: register-field-load, register-entry-value
 
     def expression(self):
         """The access as C writes it: s->next, g.a[], *p (a loaded pointer's name)."""
         f = self.field or ""
+        if not f:
+            return ("*" if self.pointer else "") + self.variable
+        return self.variable + ("" if f.startswith("[") else "->" if self.pointer else ".") + f
+
+    def source(self):
+        """expression() with the base classes' members unqualified, as source
+        writes them: the name a pointer loaded from here is shown by."""
+        f = self.member if self.member is not None else (self.field or "")
         if not f:
             return ("*" if self.pointer else "") + self.variable
         return self.variable + ("" if f.startswith("[") else "->" if self.pointer else ".") + f
@@ -133,6 +142,8 @@ def writes(mn, ops):
         w.add("rdx")
     if mn.rstrip("bwlq") in ("mul", "div", "idiv") and len(ops) == 1 or mn.rstrip("bwlq") == "imul" and len(ops) == 1:
         w |= {"rax", "rdx"}
+    if mn.startswith(("xchg", "xadd")) and ops == ["%ax", "%ax"]:
+        return w  # xchg %ax,%ax: a two-byte nop (padding)
     if mn.startswith(("xchg", "xadd")) and ops and ops[0].startswith("%"):
         w.add(reg64(ops[0]))
     if mn.startswith(("push", "pop")):
@@ -232,7 +243,10 @@ class Dwarf:
         if "DW_AT_ranges" in a:
             rl = self.di.range_lists()
             form = a["DW_AT_ranges"].form
-            if form == "DW_FORM_rnglistx":
+            if form == "DW_FORM_rnglistx" and self._rnglistx_translated(cu, a["DW_AT_ranges"].value):
+                # pyelftools (0.29) has turned the index into the list's offset
+                lst = rl.get_range_list_at_offset(a["DW_AT_ranges"].value, cu=cu)
+            elif form == "DW_FORM_rnglistx":
                 lst = rl.get_range_list_at_offset_ex(self._rnglistx_offset(cu, a["DW_AT_ranges"].value))
             else:
                 lst = rl.get_range_list_at_offset(a["DW_AT_ranges"].value, cu=cu)
@@ -247,12 +261,19 @@ class Dwarf:
             return out
         return []
 
+    def _rnglistx_translated(self, cu, value):
+        """Whether an rnglistx VALUE is past the CU's offset table: already an offset."""
+        import struct
+        sec = self.di.range_lists().stream
+        sec.seek(cu.get_top_DIE().attributes["DW_AT_rnglists_base"].value - 4)  # offset_entry_count
+        return value >= struct.unpack("<I", sec.read(4))[0]
+
     def _rnglistx_offset(self, cu, index):
         top = cu.get_top_DIE()
         base = top.attributes["DW_AT_rnglists_base"].value
         sec = self.di.range_lists().stream
-        sec.seek(base + 4 * index)
         import struct
+        sec.seek(base + 4 * index)
         return base + struct.unpack("<I", sec.read(4))[0]
 
     def has_pc(self, cu, die, pc):
@@ -388,7 +409,8 @@ class Dwarf:
         the type it ends at and the offset left inside that)."""
         return self.field_path_leaf(t, off, width)[0]
 
-    def field_path_leaf(self, t, off, width):
+    def field_path_leaf(self, t, off, width, member=False):
+        """MEMBER: the path without base classes (\"Base::\" left out)."""
         path, after_base = "", False
         for _ in range(24):
             s = self.strip(t)
@@ -425,7 +447,9 @@ class Dwarf:
             if best is None:
                 break
             m, (lo, _, bitfield) = best
-            if m.tag == "DW_TAG_inheritance":
+            if m.tag == "DW_TAG_inheritance" and member:
+                after_base = False  # the member inside follows the path with its "."
+            elif m.tag == "DW_TAG_inheritance":
                 part = self.type_name(self.type_die(m), False) + "::"
                 path += ("" if after_base or not path else ".") + part
                 after_base = True
@@ -552,6 +576,20 @@ class Oracle:
                 k, mode = 0, "pointer"
             elif len(ops) == 2 and n0 == "DW_OP_breg%d" % reg and ops[1].op_name == "DW_OP_stack_value":
                 k, mode = ops[0].args[0], "pointer"
+            elif any(o.op_name == "DW_OP_piece" for o in ops):
+                # a composite: the first 8-byte piece in the register, a pointer member
+                pieces = [pc for pc in self.parts(ops) if len(pc[0]) == 1 and pc[0][0].op_name == "DW_OP_reg%d" % reg
+                          and pc[2] == 8]
+                if not pieces or t is None:
+                    continue
+                _, obj_off, _ = pieces[0]
+                member, leaf, rest = self.dw.field_path_leaf(t, obj_off, 8, member=True)
+                ls = self.dw.strip(leaf) if leaf is not None else None
+                if rest != 0 or not member or ls is None or ls.tag not in (
+                        "DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
+                    continue
+                name = self.dw.name(v) + ("" if member.startswith("[") else ".") + member
+                return self.describe(None, self.dw.type_die(ls), mem["disp"], width, c_lang, True, name=name)
             elif len(ops) == 1 and n0 == "DW_OP_breg%d" % reg:
                 size = self.dw.size(t) if t is not None else None
                 k = ops[0].args[0]
@@ -566,7 +604,7 @@ class Oracle:
                 continue
             return self.describe(v, self.dw.type_die(s), mem["disp"] - k, width, c_lang, True)
         insns, preds, i = where
-        origin = self.reg_origin(insns, preds, i, reg64("%" + mem["base"]))
+        origin = self.reg_origin(insns, preds, i, reg64("%" + mem["base"]), (cu, sub, c_lang))
         if origin is None:
             return Answer("register: no variable in it, the paths disagree")
         kind, add = origin[0], origin[-2]
@@ -633,7 +671,7 @@ class Oracle:
         s = self.dw.strip(inner.leaf)
         if s is None or s.tag not in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
             return Answer("register: a load from no variable's pointer field")
-        name = inner.expression()
+        name = inner.source()
         if name.startswith("*"):
             name = "(" + name + ")"
         pointee = self.dw.type_die(s)
@@ -652,10 +690,12 @@ class Oracle:
         if pointer and size and (off < 0 or off >= size):
             prefix, o = "[]", off % size
         path, leaf, rest = self.dw.field_path_leaf(t, o, width)
+        member = self.dw.field_path_leaf(t, o, width, member=True)[0]
         if prefix:
             path = prefix + ("." if path and not path.startswith("[") else "") + path
+            member = prefix + ("." if member and not member.startswith("[") else "") + member
         a = Answer(None, name, tname, off, path)
-        a.leaf, a.rest, a.pointer = leaf, rest, pointer
+        a.leaf, a.rest, a.pointer, a.member = leaf, rest, pointer, member
         return a
 
     # ---- a register's static origin, over objdump's instructions
@@ -676,7 +716,56 @@ class Oracle:
                 preds[i + 1].append(i)
         return preds
 
-    def reg_origin(self, insns, preds, i, reg):
+    def slot_at(self, pc, mem):
+        """A frame operand's offset from the CFA (the CFI's rule at PC), or None."""
+        if mem is None or mem["seg"] or mem["index"] or mem["base"] not in ("rsp", "rbp"):
+            return None
+        cfa = self.cfa_rule(pc)
+        return mem["disp"] - cfa[1] if cfa and cfa[0] == mem["base"] else None
+
+    def spill_slot(self, ctx, insns, p):
+        """The slot instruction P reloads a register from, if it is a spill
+        slot: no variable's there, and no lea of the function reaches
+        within 64 bytes below it."""
+        addr, mn, ops, comment = insns[p]
+        mems = memory_operands(mn, ops, comment)
+        slot = self.slot_at(addr, mems[0]) if len(mems) == 1 else None
+        if slot is None or ctx is None:
+            return None
+        cu, sub, c_lang = ctx
+        scopes = self.dw.scopes_at(cu, sub, addr)
+        a = self.frame(cu, sub, scopes, c_lang, addr, mems[0], 8, self.cfa_rule(addr))
+        if a.category != "frame: no variable's slot there":
+            return None
+        for a2, mn2, ops2, c2 in insns:
+            if mn2.startswith("lea") and ops2:
+                m = memory_operands("mov", ops2[:1], c2)
+                at = self.slot_at(a2, m[0]) if m else None
+                if at is not None and at <= slot < at + 64:
+                    return None
+        return slot
+
+    def slot_def(self, insn, slot):
+        """What INSN does to spill slot SLOT: "through" (nothing, or reads
+        it), the register a spill stores there, or None (anything else that
+        may write it)."""
+        addr, mn, ops, comment = insn
+        for k, o in enumerate(ops):
+            m = memory_operands("mov", [o], comment) if not o.startswith(("$", "%")) else []
+            at = self.slot_at(addr, m[0]) if m else None
+            if at is None or abs(at - slot) >= 8:
+                continue
+            if mn.startswith("lea"):
+                return None
+            if k < len(ops) - 1 or mn.startswith(("cmp", "push")):
+                continue
+            if mn in ("mov", "movq") and len(ops) == 2 and at == slot and reg64(ops[0]) == ops[0].lstrip("%") \
+                    and reg64(ops[0]) != "rsp":
+                return reg64(ops[0])
+            return None
+        return "through"
+
+    def reg_origin(self, insns, preds, i, reg, ctx=None):
         """Where every definition of REG reaching insn I comes from, if they
         agree: ("static", address, add, indexed), ("load", ("slot", address,
         index) or ("insn", index), add, indexed), ("entry", register, add,
@@ -686,6 +775,8 @@ class Oracle:
         work, seen, found, stepped = [(i, reg, 0, False)], set(), {}, False
         while work:
             j, r, add, _ = work.pop()
+            if j == 0 and isinstance(r, tuple):
+                return None  # a spill slot no spill reaches
             if j == 0:
                 found.setdefault(("entry", r, add), None)
             elif not preds[j] and not (insns[j][1].startswith("nop") or insns[j][1:3] == ("xchg", ["%ax", "%ax"])):
@@ -695,6 +786,12 @@ class Oracle:
                     continue
                 seen.add((p, r))
                 _, mn, ops, comment = insns[p]
+                if isinstance(r, tuple):  # in a spill slot: back to the spill
+                    d = self.slot_def(insns[p], r[1])
+                    if d is None:
+                        return None
+                    work.append((p, r if d == "through" else d, add, False))
+                    continue
                 if r not in writes(mn, ops):
                     work.append((p, r, add, False))
                     continue
@@ -707,6 +804,8 @@ class Oracle:
                     found.setdefault(("static", val + add2), None)
                 elif kind == "slot":
                     found.setdefault(("slot", val, add2), p)
+                elif kind == "load" and self.spill_slot(ctx, insns, p) is not None:
+                    work.append((p, ("slot", self.spill_slot(ctx, insns, p)), add2, False))  # a reload
                 elif kind == "load":
                     loads = found.setdefault(("insn", add2), [])
                     if len(loads) == 8:

@@ -55,6 +55,7 @@ struct access_slot {
 	char field[LS_FIELD_PATH_MAX + 8];
 	char leaf[LS_TYPE_NAME_MAX];
 	char expr[LS_TYPE_NAME_MAX + LS_FIELD_PATH_MAX + 16];
+	char source[LS_TYPE_NAME_MAX + LS_FIELD_PATH_MAX + 16]; /* expr as source writes it: no "Base::" */
 	char operand[64];
 	Dwarf_Off type_die;   /* the type's DIE (ls_access.type), for its layout; 0: none */
 	bool c_lang;
@@ -460,11 +461,13 @@ static bool match_register_piece(Dwarf_Die *var, Dwarf_Die *t, const struct ls_l
 		ls_type_field_path(t, pieces[i].obj_off, 8, die_is_c(var), &f);
 		Dwarf_Die leaf = f.leaf_die;
 		struct target tg = { .var = *var, .pointer = true, .off = q->disp, .rule = LS_RULE_REGISTER };
-		if (f.rest != 0 || f.bitfield || !f.path[0] || !pointee(&leaf, &tg.obj_type, &tg.have_type))
+		if (f.rest != 0 || f.bitfield || !f.member[0] || !pointee(&leaf, &tg.obj_type, &tg.have_type))
 			return false;
 		Dwarf_Attribute at;
 		const char *name = dwarf_formstring(dwarf_attr_integrate(var, DW_AT_name, &at));
-		snprintf(tg.name, sizeof tg.name, "%s%s%s", name ? name : "<anon>", f.path[0] == '[' ? "" : ".", f.path);
+		int room = (int)sizeof tg.name / 2;
+		snprintf(tg.name, sizeof tg.name, "%.*s%s%.*s", room, name ? name : "<anon>", f.member[0] == '[' ? "" : ".",
+		         room - 2, f.member);
 		*q->out = tg;
 		return true;
 	}
@@ -607,13 +610,34 @@ static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct
 	Dwarf_Die leaf = f.leaf_die;
 	*out = (struct target){ .var = in.var, .pointer = true };
 	ok = f.rest == 0 && !f.bitfield && pointee(&leaf, &out->obj_type, &out->have_type);
-	/* "*p" loaded: (*p)->x, as C would write it */
-	bool paren = inner->expr[0] == '*';
+	/* "*p" loaded: (*p)->x, as C would write it (a base class's members
+	 * unqualified, as source writes them: Eigen's paths run to kilobytes) */
+	bool paren = inner->source[0] == '*';
 	int room = (int)sizeof out->name - 3;
-	snprintf(out->name, sizeof out->name, "%s%.*s%s", paren ? "(" : "", room, inner->expr, paren ? ")" : "");
+	snprintf(out->name, sizeof out->name, "%s%.*s%s", paren ? "(" : "", room, inner->source, paren ? ")" : "");
 	free(inner);
 	return ok;
 }
+
+/* ---- spill slots ---------------------------------------------------------------------- */
+
+/* OP's address as an offset from the CFA at PC, if it is a frame slot
+ * (SP-relative, or BP-relative with BP the frame pointer; no index). */
+static bool frame_slot_at(const ls_module *m, uint64_t pc, const struct ls_operand *op, int64_t *cfa_rel)
+{
+	ls_unwind_recipe r;
+	ls_error err;
+	if (op->kind != LS_OP_MEM || op->seg || op->index >= 0 || (op->base != 4 && op->base != 5) ||
+	    ls_unwind_recipe_at(m, pc, &r, &err) != 0)
+		return false;
+	if (op->base == 4 && r.sp_known)
+		return *cfa_rel = add64(r.sp_offset, op->disp), true;
+	if (op->base == 5 && r.frame_pointer)
+		return *cfa_rel = add64(r.fp_offset, op->disp), true;
+	return false;
+}
+
+static bool slot_of(void *arg, const struct ls_insn *in, const struct ls_operand *mem, bool reload, int64_t *cfa_rel);
 
 /* A base register no variable is in: what every path here loads it with
  * (reg_origin.c): a static address (register-static), a pointer from a
@@ -640,7 +664,8 @@ static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_
 	const struct ls_cfg *cfg = cx->cfg;
 	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, cx->pc);
 	struct ls_reg_origin origin;
-	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_origin(cfg, (uint32_t)(i - 1), op->base, &origin))
+	struct ls_slot_env env = { slot_of, (void *)cx->w };
+	if (i == 0 || cfg->insns[i - 1].addr != cx->pc || !ls_reg_origin_env(cfg, (uint32_t)(i - 1), op->base, &env, &origin))
 		return false;
 	uint64_t base = origin.addr;
 	int64_t off = add64(origin.add, op->disp);
@@ -749,6 +774,7 @@ static void describe(struct target *tg, unsigned width, struct access_slot *slot
 		snprintf(slot->type, sizeof slot->type, "void");
 		a->type = slot->type;
 		snprintf(slot->expr, sizeof slot->expr, "%s%s", tg->pointer ? "*" : "", slot->variable);
+		snprintf(slot->source, sizeof slot->source, "%s", slot->expr);
 		a->expr = slot->expr;
 		return;
 	}
@@ -773,6 +799,12 @@ static void describe(struct target *tg, unsigned width, struct access_slot *slot
 	snprintf(slot->expr, sizeof slot->expr, "%s%s%s%s", tg->pointer && slot->field[0] == 0 ? "*" : "", slot->variable,
 	         sep, slot->field);
 	a->expr = slot->expr;
+	char member[LS_FIELD_PATH_MAX + 8];
+	snprintf(member, sizeof member, "%s%s%s", prefix, prefix[0] && f.member[0] && f.member[0] != '[' ? "." : "",
+	         f.member);
+	sep = member[0] == 0 || member[0] == '[' ? "" : tg->pointer ? "->" : ".";
+	snprintf(slot->source, sizeof slot->source, "%s%s%s%s", tg->pointer && member[0] == 0 ? "*" : "", slot->variable,
+	         sep, member);
 }
 
 /* ---- a procedure ------------------------------------------------------------------------------ */
@@ -864,6 +896,41 @@ struct walk {
 	struct ls_decoder *dec;
 	struct ls_accesses *acc;
 };
+
+/* Whether the procedure takes the address of the frame slot at CFA_REL
+ * (a lea of it, or of anything within 8 bytes of it below: an object the
+ * slot may be part of is as far as this looks). */
+static bool slot_address_taken(const struct walk *w, int64_t cfa_rel)
+{
+	const struct ls_cfg *cfg = w->cfg;
+	for (size_t i = 0; i < cfg->ninsns; i++) {
+		const struct ls_insn *in = &cfg->insns[i];
+		int64_t at;
+		if (in->opcode == LS_MN_LEA && in->nops == 2 && frame_slot_at(w->m, in->addr, &in->op[0], &at) &&
+		    at <= cfa_rel && cfa_rel - at < 64)
+			return true;
+	}
+	return false;
+}
+
+/* reg_origin.c's naming of frame slots (struct ls_slot_env): through the
+ * unwind recipes; a reload's slot must be no variable's and never have
+ * its address taken. */
+static bool slot_of(void *arg, const struct ls_insn *in, const struct ls_operand *mem, bool reload, int64_t *cfa_rel)
+{
+	const struct walk *w = arg;
+	if (!frame_slot_at(w->m, in->addr, mem, cfa_rel))
+		return false;
+	if (!reload)
+		return true;
+	struct pc_ctx cx;
+	struct target tg;
+	struct frame_query q = { *cfa_rel, &tg };
+	pc_ctx_init(w, in->addr, &cx);
+	bool var = each_variable(&cx, match_frame, &q);
+	free(cx.scopes);
+	return !var && !slot_address_taken(w, *cfa_rel);
+}
 
 /* The procedure's own parameter whose location at its entry is DWARF
  * register REG (DW_OP_regN): whose entry value the register holds.  Later

@@ -14,7 +14,13 @@
  * induction pointer); anything else (the answer is "unknown").  Every
  * path must agree on one origin: one address, one load (a few
  * instructions, which the caller checks read one field, or one
- * RIP-relative slot), or one entry register, with one offset. */
+ * RIP-relative slot), or one entry register, with one offset.
+ *
+ * With the caller's naming of frame slots (ls_slot_env), a spill slot is
+ * one more place a value is copied through: a reload from it follows the
+ * slot back to the spills that wrote it, and each spill on to the
+ * register it saved (gcc spills an Eigen matrix's pointer across calls
+ * and reloads it before the product loop). */
 #include "data/reg_origin.h"
 #include "support/base.h"
 
@@ -23,9 +29,12 @@
 
 enum { VISITS_MAX = 4096 };
 
+enum { IN_SLOT = 16 };  /* item.reg: the value is in the frame slot item.slot */
+
 struct item {
 	uint32_t block, end;   /* scan block's instructions [first, end) backwards */
-	int reg;
+	int reg;               /* 0..15, or IN_SLOT */
+	int64_t slot;          /* IN_SLOT: its offset from the CFA */
 	bool indexed;
 	int64_t add;           /* what the path adds to the address (not indexed) */
 };
@@ -35,6 +44,9 @@ struct search {
 	struct item *work;
 	size_t nwork, cap;
 	uint8_t *seen;         /* [block * 16 + reg] */
+	const struct ls_slot_env *env;
+	struct { uint32_t block; int64_t slot; } *seen_slots; /* the slots' seen, a few */
+	size_t nseen_slots, seen_slots_cap;
 	bool have;
 	bool stepped;          /* some path steps the register: the paths that merge carry it */
 	struct ls_reg_origin found;
@@ -107,6 +119,13 @@ static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, st
 	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_IMM && src->imm > 0x1000)
 		return found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_STATIC, .addr = (uint64_t)src->imm }, it) ? 0 : -1;
+	int64_t slot;
+	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && !src->seg && s->env &&
+	    s->env->slot_of(s->env->arg, in, src, true, &slot)) {
+		it->reg = IN_SLOT; /* a reload: the spills before it */
+		it->slot = slot;
+		return 1;
+	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && !src->seg) {
 		/* a pointer loaded from memory: a RIP-relative slot (the GOT's, or
 		 * a global pointer) is one however many loads read it */
@@ -124,6 +143,56 @@ static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, st
 		return 1;
 	}
 	return -1;
+}
+
+static bool is_reg64(const struct ls_operand *op)
+{
+	return op->kind == LS_OP_REG && op->reg >= 0 && op->reg < 16 && op->size == 8;
+}
+
+/* What IN does to the spill slot IT->slot: 0 nothing (or reads it), 1 a
+ * spill of a register (IT now follows that register), -1 anything else
+ * that may write it. */
+static int follow_slot(struct search *s, const struct ls_insn *in, struct item *it)
+{
+	for (int i = 0; i < in->nops && i < 3; i++) {
+		const struct ls_operand *op = &in->op[i];
+		int64_t at;
+		if (op->kind != LS_OP_MEM || op->seg || (op->base != 4 && op->base != 5) ||
+		    !s->env->slot_of(s->env->arg, in, op, false, &at))
+			continue;
+		if ((uint64_t)(at - it->slot + 7) >= 15)
+			continue; /* another slot */
+		if (in->opcode == LS_MN_LEA)
+			return -1;
+		/* AT&T: a source operand (not the last) is read; cmp reads both */
+		if (i < in->nops - 1 || in->opcode == LS_MN_CMP || in->opcode == LS_MN_PUSH)
+			continue;
+		if (in->opcode != LS_MN_MOV || in->nops != 2 || i != 1 || at != it->slot || !is_reg64(&in->op[0]) ||
+		    in->op[0].reg == 4)
+			return -1;
+		it->reg = in->op[0].reg;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether block B was seen with IT's location (marks it). */
+static bool seen_before(struct search *s, uint32_t b, const struct item *it)
+{
+	if (it->reg != IN_SLOT) {
+		uint8_t *seen = &s->seen[(size_t)b * 16 + it->reg];
+		bool was = *seen;
+		*seen = 1;
+		return was;
+	}
+	for (size_t k = 0; k < s->nseen_slots; k++)
+		if (s->seen_slots[k].block == b && s->seen_slots[k].slot == it->slot)
+			return true;
+	s->seen_slots = ls_grow(s->seen_slots, &s->seen_slots_cap, s->nseen_slots + 1, sizeof *s->seen_slots);
+	s->seen_slots[s->nseen_slots].block = b;
+	s->seen_slots[s->nseen_slots++].slot = it->slot;
+	return false;
 }
 
 /* Whether block B is only nops (the padding between a jump and the next
@@ -145,43 +214,57 @@ static bool scan(struct search *s, struct item it)
 	const struct ls_block *b = &cfg->blocks[it.block];
 	for (uint32_t j = it.end; j-- > b->first_insn;) {
 		const struct ls_insn *in = &cfg->insns[j];
+		if (it.reg == IN_SLOT) {
+			int r = follow_slot(s, in, &it);
+			if (r < 0)
+				return false;
+			continue;
+		}
 		if (!(in->writes & (1u << it.reg)))
 			continue;
 		int r = follow_def(s, j, in, &it);
 		if (r <= 0)
 			return r == 0;
+		if (it.reg == IN_SLOT && follow_slot(s, in, &it) != 0)
+			return false; /* a reload that also writes its slot: not one */
 	}
-	if (it.block == 0 && !found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_ENTRY, .entry_reg = it.reg }, &it))
-		return false; /* the entry's value: a parameter's, on this path */
+	if (it.block == 0 && (it.reg == IN_SLOT ||
+	                      !found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_ENTRY, .entry_reg = it.reg }, &it)))
+		return false; /* the entry's value: a parameter's, on this path (a slot's: none) */
 	if (it.block != 0 && b->npred == 0)
 		return only_padding(cfg, b); /* alignment nops after a jump: no path comes through them */
 	for (uint32_t k = 0; k < b->npred; k++) {
 		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
-		uint8_t *seen = &s->seen[(size_t)p * 16 + it.reg];
-		if (*seen)
+		if (seen_before(s, p, &it))
 			continue;
-		*seen = 1;
 		const struct ls_block *pb = &cfg->blocks[p];
-		push(s, (struct item){ p, pb->first_insn + pb->ninsns, it.reg, it.indexed, it.add });
+		push(s, (struct item){ p, pb->first_insn + pb->ninsns, it.reg, it.slot, it.indexed, it.add });
 	}
 	return true;
 }
 
 bool ls_reg_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out)
 {
+	return ls_reg_origin_env(cfg, insn, reg, NULL, out);
+}
+
+bool ls_reg_origin_env(const struct ls_cfg *cfg, uint32_t insn, int reg, const struct ls_slot_env *env,
+                       struct ls_reg_origin *out)
+{
 	if (reg < 0 || reg >= 16 || reg == 4 || insn >= cfg->ninsns)
 		return false;
 	int32_t b = ls_cfg_block_of(cfg, cfg->insns[insn].addr);
 	if (b < 0)
 		return false;
-	struct search s = { .cfg = cfg };
+	struct search s = { .cfg = cfg, .env = env };
 	s.seen = ls_xcalloc(cfg->nblocks * 16, 1);
-	push(&s, (struct item){ (uint32_t)b, insn, reg, false, 0 });
+	push(&s, (struct item){ (uint32_t)b, insn, reg, 0, false, 0 });
 	bool ok = true;
 	for (size_t visits = 0; ok && s.nwork; visits++)
 		ok = visits < VISITS_MAX && scan(&s, s.work[--s.nwork]);
 	free(s.work);
 	free(s.seen);
+	free(s.seen_slots);
 	if (!ok || !s.have)
 		return false;
 	*out = s.found;

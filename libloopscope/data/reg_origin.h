@@ -38,4 +38,26 @@ struct ls_reg_origin {
  * anything else first. */
 bool ls_reg_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out);
 
+/* How the caller names frame slots (it has the unwind recipes and the
+ * DWARF): SLOT_OF gives memory operand MEM of instruction IN as an offset
+ * from the CFA, or false when it is no frame slot (not SP- or BP-relative,
+ * the recipe unknown).  With RELOAD, IN loads a register from it, and it
+ * must also be a spill slot: no variable's location covers it at IN, and
+ * the procedure never takes its address (lea). */
+struct ls_slot_env {
+	bool (*slot_of)(void *arg, const struct ls_insn *in, const struct ls_operand *mem, bool reload, int64_t *cfa_rel);
+	void *arg;
+};
+
+/* ls_reg_origin, also through spill slots (ENV NULL: not): a reload `mov
+ * slot,%REG` from a spill slot is a copy of the slot, whose definitions
+ * reaching the reload must each be a spill `mov %r,slot` (8 bytes) of a
+ * register, followed on as a copy of that register; any other write that
+ * may overlap the slot (by SLOT_OF's naming: a narrower or arithmetic
+ * store, a lea of it) and the answer is "unknown".  Writes through other
+ * registers, and calls, are taken not to reach a spill slot: its address
+ * never escapes. */
+bool ls_reg_origin_env(const struct ls_cfg *cfg, uint32_t insn, int reg, const struct ls_slot_env *env,
+                       struct ls_reg_origin *out);
+
 #endif

@@ -212,6 +212,14 @@ static void path_add(struct ls_field *f, const char *sep, const char *name)
 	append(f->path, sizeof f->path, name);
 }
 
+/* The member path: what source writes, a base class's members unqualified. */
+static void member_add(struct ls_field *f, const char *name)
+{
+	if (f->member[0])
+		append(f->member, sizeof f->member, ".");
+	append(f->member, sizeof f->member, name);
+}
+
 void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, struct ls_field *out)
 {
 	memset(out, 0, sizeof *out);
@@ -235,8 +243,10 @@ void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, 
 				do
 					dims += dwarf_tag(&sub) == DW_TAG_subrange_type;
 				while (dwarf_siblingof(&sub, &sub) == 0 && dims < 8);
-			for (int i = 0; i < (dims ? dims : 1); i++)
+			for (int i = 0; i < (dims ? dims : 1); i++) {
 				append(out->path, sizeof out->path, "[]");
+				append(out->member, sizeof out->member, "[]");
+			}
 			(void)whole;
 			off = off >= 0 ? off % esize : off;
 			after_base = false;
@@ -262,6 +272,7 @@ void ls_type_field_path(Dwarf_Die *t, int64_t off, unsigned width, bool c_lang, 
 		} else {
 			const char *name = dwarf_diename(&mem);
 			path_add(out, after_base ? NULL : ".", name ? name : "<anon>");
+			member_add(out, name ? name : "<anon>");
 			after_base = false;
 		}
 		off -= lo;

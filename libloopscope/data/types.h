@@ -23,6 +23,7 @@ int64_t ls_type_size(Dwarf_Die *t);
 
 struct ls_field {
 	char path[LS_FIELD_PATH_MAX]; /* "cells[].p.y", "[]", "" (the whole object) */
+	char member[LS_FIELD_PATH_MAX]; /* the path as C++ source writes a member access: no "Base::" */
 	char leaf[LS_TYPE_NAME_MAX];  /* the type of what the path names */
 	int64_t rest;                 /* the offset left inside the leaf (0: at its start) */
 	bool bitfield;                /* the leaf is a bit-field (the access reads its storage) */
