@@ -262,16 +262,17 @@ enum { WAIT_FIRST, COUNTING, WAIT_LAST, DONE };
  * 1-10 ms gave errors of 10-20% where the rest gave ~1%. */
 #define MAX_POLL_GAP 150e-6
 
-static void poll_loops(struct burst *b, double on, int *st, uint64_t *last, uint64_t *x0, double *x, double *y)
+static void poll_loops(struct burst *b, size_t n, double on, int *st, uint64_t *last, uint64_t *x0, double *x,
+                       double *y)
 {
 	struct stat_plan *p = b->p;
 	double t0 = now(), before = t0;
-	for (size_t i = 0; i < p->nloops; i++)
+	for (size_t i = 0; i < n; i++)
 		last[i] = qty_now(b, &p->loops[i].entries, false);
-	for (size_t left = p->nloops; left > 0 && now() < t0 + 10 * on && !stat_caught_signal();) {
+	for (size_t left = n; left > 0 && now() < t0 + 10 * on && !stat_caught_signal();) {
 		sleep_s(20e-6);
 		double t = now();
-		for (size_t i = 0; i < p->nloops; i++) {
+		for (size_t i = 0; i < n; i++) {
 			if (st[i] == DONE)
 				continue;
 			uint64_t e = qty_now(b, &p->loops[i].entries, false);
@@ -319,14 +320,15 @@ static int window(struct burst *b, double on)
 					close_counter(b, d);
 			return -1;
 		}
-	int st[p->nloops + 1];
-	uint64_t last[p->nloops + 1], x0[p->nloops + 1];
-	double *x = &b->x[b->nwin * p->nloops], *y = &b->y[b->nwin * p->nloops];
-	for (size_t i = 0; i < p->nloops; i++) {
+	size_t n = p->nloops; /* one count for the arrays and the polling (scan-build) */
+	int st[n + 1];
+	uint64_t last[n + 1], x0[n + 1];
+	double *x = &b->x[b->nwin * n], *y = &b->y[b->nwin * n];
+	for (size_t i = 0; i < n; i++) {
 		st[i] = WAIT_FIRST;
 		x[i] = y[i] = 0; /* a loop with no whole trip in the window adds nothing */
 	}
-	poll_loops(b, on, st, last, x0, x, y);
+	poll_loops(b, n, on, st, last, x0, x, y);
 	for (size_t c = 0; c < p->nctr; c++)
 		if (b->hot[c])
 			close_counter(b, c);
