@@ -38,7 +38,8 @@ fuzz_perf_report_SOURCES = perf-plugin/fuzz-perf-report.c \
 	perf-plugin/unwind.c perf-plugin/fp-repair.c perf-plugin/report.h \
 	perf-plugin/view-tree.c perf-plugin/view-flat.c perf-plugin/view-loops.c \
 	perf-plugin/view-folded.c perf-plugin/view-json.c perf-plugin/view-chains.c perf-plugin/names.c \
-	perf-plugin/places.c perf-plugin/progress.c perf-plugin/offcpu.c perf-plugin/view-wall.c
+	perf-plugin/places.c perf-plugin/progress.c perf-plugin/offcpu.c perf-plugin/view-wall.c \
+	perf-plugin/data-addr.c perf-plugin/view-data.c perf-plugin/data-keys.c
 fuzz_perf_report_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) $(ZSTD_CFLAGS) -g -O1
 fuzz_perf_report_LDFLAGS = -fsanitize=fuzzer,address,undefined
 fuzz_perf_report_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD) $(ELFUTILS_LIBS) $(ZSTD_LIBS)
