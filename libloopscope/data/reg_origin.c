@@ -119,11 +119,11 @@ static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, st
 	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_IMM && src->imm > 0x1000)
 		return found(s, (struct ls_reg_origin){ .kind = LS_ORIGIN_STATIC, .addr = (uint64_t)src->imm }, it) ? 0 : -1;
-	int64_t slot;
+	int64_t spill;
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && !src->seg && s->env &&
-	    s->env->slot_of(s->env->arg, in, src, true, &slot)) {
+	    s->env->slot_of(s->env->arg, in, src, true, &spill)) {
 		it->reg = IN_SLOT; /* a reload: the spills before it */
-		it->slot = slot;
+		it->slot = spill;
 		return 1;
 	}
 	if (in->opcode == LS_MN_MOV && src->kind == LS_OP_MEM && !src->seg) {
