@@ -85,17 +85,22 @@ def parse(text):
     return groups
 
 
+def varint(b, i):
+    """The base-128 varint of B at I: (its value, the index after it)."""
+    v, s = 0, 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
 def varints(b):
     i = 0
     while i < len(b):
-        v, s = 0, 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7f) << s
-            s += 7
-            if c < 0x80:
-                break
+        v, i = varint(b, i)
         yield v
 
 
@@ -103,34 +108,13 @@ def fields(b):
     """(field number, value) of protobuf message B: varints and length-delimited only."""
     i = 0
     while i < len(b):
-        key, n = 0, 0
-        while True:
-            c = b[i]
-            i += 1
-            key |= (c & 0x7f) << n
-            n += 7
-            if c < 0x80:
-                break
+        key, i = varint(b, i)
         f, wt = key >> 3, key & 7
         if wt == 0:
-            v, n = 0, 0
-            while True:
-                c = b[i]
-                i += 1
-                v |= (c & 0x7f) << n
-                n += 7
-                if c < 0x80:
-                    break
+            v, i = varint(b, i)
             yield f, v
         elif wt == 2:
-            ln, n = 0, 0
-            while True:
-                c = b[i]
-                i += 1
-                ln |= (c & 0x7f) << n
-                n += 7
-                if c < 0x80:
-                    break
+            ln, i = varint(b, i)
             yield f, b[i:i + ln]
             i += ln
         else:
