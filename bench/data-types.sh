@@ -28,11 +28,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
 PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
 [ -x "$PERF_LOOPS" ] || { echo "data-types.sh: $PERF_LOOPS not built" >&2; exit 1; }
-if [ -x "$(dirname "$PERF_LOOPS")/.libs/perf-loops" ] && head -c 2 "$PERF_LOOPS" | grep -q '#!'; then
-	LD_LIBRARY_PATH=$(cd "$(dirname "$PERF_LOOPS")/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-	PERF_LOOPS=$(dirname "$PERF_LOOPS")/.libs/perf-loops
-fi
+. "$here/bench/perf-loops-elf.sh"
 REPS=${REPS:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/data-types-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT

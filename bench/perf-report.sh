@@ -60,11 +60,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here}
 PERF_LOOPS=${PERF_LOOPS:-$build/perf-loops}
 [ -x "$PERF_LOOPS" ] || { echo "perf-report.sh: $PERF_LOOPS not built" >&2; exit 1; }
-if [ -x "$(dirname "$PERF_LOOPS")/.libs/perf-loops" ] && head -c 2 "$PERF_LOOPS" | grep -q '#!'; then
-	LD_LIBRARY_PATH=$(cd "$(dirname "$PERF_LOOPS")/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-	PERF_LOOPS=$(dirname "$PERF_LOOPS")/.libs/perf-loops
-fi
+. "$here/bench/perf-loops-elf.sh"
 # BASE: another build tree (main before a change), its ELF program and
 # library path found as for PERF_LOOPS
 BASE_PERF_LOOPS= BASE_LIBS=

@@ -35,7 +35,7 @@ uninstall-perf-completion:
 	if [ -e "$$f" ] && grep -q "with .perf loops. in it (loopscope)" "$$f"; then rm -f "$$f"; fi
 
 # The distribution (make dist, make distcheck): files no other rule lists.
-EXTRA_DIST += examples/small.cpp bench/perf-report.sh bench/loop-stat.sh bench/offcpu.py \
+EXTRA_DIST += examples/small.cpp bench/perf-report.sh bench/perf-loops-elf.sh bench/loop-stat.sh bench/offcpu.py \
 	scripts/build scripts/check scripts/demo scripts/setup-deps scripts/distcheck
 # The developer scripts and notes the tests and bench/ name (issues 9-14).
 EXTRA_DIST += scripts/check-sanitizers scripts/fuzz-ci scripts/fuzz-coverage \
