@@ -11,23 +11,9 @@ libc=/lib/x86_64-linux-gnu/libc.so.6
 bin="$TMP/loops"
 build_fixture gcc -O2 gdb/loops.c "$bin" || fail_all "gcc builds the fixture"
 
-# One tmux server per session (a server just killed may still be exiting).
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
-# wait_for PATTERN SECONDS: poll the pane until PATTERN shows; the pane
-# text is left in $TMP/pane.  Every screen seen is appended to $TMP/seen.
-wait_for() {
-	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
-		T capture-pane -p -J -S -200 -t ls >"$TMP/pane" 2>/dev/null
-		cat "$TMP/pane" >>"$TMP/seen"
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
+. "$top_srcdir/tests/tmux.sh"
+# every screen seen goes to $TMP/seen: the meter shows only for a moment
+pane=ls pane_opts="-J -S -200" seen="$TMP/seen"
 start_gdb() { # CACHE-DIR
 	: >"$TMP/seen"
 	T kill-server 2>/dev/null

@@ -13,20 +13,8 @@ command -v tmux >/dev/null 2>&1 || skip_all "tmux not installed"
 IB=$(line_of inner-body); IL=$(line_of inner-loop); IE=$(line_of inner-end)
 OL=$(line_of outer-loop); OE=$(line_of outer-end); CALL=$(line_of call-sum-row)
 SB=$(line_of scale-body)
-# One tmux server per session (a server just killed may still be exiting).
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
-wait_for() { # PATTERN SECONDS: poll the screen until PATTERN shows (screen in $TMP/pane)
-	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
-		T capture-pane -p -t ls >"$TMP/pane" 2>/dev/null
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
+. "$top_srcdir/tests/tmux.sh"
+pane=ls
 # type TEXT: a GDB command (literally: tmux would read "up" as a key name).
 type() { T send-keys -t ls -l "$1"; T send-keys -t ls Enter; }
 # current_loop_line: the line of "current loop: at FILE:LINE" on the screen.
@@ -75,16 +63,8 @@ done
 src="$FIXTURES/gdb/tui_loops.c"
 BB=$(grep -n '@bump-body' "$src" | cut -d: -f1); ML=$(grep -n '@main-loop' "$src" | cut -d: -f1)
 col() { python3 "$FIXTURES/gdb/tui_column.py" loopscope <"$TMP/pane"; }
-changed() { # wait until the screen differs from $TMP/before (10 s at most)
-	_i=0
-	while [ "$_i" -lt 200 ]; do
-		T capture-pane -p -t ls >"$TMP/pane" 2>/dev/null
-		cmp -s "$TMP/pane" "$TMP/before" || return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
+differs() { ! cmp -s "$TMP/pane" "$TMP/before"; }
+changed() { settle 10 differs; } # until the screen differs from $TMP/before
 for cc in $(gdb_compilers); do
 	bin="$TMP/tui-$cc"
 	build_fixture "$cc" -O2 gdb/tui_loops.c "$bin" || { fail "$cc: build tui_loops.c"; continue; }

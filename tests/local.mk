@@ -18,7 +18,7 @@ SLOW_TESTS =
 CORPUS_SOURCES =
 # tests/README.md's table against the registries (any component's).
 TESTS += tests/tests-readme.sh
-EXTRA_DIST += tests/README.md tests/tests-readme.sh tests/lib.sh tests/tap.h
+EXTRA_DIST += tests/README.md tests/tests-readme.sh tests/lib.sh tests/tap.h tests/tmux.sh
 include $(srcdir)/tests/core.mk
 include $(srcdir)/tests/lib.mk
 include $(srcdir)/tests/cli.mk

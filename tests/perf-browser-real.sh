@@ -32,20 +32,8 @@ deepest=$(awk '/^ *[0-9.]+% +[0-9.]+% +[0-9]+  / { sub(/^ *[0-9.]+% +[0-9.]+% +[
 	if (RLENGTH > m) m = RLENGTH } END { print m / 2 }' "$TMP/stdio")
 diag "the tree is $deepest levels deep (--stdio, not a terminal)"
 
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
-screen() { T capture-pane -p -t b >"$TMP/pane" 2>/dev/null; }
-wait_for() { # PATTERN SECONDS
-	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
-		screen
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
+. "$top_srcdir/tests/tmux.sh"
+pane=b
 keys() { T send-keys -t b "$@"; }
 status() { sed -n 23p "$TMP/pane" | sed 's/ *$//'; }
 # every data row shows some of its label: 31 columns of figures, then text

@@ -20,28 +20,8 @@ perf record -q -N -e cpu-clock --call-graph=fp -o "$TMP/rec.data" "$TMP/inl" 200
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/rec.err")"
 R() { "$PERF_LOOPS" report -i "$TMP/rec.data" --stdio --no-pager "$@" 2>/dev/null; }
 
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
-screen() { T capture-pane -p -t b >"$TMP/pane" 2>/dev/null; }
-# settle SECONDS COMMAND...: poll the screen (into $TMP/pane) until COMMAND,
-# run on it, is true; at most SECONDS.  No fixed sleeps after keystrokes:
-# each check waits for the screen it expects, then reads the last screen
-# (which says what went wrong if it never came).
-settle() {
-	_t=$1
-	shift
-	_i=0
-	while [ "$_i" -lt $((_t * 20)) ]; do
-		screen
-		"$@" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
-shows() { grep -q -e "$1" "$TMP/pane"; }
-wait_for() { settle "$2" shows "$1"; } # PATTERN SECONDS
+. "$top_srcdir/tests/tmux.sh"
+pane=b
 keys() { T send-keys -t b "$@"; }
 # the status line (the selected entry), second from the bottom
 status() { grep -v '^ *$' "$TMP/pane" | tail -n 2 | head -n 1 | sed 's/ *$//'; }

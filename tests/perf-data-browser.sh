@@ -19,21 +19,9 @@ perf record -q -e cpu-clock:u -o "$TMP/rec.data" "$TMP/dl" 4000000 >/dev/null 2>
 	awk '/^ +[0-9.]+% +[0-9]+    [^ ]/ { on = ($3 == "sum_grid") } on' | sed 's/ *$//' >"$TMP/want"
 [ -s "$TMP/want" ] || fail_all "--stdio --format=data has sum_grid's rows"
 
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+. "$top_srcdir/tests/tmux.sh"
+pane=b
 T new-session -d -s b -x 200 -y 50 "env TERM=screen $PERF_LOOPS report -i $TMP/rec.data; echo BROWSER-EXIT=\$?; sleep 60"
-screen() { T capture-pane -p -t b >"$TMP/pane" 2>/dev/null; }
-wait_for() { # PATTERN SECONDS
-	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
-		screen
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
 wait_for 'sum_grid' 30
 ok $? "the browser opens on the recording"
 T send-keys -t b H

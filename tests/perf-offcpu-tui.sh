@@ -17,25 +17,13 @@ build_fixture gcc -O2 perf/off_cpu.c "$TMP/off_cpu" -pthread || fail_all "gcc bu
 "$PERF_LOOPS" record --off-cpu -o "$TMP/off.data" -- "$TMP/off_cpu" 20000000 >/dev/null 2>"$TMP/rec.err"
 ok $? "perf loops record --off-cpu of off_cpu" || { sed 's/^/# /' "$TMP/rec.err"; done_testing; }
 
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+. "$top_srcdir/tests/tmux.sh"
+pane=b
 T new-session -d -s b -x 220 -y 50 "env XDG_CACHE_HOME=$XDG_CACHE_HOME TERM=screen $PERF_LOOPS report -i $TMP/off.data; sleep 60"
-screen() { T capture-pane -p -t b >"$TMP/pane" 2>/dev/null; }
-wait_for() { # wait_for PATTERN: at most 20 s
-	_i=0
-	while [ $_i -lt 400 ]; do
-		screen
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
 # "ON OFF WALL LABEL" of each row: the three one-decimal times before the label
 times() { sed -E -n 's/^.* ([0-9]+\.[0-9]) +([0-9]+\.[0-9]) +([0-9]+\.[0-9]) +[-+ ]? *([^ ].*)$/\1 \2 \3 \4/p' | sed 's/ *$//'; }
 
-wait_for "On-CPU ms Off-CPU ms    Wall ms"
+wait_for "On-CPU ms Off-CPU ms    Wall ms" 20
 ok $? "the browser's header has On-CPU ms, Off-CPU ms and Wall ms"
 sed -n '3p' "$TMP/pane" | times >"$TMP/tui.rows"  # (the browser opens collapsed: the first row)
 "$PERF_LOOPS" report -i "$TMP/off.data" --stdio --no-pager 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 1 |
@@ -45,7 +33,7 @@ ok $? "tree view: the first row's on-CPU, off-CPU and wall times are --stdio's (
 	sed 's/^/# /' "$TMP/diff" "$TMP/stdio.rows" "$TMP/tui.rows"
 
 T send-keys -t b v v   # tree, flat, loops
-wait_for "perf loops: loops" && wait_for "loop at off_cpu.c"
+wait_for "perf loops: loops" 20 && wait_for "loop at off_cpu.c" 20
 sed -n '3,50p' "$TMP/pane" | grep "cpu_loop" | head -n 1 | times | cut -d' ' -f1-3 >"$TMP/tui.loop"
 "$PERF_LOOPS" report -i "$TMP/off.data" --stdio --no-pager --format=loops 2>/dev/null | grep "(cpu_loop " |
 	head -n 1 | times | cut -d' ' -f1-3 >"$TMP/stdio.loop"

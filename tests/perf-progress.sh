@@ -22,19 +22,8 @@ libc=$("$PERF_LOOPS" report -i "$TMP/rec.data" --stdio 2>/dev/null | grep -o '\[
 
 # a tmux server per run: a new session on the socket of a server being
 # killed can find it gone ("server exited unexpectedly")
-sock="$TMP/tmux0.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'for s in "$TMP"/tmux*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$TMP"' EXIT
-wait_for() { # PATTERN SECONDS
-	_i=0
-	while [ "$_i" -lt $(($2 * 50)) ]; do
-		T capture-pane -p -t p >"$TMP/pane" 2>/dev/null
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.02
-		_i=$((_i + 1))
-	done
-	return 1
-}
+. "$top_srcdir/tests/tmux.sh"
+pane=p
 run() { # run CACHE-DIR ARGS: the first report on the tmux pane's stderr, stdout into a file
 	T kill-server 2>/dev/null
 	sock="$TMP/tmux-${1##*/}.sock"

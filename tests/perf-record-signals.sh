@@ -23,20 +23,8 @@ build_fixture gcc -O2 perf/split_loops.c "$TMP/sigwork" -fno-omit-frame-pointer 
 perf record -q -N -e cpu-clock -o "$TMP/probe.data" true >/dev/null 2>"$TMP/err" ||
 	skip_all "perf record does not work here: $(head -n 1 "$TMP/err")"
 
-sock="$TMP/tmux.sock"
-T() { tmux -S "$sock" "$@"; }
-trap 'T kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
-screen() { T capture-pane -p -S -100 -t s >"$TMP/pane" 2>/dev/null; }
-wait_for() { # PATTERN SECONDS: poll the screen until PATTERN shows
-	_i=0
-	while [ "$_i" -lt $(($2 * 20)) ]; do
-		screen
-		grep -q -e "$1" "$TMP/pane" && return 0
-		sleep 0.05
-		_i=$((_i + 1))
-	done
-	return 1
-}
+. "$top_srcdir/tests/tmux.sh"
+pane=s pane_opts="-S -100"
 running() { # SECONDS: until the workload has had 0.3 s of CPU (it is being sampled)
 	_i=0
 	while [ "$_i" -lt $(($1 * 20)) ]; do
