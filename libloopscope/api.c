@@ -133,10 +133,13 @@ ls_module *ls_module_open_v02(const char *path, const ls_options *opt, ls_error 
 }
 
 /* An analysis on demand grows the module's cache entry when the module
- * closes, with what it analyzed (a store that fails only warns). */
+ * closes, with what it analyzed and the accesses computed (a store that
+ * fails only warns). */
 static void store_on_close(ls_module *m)
 {
-	if (!m->opt.on_demand || !m->an)
+	/* opened whole, the tree was stored at the open: again only for the
+	 * accesses asked for since (cache_accesses.c) */
+	if (!m->an || (!m->opt.on_demand && !ls_cache_accesses_new(m)))
 		return;
 	struct ls_oom_guard g;
 	ls_oom_push(&g);
@@ -154,6 +157,7 @@ void ls_module_close(ls_module *m)
 	if (!m)
 		return;
 	store_on_close(m);
+	ls_cache_accesses_free(m);
 	ls_source_cache_free(m->sources); /* set while procedures may be analyzed */
 	ls_source_probes_free(m->source_probes, m->nsource_probes);
 	ls_symindex_free(m);

@@ -489,6 +489,13 @@ static bool directory_ok(const struct ls_cache_entry *e)
 			return false;
 		if ((p->flags & CACHE_PROC_RETURNS) && (p->flags & CACHE_PROC_NEVER))
 			return false;
+		if ((p->flags & CACHE_PROC_ACCESSES) ? (p->acc_off < h->head_size || p->acc_off % 8 ||
+		                                        p->acc_size < sizeof(struct cache_acc_record) ||
+		                                        p->acc_off > h->file_size || p->acc_size > h->file_size - p->acc_off)
+		                                     : (p->acc_off != 0 || p->acc_size != 0))
+			return false;
+		if (p->pad)
+			return false;
 	}
 	for (uint64_t i = 0; i < h->nindex; i++) {
 		const struct cache_range *r = &e->index[i];
@@ -565,6 +572,7 @@ void ls_cache_open(ls_module *m)
 	ls_cache_close(m);
 	if (!m->opt.use_cache)
 		return;
+	ls_cache_accesses_init(m); /* kept for the store, entry or not */
 	struct cache_key *k = malloc(sizeof *k);
 	if (!k)
 		return;
@@ -647,6 +655,13 @@ bool ls_cache_record_read(const struct ls_cache_entry *e, size_t i, void *buf)
 	const struct cache_proc *p = &e->procs[i];
 	return ls_cache_read_all(e->fd, buf, p->rec_size, (off_t)p->rec_off) &&
 	       ls_hash64(buf, p->rec_size, 0) == p->rec_checksum;
+}
+
+bool ls_cache_acc_record_read(const struct ls_cache_entry *e, size_t i, void *buf)
+{
+	const struct cache_proc *p = &e->procs[i];
+	return ls_cache_read_all(e->fd, buf, p->acc_size, (off_t)p->acc_off) &&
+	       ls_hash64(buf, p->acc_size, 0) == p->acc_checksum;
 }
 
 /* The record's arrays, its counts checked against its size. */
@@ -907,9 +922,12 @@ int ls_cache_forge(void *file, size_t size, ls_module *m)
 	if (h.procs_off % 8 == 0 && h.procs_off >= sizeof h && h.procs_off <= h.head_size &&
 	    h.nprocs <= (h.head_size - h.procs_off) / sizeof(struct cache_proc)) {
 		struct cache_proc *p = (struct cache_proc *)((char *)file + h.procs_off);
-		for (uint64_t i = 0; i < h.nprocs; i++)
+		for (uint64_t i = 0; i < h.nprocs; i++) {
 			if (p[i].rec_off <= size && p[i].rec_size <= size - p[i].rec_off)
 				p[i].rec_checksum = ls_hash64((char *)file + p[i].rec_off, p[i].rec_size, 0);
+			if (p[i].acc_off <= size && p[i].acc_size <= size - p[i].acc_off)
+				p[i].acc_checksum = ls_hash64((char *)file + p[i].acc_off, p[i].acc_size, 0);
+		}
 	}
 	h.checksum = 0;
 	memcpy(file, &h, sizeof h);

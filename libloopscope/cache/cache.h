@@ -27,8 +27,11 @@ struct ls_proc_done;
  * 11: a file of DWARF directory entry 0 is no longer joined with a relative
  * DW_AT_comp_dir once more (nptl/lowlevellock.c, was nptl/nptl/...).
  * 12: the source files the loop lines did not find, by DWARF's names, in
- * the head, so that a hit says they are missing as the first run did. */
-#define LS_CACHE_FORMAT_VERSION 12
+ * the head, so that a hit says they are missing as the first run did.
+ * 13: the accesses of the procedures asked about (issue 25), one record
+ * each beside the procedure's, so that a data view of a cached recording
+ * reads no DWARF. */
+#define LS_CACHE_FORMAT_VERSION 13
 
 /* cache.c: M's entry, if there is one that holds for M: m->cache (its
  * head checked, its records read later), else NULL and a -v note saying
@@ -51,6 +54,21 @@ void ls_cache_seed_facts(const ls_module *m);
  * arena A, NULL if it has no statement), 0 if the entry has none (or a
  * record that does not check: a -v note). */
 int ls_cache_load_proc(ls_module *m, size_t i, struct ls_arena *a, struct ls_proc_done *out);
+
+/* cache_accesses.c: the accesses of procedure I (data/accesses.c), read
+ * from this run's own or from the entry, for the procedure whose lowest
+ * address is PROC (PROC NULL: any, for the fuzz target): NULL if neither
+ * has them, or the entry's record does not check (a -v note). */
+ls_accesses *ls_cache_load_accesses(const ls_module *m, size_t i, const uint64_t *proc);
+/* SET, procedure I's accesses just computed (in SECONDS), kept for the
+ * next store (ls_cache_store).  Nothing without the cache. */
+void ls_cache_keep_accesses(const ls_module *m, size_t i, const ls_accesses *set, double seconds);
+/* The module's keeping of accesses (with the cache: ls_cache_open). */
+void ls_cache_accesses_init(ls_module *m);
+/* Whether this run computed accesses the entry does not have. */
+bool ls_cache_accesses_new(const ls_module *m);
+/* With the module (LOOPSCOPE_TIMING: how many were computed, how many read). */
+void ls_cache_accesses_free(ls_module *m);
 
 /* cache_store.c: a new entry for M with every procedure analyzed so far,
  * and what its entry and the one now on disk held (warns on failure). */

@@ -18,6 +18,13 @@
  *            strings.  A record holds nothing of another's: it can be
  *            copied from one entry into another as it is, and the
  *            directory's checksum of it is checked when it is read.
+ *   accesses one per procedure whose memory accesses were asked for
+ *            (data/accesses.c; since format 13), anywhere after the head:
+ *            struct cache_acc_record, its accesses (struct cache_access),
+ *            the starts of its basic blocks, its own strings.  Apart from
+ *            the procedure's record: the accesses are asked for later (a
+ *            -s type report of a recording whose structure is cached), and
+ *            each kind of record is copied and checked on its own.
  *
  * Every array is 8-aligned; every offset is from the start of the file
  * (the head's) or of the record (a record's).
@@ -79,7 +86,8 @@ enum {
 	CACHE_PROC_EMPTY = 2,    /* analyzed: no statement (not in the tree), no record */
 	CACHE_PROC_RETURNS = 4,  /* proved to return (cfg/noreturn.c) */
 	CACHE_PROC_NEVER = 8,    /* proved never to return */
-	CACHE_PROC_FLAGS = 15,
+	CACHE_PROC_ACCESSES = 16, /* its accesses are stored: an accesses record */
+	CACHE_PROC_FLAGS = 31,
 };
 struct cache_proc {
 	uint64_t entry;
@@ -87,6 +95,9 @@ struct cache_proc {
 	uint64_t rec_checksum;   /* ls_hash64 of the record's bytes */
 	uint32_t rec_size;
 	uint32_t flags;          /* CACHE_PROC_* */
+	uint64_t acc_off;        /* its accesses record (CACHE_PROC_ACCESSES); 0 without */
+	uint64_t acc_checksum;   /* ls_hash64 of that record's bytes */
+	uint32_t acc_size, pad;
 };
 
 /* The owner index: [lo, hi) is procedure PROC's. */
@@ -135,6 +146,29 @@ struct cache_loop {
 	uint32_t pad;
 };
 
+/* A procedure's accesses record: this, then its accesses, the starts of
+ * its basic blocks (ascending: ls_accesses_block_of searches them), and
+ * its strings. */
+struct cache_acc_record {
+	uint64_t entry;         /* its procedure's: the directory's */
+	uint64_t proc;          /* ls_accesses_proc: the procedure's lowest address */
+	uint32_t naccesses, nblocks;
+	uint32_t strtab_size, pad;
+};
+
+/* One ls_access.  RULE is ls_access_rule's value, checked against the
+ * rules this build names (ls_access_rule_name): a rule added later is
+ * stored and read like the others.  The strings are the record's offsets:
+ * OPERAND always, VARIABLE..EXPR all of them with a rule, none without. */
+struct cache_access {
+	uint64_t addr;
+	int64_t offset;
+	uint64_t type_die;      /* the type's DIE (its layout is read from the DWARF), 0: none */
+	uint32_t len, operand_index, kind, width, rule;
+	uint8_t indexed, bitfield, c_lang, pad;
+	uint32_t operand, variable, type, field, field_type, expr;
+};
+
 _Static_assert(sizeof(ls_range) == 16, "ls_range is stored raw");
 _Static_assert(sizeof(ls_edge) == 16, "ls_edge is stored raw");
 _Static_assert(sizeof(struct cache_header) % 8 == 0, "sections are 8-aligned");
@@ -144,6 +178,8 @@ _Static_assert(sizeof(struct cache_record) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_scope) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_loop) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_probe) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_acc_record) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_access) % 8 == 0, "sections are 8-aligned");
 
 static inline uint64_t cache_align8(uint64_t n)
 {
@@ -170,6 +206,24 @@ static inline struct record_layout cache_record_layout(const struct cache_record
 	off += (uint64_t)r->nedges * sizeof(ls_edge);
 	l.segs = off;
 	off += cache_align8((uint64_t)r->nsegs * sizeof(uint32_t));
+	l.strtab = off;
+	off += cache_align8(r->strtab_size);
+	l.size = off;
+	return l;
+}
+
+/* Where an accesses record's arrays are, from its counts. */
+struct acc_layout {
+	uint64_t accesses, blocks, strtab, size;
+};
+static inline struct acc_layout cache_acc_layout(const struct cache_acc_record *r)
+{
+	struct acc_layout l;
+	uint64_t off = sizeof *r;
+	l.accesses = off;
+	off += (uint64_t)r->naccesses * sizeof(struct cache_access);
+	l.blocks = off;
+	off += (uint64_t)r->nblocks * sizeof(uint64_t);
 	l.strtab = off;
 	off += cache_align8(r->strtab_size);
 	l.size = off;
@@ -203,6 +257,21 @@ struct ls_cache_entry {
 	const char *strtab;
 };
 
+/* Strings, deduplicated by content, in an open-addressing table: a
+ * record's or the head's string table (cache_store.c). */
+struct cache_strtab {
+	struct { const char *s; uint32_t off; } *slots;
+	size_t nslots, count;
+	char *data;
+	size_t len, cap;
+	bool overflow;
+};
+/* S's offset (CACHE_NONE for NULL, or when the table would pass 4 GiB:
+ * then overflow is set).  S must live as long as the table's entries. */
+uint32_t ls_cache_strs_add(struct cache_strtab *t, const char *s);
+void ls_cache_strs_clear(struct cache_strtab *t);
+void ls_cache_strs_free(struct cache_strtab *t);
+
 /* cache.c, for cache_store.c */
 bool ls_cache_key(const ls_module *m, struct cache_key *k);
 /* Closes K's directory (K itself stays the caller's). */
@@ -223,5 +292,11 @@ struct ls_cache_entry *ls_cache_entry_read(const ls_module *m, int fd, const cha
 void ls_cache_entry_free(struct ls_cache_entry *e);
 /* Record I of E into BUF (its rec_size bytes), its checksum checked. */
 bool ls_cache_record_read(const struct ls_cache_entry *e, size_t i, void *buf);
+/* Procedure I's accesses record of E into BUF (its acc_size bytes), its
+ * checksum checked. */
+bool ls_cache_acc_record_read(const struct ls_cache_entry *e, size_t i, void *buf);
+/* cache_accesses.c, for cache_store.c: procedure I's accesses computed by
+ * this run, as a record (NULL if none; *SIZE, *CHECKSUM set). */
+const void *ls_cache_accesses_made(const ls_module *m, size_t i, uint32_t *size, uint64_t *checksum);
 
 #endif

@@ -13,6 +13,10 @@
  * one's additions are lost, and analyzed again later -- a miss, never a
  * wrong answer.
  *
+ * The accesses of the procedures asked about (data/accesses.c) are
+ * records of their own beside the procedures', computed here
+ * (cache_accesses.c keeps them) or copied from the entries likewise.
+ *
  * What the module's analysis has read is kept with it: the source files
  * the loop lines looked at (any change to one is a miss for the whole
  * entry), and the noreturn facts proved so far (cfg/noreturn.c), which a
@@ -37,16 +41,7 @@
 
 /* ---- strings ------------------------------------------------------------------ */
 
-/* Strings, deduplicated by content, in an open-addressing table. */
-struct str_table {
-	struct { const char *s; uint32_t off; } *slots;
-	size_t nslots, count;
-	char *data;
-	size_t len, cap;
-	bool overflow;
-};
-
-static void strt_grow(struct str_table *t)
+static void strt_grow(struct cache_strtab *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 64;
 	__typeof__(t->slots) slots = ls_xcalloc(n, sizeof *slots);
@@ -63,7 +58,7 @@ static void strt_grow(struct str_table *t)
 	t->nslots = n;
 }
 
-static uint32_t strt_add(struct str_table *t, const char *s)
+uint32_t ls_cache_strs_add(struct cache_strtab *t, const char *s)
 {
 	if (!s)
 		return CACHE_NONE;
@@ -95,7 +90,7 @@ static uint32_t strt_add(struct str_table *t, const char *s)
 	return off;
 }
 
-static void strt_clear(struct str_table *t)
+void ls_cache_strs_clear(struct cache_strtab *t)
 {
 	if (t->slots)
 		memset(t->slots, 0, t->nslots * sizeof *t->slots);
@@ -103,7 +98,7 @@ static void strt_clear(struct str_table *t)
 	t->overflow = false;
 }
 
-static void strt_free(struct str_table *t)
+void ls_cache_strs_free(struct cache_strtab *t)
 {
 	free(t->slots);
 	free(t->data);
@@ -132,7 +127,7 @@ static size_t stmt_slot(const struct stmt_ranges *t, const struct ls_scope *s)
 struct record_writer {
 	char *buf;
 	size_t cap;
-	struct str_table strs;
+	struct cache_strtab strs;
 	struct stmt_ranges stmts;
 };
 
@@ -214,13 +209,13 @@ static uint32_t fill_loop(struct record_cursor *c, const struct ls_loop_info *l)
 static void fill_scope(struct record_cursor *c, const struct ls_scope *s, uint32_t parent)
 {
 	struct cache_scope *r = &c->cs[c->si];
-	struct str_table *strs = &c->w->strs;
+	struct cache_strtab *strs = &c->w->strs;
 	r->kind = s->kind;
 	r->parent = parent;
-	r->name = strt_add(strs, s->name);
-	r->linkage_name = strt_add(strs, s->linkage_name);
-	r->file = strt_add(strs, s->file);
-	r->call_file = strt_add(strs, s->call_file);
+	r->name = ls_cache_strs_add(strs, s->name);
+	r->linkage_name = ls_cache_strs_add(strs, s->linkage_name);
+	r->file = ls_cache_strs_add(strs, s->file);
+	r->call_file = ls_cache_strs_add(strs, s->call_file);
 	r->line = s->line;
 	r->call_line = s->call_line;
 	r->call_column = s->call_column;
@@ -295,7 +290,7 @@ static size_t make_record(struct record_writer *w, uint64_t entry, const struct 
 	if (r.nscopes == CACHE_NONE || r.nsegs != d->nsegs)
 		return 0;
 	r.entry = entry;
-	strt_clear(&w->strs);
+	ls_cache_strs_clear(&w->strs);
 	size_t nslots = 16;
 	while (nslots < 2 * (size_t)r.nscopes)
 		nslots *= 2;
@@ -369,7 +364,7 @@ struct store {
 	const char **missing;       /* source files not found, DWARF's names */
 	size_t nmissing, cap_missing;
 	uint32_t *missing_strs;     /* their string offsets in the head */
-	struct str_table head_strs;
+	struct cache_strtab head_strs;
 	int fd;
 	uint64_t off;               /* where the next record goes */
 	struct record_writer w;
@@ -520,6 +515,49 @@ static int from_entry(struct store *st, const struct ls_cache_entry *e, size_t i
 	return 0;
 }
 
+/* Procedure I's accesses record of entry E, copied into the new file (if
+ * it checks); -1 on a write error. */
+static int copy_acc_record(struct store *st, const struct ls_cache_entry *e, size_t i)
+{
+	const struct cache_proc *p = &e->procs[i];
+	if (!(p->flags & CACHE_PROC_ACCESSES))
+		return 0;
+	st->copy = ls_grow(st->copy, &st->cap_copy, p->acc_size, 1);
+	if (!ls_cache_acc_record_read(e, i, st->copy))
+		return 0;
+	if (!write_all(st->fd, st->copy, p->acc_size, (off_t)st->off))
+		return -1;
+	st->procs[i].acc_off = st->off;
+	st->procs[i].acc_size = p->acc_size;
+	st->procs[i].acc_checksum = p->acc_checksum;
+	st->procs[i].flags |= CACHE_PROC_ACCESSES;
+	st->off += cache_align8(p->acc_size);
+	return 1;
+}
+
+/* Procedure I's accesses into the new file: computed here, or from the
+ * entries (data/accesses.c, cache_accesses.c). */
+static bool store_accesses(struct store *st, size_t i)
+{
+	uint32_t size;
+	uint64_t sum;
+	const void *made = ls_cache_accesses_made(st->m, i, &size, &sum);
+	if (made) {
+		if (!write_all(st->fd, made, size, (off_t)st->off))
+			return false;
+		st->procs[i].acc_off = st->off;
+		st->procs[i].acc_size = size;
+		st->procs[i].acc_checksum = sum;
+		st->procs[i].flags |= CACHE_PROC_ACCESSES;
+		st->off += cache_align8(size);
+		return true;
+	}
+	int rc = st->m->cache ? copy_acc_record(st, st->m->cache, i) : 0;
+	if (rc == 0 && st->other)
+		rc = copy_acc_record(st, st->other, i);
+	return rc >= 0;
+}
+
 /* Procedure I into the new file: analyzed here, or from the entries. */
 static bool store_proc(struct store *st, size_t i)
 {
@@ -551,7 +589,7 @@ static bool store_proc(struct store *st, size_t i)
 			fact = (es[k]->procs[i].flags & CACHE_PROC_RETURNS) ? LS_FACT_RETURNS : LS_FACT_NEVER;
 	if (fact != LS_FACT_UNKNOWN)
 		st->procs[i].flags |= fact == LS_FACT_RETURNS ? CACHE_PROC_RETURNS : CACHE_PROC_NEVER;
-	return true;
+	return store_accesses(st, i);
 }
 
 /* The head: header, directory, index, probes, strings. */
@@ -571,24 +609,24 @@ static void make_header(struct store *st, struct cache_header *h)
 	h->src_ino = m->file_stat.st_ino;
 	h->src_hash = st->k->src_hash;
 	ls_cache_producer(h->producer);
-	h->path_str = strt_add(&st->head_strs, m->path);
-	h->build_id_str = strt_add(&st->head_strs, m->build_id);
-	h->debug_path_str = strt_add(&st->head_strs, m->debug_path);
+	h->path_str = ls_cache_strs_add(&st->head_strs, m->path);
+	h->build_id_str = ls_cache_strs_add(&st->head_strs, m->build_id);
+	h->debug_path_str = ls_cache_strs_add(&st->head_strs, m->debug_path);
 	if (m->debug_path) {
 		h->debug_size = (uint64_t)m->debug_stat.st_size;
 		h->debug_ino = (uint64_t)m->debug_stat.st_ino;
 		h->debug_mtime_sec = (int64_t)m->debug_stat.st_mtim.tv_sec;
 		h->debug_mtime_nsec = (int64_t)m->debug_stat.st_mtim.tv_nsec;
 	}
-	h->source_path_str = strt_add(&st->head_strs, ls_cache_source_path(m));
+	h->source_path_str = ls_cache_strs_add(&st->head_strs, ls_cache_source_path(m));
 	for (size_t i = 0; i < st->nprobes; i++)
-		st->probes[i].p.path = strt_add(&st->head_strs, st->probes[i].path);
+		st->probes[i].p.path = ls_cache_strs_add(&st->head_strs, st->probes[i].path);
 	uint32_t *missing = ls_xmalloc((st->nmissing + 1) * sizeof *missing);
 	for (size_t i = 0; i < st->nmissing; i++)
-		missing[i] = strt_add(&st->head_strs, st->missing[i]);
+		missing[i] = ls_cache_strs_add(&st->head_strs, st->missing[i]);
 	st->missing_strs = missing;
 	if (st->head_strs.len == 0)
-		strt_add(&st->head_strs, ""); /* the table is never empty */
+		ls_cache_strs_add(&st->head_strs, ""); /* the table is never empty */
 	uint64_t off = sizeof *h;
 	h->nprocs = d->nprocs;
 	h->procs_off = off;
@@ -659,8 +697,8 @@ static void store_free(struct store *st)
 	free(st->probes);
 	free(st->missing);
 	free(st->missing_strs);
-	strt_free(&st->head_strs);
-	strt_free(&st->w.strs);
+	ls_cache_strs_free(&st->head_strs);
+	ls_cache_strs_free(&st->w.strs);
 	free(st->w.stmts.slots);
 	free(st->w.buf);
 	free(st->copy);
@@ -756,7 +794,7 @@ static void write_entry(struct store *st)
 
 void ls_cache_store(ls_module *m)
 {
-	if (!m->opt.use_cache || !m->an || !m->an->nanalyzed || m->an->broken)
+	if (!m->opt.use_cache || !m->an || (!m->an->nanalyzed && !ls_cache_accesses_new(m)) || m->an->broken)
 		return;
 	/* on the heap: what a longjmp finds must not be a changed local */
 	struct store *st = ls_xcalloc(1, sizeof *st);

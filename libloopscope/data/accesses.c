@@ -26,10 +26,14 @@
  * expressions from location.c.  Nothing else is guessed: an operand no rule
  * matches is LS_RULE_NONE, without a variable.
  *
- * Not cached: a procedure's accesses are recomputed on each call (DWARF is
- * read then, if the structure came from the cache).
+ * Cached (cache/cache_accesses.c): a procedure's accesses computed once are
+ * kept with the module's cache entry, so that a later run (perf loops
+ * report -s type of a recording whose structure is cached) reads them
+ * without the DWARF.  Only a type's layout (ls_accesses_layout) reads the
+ * DWARF then.
  */
 #include "analyze.h"
+#include "cache/cache.h"
 #include "data/accesses.h"
 #include "data/location.h"
 #include "data/reg_origin.h"
@@ -37,6 +41,7 @@
 #include "cfg/cfg.h"
 #include "cfg/decode.h"
 #include "elf/module.h"
+#include "pipeline.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -68,6 +73,7 @@ struct ls_accesses {
 	size_t n, cap;
 	uint64_t *blocks;      /* the CFG's block starts, sorted: what a skid stays inside */
 	size_t nblocks;
+	char *strings;         /* a set read from the cache: where its strings are */
 };
 
 /* ---- the module's static variables ------------------------------------------- */
@@ -161,6 +167,11 @@ static struct ls_data_globals *module_globals(const ls_module *cm)
 	ls_oom_pop(&guard);
 	pthread_mutex_unlock(&data_lock);
 	return m->data_globals;
+}
+
+void ls_data_read_dwarf(const ls_module *m)
+{
+	module_globals(m);
 }
 
 void ls_data_free(ls_module *m)
@@ -1105,7 +1116,20 @@ ls_accesses *ls_accesses_of(const ls_module *m, uint64_t addr, ls_error *err)
 		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading the accesses", m->path);
 		return NULL;
 	}
-	ls_accesses *acc = proc_accesses(m, proc, err);
+	/* The directory's index of the procedure: where the cache keeps its
+	 * accesses (none without the cache). */
+	size_t i;
+	uint64_t low = ls_scope_low(proc);
+	bool cached = m->cache_acc && ls_analysis_owner(m, addr, &i);
+	ls_accesses *acc = cached ? ls_cache_load_accesses(m, i, &low) : NULL;
+	if (acc) {
+		ls_oom_pop(&guard);
+		return acc;
+	}
+	double t0 = ls_stage_clock();
+	acc = proc_accesses(m, proc, err);
+	if (acc && m->dwarf && cached)
+		ls_cache_keep_accesses(m, i, acc, ls_stage_clock() - t0);
 	ls_oom_pop(&guard);
 	if (acc && !m->dwarf) {
 		ls_accesses_free(acc);
@@ -1167,7 +1191,41 @@ void ls_accesses_free(ls_accesses *a)
 		return;
 	free(a->blocks);
 	free(a->v);
+	free(a->strings);
 	free(a);
+}
+
+/* ---- for the cache ------------------------------------------------------------------------------ */
+
+uint64_t ls_accesses_type_die(const ls_accesses *set, size_t i, bool *c_lang)
+{
+	*c_lang = set->v[i].c_lang;
+	return set->v[i].type_die;
+}
+
+size_t ls_accesses_blocks(const ls_accesses *set, const uint64_t **blocks)
+{
+	*blocks = set->blocks;
+	return set->nblocks;
+}
+
+ls_accesses *ls_accesses_new(const ls_module *m, uint64_t proc, char *strings, uint64_t *blocks, size_t nblocks)
+{
+	struct ls_accesses *acc = ls_xcalloc(1, sizeof *acc);
+	acc->m = m;
+	acc->proc = proc;
+	acc->strings = strings;
+	acc->blocks = blocks;
+	acc->nblocks = nblocks;
+	return acc;
+}
+
+void ls_accesses_add(ls_accesses *set, const ls_access *a, uint64_t type_die, bool c_lang)
+{
+	struct access_slot *s = new_slot(set);
+	s->a = *a; /* its strings are the set's (ls_accesses_new) */
+	s->type_die = (Dwarf_Off)type_die;
+	s->c_lang = c_lang;
 }
 
 const char *ls_access_kind_name(ls_access_kind k)
@@ -1220,6 +1278,15 @@ ls_type_layout *ls_accesses_layout(const ls_accesses *set, const ls_access *a, l
 	struct ls_type_layout *volatile l = NULL; /* set after setjmp */
 	struct ls_oom_guard guard;
 	ls_oom_push(&guard);
+	/* a set from the cache: the DWARF not read yet (module_globals reads
+	 * it as the accesses do, under the locks they take) */
+	if (!set->m->dwarf && set->m->dwarf_found && !set->m->dwarf_tried) {
+		if (setjmp(guard.env)) {
+			ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading a type's layout", set->m->path);
+			return NULL;
+		}
+		module_globals(set->m);
+	}
 	pthread_mutex_lock(&data_lock);
 	if (setjmp(guard.env)) {
 		pthread_mutex_unlock(&data_lock);

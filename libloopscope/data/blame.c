@@ -70,6 +70,7 @@
  * each, and the shares of the variables add up to more than 100%.
  */
 #include "analyze.h"
+#include "data/accesses.h"
 #include "data/location.h"
 #include "data/types.h"
 #include "cfg/cfg.h"
@@ -954,9 +955,10 @@ static bool analyze(struct ls_blame *b, const ls_module *m, const struct ls_cfg 
 
 static ls_blame *proc_blame(const ls_module *m, const ls_scope *proc, ls_error *err)
 {
-	ls_accesses *acc = ls_accesses_of(m, ls_scope_low(proc), err); /* reads the DWARF too */
+	ls_accesses *acc = ls_accesses_of(m, ls_scope_low(proc), err);
 	if (!acc)
 		return NULL;
+	ls_data_read_dwarf(m); /* the accesses may have come from the cache without it */
 	struct ls_decoder *d = ls_decoder_new(m->ehdr.e_machine);
 	if (!d) {
 		ls_accesses_free(acc);

@@ -95,6 +95,9 @@ struct ls_module {
 	/* cache.c: the entry read for this module (its head, its records read
 	 * on demand), or NULL. */
 	struct ls_cache_entry *cache;
+	/* cache_accesses.c: the accesses computed by this run, kept for the
+	 * store, and counts; NULL without the cache. */
+	struct ls_cache_acc *cache_acc;
 };
 
 /* module.c: open and index the ELF; fills path..text. */
