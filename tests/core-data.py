@@ -155,15 +155,32 @@ def bad_input(t, exe):
          "an address in no procedure: exit 1 (%d), JSON error names the file" % r.returncode)
 
 
+def timing(stderr, stage, path):
+    """The LOOPSCOPE_TIMING line of STAGE for module PATH, or None."""
+    for line in stderr.splitlines():
+        if line.startswith("loopscope: timing: %s " % stage) and path in line:
+            return line
+    return None
+
+
 def cache_agrees(t, exe, addrs):
-    """The accesses are not cached: from a structure read from the cache
-    (the second run), and with --no-cache, they are the first run's."""
+    """The accesses are cached (format 13): the first run computes and
+    stores them, the second reads them from the cache entry without the
+    DWARF (LOOPSCOPE_TIMING: no dwarf stage, every procedure's accesses
+    from the cache), --no-cache computes them again: all three the same."""
     args = ["lookup", "--data", "--json", exe] + ["0x%x" % a for a in addrs]
-    first = run([LOOPSCOPE] + args).stdout
-    second = run([LOOPSCOPE] + args).stdout
+    env = dict(os.environ, LOOPSCOPE_TIMING="1")
+    first = run([LOOPSCOPE] + args, env=env)
+    second = run([LOOPSCOPE] + args, env=env)
     fresh = run([LOOPSCOPE, "lookup", "--no-cache"] + args[1:]).stdout
-    t.ok(first and first == second == fresh, "%s: the same accesses cold, from the cache and with --no-cache" %
-         os.path.basename(exe))
+    name = os.path.basename(exe)
+    t.ok(first.stdout and first.stdout == second.stdout == fresh,
+         "%s: the same accesses cold, from the cache and with --no-cache" % name)
+    cold, warm = timing(first.stderr, "accesses", exe), timing(second.stderr, "accesses", exe)
+    t.ok(cold and " 0 from the cache" in cold and warm and " 0 computed" in warm and
+         timing(second.stderr, "dwarf", exe) is None and timing(first.stderr, "dwarf", exe),
+         "%s: the first run computes the accesses (%s), the second reads them from the cache, "
+         "without the DWARF (%s)" % (name, cold, warm))
 
 
 def main():

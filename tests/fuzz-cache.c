@@ -7,10 +7,13 @@
  * that stands between the bytes and the scope tree.  A file that loads is
  * indexed, looked up and written in every format: a tree that passed the
  * checks must be safe to walk.  Each procedure's record is checked on
- * its own (format 10), so the harness reads them all.  Seeds: cache files
- * of the fixtures (scripts/fuzz-ci makes them with loopscope). */
+ * its own (format 10), so the harness reads them all, and each procedure's
+ * accesses record (format 13), whose set is then walked as the data views
+ * walk it.  Seeds: cache files of the fixtures (scripts/fuzz-ci makes them
+ * with loopscope, the accesses with lookup --data). */
 #include "analyze.h"
 #include "cache/cache.h"
+#include "data/accesses.h"
 #include "elf/module.h"
 #include "elf/symbols.h"
 #include "structure/lookup.h"
@@ -39,6 +42,32 @@ static bool load_whole(ls_module *m)
 	}
 	ls_arena_free(&scratch);
 	return whole && ls_analyze_all(m, &err) == 0;
+}
+
+/* Every procedure's accesses the entry has, read and walked as the data
+ * views walk them (a set that passed the checks must be safe to use). */
+static void walk_accesses(ls_module *m)
+{
+	size_t sink = 0;
+	for (size_t p = 0; m->an && p < m->an->dir.nprocs; p++) {
+		ls_accesses *set = ls_cache_load_accesses(m, p, NULL);
+		for (size_t i = 0; i < ls_accesses_count(set); i++) {
+			const ls_access *a = ls_accesses_get(set, i);
+			size_t first;
+			sink += strlen(a->operand) + strlen(ls_access_kind_name(a->kind)) +
+			        strlen(ls_access_rule_name(a->rule)) + ls_accesses_at(set, a->addr, &first);
+			if (a->variable)
+				sink += strlen(a->variable) + strlen(a->type) + strlen(a->field) + strlen(a->field_type) +
+				        strlen(a->expr);
+			sink += ls_accesses_block_of(set, a->addr + 1) != 0;
+			sink += ls_accesses_before(set, a->addr + 1) != NULL;
+			ls_error err;
+			ls_type_layout_free(ls_accesses_layout(set, a, &err)); /* no DWARF: an error */
+		}
+		ls_accesses_free(set);
+	}
+	if (sink == 1)
+		fputc(0, stderr); /* keeps the walk */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -87,12 +116,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint64_t a, s;
 				ls_module_symbol(m, "main", &a, &s);
 			}
+			if (m->cache)
+				walk_accesses(m); /* their records checked on their own */
 			unlink(path);
 		}
 	}
 	ls_symindex_free(m); /* built by ls_module_symbol since the kernel work */
 	ls_analysis_free(m);
 	ls_cache_close(m);
+	ls_cache_accesses_free(m);
 	free(m->path);
 	free(m->build_id);
 	free(m);

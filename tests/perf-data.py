@@ -11,6 +11,8 @@
 # fixture's binary only (--dsos); the note's three counts too.  With
 # PERF612=/path/to/perf-6.12, perf's own -s type,typeoff on the same
 # recording where it answers (it types only precise memory events' samples).
+# The views are the same from a cold cache, a cache with the structure
+# alone, and a warm one (the accesses cached: no DWARF read).
 import collections
 import json
 import importlib.util
@@ -127,6 +129,39 @@ def against_perf612(perf612, cc, exe, data):
            (cc, len(theirs), ": not " + repr(missing) if missing else ""))
 
 
+def stage_line(stderr, stage, path):
+    """The LOOPSCOPE_TIMING line of STAGE for module PATH, or None."""
+    for line in stderr.splitlines():
+        if line.startswith("loopscope: timing: %s " % stage) and line.rstrip().split("  ")[-1].split(" (")[0] == path:
+            return line
+    return None
+
+
+def cache_paths(cc, exe, data):
+    """The data views from a cold cache, from an entry that has the
+    structure but not the accesses (a plain report first: the entry grows
+    with them), and warm (the accesses from the entry, cache format 13):
+    the same output; the warm run reads no DWARF of the fixture."""
+    base = ["report", "-i", data, "--stdio", "--dsos", exe]
+    for view in (["-s", "type"], ["-s", "type,typeoff"], ["--format=data"]):
+        outs = []
+        for n, steps in enumerate((["view"], ["plain", "view", "view"])):
+            env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache-%s-%s-%d" % (cc, view[-1], n)),
+                       LOOPSCOPE_TIMING="1")
+            for step in steps:
+                r = subprocess.run([PERF_LOOPS] + base + (view if step == "view" else []), env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                if step == "view":
+                    outs.append(r)
+        cold, grown, warm = outs
+        tap.ok(all(o.returncode == 0 for o in outs) and cold.stdout == grown.stdout == warm.stdout,
+               "%s: perf loops report %s the same cold, with the structure cached, and warm" % (cc, " ".join(view)))
+        acc = stage_line(warm.stderr, "accesses", exe)
+        tap.ok(acc and " 0 computed" in acc and stage_line(warm.stderr, "dwarf", exe) is None and
+               stage_line(grown.stderr, "dwarf", exe),
+               "%s: warm %s reads the accesses from the cache, no DWARF (%s)" % (cc, " ".join(view), acc))
+
+
 for cc in ("gcc", "clang"):
     exe = os.path.join(tmp, "data_layout-" + cc)
     data = os.path.join(tmp, cc + ".data")
@@ -152,6 +187,7 @@ for cc in ("gcc", "clang"):
         against_perf612(perf612, cc, exe, data)
     else:
         tap.skip("PERF612 not set: -s type,typeoff against perf 6.12")
+    cache_paths(cc, exe, data)
     grid = [k for k in mine if k[0] == "struct grid"]
     tap.ok(grid, "%s: the loop's samples name struct grid: %s" % (cc, ", ".join(k[1] for k in grid)))
 tap.done()

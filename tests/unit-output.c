@@ -162,6 +162,7 @@ static void free_module(ls_module *m)
 {
 	ls_analysis_free(m);
 	ls_cache_close(m);
+	ls_cache_accesses_free(m);
 	ls_arena_free(&m->arena);
 	free(m->path);
 	free(m->build_id);
