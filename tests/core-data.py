@@ -183,6 +183,32 @@ def cache_agrees(t, exe, addrs):
          "without the DWARF (%s)" % (name, cold, warm))
 
 
+def cache_corrupt(t, exe, addrs):
+    """A flipped byte in an accesses record (its strings: the expression
+    g_grid.cells[].q is in no other record) is caught by its checksum: the
+    accesses are computed again, -v says why, the answer is --no-cache's."""
+    import glob
+    args = ["lookup", "--data", "--json", exe] + ["0x%x" % a for a in addrs]
+    fresh = run([LOOPSCOPE, "lookup", "--no-cache"] + args[1:]).stdout
+    run([LOOPSCOPE] + args)
+    hit = None
+    for f in glob.glob(os.path.join(os.environ["XDG_CACHE_HOME"], "loopscope", "*.lsc")):
+        b = bytearray(open(f, "rb").read())
+        k = b.find(b"g_grid.cells[].q\0")
+        if k >= 0:
+            b[k + 2] ^= 0x20
+            open(f, "wb").write(bytes(b))
+            hit = f
+    t.ok(hit, "an entry holds the accesses' strings")
+    r = run([LOOPSCOPE, "lookup", "-v"] + args[1:])
+    t.ok(r.stdout == fresh and "the accesses of the procedure at" in r.stderr and "checksum" in r.stderr,
+         "a flipped byte in an accesses record: -v says so (%s), the answer is --no-cache's" %
+         ([l for l in r.stderr.splitlines() if "accesses of" in l][:1]))
+    again = run([LOOPSCOPE, "lookup", "-v"] + args[1:])
+    t.ok(again.stdout == fresh and "accesses of" not in again.stderr,
+         "the next run reads the accesses stored again")
+
+
 def main():
     global scratch
     need_tools("gcc", "clang", "objdump")
@@ -198,6 +224,8 @@ def main():
                 compare(t, exe, fixture, funcs)
                 if compiler == "gcc" and opt == "-O2" and fixture == "data_layout.c":
                     bad_input(t, exe)
+                    cache_corrupt(t, exe, sorted(data_oracle.Oracle(exe).accesses("sum_grid")) +
+                                  sorted(data_oracle.Oracle(exe).accesses("fill_global")))
             if lang == "c":
                 # a shared library: its globals through the GOT
                 so = build(t, src, compiler, "-O2", lang, shared=True)
