@@ -11,8 +11,9 @@
  *
  * Binaries without a build-id are keyed by a 64-bit hash of their whole
  * contents.  cache_format.h lays the file out: a head (the key, a directory
- * of every procedure, the owner index, the source files looked at) and one
- * record per procedure analyzed.  Opening a module reads and checks the
+ * of every procedure, the owner index, the source files looked at), one
+ * record per procedure analyzed, and one per procedure whose accesses were
+ * asked for (cache_accesses.c).  Opening a module reads and checks the
  * head alone (one read, one checksum); a procedure's record is read when a
  * lookup (or the whole tree) asks for it, and checked then: its checksum
  * (kept in the head), every count, offset and index.  So a lookup of one

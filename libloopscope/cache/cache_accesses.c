@@ -261,6 +261,18 @@ static char *entry_record(const ls_module *m, size_t i, size_t *size, const char
 	return buf;
 }
 
+/* Whether the record in BUF is another procedure's than the one whose
+ * lowest address is PROC, at the same directory entry (opened whole, the
+ * lookups answer with one of the symbols that share code). */
+static bool other_procs(const char *buf, size_t size, uint64_t proc)
+{
+	struct cache_acc_record r;
+	if (size < sizeof r)
+		return false;
+	memcpy(&r, buf, sizeof r);
+	return r.proc != proc;
+}
+
 ls_accesses *ls_cache_load_accesses(const ls_module *cm, size_t i, const uint64_t *proc)
 {
 	ls_module *m = (ls_module *)cm; /* logically const: counts */
@@ -279,6 +291,10 @@ ls_accesses *ls_cache_load_accesses(const ls_module *cm, size_t i, const uint64_
 	if (from_entry)
 		buf = entry_record(m, i, &size, &why);
 	ls_accesses *set = NULL;
+	if (buf && proc && other_procs(buf, size, *proc)) {
+		free(buf); /* not this one's, and no corruption */
+		return NULL;
+	}
 	if (buf) {
 		why = "does not check";
 		/* on running out of memory the caller's guard longjmps: BUF lost */
