@@ -169,6 +169,25 @@ static struct ls_data_globals *module_globals(const ls_module *cm)
 	return m->data_globals;
 }
 
+/* The DWARF alone read (ls_elf_load_dwarf), under the analysis lock as
+ * the analysis' own stage reads it on demand. */
+static void module_dwarf(const ls_module *cm)
+{
+	ls_module *m = (ls_module *)cm; /* logically const: a memo */
+	pthread_mutex_t *lock = m->an ? &m->an->lock : &data_lock;
+	pthread_mutex_lock(lock);
+	struct ls_oom_guard guard;
+	ls_oom_push(&guard);
+	if (setjmp(guard.env)) {
+		pthread_mutex_unlock(lock);
+		ls_oom_raise();
+	}
+	ls_error err;
+	ls_elf_load_dwarf(m, &err);
+	ls_oom_pop(&guard);
+	pthread_mutex_unlock(lock);
+}
+
 void ls_data_read_dwarf(const ls_module *m)
 {
 	module_globals(m);
@@ -1278,14 +1297,14 @@ ls_type_layout *ls_accesses_layout(const ls_accesses *set, const ls_access *a, l
 	struct ls_type_layout *volatile l = NULL; /* set after setjmp */
 	struct ls_oom_guard guard;
 	ls_oom_push(&guard);
-	/* a set from the cache: the DWARF not read yet (module_globals reads
-	 * it as the accesses do, under the locks they take) */
+	/* a set from the cache: the DWARF not read yet (the type's DIE is all
+	 * the layout reads: not the indexes nor the statics) */
 	if (!set->m->dwarf && set->m->dwarf_found && !set->m->dwarf_tried) {
 		if (setjmp(guard.env)) {
 			ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory reading a type's layout", set->m->path);
 			return NULL;
 		}
-		module_globals(set->m);
+		module_dwarf(set->m);
 	}
 	pthread_mutex_lock(&data_lock);
 	if (setjmp(guard.env)) {
