@@ -621,8 +621,9 @@ ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *ta
 /* What each memory operand of a procedure reaches: a variable (static, in
  * the frame, or through a pointer DWARF places in a register), its type,
  * and the field inside it (design.md, "Accesses").  Computed on demand,
- * per procedure; needs the DWARF (read then if the structure came from
- * the cache). */
+ * per procedure, from the DWARF (read then if the structure came from the
+ * cache), and cached: a procedure's accesses read from the cache need no
+ * DWARF. */
 typedef enum ls_access_kind {
 	LS_ACCESS_LOAD = 1,
 	LS_ACCESS_STORE = 2,
