@@ -44,7 +44,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/cache/cache.c libloopscope/cache/cache.h libloopscope/cache/cache_format.h \
 	libloopscope/cache/cache_store.c libloopscope/cache/cache_accesses.c libloopscope/cache/cache_dir.c \
 	libloopscope/data/accesses.c libloopscope/data/accesses.h libloopscope/data/location.c libloopscope/data/location.h \
-	libloopscope/data/types.c libloopscope/data/types.h libloopscope/data/reg_origin.c libloopscope/data/reg_origin.h libloopscope/data/blame.c \
+	libloopscope/data/types.c libloopscope/data/types.h libloopscope/data/reg_origin.c libloopscope/data/reg_origin.h libloopscope/data/reg_names.c libloopscope/data/reg_names.h libloopscope/data/blame.c \
 	libloopscope/output/output.h libloopscope/output/output_text.c \
 	libloopscope/output/output_json.c libloopscope/output/output_xml.c
 libloopscope_internal_la_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -fvisibility=hidden -DLS_SYMVER

@@ -645,6 +645,11 @@ typedef enum ls_access_rule {
 	                            * the object is that member's pointee, VARIABLE the loading expression */
 	LS_RULE_REGISTER_ENTRY_VALUE, /* no variable in the base register, but it holds its value at the
 	                            * procedure's entry on every path: the parameter DWARF puts there at entry */
+	LS_RULE_REGISTER_NAMED_VALUE, /* no variable in the base register and no origin above, but on every path
+	                            * its value is one DWARF names elsewhere: in a register at an earlier PC
+	                            * (a location list ended while the value lived on), loaded from a field, or
+	                            * an allocation's result named where it is put (a register DWARF names, a
+	                            * store into a variable's field): all one variable's one field */
 } ls_access_rule;
 
 typedef struct ls_access {

@@ -36,11 +36,13 @@
 #include "cache/cache.h"
 #include "data/accesses.h"
 #include "data/location.h"
+#include "data/reg_names.h"
 #include "data/reg_origin.h"
 #include "data/types.h"
 #include "cfg/cfg.h"
 #include "cfg/decode.h"
 #include "elf/module.h"
+#include "elf/symbols.h"
 #include "pipeline.h"
 
 #include <dwarf.h>
@@ -607,17 +609,19 @@ static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx);
 static bool proc_param_at_entry(const struct walk *w, int reg, Dwarf_Die *out);
 static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
                          int depth);
+static bool match_named(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out);
 
 /* How many loads register-field-load follows back (s->a->b->c), and how
  * many it resolves for one operand in all (copies of loads on several
  * paths, at each depth: without a bound, LS_REG_ORIGIN_LOADS^4). */
 enum { FIELD_LOADS_MAX = 4, FIELD_LOADS_BUDGET = 32 };
 
-/* The pointer LOAD loads (a memory operand of the CFG's instruction) is
- * a named variable's field (or the variable itself) of pointer type:
- * its pointee into OUT, the loading expression ("s->next") as the name. */
-static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct ls_insn *load, struct target *out,
-                       int depth)
+/* The pointer instruction LOAD loads (its operand OPI 0) or stores (OPI
+ * 1: into a memory operand) is a named variable's field (or the variable
+ * itself) of pointer type: its pointee into OUT, the expression
+ * ("s->next") as the name. */
+static bool field_at(const ls_module *m, const struct pc_ctx *cx, const struct ls_insn *load, int opi,
+                     struct target *out, int depth)
 {
 	struct pc_ctx lcx;
 	struct target in;
@@ -626,7 +630,7 @@ static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct
 	--*cx->loads_left;
 	pc_ctx_init(cx->w, load->addr, &lcx);
 	lcx.loads_left = cx->loads_left;
-	bool ok = resolve_operand(m, &lcx, &load->op[0], &in, depth + 1) && in.have_type;
+	bool ok = resolve_operand(m, &lcx, &load->op[opi], &in, depth + 1) && in.have_type;
 	free(lcx.scopes);
 	if (!ok)
 		return false;
@@ -647,6 +651,15 @@ static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct
 	snprintf(out->name, sizeof out->name, "%s%.*s%s", paren ? "(" : "", room, inner->source, paren ? ")" : "");
 	free(inner);
 	return ok;
+}
+
+/* The pointer LOAD loads (a memory operand of the CFG's instruction) is
+ * a named variable's field (or the variable itself) of pointer type:
+ * its pointee into OUT, the loading expression ("s->next") as the name. */
+static bool field_load(const ls_module *m, const struct pc_ctx *cx, const struct ls_insn *load, struct target *out,
+                       int depth)
+{
+	return field_at(m, cx, load, 0, out, depth);
 }
 
 /* ---- spill slots ---------------------------------------------------------------------- */
@@ -683,6 +696,10 @@ static bool match_register_origin(const ls_module *m, struct pc_ctx *cx, const s
 	if (!cx->loads_left)
 		cx->loads_left = &budget; /* the operand's own context: reset below */
 	bool ok = match_origin(m, cx, op, out, depth);
+	if (!ok && depth == 0) {
+		budget = FIELD_LOADS_BUDGET; /* the ends' loads: a budget of their own */
+		ok = match_named(m, cx, op, out);
+	}
 	if (cx->loads_left == &budget)
 		cx->loads_left = NULL;
 	return ok;
@@ -925,6 +942,7 @@ struct walk {
 	const struct ls_cfg *cfg;  /* its CFG, or NULL */
 	struct ls_decoder *dec;
 	struct ls_accesses *acc;
+	struct ls_reg_names **names; /* register-named-value's index, built on its first use */
 };
 
 /* Whether the procedure takes the address of the frame slot at CFA_REL
@@ -999,6 +1017,147 @@ static void pc_ctx_init(const struct walk *w, uint64_t pc, struct pc_ctx *cx)
 		ls_loc_at(&a, pc, &cx->frame_base);
 }
 
+/* ---- register-named-value ------------------------------------------------------------ */
+
+struct named_arg {
+	const struct walk *w;
+	const struct pc_ctx *use;  /* the operand's PC */
+	int64_t disp;              /* the operand's */
+};
+
+/* The variable DWARF names in register REG (decode.h's) at the PC of the
+ * CFG's instruction INSN, before it runs, as the register rule names it
+ * for an operand DISP(%REG) there; only a variable of the scopes at the
+ * operand's own PC: one a reader of the source sees there, whose location
+ * list ended while its value lived on (not an inlined helper's parameter,
+ * elsewhere, that saw the same pointer: std::fill_n's __first, the
+ * allocator's result). */
+static bool named_target(const struct named_arg *a, uint32_t insn, int reg, struct target *out)
+{
+	const struct walk *w = a->w;
+	if (!*w->names)
+		*w->names = ls_reg_names_build(w->sub, w->cfg);
+	if (!ls_reg_names_may(*w->names, insn, reg))
+		return false;
+	struct pc_ctx cx = *a->use;
+	cx.pc = w->cfg->insns[insn].addr; /* the locations there, of the variables in scope at the use */
+	struct reg_query q = { .reg = dwarf_reg(reg), .disp = a->disp, .out = out };
+	return each_variable(&cx, match_register, &q);
+}
+
+static bool named_at(void *arg, uint32_t insn, int reg)
+{
+	struct target tg;
+	return named_target(arg, insn, reg, &tg);
+}
+
+/* The allocation functions whose result is a fresh heap block, by linkage
+ * name (a PLT slot's symbol, or the callee's own symbol): C's, glibc's and
+ * C++'s operator new (plain, nothrow, aligned).  posix_memalign is not
+ * among them: its block comes back through memory, not %rax. */
+static bool is_allocator(const char *name)
+{
+	static const char *const names[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "memalign", "valloc", "pvalloc",
+		"strdup", "strndup", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+		"_ZnwmSt11align_val_t", "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+		"_ZnamSt11align_val_tRKSt9nothrow_t",
+	};
+	size_t len = strcspn(name, "@"); /* malloc@GLIBC_2.2.5 */
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (strlen(names[i]) == len && strncmp(name, names[i], len) == 0)
+			return true;
+	return false;
+}
+
+static bool alloc_call(void *arg, uint32_t insn)
+{
+	const struct named_arg *a = arg;
+	uint64_t target = a->w->cfg->insns[insn].target;
+	const char *name, *names[8];
+	if (!target)
+		return false;
+	if (ls_plt_slot_name(a->w->m, target, &name) == 1)
+		return is_allocator(name);
+	size_t n = ls_module_names_at(a->w->m, target, names, 8);
+	for (size_t i = 0; i < n && i < 8; i++)
+		if (is_allocator(names[i]))
+			return true;
+	return false;
+}
+
+/* Whether INSN zeroes its destination register: xor or sub of itself, or
+ * mov $0 (re-decoded for its mnemonic: decode.h has no xor). */
+static bool zeroes(void *arg, uint32_t insn)
+{
+	const struct named_arg *a = arg;
+	const struct ls_insn *in = &a->w->cfg->insns[insn];
+	const struct ls_operand *src = &in->op[0], *dst = &in->op[1];
+	if (in->nops != 2 || dst->kind != LS_OP_REG || dst->reg < 0 || dst->reg >= 16 || (dst->size != 4 && dst->size != 8))
+		return false;
+	if (in->opcode == LS_MN_MOV)
+		return src->kind == LS_OP_IMM && src->imm == 0;
+	if (src->kind != LS_OP_REG || src->reg != dst->reg || src->size != dst->size)
+		return false;
+	if (in->opcode == LS_MN_SUB)
+		return true;
+	const struct ls_text *t = ls_text_find(a->w->m, in->addr);
+	struct ls_insn d;
+	if (!t || !ls_decode(a->w->dec, t->data + (in->addr - t->addr), t->addr + t->size - in->addr, in->addr, &d))
+		return false;
+	const char *mn = ls_decoder_mnemonic(a->w->dec);
+	return strcmp(mn, "xor") == 0 || strcmp(mn, "xorl") == 0 || strcmp(mn, "xorq") == 0;
+}
+
+/* End K of RN as a target for operand OP. */
+static bool named_end(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, const struct ls_reg_named *rn,
+                      unsigned k, struct target *out)
+{
+	const struct ls_insn *in = &cx->cfg->insns[rn->end[k].insn];
+	struct named_arg arg = { cx->w, cx, op->disp };
+	if (rn->end[k].kind == LS_NAMED_AT)
+		return named_target(&arg, rn->end[k].insn, rn->end[k].reg, out);
+	if (!field_at(m, cx, in, rn->end[k].kind == LS_NAMED_STORE ? 1 : 0, out, 0))
+		return false;
+	out->off = op->disp;
+	return true;
+}
+
+static const char *target_name(struct target *t)
+{
+	Dwarf_Attribute at;
+	const char *name = t->name[0] ? t->name : dwarf_formstring(dwarf_attr_integrate(&t->var, DW_AT_name, &at));
+	return name ? name : "";
+}
+
+static bool same_target(struct target *a, struct target *b)
+{
+	return strcmp(target_name(a), target_name(b)) == 0 && a->have_type == b->have_type && a->pointer == b->pointer &&
+	       a->off == b->off && (!a->have_type || dwarf_dieoffset(&a->obj_type) == dwarf_dieoffset(&b->obj_type));
+}
+
+/* register-named-value (reg_origin.h's ls_reg_origin_named): every path's
+ * value is one DWARF names elsewhere, all one variable's one field. */
+static bool match_named(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out)
+{
+	const struct ls_cfg *cfg = cx->cfg;
+	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, cx->pc);
+	struct named_arg arg = { cx->w, cx, op->disp };
+	struct ls_slot_env slots = { slot_of, (void *)cx->w };
+	struct ls_name_env env = { named_at, alloc_call, zeroes, &arg };
+	struct ls_reg_named rn;
+	if (!cx->w || i == 0 || cfg->insns[i - 1].addr != cx->pc ||
+	    !ls_reg_origin_named(cfg, (uint32_t)(i - 1), op->base, &slots, &env, &rn) || !named_end(m, cx, op, &rn, 0, out))
+		return false;
+	for (unsigned k = 1; k < rn.nends; k++) {
+		struct target other;
+		if (!named_end(m, cx, op, &rn, k, &other) || !same_target(out, &other))
+			return false;
+	}
+	out->rule = LS_RULE_REGISTER_NAMED_VALUE;
+	return true;
+}
+
 static struct access_slot *new_slot(struct ls_accesses *acc)
 {
 	acc->v = ls_grow(acc->v, &acc->cap, acc->n + 1, sizeof *acc->v);
@@ -1071,7 +1230,9 @@ static void range_accesses(const struct walk *w, ls_range r)
 			pc++;
 			continue;
 		}
-		insn_accesses(w, &insn, ls_decoder_mnemonic(w->dec));
+		char mn[32]; /* register-named-value may decode again (zeroes) */
+		snprintf(mn, sizeof mn, "%s", ls_decoder_mnemonic(w->dec));
+		insn_accesses(w, &insn, mn);
 		pc += n;
 	}
 }
@@ -1100,9 +1261,11 @@ static ls_accesses *proc_accesses(const ls_module *m, const ls_scope *proc, ls_e
 	struct ls_cfg cfg;
 	struct ls_cfg_env env = { .m = m, .dec = d };
 	bool have_cfg = proc->nranges && ls_cfg_build_alone(&env, &lp, &cfg) == 0;
-	struct walk w = { m, proc_subprogram(m, acc->proc, &sub) ? &sub : NULL, have_cfg ? &cfg : NULL, d, acc };
+	struct ls_reg_names *names = NULL;
+	struct walk w = { m, proc_subprogram(m, acc->proc, &sub) ? &sub : NULL, have_cfg ? &cfg : NULL, d, acc, &names };
 	for (size_t i = 0; i < ls_scope_nranges(proc); i++)
 		range_accesses(&w, ls_scope_range(proc, i));
+	ls_reg_names_free(names);
 	if (have_cfg) {
 		acc->blocks = ls_xmalloc((cfg.nblocks + 1) * sizeof *acc->blocks);
 		for (size_t i = 0; i < cfg.nblocks; i++)
@@ -1269,6 +1432,7 @@ const char *ls_access_rule_name(ls_access_rule r)
 	case LS_RULE_REGISTER_STATIC: return "register-static";
 	case LS_RULE_REGISTER_FIELD_LOAD: return "register-field-load";
 	case LS_RULE_REGISTER_ENTRY_VALUE: return "register-entry-value";
+	case LS_RULE_REGISTER_NAMED_VALUE: return "register-named-value";
 	}
 	return "?";
 }

@@ -20,7 +20,15 @@
  * one more place a value is copied through: a reload from it follows the
  * slot back to the spills that wrote it, and each spill on to the
  * register it saved (gcc spills an Eigen matrix's pointer across calls
- * and reloads it before the product loop). */
+ * and reloads it before the product loop).
+ *
+ * When no origin is found, ls_reg_origin_named asks the caller's DWARF
+ * (struct ls_name_env) along the paths instead: the value is one DWARF
+ * names at another PC - earlier on the path, in a register a location
+ * list named before it ended (gcc's var-tracking drops Eigen's tmp vector
+ * while its data pointer lives on in %r12), or, for an allocation call's
+ * result, later, where the program puts the block (a named register, a
+ * store into a variable's field: the blame seed's `@(s.i) = malloc(4)`). */
 #include "data/reg_origin.h"
 #include "support/base.h"
 
@@ -272,4 +280,217 @@ bool ls_reg_origin_env(const struct ls_cfg *cfg, uint32_t insn, int reg, const s
 	out->stepped = s.stepped;
 	out->add = s.found_add;
 	return true;
+}
+
+/* ---- a value DWARF names at another PC ------------------------------------------------ */
+
+struct named_search {
+	const struct ls_cfg *cfg;
+	const struct ls_slot_env *slots;
+	const struct ls_name_env *env;
+	struct ls_reg_named *out;
+	struct { uint32_t block, end; int reg; int64_t slot; } *work; /* backwards: [first, end) of block */
+	size_t nwork, cap;
+	uint8_t *seen;             /* backwards: [block * 16 + reg] */
+	struct search slot_search; /* backwards through spill slots: follow_slot's and seen_before's */
+	uint16_t *fwd_seen;        /* forwards: the registers already carried into each block */
+	struct { uint32_t block, start; uint16_t regs; } *fwd;
+	size_t nfwd, fwd_cap;
+	size_t visits;
+};
+
+static bool add_end(struct named_search *s, enum ls_named_end_kind kind, uint32_t insn, int reg)
+{
+	struct ls_reg_named *o = s->out;
+	for (unsigned k = 0; k < o->nends; k++)
+		if (o->end[k].kind == kind && o->end[k].insn == insn && o->end[k].reg == reg)
+			return true;
+	if (o->nends == LS_REG_NAMED_ENDS)
+		return false;
+	o->end[o->nends].kind = kind;
+	o->end[o->nends].insn = insn;
+	o->end[o->nends++].reg = reg;
+	return true;
+}
+
+static bool is_copy(const struct ls_insn *in)
+{
+	return in->opcode == LS_MN_MOV && in->nops == 2 && is_reg64(&in->op[0]) && is_reg64(&in->op[1]);
+}
+
+static void push_fwd(struct named_search *s, uint32_t block, uint32_t start, uint16_t regs)
+{
+	if (start == s->cfg->blocks[block].first_insn) {
+		if ((s->fwd_seen[block] & regs) == regs)
+			return; /* carried into this block in these registers before */
+		s->fwd_seen[block] |= regs;
+	}
+	s->fwd = ls_grow(s->fwd, &s->fwd_cap, s->nfwd + 1, sizeof *s->fwd);
+	s->fwd[s->nfwd].block = block;
+	s->fwd[s->nfwd].start = start;
+	s->fwd[s->nfwd++].regs = regs;
+}
+
+/* One forward item: the value in REGS before instruction START of BLOCK.
+ * False when the answer is "unknown" (too many ends). */
+static bool scan_forward(struct named_search *s, uint32_t block, uint32_t start, uint16_t regs)
+{
+	const struct ls_cfg *cfg = s->cfg;
+	const struct ls_block *b = &cfg->blocks[block];
+	for (uint32_t j = start; j < b->first_insn + b->ninsns; j++) {
+		const struct ls_insn *in = &cfg->insns[j];
+		for (int r = 0; r < 16; r++)
+			if ((regs & (1u << r)) && s->env->named(s->env->arg, j, r))
+				return add_end(s, LS_NAMED_AT, j, r); /* the first name on this path */
+		const struct ls_operand *dst = &in->op[1];
+		int64_t at;
+		if (in->opcode == LS_MN_MOV && in->nops == 2 && is_reg64(&in->op[0]) && (regs & (1u << in->op[0].reg)) &&
+		    dst->kind == LS_OP_MEM && !dst->seg &&
+		    !(s->slots && s->slots->slot_of(s->slots->arg, in, dst, true, &at)))
+			return add_end(s, LS_NAMED_STORE, j, in->op[0].reg); /* put into memory (not a spill) */
+		if (is_copy(in) && (regs & (1u << in->op[0].reg)))
+			regs |= (uint16_t)(1u << in->op[1].reg);
+		else
+			regs &= (uint16_t)~in->writes;
+		if (!regs || in->kind == LS_INSN_RET)
+			return true; /* lost unnamed (freed, dead, returned): no name on this path */
+	}
+	for (uint32_t k = 0; k < b->nsucc; k++) {
+		uint32_t to = cfg->edges[cfg->succ[b->first_succ + k]].to;
+		push_fwd(s, to, cfg->blocks[to].first_insn, regs);
+	}
+	return true;
+}
+
+/* The allocation call INSN's result, forwards to where it is put. */
+static bool forward_from_alloc(struct named_search *s, uint32_t insn)
+{
+	const struct ls_cfg *cfg = s->cfg;
+	int32_t b = ls_cfg_block_of(cfg, cfg->insns[insn].addr);
+	if (b < 0)
+		return false;
+	s->out->alloc = true;
+	const struct ls_block *blk = &cfg->blocks[b];
+	uint16_t rax = 1u << 0;
+	if (insn + 1 < blk->first_insn + blk->ninsns) {
+		s->fwd = ls_grow(s->fwd, &s->fwd_cap, s->nfwd + 1, sizeof *s->fwd);
+		s->fwd[s->nfwd].block = (uint32_t)b;
+		s->fwd[s->nfwd].start = insn + 1;
+		s->fwd[s->nfwd++].regs = rax;
+	} else {
+		for (uint32_t k = 0; k < blk->nsucc; k++) {
+			uint32_t to = cfg->edges[cfg->succ[blk->first_succ + k]].to;
+			push_fwd(s, to, cfg->blocks[to].first_insn, rax);
+		}
+	}
+	while (s->nfwd) {
+		if (++s->visits > VISITS_MAX)
+			return false;
+		s->nfwd--;
+		if (!scan_forward(s, s->fwd[s->nfwd].block, s->fwd[s->nfwd].start, s->fwd[s->nfwd].regs))
+			return false;
+	}
+	return true;
+}
+
+/* The definition J of REG: 1 to go on (*REG, *SLOT updated), 0 when the
+ * path ended well, -1 when it cannot say. */
+static int named_def(struct named_search *s, uint32_t j, int *reg, int64_t *slot)
+{
+	const struct ls_insn *in = &s->cfg->insns[j];
+	int64_t at;
+	if (is_copy(in) && in->op[1].reg == *reg) {
+		*reg = in->op[0].reg; /* the same value, before J in the source */
+		return 1;
+	}
+	if (s->env->zeroes && s->env->zeroes(s->env->arg, j))
+		return 0; /* a null pointer: no object on this path */
+	if ((in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) && *reg == 0 && s->env->alloc_call &&
+	    s->env->alloc_call(s->env->arg, j))
+		return forward_from_alloc(s, j) ? 0 : -1;
+	if (in->opcode != LS_MN_MOV || in->nops != 2 || in->op[0].kind != LS_OP_MEM || in->op[0].seg ||
+	    !is_reg64(&in->op[1]) || in->op[1].reg != *reg)
+		return -1;
+	if (s->slots && s->slots->slot_of(s->slots->arg, in, &in->op[0], true, &at)) {
+		*reg = IN_SLOT; /* a reload: the spills before it */
+		*slot = at;
+		return 1;
+	}
+	return add_end(s, LS_NAMED_LOAD, j, *reg) ? 0 : -1;
+}
+
+/* Backwards over one block for the value in REG (or the spill slot SLOT)
+ * before END: false when the answer is "unknown". */
+static bool scan_named(struct named_search *s, uint32_t block, uint32_t end, int reg, int64_t slot)
+{
+	const struct ls_cfg *cfg = s->cfg;
+	const struct ls_block *b = &cfg->blocks[block];
+	for (uint32_t j = end; j-- > b->first_insn;) {
+		const struct ls_insn *in = &cfg->insns[j];
+		if (reg == IN_SLOT) {
+			struct item it = { .reg = IN_SLOT, .slot = slot };
+			if (follow_slot(&s->slot_search, in, &it) < 0)
+				return false;
+			reg = it.reg; /* a spill: its register, before J */
+			if (reg != IN_SLOT && s->env->named(s->env->arg, j, reg))
+				return add_end(s, LS_NAMED_AT, j, reg);
+			continue;
+		}
+		if (in->writes & (1u << reg)) {
+			int r = named_def(s, j, &reg, &slot);
+			if (r <= 0)
+				return r == 0;
+			if (reg == IN_SLOT)
+				continue;
+		}
+		if (s->env->named(s->env->arg, j, reg))
+			return add_end(s, LS_NAMED_AT, j, reg);
+	}
+	if (block == 0)
+		return false; /* the entry's value: ls_reg_origin's rules, not this one */
+	if (b->npred == 0)
+		return only_padding(cfg, b);
+	for (uint32_t k = 0; k < b->npred; k++) {
+		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
+		struct item it = { .reg = reg, .slot = slot };
+		uint8_t *seen = reg == IN_SLOT ? NULL : &s->seen[(size_t)p * 16 + reg];
+		if (seen ? *seen : seen_before(&s->slot_search, p, &it))
+			continue;
+		if (seen)
+			*seen = 1;
+		s->work = ls_grow(s->work, &s->cap, s->nwork + 1, sizeof *s->work);
+		s->work[s->nwork].block = p;
+		s->work[s->nwork].end = cfg->blocks[p].first_insn + cfg->blocks[p].ninsns;
+		s->work[s->nwork].reg = reg;
+		s->work[s->nwork++].slot = slot;
+	}
+	return true;
+}
+
+bool ls_reg_origin_named(const struct ls_cfg *cfg, uint32_t insn, int reg, const struct ls_slot_env *slots,
+                         const struct ls_name_env *env, struct ls_reg_named *out)
+{
+	if (reg < 0 || reg >= 16 || reg == 4 || insn >= cfg->ninsns || !env || !env->named)
+		return false;
+	int32_t b = ls_cfg_block_of(cfg, cfg->insns[insn].addr);
+	if (b < 0)
+		return false;
+	memset(out, 0, sizeof *out);
+	struct named_search s = { .cfg = cfg, .slots = slots, .env = env, .out = out };
+	s.seen = ls_xcalloc(cfg->nblocks * 16, 1);
+	s.fwd_seen = ls_xcalloc(cfg->nblocks, sizeof *s.fwd_seen);
+	s.slot_search.cfg = cfg;
+	s.slot_search.env = slots;
+	bool ok = scan_named(&s, (uint32_t)b, insn, reg, 0);
+	while (ok && s.nwork) {
+		s.nwork--;
+		ok = ++s.visits <= VISITS_MAX &&
+		     scan_named(&s, s.work[s.nwork].block, s.work[s.nwork].end, s.work[s.nwork].reg, s.work[s.nwork].slot);
+	}
+	free(s.work);
+	free(s.seen);
+	free(s.slot_search.seen_slots);
+	free(s.fwd);
+	free(s.fwd_seen);
+	return ok && out->nends > 0;
 }

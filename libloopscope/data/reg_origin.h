@@ -60,4 +60,58 @@ struct ls_slot_env {
 bool ls_reg_origin_env(const struct ls_cfg *cfg, uint32_t insn, int reg, const struct ls_slot_env *env,
                        struct ls_reg_origin *out);
 
+/* ---- a value DWARF names at another PC (ls_reg_origin_named) ---- */
+
+/* How the caller reads the DWARF for ls_reg_origin_named.  NAMED: whether
+ * a variable's location (or one of its pieces) at the CFG's instruction
+ * INSN, before it runs, is general register REG, one the caller's rules
+ * resolve.  ALLOC_CALL: whether the call INSN is to an allocation function
+ * (its result, a fresh block, in %rax). */
+struct ls_name_env {
+	bool (*named)(void *arg, uint32_t insn, int reg);
+	bool (*alloc_call)(void *arg, uint32_t insn);
+	/* Whether INSN sets its destination register to 0 (xor %r,%r): a null
+	 * pointer, which no access of a defined execution goes through (the
+	 * empty vector's path): such a path names nothing and contradicts
+	 * nothing. */
+	bool (*zeroes)(void *arg, uint32_t insn);
+	void *arg;
+};
+
+enum ls_named_end_kind {
+	LS_NAMED_AT,      /* DWARF names REG at INSN (before it runs), holding the value */
+	LS_NAMED_LOAD,    /* INSN loads the value from memory: its operand 0 names it */
+	LS_NAMED_STORE,   /* an allocation's result, stored by INSN into its operand 1 */
+};
+
+enum { LS_REG_NAMED_ENDS = 8 };
+
+struct ls_reg_named {
+	struct {
+		enum ls_named_end_kind kind;
+		uint32_t insn;
+		int reg;
+	} end[LS_REG_NAMED_ENDS];
+	unsigned nends;
+	bool alloc;         /* some path's value is an allocation's result, named where it is put */
+};
+
+/* When ls_reg_origin_env finds no origin: whether on every path reaching
+ * instruction INSN the value of REG is one DWARF names elsewhere, which
+ * the caller must show is one variable's one field.  Backwards from INSN
+ * (through register copies only), a path ends at the first instruction
+ * before which DWARF names the register holding it (LS_NAMED_AT: gcc ends
+ * a location list where the value still lives on), or at a 64-bit load of
+ * it (LS_NAMED_LOAD); or at a call of an allocation function that
+ * returned it: then forwards from the call, over every path, to the first
+ * place the block is put: a register DWARF names (LS_NAMED_AT) or a
+ * store into memory that is not a spill slot (LS_NAMED_STORE) - the block
+ * is named by the variable it is stored into, as the blame seed's
+ * `@(s.i) = malloc(4)` is.  Forward paths that lose the value unnamed end
+ * without a name, and so do backward paths that reach a zeroing of the
+ * register (ZEROES); at least one path must name it.  Any other definition, the
+ * procedure's entry, more than LS_REG_NAMED_ENDS ends: false. */
+bool ls_reg_origin_named(const struct ls_cfg *cfg, uint32_t insn, int reg, const struct ls_slot_env *slots,
+                         const struct ls_name_env *env, struct ls_reg_named *out);
+
 #endif
