@@ -2,8 +2,8 @@
 # against an oracle that shares no code with it (tests/data_oracle.py:
 # objdump's operands, pyelftools' DWARF and .eh_frame), on fixtures with
 # known layouts (tests/fixtures/data_layout.c, data_layout.cpp, data_pointers.c,
-# data_template.cpp: Eigen's sparse product's shape), gcc and clang at -O2
-# and -O3.
+# data_template.cpp: Eigen's sparse product's shape; data_heap.c: a heap
+# block named by the field it is stored into), gcc and clang at -O2 and -O3.
 #
 # For every memory operand of the fixture procedures, loopscope's variable,
 # type, offset and field path equal the oracle's.  Where the oracle has no
@@ -37,6 +37,7 @@ FIXTURES_DATA = [
     ("data_template.cpp", ["_Z2cgRK10TransposedI9SparseRefIdiEEl"], "c++"),
     ("data_pointers.c", ["list_ends", "owner_walk", "tree_children", "global_head", "reassign",
                          "entry_after_use"], "c"),
+    ("data_heap.c", ["fill", "smooth"], "c"),
 ]
 
 # (fixture, expression) that each build must show at least once: the
@@ -58,17 +59,25 @@ EXPECTED = {
     "data_template.cpp": [("*mat->m_matrix->m_innerIndices", "gcc"), ("*mat->m_matrix->m_values", "gcc"),
                           ("*mat->m_matrix->m_outerIndex", "gcc"), ("*m->m_innerIndices", "clang"),
                           ("*m->m_values", "clang"), ("*p.m_data", "clang"), ("*z.m_data", "clang")],
+    # malloc's block, stored into b->r on one path, loaded from it on the
+    # other (register-named-value where the loop's register holds either)
+    "data_heap.c": ["*b->r", "b->r", "b->n", "*tmp.data", "*x"],
+    "data_heap.c.so": ["*b->r", "b->r"],
 }
 
 
 # The reaching-definition rules, which the oracle answers itself (the
 # others it does not name: it answers by the variable).
-NEW_RULES = ("register-field-load", "register-entry-value")
+NEW_RULES = ("register-field-load", "register-entry-value", "register-named-value")
 # (rule, build name part) each build of a fixture must show: gcc keeps
 # data_pointers.c's reassign() parameter in its register, clang moves it.
 RULES_EXPECTED = {
     "data_pointers.c": [("register-field-load", ""), ("register-entry-value", "clang")],
     "data_pointers.c.so": [("register-field-load", ""), ("register-entry-value", "clang")],
+    # gcc -O2 loads b->r again after the merge (register-field-load); gcc
+    # -O3 and clang keep malloc's result or the loaded pointer in one register
+    "data_heap.c": [("register-named-value", "clang"), ("register-named-value", "gcc-O3")],
+    "data_heap.c.so": [("register-named-value", "clang")],
 }
 
 

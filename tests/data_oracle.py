@@ -27,6 +27,12 @@ ABS_RE = re.compile(r"^\*?(?:%(?P<seg>[a-z]s):)?(?P<disp>-?0x[0-9a-f]+)$")
 REG64 = ["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi"] + ["r%d" % i for i in range(8, 16)]
 CALLER_SAVED = {"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"}
 C_LANGS = {0x1, 0x2, 0xc, 0x1d, 0x2c}  # DW_LANG_C89, C, C99, C11, C17
+# The allocation functions whose result in %rax is a fresh heap block (design.md's register-named-value)
+ALLOCATORS = {"malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "memalign", "valloc", "pvalloc",
+              "strdup", "strndup", "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+              "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+              "_ZnamSt11align_val_tRKSt9nothrow_t"}
+NAMED_ENDS = 8  # loopscope's LS_REG_NAMED_ENDS
 
 
 class Answer:
@@ -569,6 +575,19 @@ class Oracle:
         reg = DWARF_REG.get(mem["base"])
         if reg is None:
             return Answer("register: not a general register")
+        a = self.in_register(cu, scopes, c_lang, pc, reg, mem, width)
+        if a is not None:
+            return a
+        a = self.origin(cu, sub, scopes, c_lang, pc, mem, width, where, depth)
+        if a.category and depth == 0:
+            named = self.named_value(cu, sub, scopes, c_lang, mem, width, where)
+            if named is not None:
+                return named
+        return a
+
+    def in_register(self, cu, scopes, c_lang, pc, reg, mem, width):
+        """What the variable of SCOPES whose location at PC is DWARF register
+        REG (whole, a piece, or memory at it) says operand MEM reaches, or None."""
         for v, ops in self.variables(cu, scopes, pc):
             n0 = ops[0].op_name
             t = self.dw.type_die(v)
@@ -603,6 +622,10 @@ class Oracle:
                                           "DW_TAG_rvalue_reference_type"):
                 continue
             return self.describe(v, self.dw.type_die(s), mem["disp"] - k, width, c_lang, True)
+        return None
+
+    def origin(self, cu, sub, scopes, c_lang, pc, mem, width, where, depth):
+        """Through where every definition of the base register comes from."""
         insns, preds, i = where
         origin = self.reg_origin(insns, preds, i, reg64("%" + mem["base"]), (cu, sub, c_lang))
         if origin is None:
@@ -823,6 +846,151 @@ class Oracle:
         if f[0] == "slot":
             return "load", ("slot", f[1], p), f[2], stepped
         return "load", ("insn",) + tuple(p), f[1], stepped
+
+    # ---- register-named-value: a value DWARF names at another PC
+    def named_value(self, cu, sub, scopes, c_lang, mem, width, where):
+        """Every path's value of the base register at instruction I is one
+        DWARF names elsewhere (one variable's one field): backwards over
+        copies and spill slots to the first instruction before which a
+        variable of the scopes at I has the register holding it as its
+        location (or a piece), or to a load of it; a zeroing (xor %r,%r)
+        ends a path with no name; an allocation call's result goes on
+        forwards to its first register a variable of those scopes names, or
+        to a store of it into memory no spill slot.  None unless every name
+        agrees (at least one)."""
+        insns, preds, i = where
+        if preds is None:
+            return None
+        ctx, ends = (cu, sub, c_lang), {}
+        work, seen = [(i, reg64("%" + mem["base"]))], set()
+        while work:
+            j, r = work.pop()
+            if j == 0:
+                return None  # the entry's value: not this rule's
+            if not preds[j]:
+                if insns[j][1].startswith("nop") or insns[j][1:3] == ("xchg", ["%ax", "%ax"]):
+                    continue  # alignment padding no path comes through
+                return None
+            for p in preds[j]:
+                if (p, r) in seen:
+                    continue
+                seen.add((p, r))
+                res = self.named_pred(ctx, scopes, insns, preds, p, r, mem, width, ends)
+                if res is False:
+                    return None
+                if res is not None:
+                    work.append((p, res))
+        if not ends or len(ends) > NAMED_ENDS:
+            return None
+        answers = list(ends.values())
+        if any(a is None or a.category for a in answers) or any(a.key() != answers[0].key() for a in answers):
+            return None
+        a = answers[0]
+        a.rule = "register-named-value"
+        return a
+
+    def named_here(self, ctx, scopes, insns, p, r, mem, width):
+        """The Answer of the variable of SCOPES whose location before insn P is register R, or None."""
+        cu, sub, c_lang = ctx
+        return self.in_register(cu, scopes, c_lang, insns[p][0], DWARF_REG[r], mem, width)
+
+    def named_pred(self, ctx, scopes, insns, preds, p, r, mem, width, ends):
+        """Back over predecessor P with the value in R (or a spill slot): the
+        location before P to go on with, None when the path ended, False
+        when it cannot say."""
+        addr, mn, ops, comment = insns[p]
+        cu, sub, c_lang = ctx
+        if isinstance(r, tuple):  # in a spill slot: back to the spill
+            d = self.slot_def(insns[p], r[1])
+            if d is None:
+                return False
+            if d == "through":
+                return r
+            r = d
+        elif r in writes(mn, ops):
+            zero = len(ops) == 2 and reg64(ops[1]) == r and (
+                mn in ("xor", "xorl", "xorq", "sub", "subl", "subq") and ops[0] == ops[1] or
+                mn in ("mov", "movl", "movq") and ops[0] in ("$0x0", "$0"))
+            if zero:
+                return None  # a null pointer: no object on this path
+            if mn in ("mov", "movq") and len(ops) == 2 and ops[1] == "%" + r and reg64(ops[0]) == ops[0].lstrip("%"):
+                r = reg64(ops[0])
+            elif mn.startswith("call") and r == "rax" and self.allocator(ops):
+                return False if not self.forward(ctx, scopes, insns, preds, p, mem, width, ends) else None
+            elif mn in ("mov", "movq") and len(ops) == 2 and ops[1] == "%" + r and not ops[0].startswith(("$", "%")):
+                m = memory_operands(mn, ops[:1], comment)
+                if not m or m[0]["seg"]:
+                    return False
+                slot = self.spill_slot(ctx, insns, p)
+                if slot is not None:
+                    return ("slot", slot)  # a reload
+                a = self.loaded(cu, sub, c_lang, insns, preds, p, mem["disp"], width, 0)
+                ends[("load", p, r)] = a
+                return None
+            else:
+                return False
+        named = self.named_here(ctx, scopes, insns, p, r, mem, width)
+        if named is not None:
+            ends[("at", p, r)] = named
+            return None
+        return r
+
+    def allocator(self, ops):
+        """Whether a direct call's target is an allocation function: by the
+        label objdump gives the code there (a PLT stub's malloc@plt, or the
+        function's own symbol)."""
+        if len(ops) != 1 or not re.match(r"^[0-9a-f]+$", ops[0]):
+            return False
+        if getattr(self, "_labels", None) is None:
+            out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", self.binary], stdout=subprocess.PIPE,
+                                 universal_newlines=True, check=True).stdout
+            self._labels = {int(m.group(1), 16): m.group(2)
+                            for m in re.finditer(r"^([0-9a-f]+) <([^>]+)>:$", out, re.M)}
+        name = self._labels.get(int(ops[0], 16), "")
+        name = name[:-4] if name.endswith("@plt") else name
+        return name.split("@")[0] in ALLOCATORS
+
+    def forward(self, ctx, scopes, insns, preds, c, mem, width, ends):
+        """From allocation call C: every path to the first register a
+        variable of SCOPES names with the block in it, or the first store of
+        it into memory no spill slot; False with more than NAMED_ENDS ends."""
+        cu, sub, c_lang = ctx
+        at = {a: k for k, (a, _, _, _) in enumerate(insns)}
+        work, seen = [(c + 1, frozenset({"rax"}))], {}
+        while work:
+            k, regs = work.pop()
+            if k >= len(insns) or regs <= seen.get(k, frozenset()):
+                continue
+            seen[k] = seen.get(k, frozenset()) | regs
+            addr, mn, ops, comment = insns[k]
+            named = [r for r in sorted(regs) if self.named_here(ctx, scopes, insns, k, r, mem, width) is not None]
+            if named:
+                ends[("at", k, named[0])] = self.named_here(ctx, scopes, insns, k, named[0], mem, width)
+                continue
+            mems = memory_operands(mn, ops, comment)
+            if (mn in ("mov", "movq") and len(ops) == 2 and reg64(ops[0]) == ops[0].lstrip("%") and
+                    reg64(ops[0]) in regs and len(mems) == 1 and not mems[0]["seg"] and not ops[1].startswith("%")):
+                if self.spill_slot(ctx, insns, k) is None:
+                    a = self.loaded(cu, sub, c_lang, insns, preds, k, mem["disp"], width, 0)
+                    ends[("store", k, reg64(ops[0]))] = a
+                    continue
+            if mn in ("mov", "movq") and len(ops) == 2 and reg64(ops[0]) == ops[0].lstrip("%") and \
+                    reg64(ops[0]) in regs and reg64(ops[1]) == ops[1].lstrip("%"):
+                regs = regs | {reg64(ops[1])}
+            else:
+                regs = regs - writes(mn, ops)
+            if not regs or mn.startswith("ret") or mn in ("ud2", "hlt"):
+                continue
+            if mn.startswith("j") and ops and not ops[0].startswith("*"):
+                t = int(ops[0].split()[0], 16)
+                if t in at:
+                    work.append((at[t], regs))
+                if mn.startswith("jmp"):
+                    continue
+            elif mn.startswith("jmp"):
+                continue
+            work.append((k + 1, regs))
+        return len(ends) <= NAMED_ENDS
 
     def got_target(self, slot):
         """What the dynamic relocation at SLOT puts there (a symbol of this
