@@ -1039,10 +1039,26 @@ static bool named_target(const struct named_arg *a, uint32_t insn, int reg, stru
 		*w->names = ls_reg_names_build(w->sub, w->cfg);
 	if (!ls_reg_names_may(*w->names, insn, reg))
 		return false;
+	size_t n;
+	const struct ls_reg_name *names = ls_reg_names_at(*w->names, insn, &n);
 	struct pc_ctx cx = *a->use;
 	cx.pc = w->cfg->insns[insn].addr; /* the locations there, of the variables in scope at the use */
 	struct reg_query q = { .reg = dwarf_reg(reg), .disp = a->disp, .out = out };
-	return each_variable(&cx, match_register, &q);
+	/* as each_variable would, innermost scope first, over the variables
+	 * whose locations there use the register only */
+	for (int i = 0; i < cx.nscopes; i++) {
+		Dwarf_Off scope = dwarf_dieoffset(&cx.scopes[i]);
+		for (size_t k = 0; k < n; k++) {
+			Dwarf_Die var;
+			Dwarf_Attribute at;
+			struct ls_loc loc;
+			if (names[k].scope == scope && (names[k].regs & (1u << reg)) &&
+			    dwarf_offdie(w->m->dwarf, names[k].var, &var) && dwarf_attr(&var, DW_AT_location, &at) &&
+			    ls_loc_at(&at, cx.pc, &loc) && match_register(&cx, &var, &loc, &q))
+				return true;
+		}
+	}
+	return false;
 }
 
 static bool named_at(void *arg, uint32_t insn, int reg)

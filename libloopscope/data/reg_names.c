@@ -12,6 +12,21 @@
 struct ls_reg_names {
 	uint16_t *mask;       /* [insn]: bit N, decode.h's register N */
 	size_t n;
+	struct ls_reg_name *names; /* grouped by instruction: [first[i], first[i + 1]) */
+	size_t *first;        /* [n + 1] */
+};
+
+/* While building: each entry and the instructions it covers. */
+struct entry {
+	struct ls_reg_name name;
+	uint64_t lo, hi;
+};
+
+struct build {
+	struct ls_reg_names *n;
+	const struct ls_cfg *cfg;
+	struct entry *e;
+	size_t ne, cap;
 };
 
 /* DWARF's x86-64 register numbers -> the decoder's (rax 0, rcx 1, rdx 2,
@@ -40,15 +55,16 @@ static uint16_t expr_regs(const Dwarf_Op *ops, size_t nops)
 	return m;
 }
 
-static void mark(struct ls_reg_names *n, const struct ls_cfg *cfg, uint64_t lo, uint64_t hi, uint16_t regs)
+/* The instructions [*FROM, *TO) of the CFG in [LO, HI). */
+static void covered(const struct ls_cfg *cfg, uint64_t lo, uint64_t hi, size_t *from, size_t *to)
 {
-	size_t i = LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, lo == 0 ? 0 : lo - 1);
-	for (; i < cfg->ninsns && cfg->insns[i].addr < hi; i++)
-		if (cfg->insns[i].addr >= lo)
-			n->mask[i] |= regs;
+	size_t i = lo ? LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, lo - 1) : 0;
+	size_t j = hi ? LS_FIRST_ABOVE(cfg->insns, cfg->ninsns, addr, hi - 1) : 0;
+	*from = i;
+	*to = j > i ? j : i;
 }
 
-static void variable(struct ls_reg_names *n, const struct ls_cfg *cfg, Dwarf_Die *var)
+static void variable(struct build *b, Dwarf_Die *var, Dwarf_Off scope)
 {
 	Dwarf_Attribute a;
 	if (!dwarf_attr(var, DW_AT_location, &a))
@@ -59,32 +75,58 @@ static void variable(struct ls_reg_names *n, const struct ls_cfg *cfg, Dwarf_Die
 	ptrdiff_t off = 0;
 	while ((off = dwarf_getlocations(&a, off, &base, &start, &end, &expr, &len)) > 0) {
 		uint16_t regs = expr_regs(expr, len);
-		if (regs)
-			mark(n, cfg, start, end, regs);
+		if (!regs)
+			continue;
+		b->e = ls_grow(b->e, &b->cap, b->ne + 1, sizeof *b->e);
+		b->e[b->ne++] = (struct entry){ { dwarf_dieoffset(var), scope, regs }, start, end };
 	}
 }
 
-static void walk(struct ls_reg_names *n, const struct ls_cfg *cfg, Dwarf_Die *die, int depth)
+static void walk(struct build *b, Dwarf_Die *die, int depth)
 {
 	Dwarf_Die c;
 	if (depth > 64 || dwarf_child(die, &c) != 0)
 		return;
+	Dwarf_Off scope = dwarf_dieoffset(die);
 	do {
 		int tag = dwarf_tag(&c);
 		if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter)
-			variable(n, cfg, &c);
+			variable(b, &c, scope);
 		else if (tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine)
-			walk(n, cfg, &c, depth + 1);
+			walk(b, &c, depth + 1);
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
 struct ls_reg_names *ls_reg_names_build(Dwarf_Die *sub, const struct ls_cfg *cfg)
 {
 	struct ls_reg_names *n = ls_xcalloc(1, sizeof *n);
+	struct build b = { .n = n, .cfg = cfg };
 	n->n = cfg->ninsns;
-	n->mask = ls_xcalloc(cfg->ninsns ? cfg->ninsns : 1, sizeof *n->mask);
+	n->mask = ls_xcalloc(n->n + 1, sizeof *n->mask);
+	n->first = ls_xcalloc(n->n + 1, sizeof *n->first);
 	if (sub)
-		walk(n, cfg, sub, 0);
+		walk(&b, sub, 0);
+	/* counts, then each instruction's entries in place (DIE order kept) */
+	size_t total = 0, from, to;
+	for (size_t k = 0; k < b.ne; k++) {
+		covered(cfg, b.e[k].lo, b.e[k].hi, &from, &to);
+		for (size_t i = from; i < to; i++) {
+			n->mask[i] |= b.e[k].name.regs;
+			n->first[i + 1]++;
+			total++;
+		}
+	}
+	for (size_t i = 0; i < n->n; i++)
+		n->first[i + 1] += n->first[i];
+	n->names = ls_xmalloc((total ? total : 1) * sizeof *n->names);
+	size_t *fill = ls_xcalloc(n->n + 1, sizeof *fill);
+	for (size_t k = 0; k < b.ne; k++) {
+		covered(cfg, b.e[k].lo, b.e[k].hi, &from, &to);
+		for (size_t i = from; i < to; i++)
+			n->names[n->first[i] + fill[i]++] = b.e[k].name;
+	}
+	free(fill);
+	free(b.e);
 	return n;
 }
 
@@ -93,10 +135,22 @@ bool ls_reg_names_may(const struct ls_reg_names *n, uint32_t insn, int reg)
 	return n && insn < n->n && reg >= 0 && reg < 16 && (n->mask[insn] & (1u << reg));
 }
 
+const struct ls_reg_name *ls_reg_names_at(const struct ls_reg_names *n, uint32_t insn, size_t *count)
+{
+	if (!n || insn >= n->n) {
+		*count = 0;
+		return NULL;
+	}
+	*count = n->first[insn + 1] - n->first[insn];
+	return &n->names[n->first[insn]];
+}
+
 void ls_reg_names_free(struct ls_reg_names *n)
 {
 	if (!n)
 		return;
+	free(n->names);
+	free(n->first);
 	free(n->mask);
 	free(n);
 }
