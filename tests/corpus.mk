@@ -12,9 +12,10 @@ CORPUS_SLOW_TESTS = \
 	tests/corpus-placement.py \
 	tests/corpus-unwind.py \
 	tests/corpus-stripped.py \
-	tests/corpus-record.py
+	tests/corpus-record.py \
+	tests/corpus-data.py
 SLOW_TESTS += $(CORPUS_SLOW_TESTS)
-EXTRA_DIST += $(CORPUS_SLOW_TESTS) tests/corpus/corpus.py tests/corpus/bench.lua
+EXTRA_DIST += $(CORPUS_SLOW_TESTS) tests/corpus/corpus.py tests/corpus/bench.lua tests/fixtures/data_eigen_cg.cpp
 # corpus-record.py (and bench/record.py) build xz and LevelDB's db_bench with
 # their own build systems and Debian's flags (tests/corpus/packages.py).
 CORPUS_SOURCES += xz-utils leveldb
