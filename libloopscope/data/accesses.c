@@ -21,7 +21,11 @@
  *     from (reg_origin.c): one static address (LS_RULE_REGISTER_STATIC),
  *     a pointer loaded from a variable's field, that load's own operand
  *     resolved by these rules (LS_RULE_REGISTER_FIELD_LOAD), or the
- *     register's entry value, a parameter's (LS_RULE_REGISTER_ENTRY_VALUE).
+ *     register's entry value, a parameter's (LS_RULE_REGISTER_ENTRY_VALUE);
+ *   - else, for the operand itself, a value DWARF names elsewhere on every
+ *     path (reg_origin.c's ls_reg_origin_named): a variable in scope at the
+ *     PC whose location names the register at an earlier PC, a load, or an
+ *     allocation's block where it is put (LS_RULE_REGISTER_NAMED_VALUE).
  * The field path inside the type comes from types.c, the location
  * expressions from location.c.  Nothing else is guessed: an operand no rule
  * matches is LS_RULE_NONE, without a variable.
