@@ -28,7 +28,8 @@ CORE_TESTS = \
 	tests/core-cache-swap.sh \
 	tests/unwind-recipes.py \
 	tests/core-data.py \
-	tests/core-blame.py
+	tests/core-blame.py \
+	tests/core-decode-fast.sh
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
@@ -43,6 +44,12 @@ tests_unwind_oracle_SOURCES = tests/unwind-oracle.c
 tests_unwind_oracle_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unwind_oracle_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 EXTRA_DIST += tests/unwind_classes.py tests/fixtures/unwind.s
+# The fast x86-64 decoder against libopcodes on real binaries
+# (tests/core-decode-fast.sh, tests/corpus-decode-fast.sh).
+check_PROGRAMS += tests/decode-diff
+tests_decode_diff_SOURCES = tests/decode-diff.c tests/decode-compare.h
+tests_decode_diff_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_decode_diff_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 check-core:
 	@$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CORE_TESTS) $(CORE_UNIT_TESTS)'
 .PHONY: check-core
@@ -98,14 +105,14 @@ EXTRA_DIST += \
 # directly (not the shared library) and every object is built with the
 # fuzzer's coverage and ASan.
 EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c tests/fuzz-kmap.c \
-	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c tests/fuzz-input.h
+	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c tests/fuzz-input.h tests/fuzz-decode.c
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
 	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
 	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1 tests/fuzz-seeds/fuzz-data/regress-ubsan-1
 if ENABLE_FUZZ
 AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined
-noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap fuzz-source fuzz-cachedir fuzz-data
+noinst_PROGRAMS += fuzz-module fuzz-debuginfo fuzz-cache fuzz-kmap fuzz-source fuzz-cachedir fuzz-data fuzz-decode
 fuzz_module_SOURCES = tests/fuzz-module.c
 fuzz_module_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_module_LDFLAGS = $(FUZZ_LINK_FLAGS)
@@ -132,6 +139,10 @@ fuzz_cachedir_SOURCES = tests/fuzz-cachedir.c
 fuzz_cachedir_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 fuzz_cachedir_LDFLAGS = $(FUZZ_LINK_FLAGS)
 fuzz_cachedir_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
+# The fast x86-64 decoder against libopcodes on random bytes.
+fuzz_decode_SOURCES = tests/fuzz-decode.c tests/decode-compare.h
+fuzz_decode_LDFLAGS = $(FUZZ_LINK_FLAGS)
+fuzz_decode_LDADD = $(libloopscope_internal_la_OBJECTS) $(libloopscope_internal_la_LIBADD)
 # The accesses' readers of DWARF: location expressions, types, field paths (issue 25).
 fuzz_data_SOURCES = tests/fuzz-data.c
 fuzz_data_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS) -I$(srcdir)/libloopscope

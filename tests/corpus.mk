@@ -13,7 +13,8 @@ CORPUS_SLOW_TESTS = \
 	tests/corpus-unwind.py \
 	tests/corpus-stripped.py \
 	tests/corpus-record.py \
-	tests/corpus-data.py
+	tests/corpus-data.py \
+	tests/corpus-decode-fast.sh
 SLOW_TESTS += $(CORPUS_SLOW_TESTS)
 EXTRA_DIST += $(CORPUS_SLOW_TESTS) tests/corpus/corpus.py tests/corpus/bench.lua tests/fixtures/data_eigen_cg.cpp
 # corpus-record.py (and bench/record.py) build xz and LevelDB's db_bench with

@@ -1,7 +1,8 @@
 /* decode.h - the architecture-neutral view of one machine instruction.
  *
  * Everything architecture-specific (x86-64 today, aarch64 next) stays behind
- * this interface; decode_x86.c implements it with libopcodes.  A decoder is
+ * this interface; decode_x86_fast.c decodes the common x86-64 instructions
+ * by hand and decode_x86.c the rest with libopcodes.  A decoder is
  * not shared between threads: make one per thread.
  */
 #ifndef LOOPSCOPE_DECODE_H

@@ -14,6 +14,7 @@
  * ls_decoder per thread, as decode.h says.
  */
 #include "cfg/decode.h"
+#include "cfg/decode_x86_fast.h"
 #include "cfg/opcodes.h"
 
 #include <assert.h>
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TOKEN_MAX = 32 };
+enum { TOKEN_MAX = LS_X86_MNEMONIC_MAX };
 
 struct ls_decoder {
 	disassemble_info info;
@@ -32,12 +33,10 @@ struct ls_decoder {
 
 	/* Parse state of the instruction being decoded. */
 	struct ls_insn *insn;
-	char mnemonic[TOKEN_MAX];
+	struct ls_x86_parsed p; /* what classify() reads: both decoders fill it */
 	int opi;           /* operand being filled, -1 before the first */
 	int paren_pos;     /* -1 outside "(...)", else 0 base, 1 index, 2 scale */
-	bool indirect;     /* saw '*' */
 	bool in_comment;   /* after "# ": the resolved rip-relative address follows */
-	bool have_target;  /* print_address_func gave a direct target */
 	bool imm_pending;  /* saw '$' */
 	bool neg_pending;  /* saw a '-' token: the displacement that follows is negative */
 	bool too_many_ops;
@@ -214,8 +213,8 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 		m[n] = 0;
 		/* The last mnemonic word is the instruction; earlier ones are
 		 * prefixes ("notrack jmp", "cs nopw", "rep stos"). */
-		if (d->mnemonic[0] == 0 || !is_prefix(m) || is_prefix(d->mnemonic))
-			memcpy(d->mnemonic, m, n + 1);
+		if (d->p.mnemonic[0] == 0 || !is_prefix(m) || is_prefix(d->p.mnemonic))
+			memcpy(d->p.mnemonic, m, n + 1);
 		return;
 	}
 	case dis_style_sub_mnemonic:
@@ -271,7 +270,7 @@ static void on_token(struct ls_decoder *d, enum disassembler_style style, const 
 			struct ls_operand *op;
 			switch (c) {
 			case '*':
-				d->indirect = true;
+				d->p.indirect = true;
 				break;
 			case '(':
 				if ((op = cur_op(d))) {
@@ -354,7 +353,7 @@ static void print_address(bfd_vma addr, struct disassemble_info *info)
 			}
 		return;
 	}
-	d->have_target = true;
+	d->p.have_target = true;
 	d->insn->target = addr;
 }
 
@@ -394,10 +393,10 @@ static void classify_jump(const struct ls_decoder *d, struct ls_insn *insn, cons
 {
 	if (is_mn(m, "jmp")) {
 		insn->opcode = LS_MN_JMP;
-		insn->kind = d->indirect || !d->have_target ? LS_INSN_IJUMP : LS_INSN_JUMP;
+		insn->kind = d->p.indirect || !d->p.have_target ? LS_INSN_IJUMP : LS_INSN_JUMP;
 		return;
 	}
-	insn->kind = d->have_target ? LS_INSN_CJUMP : LS_INSN_IJUMP;
+	insn->kind = d->p.have_target ? LS_INSN_CJUMP : LS_INSN_IJUMP;
 	/* "ja,pt": branch hints follow a comma. */
 	char c[8];
 	size_t k = 0;
@@ -436,7 +435,7 @@ static void classify_move(struct ls_insn *insn, const char *m)
 
 static void classify(struct ls_decoder *d, struct ls_insn *insn)
 {
-	const char *m = d->mnemonic;
+	const char *m = d->p.mnemonic;
 	insn->kind = LS_INSN_OTHER;
 	insn->opcode = LS_MN_OTHER;
 	switch (m[0]) {
@@ -447,7 +446,7 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 		if (strcmp(m, "cltq") == 0) {
 			insn->opcode = LS_MN_CLTQ;
 		} else if (is_mn(m, "call")) {
-			insn->kind = d->indirect || !d->have_target ? LS_INSN_ICALL : LS_INSN_CALL;
+			insn->kind = d->p.indirect || !d->p.have_target ? LS_INSN_ICALL : LS_INSN_CALL;
 		} else if (is_mn(m, "cmp")) {
 			insn->opcode = LS_MN_CMP;
 		}
@@ -455,7 +454,7 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 	case 'l':
 		if (strcmp(m, "loop") == 0 || strcmp(m, "loope") == 0 || strcmp(m, "loopne") == 0 ||
 		    strcmp(m, "loopz") == 0 || strcmp(m, "loopnz") == 0)
-			insn->kind = d->have_target ? LS_INSN_CJUMP : LS_INSN_OTHER;
+			insn->kind = d->p.have_target ? LS_INSN_CJUMP : LS_INSN_OTHER;
 		else if (is_mn(m, "lea"))
 			insn->opcode = LS_MN_LEA;
 		else if (is_mn(m, "ljmp"))
@@ -531,7 +530,7 @@ static void classify(struct ls_decoder *d, struct ls_insn *insn)
 		return;
 	case 'x':
 		/* xbegin: on abort, control resumes at its target. */
-		if (strcmp(m, "xbegin") == 0 && d->have_target)
+		if (strcmp(m, "xbegin") == 0 && d->p.have_target)
 			insn->kind = LS_INSN_CJUMP;
 		else if (strcmp(m, "xchg") == 0 && insn->nops == 2 && insn->op[0].kind == LS_OP_REG &&
 		    insn->op[1].kind == LS_OP_REG && insn->op[0].reg == 0 && insn->op[1].reg == 0)
@@ -647,7 +646,7 @@ static uint16_t implicit_writes(const char *m, const struct ls_insn *insn)
 
 static uint16_t gpr_writes(const struct ls_decoder *d, const struct ls_insn *insn)
 {
-	const char *m = d->mnemonic;
+	const char *m = d->p.mnemonic;
 	if (insn->opcode == LS_MN_NOP || insn->opcode == LS_MN_ENDBR)
 		return 0; /* xchg %ax,%ax too */
 	if (insn->kind == LS_INSN_CALL || insn->kind == LS_INSN_ICALL)
@@ -694,34 +693,23 @@ void ls_decoder_free(struct ls_decoder *d)
 
 const char *ls_decoder_mnemonic(const struct ls_decoder *d)
 {
-	return d->mnemonic;
+	return d->p.mnemonic;
 }
 
-size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
-                 struct ls_insn *insn)
+static void clear_insn(struct ls_insn *insn, uint64_t addr)
 {
 	memset(insn, 0, sizeof *insn);
 	insn->addr = addr;
 	insn->kind = LS_INSN_INVALID;
 	for (int i = 0; i < 3; i++)
 		insn->op[i].reg = insn->op[i].base = insn->op[i].index = -1;
-	if (len == 0)
-		return 0;
-	d->insn = insn;
-	d->mnemonic[0] = 0;
-	d->opi = -1;
-	d->paren_pos = -1;
-	d->indirect = d->in_comment = d->have_target = d->imm_pending = d->too_many_ops = d->neg_pending = false;
-	d->info.buffer = (bfd_byte *)bytes;
-	d->info.buffer_vma = addr;
-	d->info.buffer_length = len;
-	d->info.insn_info_valid = 0;
-	int n = d->print_insn(addr, &d->info);
-	d->insn = NULL;
-	if (n <= 0 || (size_t)n > len || d->mnemonic[0] == 0) {
-		insn->kind = LS_INSN_INVALID;
-		return 0;
-	}
+}
+
+/* What both decoders share once the operands and d->p are filled: the
+ * classification, the registers written, the target kept for direct
+ * branches only. */
+static size_t finish(struct ls_decoder *d, struct ls_insn *insn, size_t n)
+{
 	insn->len = (uint8_t)n;
 	classify(d, insn);
 	if (insn->kind == LS_INSN_INVALID) {
@@ -731,5 +719,53 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 	insn->writes = gpr_writes(d, insn);
 	if (insn->kind != LS_INSN_JUMP && insn->kind != LS_INSN_CJUMP && insn->kind != LS_INSN_CALL)
 		insn->target = 0;
-	return (size_t)n;
+	return n;
+}
+
+size_t ls_decode_opcodes(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
+                         struct ls_insn *insn)
+{
+	clear_insn(insn, addr);
+	if (len == 0)
+		return 0;
+	d->insn = insn;
+	d->p.mnemonic[0] = 0;
+	d->opi = -1;
+	d->paren_pos = -1;
+	d->p.indirect = d->in_comment = d->p.have_target = d->imm_pending = d->too_many_ops = d->neg_pending = false;
+	d->info.buffer = (bfd_byte *)bytes;
+	d->info.buffer_vma = addr;
+	d->info.buffer_length = len;
+	d->info.insn_info_valid = 0;
+	int n = d->print_insn(addr, &d->info);
+	d->insn = NULL;
+	if (n <= 0 || (size_t)n > len || d->p.mnemonic[0] == 0) {
+		insn->kind = LS_INSN_INVALID;
+		return 0;
+	}
+	return finish(d, insn, (size_t)n);
+}
+
+size_t ls_decode_fast_only(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
+                           struct ls_insn *insn)
+{
+	clear_insn(insn, addr);
+	/* It classifies as classify() and gpr_writes() would (the tests
+	 * compare every field). */
+	size_t n = ls_x86_fast_decode(bytes, len, addr, insn, &d->p);
+	if (n == 0) {
+		clear_insn(insn, addr);
+		d->p.mnemonic[0] = 0;
+	}
+	return n;
+}
+
+/* The fast decoder first; libopcodes for what it does not handle. */
+size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
+                 struct ls_insn *insn)
+{
+	size_t n = ls_decode_fast_only(d, bytes, len, addr, insn);
+	if (n)
+		return n;
+	return ls_decode_opcodes(d, bytes, len, addr, insn);
 }
