@@ -108,7 +108,8 @@ EXTRA_DIST += tests/fuzz-module.c tests/fuzz-debuginfo.c tests/fuzz-cache.c test
 	tests/fuzz-source.c tests/fuzz-cachedir.c tests/fuzz-data.c tests/fuzz-input.h tests/fuzz-decode.c
 EXTRA_DIST += tests/fuzz-seeds/README tests/fuzz-seeds/fuzz-cache/format-v1-recursion.lsc \
 	tests/fuzz-seeds/fuzz-cache/regress-ubsan-1 tests/fuzz-seeds/fuzz-perf-data/regress-ubsan-1 \
-	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1 tests/fuzz-seeds/fuzz-data/regress-ubsan-1
+	tests/fuzz-seeds/fuzz-perf-report/regress-ubsan-1 tests/fuzz-seeds/fuzz-data/regress-ubsan-1 \
+	tests/fuzz-seeds/fuzz-decode/regress-wrap-1
 if ENABLE_FUZZ
 AM_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_LINK_FLAGS = -fsanitize=fuzzer,address,undefined

@@ -28,6 +28,7 @@
  */
 #include "cfg/decode_x86_fast.h"
 
+#include <stdint.h>
 #include <string.h>
 
 enum { REX_B = 1, REX_X = 2, REX_R = 4, REX_W = 8, MAX_LEN = 15, REG_RIZ = 90 };
@@ -39,7 +40,7 @@ struct fx {
 	struct ls_insn *insn;
 	struct ls_x86_parsed *out;
 	uint8_t rex;           /* REX bits (low nibble), when has_rex */
-	bool has_rex, o16, seg, f3;
+	bool has_rex, o16, seg, f3, f2;
 	int n66, n2e;
 	/* ModRM */
 	uint8_t mod, reg, rm;
@@ -737,6 +738,50 @@ static bool dec_nop(struct fx *f)
 	return true;
 }
 
+/* The SSE moves and zeroing idioms of compiled code: 0f 10/11 28/29 57
+ * 6f/7f d6 7e ef, by mandatory prefix (none, 66, f3, f2).  DIR 0 is the
+ * {XM, EX} template (printed EX,XM), 1 the stores {EX, XM}.  Returns 1
+ * when decoded, 0 when OP is none of these (nothing read), -1 when it is
+ * one but not decoded here. */
+static int dec_sse(struct fx *f, uint8_t op, int pfx)
+{
+	static const struct {
+		uint8_t op, dir, opcode;
+		const char *name[4]; /* none, 66, f3, f2 */
+	} table[] = {
+		{ 0x10, 0, LS_MN_VMOV, { "movups", "movupd", "movss", "movsd" } },
+		{ 0x11, 1, LS_MN_VMOV, { "movups", "movupd", "movss", "movsd" } },
+		{ 0x28, 0, LS_MN_VMOV, { "movaps", "movapd", NULL, NULL } },
+		{ 0x29, 1, LS_MN_VMOV, { "movaps", "movapd", NULL, NULL } },
+		{ 0x57, 0, 0, { "xorps", "xorpd", NULL, NULL } },
+		{ 0x6f, 0, LS_MN_VMOV, { NULL, "movdqa", "movdqu", NULL } },
+		{ 0x7f, 1, LS_MN_VMOV, { NULL, "movdqa", "movdqu", NULL } },
+		/* classify(): "movq" is mov with a q suffix */
+		{ 0x7e, 0, LS_MN_MOV, { NULL, NULL, "movq", NULL } },
+		{ 0xd6, 1, LS_MN_MOV, { NULL, "movq", NULL, NULL } },
+		{ 0xef, 0, 0, { NULL, "pxor", NULL, NULL } },
+	};
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		if (table[i].op != op || !table[i].name[pfx])
+			continue;
+		f->p++;
+		if ((f->rex & REX_W) || !parse_modrm(f))
+			return -1;
+		mnem(f, table[i].name[pfx], 0);
+		cls(f, LS_INSN_OTHER, table[i].opcode, 0, false);
+		struct ls_operand xm = { .kind = LS_OP_REG, .reg = (int8_t)(32 + (f->reg | (f->rex & REX_R ? 8 : 0))),
+		                         .base = -1, .index = -1, .size = 16 };
+		struct ls_operand ex = f->mem;
+		if (f->mod == 3)
+			ex = (struct ls_operand){ .kind = LS_OP_REG, .reg = (int8_t)(32 + (f->rm | (f->rex & REX_B ? 8 : 0))),
+			                          .base = -1, .index = -1, .size = 16 };
+		*new_op(f) = table[i].dir ? xm : ex;
+		*new_op(f) = table[i].dir ? ex : xm;
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- prefixes and the entry point ------------------------------------------------ */
 
 static bool read_prefixes(struct fx *f)
@@ -753,6 +798,8 @@ static bool read_prefixes(struct fx *f)
 			f->seg = true;
 		else if (c == 0xf3 && !f->f3)
 			f->f3 = true;
+		else if (c == 0xf2 && !f->f2)
+			f->f2 = true;
 		else
 			break;
 		f->p++;
@@ -780,6 +827,14 @@ static bool dispatch(struct fx *f)
 		return dec_nop(f);
 	}
 	if (f->n2e || f->n66 > 1)
+		return false;
+	if (op == 0x0f && fetch(f, 1) && f->n66 + f->f3 + f->f2 <= 1) {
+		int pfx = f->n66 ? 1 : f->f3 ? 2 : f->f2 ? 3 : 0;
+		int r = dec_sse(f, f->b[f->p], pfx);
+		if (r)
+			return r > 0;
+	}
+	if (f->f2)
 		return false;
 	if (f->f3) {
 		/* endbr64 and `repz ret`, nothing else with f3. */
@@ -809,6 +864,10 @@ size_t ls_x86_fast_decode(const uint8_t *bytes, size_t len, uint64_t addr, struc
 	struct fx f = { .b = bytes, .len = len, .addr = addr, .insn = insn, .out = p, .dest = true };
 	p->mnemonic[0] = 0;
 	p->indirect = p->have_target = false;
+	/* An instruction that would end past 2^64: libopcodes does not read
+	 * it (tests/fuzz-decode.c found this), neither do we. */
+	if (addr > UINT64_MAX - 16)
+		return 0;
 	if (!dispatch(&f))
 		return 0;
 	if (insn->nops > 3)
