@@ -481,6 +481,47 @@ static bool dec_pair(struct fx *f, uint8_t op)
 	return true;
 }
 
+/* ret, leave, int3, hlt, call, jmp, jcc: no operand size to choose. */
+static bool dec_control(struct fx *f, uint8_t op)
+{
+	switch (op) {
+	case 0xc3:
+		mnem(f, "ret", 0);
+		cls(f, LS_INSN_RET, 0, R_SP, false);
+		return true;
+	case 0xc9:
+		mnem(f, "leave", 0);
+		cls(f, LS_INSN_OTHER, LS_MN_LEAVE, R_SP | R_BP, false);
+		return true;
+	case 0xcc:
+		mnem(f, "int3", 0);
+		cls(f, LS_INSN_HALT, 0, 0, false);
+		return true;
+	case 0xf4:
+		mnem(f, "hlt", 0);
+		cls(f, LS_INSN_HALT, LS_MN_HLT, 0, false);
+		return true;
+	case 0xe8:
+		mnem(f, "call", 0);
+		cls(f, LS_INSN_CALL, 0, R_CALLER_SAVED | R_SP, false);
+		return rel_target(f, 4);
+	case 0xe9:
+		mnem(f, "jmp", 0);
+		cls(f, LS_INSN_JUMP, LS_MN_JMP, 0, false);
+		return rel_target(f, 4);
+	case 0xeb:
+		mnem(f, "jmp", 0);
+		cls(f, LS_INSN_JUMP, LS_MN_JMP, 0, false);
+		return rel_target(f, 1);
+	default:
+		if (op >= 0x70 && op <= 0x7f) {
+			jcc(f, op & 15);
+			return rel_target(f, 1);
+		}
+		return false;
+	}
+}
+
 /* The one-byte opcodes without a ModRM. */
 static bool dec_plain(struct fx *f, uint8_t op)
 {
@@ -567,42 +608,7 @@ static bool dec_plain(struct fx *f, uint8_t op)
 	}
 	if (f->o16)
 		return false;
-	switch (op) {
-	case 0xc3:
-		mnem(f, "ret", 0);
-		cls(f, LS_INSN_RET, 0, R_SP, false);
-		return true;
-	case 0xc9:
-		mnem(f, "leave", 0);
-		cls(f, LS_INSN_OTHER, LS_MN_LEAVE, R_SP | R_BP, false);
-		return true;
-	case 0xcc:
-		mnem(f, "int3", 0);
-		cls(f, LS_INSN_HALT, 0, 0, false);
-		return true;
-	case 0xf4:
-		mnem(f, "hlt", 0);
-		cls(f, LS_INSN_HALT, LS_MN_HLT, 0, false);
-		return true;
-	case 0xe8:
-		mnem(f, "call", 0);
-		cls(f, LS_INSN_CALL, 0, R_CALLER_SAVED | R_SP, false);
-		return rel_target(f, 4);
-	case 0xe9:
-		mnem(f, "jmp", 0);
-		cls(f, LS_INSN_JUMP, LS_MN_JMP, 0, false);
-		return rel_target(f, 4);
-	case 0xeb:
-		mnem(f, "jmp", 0);
-		cls(f, LS_INSN_JUMP, LS_MN_JMP, 0, false);
-		return rel_target(f, 1);
-	default:
-		if (op >= 0x70 && op <= 0x7f) {
-			jcc(f, op & 15);
-			return rel_target(f, 1);
-		}
-		return false;
-	}
+	return dec_control(f, op);
 }
 
 /* 69/6b: imul $imm,E,G. */
