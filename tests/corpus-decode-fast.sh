@@ -25,8 +25,11 @@ mism=$(sed -n 's/.*; \([0-9]*\) mismatches$/\1/p' "$TMP/out" | awk '{ s += $1 } 
 [ $st -eq 0 ] && [ "$bad" -eq 0 ]
 ok $? "the corpus: $n ELF files, $mism mismatches, $bad files failed"
 [ $st -eq 0 ] || grep -E '^(not ok|#)' "$TMP/out" | head -n 60
+# The debug kernel: the one scripts/setup-kernel-dbg installs (not
+# necessarily the running one).
+vmlinux=$(ls /usr/lib/debug/boot/vmlinux-* 2>/dev/null | tail -n 1)
 for bin in /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1 /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 \
-	/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus /usr/lib/debug/boot/vmlinux-"$(uname -r)"; do
+	/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus "${vmlinux:-/usr/lib/debug/boot/vmlinux}"; do
 	[ -f "$bin" ] || { skip "$bin: not installed"; continue; }
 	"$DIFF" -b 1048576 "$bin" >"$TMP/out" 2>&1
 	st=$?
