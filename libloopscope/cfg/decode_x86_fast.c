@@ -777,10 +777,10 @@ static int dec_sse(struct fx *f, uint8_t op, int pfx)
 		cls(f, LS_INSN_OTHER, table[i].opcode, 0, false);
 		struct ls_operand xm = { .kind = LS_OP_REG, .reg = (int8_t)(32 + (f->reg | (f->rex & REX_R ? 8 : 0))),
 		                         .base = -1, .index = -1, .size = 16 };
-		struct ls_operand ex = f->mem;
-		if (f->mod == 3)
-			ex = (struct ls_operand){ .kind = LS_OP_REG, .reg = (int8_t)(32 + (f->rm | (f->rex & REX_B ? 8 : 0))),
-			                          .base = -1, .index = -1, .size = 16 };
+		struct ls_operand ex = { .kind = LS_OP_REG, .reg = (int8_t)(32 + (f->rm | (f->rex & REX_B ? 8 : 0))),
+		                         .base = -1, .index = -1, .size = 16 };
+		if (f->mod != 3)
+			ex = f->mem;
 		*new_op(f) = table[i].dir ? xm : ex;
 		*new_op(f) = table[i].dir ? ex : xm;
 		return 1;
