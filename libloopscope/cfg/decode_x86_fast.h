@@ -5,7 +5,7 @@
  * struct ls_insn's length and operands, and what decode_x86.c's one
  * classification reads (the mnemonic as libopcodes prints it, '*', a
  * direct target).  The entry points below run one path alone: the
- * differential test and fuzz target (tests/core-decode-fast.c,
+ * differential test and fuzz target (tests/decode-diff.c,
  * tests/fuzz-decode.c) hold the fast one to libopcodes' answer.
  */
 #ifndef LOOPSCOPE_DECODE_X86_FAST_H
