@@ -1,10 +1,11 @@
 /* decode_x86_fast.h - the two x86-64 decoders behind ls_decode (decode.h).
  *
  * decode_x86_fast.c decodes the common instructions by hand; everything
- * else goes to libopcodes (decode_x86.c).  Both fill the same parse state:
- * struct ls_insn's length and operands, and what decode_x86.c's one
- * classification reads (the mnemonic as libopcodes prints it, '*', a
- * direct target).  The entry points below run one path alone: the
+ * else goes to libopcodes (decode_x86.c).  Both fill the whole struct
+ * ls_insn (the fast one classifies as decode_x86.c's classify() and
+ * gpr_writes() do) and struct ls_x86_parsed (the mnemonic as libopcodes
+ * prints it, '*', a direct target).  The entry points below run one path
+ * alone: the
  * differential test and fuzz target (tests/decode-diff.c,
  * tests/fuzz-decode.c) hold the fast one to libopcodes' answer.
  */
