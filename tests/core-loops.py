@@ -349,11 +349,14 @@ DWARF_ALONE = {
     # sibling-top).  clang -O2/-O3 make a loop of the recursion statement
     # -> statlist -> statement too, at statement's switch from DWARF.
     "copies": {("gcc", "-O0"), ("gcc", "-O2"), ("gcc", "-O3"), ("clang", "-O0")},
+    # clang -O2/-O3: scope-variable (every copy: the vector loop, its
+    # remainder); the others keep the for's test on its line.
+    "repeat": {(cc, o) for cc in ("gcc", "clang") for o in ("-O0", "-O2", "-O3")},
 }
 # Loops checked in every copy, not only the outermost: each loop of the
 # procedures named (gcc's clones .part.N/.isra.N too) is at the LOOP line
 # or at a LOOP_OTHER one, and one at least at the LOOP line.
-EVERY_COPY = {"copies": ("copies", "statlist", "statement")}
+EVERY_COPY = {"copies": ("copies", "statlist", "statement"), "repeat": ("repeat",)}
 
 
 def part5_dwarf_alone(tap, tmp):

@@ -357,6 +357,7 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			struct origin_names on = resolve_names(w, &child);
 			struct ls_inl_node *n = new_node(w, LS_INL_INLINED, &child);
 			n->parent = func;
+			n->block = scope && scope->kind == LS_INL_LEXICAL ? scope : NULL;
 			n->depth = func->depth + 1;
 			n->name = on.name;
 			n->linkage_name = on.linkage_name;

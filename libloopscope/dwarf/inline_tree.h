@@ -22,6 +22,9 @@ struct ls_inl_node {
 	unsigned call_line, call_column;
 	Dwarf_Off die;                    /* offset of the DIE, for identity and debugging */
 	uint64_t lo;                      /* lexical: the lowest address of its code */
+	const struct ls_inl_node *block;  /* inlined: the innermost lexical block around the
+	                                   * call in the caller (its ->parent chain holds the
+	                                   * others), NULL if none */
 };
 
 struct ls_inl_seg {

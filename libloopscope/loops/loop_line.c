@@ -14,6 +14,16 @@
  *   DWARF (always; lines taken in the loop's inline context, in the file
  *   most of the loop's lines come from, from instructions that vote - no
  *   line 0, no spill, reload, register copy or padding; see ls_place):
+ *     SCOPE_VARIABLE  the loop is all on one line of an inlined call whose
+ *                     code is all on that line (a one-statement callee
+ *                     the loop repeats: clang gives even the increment
+ *                     and compare of `for (Index i = a; i < b; ++i)
+ *                     kernel.assignCoeff(i);` the callee's line), and a
+ *                     lexical block around the call declares a variable
+ *                     on the call's line or up to two above, and holds no
+ *                     code but of those lines: the for's scope and its
+ *                     init variable, on the for's line (up through
+ *                     one-line callees: Eigen's assign_op);
  *     HEADER_STMT     a statement row at the header with a line
  *                     above every line of the loop: gcc gives a `for (;;)`,
  *                     `while (1)` or `do` a zero-length is_stmt row there
@@ -116,7 +126,7 @@ const char *ls_line_rule_name(enum ls_line_rule r)
 		"none", "test-at-top", "header-stmt", "test-at-bottom", "slides", "header",
 		"src-confirmed", "src-do", "src-expansion", "src-enclosing", "src-recursion",
 		"src-caller", "src-shared", "entry", "before-body", "src-after-entry", "label",
-		"stmt-in-loop", "above-switch", "sibling-top",
+		"stmt-in-loop", "above-switch", "sibling-top", "scope-variable",
 	};
 	return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
@@ -692,6 +702,106 @@ static bool block_line(const struct ls_cfg *cfg, const struct ls_block *blk, boo
 	return false;
 }
 
+/* Whether all of inlined call CALL's code (its voting instructions,
+ * anywhere in the procedure) is on its line LINE: a one-statement
+ * callee, which holds no loop statement of its own around the code. */
+static bool call_on_one_line(const struct ls_places *ps, const struct ls_inl_node *call, const char *file,
+                             unsigned line)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const char *f;
+		unsigned l;
+		if (ps->pl[i].votes && line_in_context(&ps->pl[i], call, &f, &l) && (f != file || l != line))
+			return false;
+	}
+	return true;
+}
+
+/* Whether context CTX (any kind) lies in lexical block BLK. */
+static bool in_block(const struct ls_inl_node *ctx, const struct ls_inl_node *blk)
+{
+	for (const struct ls_inl_node *c = ctx; c; c = c->kind == LS_INL_INLINED && c->block ? c->block : c->parent)
+		if (c == blk)
+			return true;
+	return false;
+}
+
+/* Whether block BLK holds nothing but a loop statement from line LO to
+ * line HI of the caller, CALL's: every voting instruction in it is, seen
+ * from the caller, on those lines.  A for's scope holds its init, its
+ * test and its body; a block whose variable merely precedes the call
+ * holds the statements after it too. */
+static bool block_is_statement(const struct ls_places *ps, const struct ls_inl_node *call,
+                               const struct ls_inl_node *blk, unsigned lo, unsigned hi)
+{
+	const struct ls_inl_node *caller = ctx_parent(call);
+	for (size_t i = 0; i < ps->n; i++) {
+		if (!ps->pl[i].votes || !in_block(ps->pl[i].ctx, blk))
+			continue;
+		const char *f;
+		unsigned l;
+		if (!line_in_context(&ps->pl[i], caller, &f, &l) || f != call->call_file || l < lo || l > hi)
+			return false;
+	}
+	return true;
+}
+
+/* The line of a variable declared in a lexical block between inlined
+ * call CALL and its caller, on the call's line or up to two above it, in
+ * the innermost such block that holds only the statement from there to
+ * the call; 0 if none. */
+static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *call)
+{
+	const struct ls_inl_node *caller = ctx_parent(call);
+	unsigned from = caller && caller->decl_file == call->call_file ? caller->decl_line : 0;
+	for (const struct ls_inl_node *n = call->block; n && n->kind == LS_INL_LEXICAL; n = n->parent) {
+		for (unsigned l = call->call_line; l > 0 && l + 3 > call->call_line && l >= from; l--) {
+			const struct ls_decl_line *v;
+			size_t nv = ls_inline_vars_at(&m->inl, call->call_file, l, &v);
+			for (size_t i = 0; i < nv; i++)
+				if (v[i].scope_lo && v[i].scope_lo == n->lo &&
+				    block_is_statement(ps, call, n, l, call->call_line))
+					return l;
+		}
+	}
+	return 0;
+}
+
+/* SCOPE_VARIABLE: the loop is all on one line of an inlined call, and
+ * all of that call's code is on that line: a one-statement callee the
+ * loop repeats (Eigen's `for (Index i = start; i < end; ++i)
+ * kernel.assignCoeff(i);`, where clang gives even the increment and the
+ * compare the callee's line).  The loop statement is the caller's: a
+ * variable declared on the call's line or just above, in a block around
+ * the call that holds nothing but those lines, is a for's init variable,
+ * on the for's line.  Up through callees of one line (a one-line
+ * function's line is no loop's).  False if none. */
+static bool scope_variable(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *lca,
+                           const struct loop_facts *f, struct ls_loop_line *out)
+{
+	if (!f->lo || f->lo != f->hi)
+		return false;
+	const char *file = f->file;
+	unsigned line = f->lo;
+	for (unsigned level = 0; lca && lca->kind == LS_INL_INLINED && level < 8; level++) {
+		if (!call_on_one_line(ps, lca, file, line))
+			return false;
+		unsigned l = scope_variable_at(m, ps, lca);
+		if (l) {
+			out->file = lca->call_file;
+			out->line = l;
+			out->rule = LS_LINE_SCOPE_VARIABLE;
+			return true;
+		}
+		if (line != lca->decl_line)
+			return false;
+		file = lca->call_file;
+		line = lca->call_line;
+		lca = ctx_parent(lca);
+	}
+	return false;
+}
+
 /* The DWARF rules, in order (see the file's comment). */
 static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                        int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
@@ -700,6 +810,8 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	const struct ls_loop *L = &lf->loops[k];
 	const struct ls_block *hb = &cfg->blocks[L->header];
 	unsigned top, bottom;
+	if (scope_variable(m, ps, lca, f, out))
+		return;
 	out->file = f->file;
 	if ((out->line = header_statement(m, cfg, L, ps, lca, f))) {
 		out->rule = LS_LINE_HEADER_STMT;
@@ -1353,6 +1465,12 @@ void ls_loop_lines(const ls_module *m, const struct ls_proc *proc, const struct 
 		if (m->debug_loop_lines_level >= 2 && f->file)
 			dump_facts(m, cfg, lf, (int32_t)k, ps, lca[k], f,
 			           header_statement(m, cfg, &lf->loops[k], ps, lca[k], f), &out[k]);
+		if (out[k].rule == LS_LINE_SCOPE_VARIABLE) {
+			/* The sources' rules (SRC_CALLER) decide, as for a
+			 * line of the callee that names no statement. */
+			srcs[k] = ls_source_get(m->sources, f->file);
+			continue;
+		}
 		if (!out[k].line || !f->lo || out[k].file != f->file)
 			continue;
 		srcs[k] = ls_source_get(m->sources, f->file);

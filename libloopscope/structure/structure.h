@@ -82,6 +82,8 @@ enum ls_line_rule {
 	                         * lines, and the line above has no code: `for (;;) { switch` (a guess) */
 	LS_LINE_SIBLING_TOP,    /* a guess overruled by the test at the top of the loop's copies in
 	                         * the procedure (same file and lines: versioned, peeled, inlined) */
+	LS_LINE_SCOPE_VARIABLE, /* all in an inlined call the loop repeats: the line of a variable
+	                         * of the block around the call (`for (int i = 0; ...) f(i);`) */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
