@@ -25,6 +25,8 @@
 # 4. made.cpp: compiler-made loops, marked with what made them.
 # 5. loop_lines_dwarf.c with LOOPSCOPE_NO_SOURCE=1: loops whose line only
 #    DWARF's variables and labels give, at their own line (DWARF_ALONE).
+# 6. fmt_align.cc, real code: Debian's {fmt} header; parse_align's for (;;)
+#    from DWARF alone at the line the installed header has it.
 import importlib.util
 import os
 import re
@@ -398,6 +400,62 @@ def part5_dwarf_alone(tap, tmp):
                    % (tag, name, "/".join(map(str, sorted(want[name]))), lines))
 
 
+FMT_CORE = "/usr/include/fmt/core.h"
+
+
+def parse_align_for_line(path):
+    """The line of the `for (;;)` of parse_align's definition in {fmt}'s
+    header PATH, or None: the expected line comes from the installed
+    header, not from this test."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    start = next((i for i, l in enumerate(lines) if re.search(r"\bauto parse_align\(", l)), None)
+    if start is None:
+        return None
+    for i in range(start, min(start + 30, len(lines))):
+        if re.match(r"\s*for \(;;\)", lines[i]):
+            return i + 1
+    return None
+
+
+def part6_fmt_parse_align(tap, tmp):
+    """fmt_align.cc against Debian's {fmt} (libfmt-dev): every loop of
+    parse_align (a for (;;) around a switch, inlined into each spec
+    parser) at the for's line with LOOPSCOPE_NO_SOURCE=1, by g++ and
+    clang++ at -O2 and -O3.  g++ -O3 threads the switch's cases out of the
+    loop down to three lines, whose tests all come back to its first line
+    (above-switch)."""
+    if not os.path.exists(FMT_CORE):
+        tap.skip("%s missing: libfmt-dev is not installed (scripts/setup-deps installs it)" % FMT_CORE)
+        return
+    want = parse_align_for_line(FMT_CORE)
+    if want is None:
+        tap.ok(False, "%s: no parse_align with a for (;;) found" % FMT_CORE)
+        return
+    env = dict(os.environ, LOOPSCOPE_NO_SOURCE="1")
+    for cc, cxx in C.compilers("c++"):
+        for opt in ("-O2", "-O3"):
+            tag = "%s %s fmt_align.cc" % (cxx, opt)
+            out = os.path.join(tmp, "fmt_align-%s%s" % (cxx, opt))
+            err = C.compile_fixture(cxx, opt, "fmt_align.cc", out)
+            if err:
+                tap.ok(False, tag + ": compile")
+                tap.diag(err)
+                continue
+            tree, proc = C.struct_json(out, env=env)
+            if tree is None:
+                tap.ok(False, "%s: loopscope struct exited %d" % (tag, proc.returncode))
+                continue
+            lines = []
+            for n, anc in tree_loops(tree):
+                scope = next((a for a in reversed(anc) if a.get("kind") in ("inline", "proc")), {})
+                if "parse_align" in (scope.get("name") or ""):
+                    lines.append((os.path.basename(n.get("file") or ""), n.get("line")))
+            tap.ok(lines and all(l == ("core.h", want) for l in lines),
+                   "%s, DWARF alone: every parse_align loop at core.h:%d, its for (;;) (got %s)"
+                   % (tag, want, lines))
+
+
 def part4_compiler_made(tap, tmp):
     """made.cpp: loops the compiler made, with no loop statement, marked
     with what they are - gcc's inline memcpy and memset copy loops
@@ -534,6 +592,7 @@ def main():
     part3_source_lines(tap, tmp)
     part4_compiler_made(tap, tmp)
     part5_dwarf_alone(tap, tmp)
+    part6_fmt_parse_align(tap, tmp)
     tap.done()
 
 
