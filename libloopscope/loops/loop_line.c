@@ -758,10 +758,29 @@ static bool block_is_statement(const struct ls_places *ps, const struct ls_inl_n
 	return true;
 }
 
+/* Whether a lexical block around inlined call CALL declares a variable
+ * on the call's line or up to two above it (the cheap half of
+ * scope_variable_at). */
+static bool has_scope_variable(const ls_module *m, const struct ls_inl_node *call)
+{
+	const struct ls_inl_node *caller = ctx_parent(call);
+	unsigned from = caller && caller->decl_file == call->call_file ? caller->decl_line : 0;
+	for (const struct ls_inl_node *n = call->block; n && n->kind == LS_INL_LEXICAL; n = n->parent)
+		for (unsigned l = call->call_line; l > 0 && l + 3 > call->call_line && l >= from; l--) {
+			const struct ls_decl_line *v;
+			size_t nv = ls_inline_vars_at(&m->inl, call->call_file, l, &v);
+			for (size_t i = 0; i < nv; i++)
+				if (v[i].scope_lo && v[i].scope_lo == n->lo)
+					return true;
+		}
+	return false;
+}
+
 /* The line of a variable declared in a lexical block between inlined
  * call CALL and its caller, on the call's line or up to two above it, in
  * the innermost such block that holds only the statement from there to
- * the call; 0 if none. */
+ * the call; 0 if none.  The declarations are looked up first: most calls
+ * have none, and the block's code is a walk over the procedure. */
 static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *call)
 {
 	const struct ls_inl_node *caller = ctx_parent(call);
@@ -787,23 +806,35 @@ static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps
  * variable declared on the call's line or just above, in a block around
  * the call that holds nothing but those lines, is a for's init variable,
  * on the for's line.  Up through callees of one line (a one-line
- * function's line is no loop's).  False if none. */
+ * function's line is no loop's).  False if none.  The calls' lines are
+ * checked (a walk over the procedure each) only for a call that has such
+ * a variable. */
 static bool scope_variable(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *lca,
                            const struct loop_facts *f, struct ls_loop_line *out)
 {
 	if (!f->lo || f->lo != f->hi)
 		return false;
+	enum { MAX_LEVELS = 8 };
+	const struct ls_inl_node *calls[MAX_LEVELS];
+	const char *files[MAX_LEVELS];
+	unsigned lines[MAX_LEVELS];
 	const char *file = f->file;
 	unsigned line = f->lo;
-	for (unsigned level = 0; lca && lca->kind == LS_INL_INLINED && level < 8; level++) {
-		if (!call_on_one_line(ps, lca, file, line))
-			return false;
-		unsigned l = scope_variable_at(m, ps, lca);
-		if (l) {
-			out->file = lca->call_file;
-			out->line = l;
-			out->rule = LS_LINE_SCOPE_VARIABLE;
-			return true;
+	for (unsigned level = 0; lca && lca->kind == LS_INL_INLINED && level < MAX_LEVELS; level++) {
+		calls[level] = lca;
+		files[level] = file;
+		lines[level] = line;
+		if (has_scope_variable(m, lca)) {
+			for (unsigned i = 0; i <= level; i++)
+				if (!call_on_one_line(ps, calls[i], files[i], lines[i]))
+					return false;
+			unsigned l = scope_variable_at(m, ps, lca);
+			if (l) {
+				out->file = lca->call_file;
+				out->line = l;
+				out->rule = LS_LINE_SCOPE_VARIABLE;
+				return true;
+			}
 		}
 		if (line != lca->decl_line)
 			return false;
