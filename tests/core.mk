@@ -74,7 +74,7 @@ tests_unit_source_LDADD = libloopscope-internal.la
 EXTRA_DIST += \
 	tests/fixtures/small.cpp tests/fixtures/inline_deep.c tests/fixtures/recursion.c \
 	tests/fixtures/cold.c tests/fixtures/shlib.c tests/fixtures/shlib_main.c \
-	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/loop_lines_dwarf.c tests/fixtures/made.cpp tests/fixtures/line0.c \
+	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/loop_lines_dwarf.c tests/fixtures/fmt_align.cc tests/fixtures/made.cpp tests/fixtures/line0.c \
 	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
 	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
