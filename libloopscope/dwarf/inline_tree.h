@@ -21,10 +21,12 @@ struct ls_inl_node {
 	const char *call_file;            /* inlined: DW_AT_call_file, interned */
 	unsigned call_line, call_column;
 	Dwarf_Off die;                    /* offset of the DIE, for identity and debugging */
-	uint64_t lo;                      /* lexical: the lowest address of its code */
-	const struct ls_inl_node *block;  /* inlined: the innermost lexical block around the
-	                                   * call in the caller (its ->parent chain holds the
-	                                   * others), NULL if none */
+	union {                           /* by kind, so that a node is no bigger (millions in a kernel) */
+		uint64_t lo;                      /* lexical: the lowest address of its code */
+		const struct ls_inl_node *block;  /* inlined: the innermost lexical block around
+		                                   * the call in the caller (its ->parent chain
+		                                   * holds the others), NULL if none */
+	};
 };
 
 struct ls_inl_seg {
