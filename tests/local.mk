@@ -57,4 +57,4 @@ check-all:
 EXTRA_DIST += bench/README.md bench/lookup.sh bench/struct.sh bench/decode.sh bench/on-demand.sh \
 	bench/growth.sh bench/irreducible-nest.py scripts/setup-kernel-dbg scripts/time-tests \
 	scripts/build-copy.sh scripts/show-regressions bench/annotate.sh \
-	scripts/check-werror
+	scripts/check-werror scripts/setup-perf612 scripts/perf612-jump-parse-ref.patch

@@ -45,7 +45,8 @@ PERF_UNIT_TESTS = tests/unit-names
 PERF_SLOW_TESTS = \
 	tests/perf-search.py \
 	tests/perf-kernel.py \
-	tests/perf-browser-real.sh
+	tests/perf-browser-real.sh \
+	tests/perf-data-perf612.py
 TESTS += $(PERF_TESTS) $(PERF_UNIT_TESTS)
 SLOW_TESTS += $(PERF_SLOW_TESTS)
 EXTRA_DIST += $(PERF_TESTS) $(PERF_SLOW_TESTS) tests/hostile-perf.py
