@@ -20,9 +20,11 @@
 # with neither.  Every difference is a diag line: docs/design.md's table
 # ("Against perf 6.12").
 #
-# PERF612 names the perf (scripts/setup-perf612 builds one: Debian's
-# linux-perf 6.12.95 crashes on every data-type report, see design.md);
-# without it, without root for the uprobes, the test skips.
+# PERF612 names the perf, else scripts/setup-perf612's: Debian's linux-perf
+# 6.12.95 answers on the uprobe recordings and crashes on the page faults'
+# (samples in ld.so: design.md), which then skip; setup-perf612 --build's
+# answers on both.  Without a perf 6.12, without root for the uprobes, the
+# test skips.
 import importlib.util
 import json
 import os
@@ -56,9 +58,18 @@ def run(argv, **kw):
     return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, **kw)
 
 
+def perf612_path():
+    """PERF612, else scripts/setup-perf612's: its build, else Debian's."""
+    d = os.environ.get("LOOPSCOPE_PERF612_DIR", "/var/tmp/loopscope-perf612")
+    for perf in (os.environ.get("PERF612"), os.path.join(d, "perf"), os.path.join(d, "deb/usr/bin/perf")):
+        if perf and os.access(perf, os.X_OK):
+            return perf
+    return None
+
+
 def perf612_or_skip():
-    perf = os.environ.get("PERF612") or "/var/tmp/loopscope-perf612/perf"
-    if not os.access(perf, os.X_OK):
+    perf = perf612_path()
+    if perf is None:
         C.skip_all("no perf 6.12 (PERF612, or scripts/setup-perf612): nothing to compare with")
     v = run([perf, "version"]).stdout.strip()
     return perf, v
@@ -201,6 +212,11 @@ def build(cc, src):
 
 def report(perf, label, data, keys):
     r = run([perf, "report", "-i", data, "--stdio", "-n", "-s", keys])
+    if r.returncode == -11:
+        # Debian's 6.12.95 on a recording with samples in ld.so: the oracle
+        # crashes (design.md); scripts/setup-perf612 --build's does not
+        tap.skip("%s: %s crashes (SIGSEGV) on this recording: scripts/setup-perf612 --build" % (label, perf))
+        return None
     if not tap.ok(r.returncode == 0, "%s: %s report -s %s exits 0 (%d)" % (label, os.path.basename(perf), keys,
                                                                              r.returncode)):
         tap.diag(r.stderr[-400:])
