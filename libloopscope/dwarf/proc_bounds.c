@@ -182,31 +182,117 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, uint64_t **out)
+/* A legacy or REX prefix byte: what may stand between an instruction's
+ * start and its opcode. */
+static bool prefix_byte(uint8_t b)
+{
+	switch (b) {
+	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65: case 0x66: case 0x67:
+	case 0xf0: case 0xf2: case 0xf3:
+		return true;
+	default:
+		return b >= 0x40 && b <= 0x4f;
+	}
+}
+
+static int32_t le32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
+/* What range_may_reach needs: the section it scans, the decoder, and
+ * which targets matter. */
+struct reach {
+	const ls_module *m;
+	struct ls_decoder *dec;
+	const struct ls_text *t;
+	ls_target_filter wanted;
+	const void *ctx;
+};
+
+/* Whether an instruction starting at offset I of the section may be a
+ * direct call or jmp with a target that matters, given that the byte at
+ * offset OP (>= I, the bytes between being prefixes) is e8, e9 or eb.  In
+ * 64-bit code these are the only opcodes the decoder gives a CALL or JUMP
+ * with a target.  With no prefix, the target is by definition the end of
+ * the instruction plus its displacement (rel32, or rel8 for eb); behind
+ * prefixes (data16 makes it rel16, masked), the decoder says. */
+static bool reaches(const struct reach *r, size_t i, size_t op)
+{
+	const struct ls_text *t = r->t;
+	const uint8_t *d = t->data;
+	uint64_t at = t->addr + op;
+	if (i == op && d[op] == 0xeb)
+		return t->size - op >= 2 && r->wanted(r->ctx, at + 2 + (uint64_t)(int64_t)(int8_t)d[op + 1]);
+	if (i == op)
+		return t->size - op >= 5 && r->wanted(r->ctx, at + 5 + (uint64_t)(int64_t)le32(d + op + 1));
+	struct ls_insn in;
+	if (!ls_decode(r->dec, d + i, t->size - i, t->addr + i, &in))
+		return false;
+	return (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && r->wanted(r->ctx, in.target);
+}
+
+/* Whether decoding [LO, HI) can give a call or tail-call target that
+ * matters: an instruction starting there may be a direct call or jmp to
+ * one -- its opcode in the range, or just after it behind prefixes. */
+static bool range_may_reach(struct reach *r, uint64_t lo, uint64_t hi)
+{
+	for (uint64_t a = lo; a < hi;) {
+		const struct ls_text *t = ls_text_find(r->m, a);
+		if (!t) {
+			a++;
+			continue;
+		}
+		r->t = t;
+		const uint8_t *d = t->data;
+		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size;
+		for (size_t op = first; op < t->size && (op < stop || prefix_byte(d[op - 1])); op++) {
+			if (d[op] != 0xe8 && d[op] != 0xe9 && d[op] != 0xeb)
+				continue;
+			/* every start: the opcode itself, and each prefix before it */
+			for (size_t i = op + 1; i > first && (i == op + 1 || prefix_byte(d[i - 1])); i--)
+				if (i - 1 < stop && reaches(r, i - 1, op))
+					return true;
+		}
+		a = t->addr + t->size;
+	}
+	return false;
+}
+
+/* The linear sweep of one range: every call target and tail-call target. */
+static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range code, uint64_t **out, size_t *n,
+                        size_t *cap)
+{
+	for (uint64_t a = code.lo; a < code.hi;) {
+		const struct ls_text *t = ls_text_find(m, a);
+		struct ls_insn in;
+		size_t len = t ? ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in) : 0;
+		if (!len) {
+			a++;
+			continue;
+		}
+		a += len;
+		bool call = in.kind == LS_INSN_CALL;
+		bool tail = in.kind == LS_INSN_JUMP && (in.target < code.lo || in.target >= code.hi);
+		if ((call || tail) && in.target && ls_text_find(m, in.target)) {
+			*out = ls_grow(*out, cap, *n + 1, sizeof **out);
+			(*out)[(*n)++] = in.target;
+		}
+	}
+}
+
+size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, ls_target_filter wanted,
+                       const void *ctx, uint64_t **out)
 {
 	size_t n = 0, cap = 0;
 	*out = NULL;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
 	if (!dec)
 		return 0;
-	for (size_t i = 0; i < ncode; i++) {
-		for (uint64_t a = code[i].lo; a < code[i].hi;) {
-			const struct ls_text *t = ls_text_find(m, a);
-			struct ls_insn in;
-			size_t len = t ? ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in) : 0;
-			if (!len) {
-				a++;
-				continue;
-			}
-			a += len;
-			bool call = in.kind == LS_INSN_CALL;
-			bool tail = in.kind == LS_INSN_JUMP && (in.target < code[i].lo || in.target >= code[i].hi);
-			if ((call || tail) && in.target && ls_text_find(m, in.target)) {
-				*out = ls_grow(*out, &cap, n + 1, sizeof **out);
-				(*out)[n++] = in.target;
-			}
-		}
-	}
+	struct reach r = { m, dec, NULL, wanted, ctx };
+	for (size_t i = 0; i < ncode; i++)
+		if (!wanted || range_may_reach(&r, code[i].lo, code[i].hi))
+			sweep_range(m, dec, code[i], out, &n, &cap);
 	ls_decoder_free(dec);
 	if (n) {
 		qsort(*out, n, sizeof **out, cmp_u64);

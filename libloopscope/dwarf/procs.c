@@ -558,6 +558,18 @@ static bool covered(const struct cover *c, uint64_t addr)
 	return k < c->n && c->r[k].lo <= addr;
 }
 
+/* A call target that matters to the procedures: in code, where none is. */
+struct target_filter {
+	const ls_module *m;
+	const struct cover *c;
+};
+
+static bool uncovered_code(const void *ctx, uint64_t target)
+{
+	const struct target_filter *f = ctx;
+	return target && ls_text_find(f->m, target) && !covered(f->c, target);
+}
+
 /* Whether the module has a symbol table beyond its dynamic one (in the
  * file or in its debug file). */
 static bool has_symtab(const ls_module *m)
@@ -590,11 +602,12 @@ static size_t add_inferred_procs(struct builder *b)
 	free(fde);
 	free(c.r);
 	if (!has_symtab(m) && !m->relocatable) {
+		/* only the targets no procedure covers matter: only the code
+		 * that may call or jump to one is decoded (proc_bounds.c) */
 		c = cover_of(b);
 		uint64_t *t;
-		size_t nt = ls_call_targets(m, c.r, c.n, &t);
-		free(c.r);
-		c = cover_of(b);
+		struct target_filter tf = { m, &c };
+		size_t nt = ls_call_targets(m, c.r, c.n, uncovered_code, &tf, &t);
 		for (size_t i = 0; i < nt; i++)
 			if (!covered(&c, t[i]))
 				add_inferred(b, t[i], next_start(m, &c, t[i]));

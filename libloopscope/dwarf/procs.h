@@ -38,9 +38,15 @@ void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
 /* The code ranges of the .eh_frame FDEs (one per compiled function and per
  * .cold part; kept by strip), sorted by start: how many, in *OUT (free it). */
 size_t ls_fde_ranges(const ls_module *m, ls_range **out);
+/* Whether a call target matters to the caller of ls_call_targets. */
+typedef bool (*ls_target_filter)(const void *ctx, uint64_t target);
 /* The targets in code of the direct calls and of the jumps out of their
- * range (tail calls) in the CODE ranges, sorted, unique: how many, in *OUT. */
-size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, uint64_t **out);
+ * range (tail calls) in the CODE ranges, sorted, unique: how many, in *OUT.
+ * With WANTED, only the ranges that may hold a call or jump to a target
+ * WANTED(CTX, target) says matters are decoded: the targets that matter
+ * are the same, the others may be missing. */
+size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, ls_target_filter wanted,
+                       const void *ctx, uint64_t **out);
 /* Whether a function named NAME never returns (known names; in kernel code,
  * objtool's list too). */
 bool ls_noreturn_name(const ls_module *m, const char *name);
