@@ -162,8 +162,11 @@ size_t ls_fde_ranges(const ls_module *m, ls_range **out)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(m->elf, scn));) {
 		GElf_Shdr sh;
 		const char *name;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(name = elf_strptr(m->elf, shstrndx, sh.sh_name)) ||
-		    strcmp(name, ".eh_frame") != 0)
+		/* SHT_X86_64_UNWIND as clang's objects have it, when the
+		 * linker keeps that (gold: Debian's libLLVM, libclang-cpp),
+		 * else SHT_PROGBITS: the name says what it is */
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+		    !(name = elf_strptr(m->elf, shstrndx, sh.sh_name)) || strcmp(name, ".eh_frame") != 0)
 			continue;
 		Elf_Data *d = elf_rawdata(scn, NULL);
 		if (d && d->d_buf && d->d_size >= sh.sh_size)

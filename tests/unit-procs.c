@@ -1,0 +1,340 @@
+/* unit-procs.c - procedures of code without a symbol table
+ * (libloopscope/dwarf/proc_bounds.c, procs.c), on a fixture compiled now
+ * with gcc (GNU ld) and clang (lld), stripped, and on the big stripped
+ * binaries of the system (cc1plus, libLLVM, libc without its debug file);
+ * and with clang and gold, which types .eh_frame SHT_X86_64_UNWIND as
+ * clang's objects do (Debian's libLLVM and libclang-cpp are linked so).
+ *
+ *   - Every function of the fixture, as the unstripped binary's .symtab
+ *     gives it (read here with libelf), is a procedure of the stripped one,
+ *     entry and whole body: the .eh_frame FDEs give them, also when the
+ *     section is SHT_X86_64_UNWIND (a function only called through a
+ *     pointer has no other trace); a hand-written function without CFI is
+ *     found from its direct call.
+ *   - The call-target pass decodes only the code that may call or jump to a
+ *     target that matters (ls_call_targets with a filter): its answer on
+ *     those targets equals the full linear sweep's, for the filter the
+ *     procedures use (code no FDE covers) and for a pseudo-random sample of
+ *     all the targets (1 in 64, or 1 in 1024 on the biggest: every kind of
+ *     call and jmp, behind prefixes too, checked against the decoder).
+ * Prints TAP. */
+#include "dwarf/inline_tree.h"
+#include "dwarf/linemap.h"
+#include "dwarf/procs.h"
+#include "elf/module.h"
+#include "pipeline.h"
+#include "support/base.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tap.h"
+
+static const char fixture[] =
+	"volatile int sink;\n"
+	"#define NI __attribute__((noinline))\n"
+	"NI int leaf(int x) { sink = x; return x * 3; }\n"
+	"/* only called through a pointer: no call names it */\n"
+	"NI int by_pointer(int x) { sink = x + 1; return x ^ 5; }\n"
+	"NI int caller(int x) { return leaf(x) + leaf(x + 1) * sink; }\n"
+	"int (*volatile fp)(int) = by_pointer;\n"
+	"/* no CFI, so no FDE: found from its call; then bytes that look like a\n"
+	" * call and jumps behind prefixes (data16 call, rex jmp, bnd jmp) */\n"
+	"__asm__(\".text\\n.globl nocfi\\n.type nocfi,@function\\nnocfi:\\n\\tlea 1(%rdi),%eax\\n\\tret\\n\"\n"
+	"        \".size nocfi,.-nocfi\\n.globl odd_prefixes\\n.type odd_prefixes,@function\\nodd_prefixes:\\n\"\n"
+	"        \"\\t.byte 0x66,0xe8,0x10,0x00\\n\\t.byte 0x48,0xe9,0,0,0,0\\n\\t.byte 0xf2,0xeb,0x00\\n\\tret\\n\"\n"
+	"        \".size odd_prefixes,.-odd_prefixes\\n\");\n"
+	"int nocfi(int);\n"
+	"int main(int argc, char **argv) { return caller(argc) + fp(argc) + nocfi(argc) + (argv[0][0] == 0); }\n";
+
+static const char *const fixture_funcs[] = { "leaf", "by_pointer", "caller", "nocfi", "main" };
+
+static void quiet_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+/* The stages before the analysis, as the pipeline runs them (pipeline.c),
+ * without any debug file. */
+static ls_module *load(const char *path)
+{
+	ls_module *m = ls_xcalloc(1, sizeof *m);
+	m->fd = -1;
+	ls_options_init(&m->opt);
+	m->opt.debug_file_path = "/nonexistent";
+	m->opt.warn = quiet_warn;
+	ls_error err;
+	if (ls_elf_open(m, path, &err) < 0 || ls_pipeline_indexes(m, &err) < 0) {
+		ls_elf_close(m);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void unload(ls_module *m)
+{
+	if (!m)
+		return;
+	ls_inline_free(&m->inl);
+	ls_procs_free(&m->procs);
+	ls_linemap_free(&m->lines);
+	ls_elf_close(m);
+	ls_strtab_free(&m->strings);
+	free(m);
+}
+
+/* NAME's value and size in PATH's .symtab (libelf, not loopscope). */
+static bool symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	bool found = false;
+	for (Elf_Scn *scn = NULL; e && !found && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &s) && GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+			    (n = elf_strptr(e, sh.sh_link, s.st_name)) && strcmp(n, name) == 0) {
+				*addr = s.st_value;
+				*size = s.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* The type of PATH's .eh_frame section (SHT_PROGBITS from GNU ld,
+ * SHT_X86_64_UNWIND from lld), or 0. */
+static unsigned eh_frame_type(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstrndx;
+	unsigned type = 0;
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+			GElf_Shdr sh;
+			const char *n;
+			if (gelf_getshdr(scn, &sh) && (n = elf_strptr(e, shstrndx, sh.sh_name)) && strcmp(n, ".eh_frame") == 0)
+				type = sh.sh_type;
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return type;
+}
+
+/* Each function of the fixture (the unstripped binary's .symtab) is a
+ * procedure of the stripped binary: entry, and its whole body. */
+static void check_fixture_procs(const char *tag, const char *full, const char *stripped)
+{
+	unsigned type = eh_frame_type(stripped);
+	ls_module *m = load(stripped);
+	ok(m != NULL, "%s: the stripped binary loads (.eh_frame is %s)", tag,
+	   type == SHT_X86_64_UNWIND ? "SHT_X86_64_UNWIND" : type == SHT_PROGBITS ? "SHT_PROGBITS" : "missing");
+	if (!m)
+		return;
+	for (size_t i = 0; i < sizeof fixture_funcs / sizeof *fixture_funcs; i++) {
+		uint64_t a = 0, s = 0;
+		if (!symtab_func(full, fixture_funcs[i], &a, &s)) {
+			ok(0, "%s: %s in the unstripped binary's .symtab", tag, fixture_funcs[i]);
+			continue;
+		}
+		const struct ls_proc *p = ls_procs_at_entry(&m->procs, a);
+		const struct ls_proc *q = s ? ls_procs_find(&m->procs, a + s - 1) : p;
+		ok(p && p == q && p->inferred, "%s: %s [0x%llx, 0x%llx) is one procedure of the stripped binary (%s)", tag,
+		   fixture_funcs[i], (unsigned long long)a, (unsigned long long)(a + s), p ? p->name : "none");
+	}
+	unload(m);
+}
+
+/* Which call targets matter, for the comparison: code no FDE covers (what
+ * the procedures ask), or a pseudo-random 1 in KEEP of all code. */
+struct filter {
+	const ls_module *m;
+	const ls_range *fde;
+	size_t nfde;
+	uint64_t keep;
+};
+
+static bool not_in_fde(const void *ctx, uint64_t t)
+{
+	const struct filter *f = ctx;
+	if (!ls_text_find(f->m, t))
+		return false;
+	size_t lo = 0, hi = f->nfde;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->fde[mid].lo <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* FDEs do not overlap in compiled code: the last one starting at or
+	 * before T is the only one that may hold it */
+	return !(lo && t < f->fde[lo - 1].hi);
+}
+
+static bool sampled(const void *ctx, uint64_t t)
+{
+	const struct filter *f = ctx;
+	return ls_text_find(f->m, t) && ((t * 0x9e3779b97f4a7c15ull) >> 40) % f->keep == 0;
+}
+
+/* The targets of ALL that WANTED keeps equal those of SOME (both sorted). */
+static bool same_wanted(const uint64_t *all, size_t nall, const uint64_t *some, size_t nsome, ls_target_filter wanted,
+                        const struct filter *f, size_t *count, uint64_t *first_diff)
+{
+	size_t i = 0, j = 0;
+	*count = 0;
+	for (;;) {
+		while (i < nall && !wanted(f, all[i]))
+			i++;
+		while (j < nsome && !wanted(f, some[j]))
+			j++;
+		if (i == nall || j == nsome)
+			break;
+		if (all[i] != some[j]) {
+			*first_diff = all[i] < some[j] ? all[i] : some[j];
+			return false;
+		}
+		(*count)++;
+		i++;
+		j++;
+	}
+	*first_diff = i < nall ? all[i] : j < nsome ? some[j] : 0;
+	return i == nall && j == nsome;
+}
+
+/* The filtered pass against the full sweep over every procedure's code. */
+static void check_filtered_sweep(const char *tag, const char *path, uint64_t keep)
+{
+	ls_module *m = load(path);
+	if (!m) {
+		ok(0, "%s: %s loads", tag, path);
+		return;
+	}
+	ls_range *code = ls_xmalloc((m->procs.nindex + 1) * sizeof *code);
+	for (size_t i = 0; i < m->procs.nindex; i++)
+		code[i] = (ls_range){ m->procs.index[i].lo, m->procs.index[i].hi };
+	struct filter f = { .m = m, .keep = keep };
+	f.nfde = ls_fde_ranges(m, (ls_range **)&f.fde);
+	uint64_t *all, *some;
+	size_t nall = ls_call_targets(m, code, m->procs.nindex, NULL, NULL, &all);
+	static const struct { const char *what; ls_target_filter fn; } filters[] = {
+		{ "targets no FDE covers", not_in_fde },
+		{ "a sample of all targets", sampled },
+	};
+	for (size_t k = 0; k < 2; k++) {
+		size_t nsome = ls_call_targets(m, code, m->procs.nindex, filters[k].fn, &f, &some);
+		size_t count;
+		uint64_t diff;
+		bool same = same_wanted(all, nall, some, nsome, filters[k].fn, &f, &count, &diff);
+		char why[64] = "";
+		if (!same)
+			snprintf(why, sizeof why, ": first difference at 0x%llx", (unsigned long long)diff);
+		ok(same && (k == 0 || count > 0),
+		   "%s: decoding only what may reach them gives the full sweep's %s (%zu of %zu; %zu FDEs)%s", tag,
+		   filters[k].what, count, nall, f.nfde, why);
+		free(some);
+	}
+	free(all);
+	free((void *)f.fde);
+	free(code);
+	unload(m);
+}
+
+/* The first line COMMAND prints, or "". */
+static void first_line(const char *command, char *out, size_t size)
+{
+	out[0] = 0;
+	FILE *p = popen(command, "r");
+	if (!p)
+		return;
+	if (fgets(out, (int)size, p))
+		out[strcspn(out, "\n")] = 0;
+	pclose(p);
+}
+
+static void build_fixtures(const char *dir)
+{
+	char src[512];
+	snprintf(src, sizeof src, "%s/procs.c", dir);
+	FILE *f = fopen(src, "w");
+	if (!f) {
+		ok(0, "the fixture is written in %s", dir);
+		return;
+	}
+	fputs(fixture, f);
+	fclose(f);
+	static const struct { const char *cc, *flags; } builds[] = {
+		{ "gcc", "-O2" },
+		{ "clang", "-O2 -fuse-ld=lld" },
+		{ "clang", "-O2 -fuse-ld=gold" },
+	};
+	for (size_t i = 0; i < sizeof builds / sizeof *builds; i++) {
+		char tag[128], full[600], stripped[600], cmd[2400];
+		snprintf(tag, sizeof tag, "%s %s, stripped", builds[i].cc, builds[i].flags);
+		snprintf(full, sizeof full, "%s/procs-%zu", dir, i);
+		snprintf(stripped, sizeof stripped, "%s/procs-%zu-stripped", dir, i);
+		snprintf(cmd, sizeof cmd, "%s %s -o %s %s >/dev/null 2>&1 && strip --strip-all -o %s %s", builds[i].cc,
+		         builds[i].flags, full, src, stripped, full);
+		if (system(cmd) != 0) {
+			printf("ok %d # SKIP %s: does not build here (no %s, lld or gold?)\n", ++test_no, tag, builds[i].cc);
+			continue;
+		}
+		check_fixture_procs(tag, full, stripped);
+		check_filtered_sweep(tag, stripped, 1);
+		unlink(full);
+		unlink(stripped);
+	}
+	unlink(src);
+}
+
+int main(void)
+{
+	elf_version(EV_CURRENT);
+	setenv("DEBUGINFOD_URLS", "", 1);
+	char dir[] = "/tmp/ls-unit-procs.XXXXXX";
+	if (!mkdtemp(dir)) {
+		printf("1..0 # SKIP cannot make a temporary directory\n");
+		return 0;
+	}
+	build_fixtures(dir);
+	rmdir(dir);
+
+	/* Big stripped binaries: GNU ld's cc1plus, lld's libLLVM, and libc
+	 * (asm without CFI) without its debug file. */
+	char cc1plus[512], llvm[512];
+	first_line("gcc -print-prog-name=cc1plus 2>/dev/null", cc1plus, sizeof cc1plus);
+	first_line("ls /usr/lib/x86_64-linux-gnu/libLLVM-*.so.1 2>/dev/null", llvm, sizeof llvm);
+	const struct { const char *tag, *path; uint64_t keep; } big[] = {
+		{ "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", 64 },
+		{ "cc1plus", cc1plus, 1024 },
+		{ "libLLVM", llvm, 1024 },
+	};
+	for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+		if (!big[i].path[0] || access(big[i].path, R_OK) != 0) {
+			printf("ok %d # SKIP no %s here\n", ++test_no, big[i].tag);
+			continue;
+		}
+		check_filtered_sweep(big[i].tag, big[i].path, big[i].keep);
+	}
+	return done_testing();
+}
