@@ -17,7 +17,13 @@
  *     procedures use (code no FDE covers) and for a pseudo-random sample of
  *     all the targets (1 in 64, or 1 in 1024 on the biggest: every kind of
  *     call and jmp, behind prefixes too, checked against the decoder).
+ *   - Noreturn facts on demand (cfg/noreturn.c: quick proofs on a prefix
+ *     of the code, summaries, the least fixpoint over what they depend on)
+ *     equal the whole analysis' fixpoint for every procedure, asked in
+ *     address order and in reverse: the fixture (die() calls exit, die2()
+ *     calls die(): neither returns, whatever the order), libc, bash.
  * Prints TAP. */
+#include "cfg/cfg.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
 #include "dwarf/procs.h"
@@ -40,6 +46,10 @@ static const char fixture[] =
 	"/* only called through a pointer: no call names it */\n"
 	"NI int by_pointer(int x) { sink = x + 1; return x ^ 5; }\n"
 	"NI int caller(int x) { return leaf(x) + leaf(x + 1) * sink; }\n"
+	"void exit(int);\n"
+	"NI void die(int c) { sink = c; exit(c); }\n"
+	"NI void die2(int c) { sink = c + 1; die(c + 2); sink = 0; }\n"
+	"NI int checked(int x) { if (x < 0) die2(x); return leaf(x) + 1; }\n"
 	"int (*volatile fp)(int) = by_pointer;\n"
 	"/* no CFI, so no FDE: found from its call; then bytes that look like a\n"
 	" * call and jumps behind prefixes (data16 call, rex jmp, bnd jmp) */\n"
@@ -48,9 +58,9 @@ static const char fixture[] =
 	"        \"\\t.byte 0x66,0xe8,0x10,0x00\\n\\t.byte 0x48,0xe9,0,0,0,0\\n\\t.byte 0xf2,0xeb,0x00\\n\\tret\\n\"\n"
 	"        \".size odd_prefixes,.-odd_prefixes\\n\");\n"
 	"int nocfi(int);\n"
-	"int main(int argc, char **argv) { return caller(argc) + fp(argc) + nocfi(argc) + (argv[0][0] == 0); }\n";
+	"int main(int argc, char **argv) { return caller(argc) + fp(argc) + nocfi(argc) + checked(argc - 9) + (argv[0][0] == 0); }\n";
 
-static const char *const fixture_funcs[] = { "leaf", "by_pointer", "caller", "nocfi", "main" };
+static const char *const fixture_funcs[] = { "leaf", "by_pointer", "caller", "nocfi", "die", "die2", "checked", "main" };
 
 static void quiet_warn(void *ctx, const char *msg)
 {
@@ -260,6 +270,63 @@ static void check_filtered_sweep(const char *tag, const char *path, uint64_t kee
 	unload(m);
 }
 
+/* The noreturn facts of every procedure: the whole fixpoint's (all at
+ * once), then on demand, one procedure at a time in address order or in
+ * reverse.  FACTS: 1 never returns, 0 returns. */
+static void facts_of(ls_module *m, bool on_demand, bool reverse, uint8_t *facts)
+{
+	ls_cfg_module_free(m);
+	m->facts_on_demand = on_demand;
+	size_t n = m->procs.nprocs;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = reverse ? n - 1 - k : k;
+		facts[i] = ls_cfg_call_noreturn(m, m->procs.procs[i].entry);
+	}
+}
+
+/* On demand, in either order, the facts are the whole fixpoint's; with
+ * FULL (the unstripped binary), die and die2 never return, checked does. */
+static void check_facts(const char *tag, const char *path, const char *full)
+{
+	ls_module *m = load(path);
+	if (!m) {
+		ok(0, "%s: %s loads", tag, path);
+		return;
+	}
+	size_t n = m->procs.nprocs, never = 0, same[2] = { 0, 0 };
+	uint8_t *whole = ls_xcalloc(n + 1, 1), *dem = ls_xcalloc(n + 1, 1);
+	facts_of(m, false, false, whole);
+	for (size_t i = 0; i < n; i++)
+		never += whole[i];
+	for (int reverse = 0; reverse < 2; reverse++) {
+		facts_of(m, true, reverse, dem);
+		for (size_t i = 0, shown = 0; i < n; i++) {
+			same[reverse] += dem[i] == whole[i];
+			if (dem[i] != whole[i] && shown++ < 3)
+				printf("# %s: %s at 0x%llx: %s on demand (%s), %s in the whole fixpoint\n", tag,
+				       m->procs.procs[i].name, (unsigned long long)m->procs.procs[i].entry,
+				       dem[i] ? "never returns" : "returns", reverse ? "reverse order" : "in order",
+				       whole[i] ? "never returns" : "returns");
+		}
+	}
+	ok(same[0] == n && same[1] == n,
+	   "%s: noreturn facts on demand equal the whole fixpoint's (%zu and %zu of %zu procedures; %zu never return)",
+	   tag, same[0], same[1], n, never);
+	static const struct { const char *name; uint8_t never; } known[] = {
+		{ "die", 1 }, { "die2", 1 }, { "checked", 0 }, { "leaf", 0 },
+	};
+	for (size_t k = 0; full && k < sizeof known / sizeof *known; k++) {
+		uint64_t a = 0, s = 0;
+		const struct ls_proc *p = symtab_func(full, known[k].name, &a, &s) ? ls_procs_at_entry(&m->procs, a) : NULL;
+		size_t i = p ? (size_t)(p - m->procs.procs) : 0;
+		ok(p && whole[i] == known[k].never && dem[i] == known[k].never, "%s: %s %s", tag, known[k].name,
+		   known[k].never ? "never returns" : "returns");
+	}
+	free(whole);
+	free(dem);
+	unload(m);
+}
+
 /* The first line COMMAND prints, or "". */
 static void first_line(const char *command, char *out, size_t size)
 {
@@ -301,6 +368,7 @@ static void build_fixtures(const char *dir)
 		}
 		check_fixture_procs(tag, full, stripped);
 		check_filtered_sweep(tag, stripped, 1);
+		check_facts(tag, stripped, full);
 		unlink(full);
 		unlink(stripped);
 	}
@@ -329,6 +397,13 @@ int main(void)
 		{ "cc1plus", cc1plus, 1024 },
 		{ "libLLVM", llvm, 1024 },
 	};
+	static const char *const facts_on[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/bash" };
+	for (size_t i = 0; i < sizeof facts_on / sizeof *facts_on; i++) {
+		if (access(facts_on[i], R_OK) != 0)
+			printf("ok %d # SKIP no %s here\n", ++test_no, facts_on[i]);
+		else
+			check_facts(facts_on[i], facts_on[i], NULL);
+	}
 	for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
 		if (!big[i].path[0] || access(big[i].path, R_OK) != 0) {
 			printf("ok %d # SKIP no %s here\n", ++test_no, big[i].tag);

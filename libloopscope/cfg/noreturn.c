@@ -474,6 +474,225 @@ static void dpush(struct dsolve *d, uint32_t k)
 	d->work[d->nwork++] = k;
 }
 
+/* ---- a quick proof that a procedure returns ---------------------------------
+ *
+ * Most callees return, and the summary of one costs a decode of all its
+ * code.  quick_returns decodes the procedure as the CFG builder does (the
+ * same linear sweep, so the same instructions, in order) but a prefix at a
+ * time, and looks in what it has for a path from the entry to a return
+ * along edges the summary CFG has too: fall-through, the direct jumps
+ * inside the procedure, calls whose procedure is known to return (final
+ * facts only), PLT calls and calls the summary does not gate; an exit is a
+ * ret, or a tail call or fall-off the summary counts as one.  Such a path
+ * proves the procedure returns in the least fixpoint, so the fact is the
+ * same; without one, the decoded instructions go to the CFG builder as
+ * they are (b->reuse), and nothing is decoded twice.  Only where the
+ * builder's decode is that plain sweep: one range starting at the entry,
+ * no thunks, kernel sites or fragment sections. */
+
+struct quick {
+	const ls_module *m;
+	const struct ls_cfg_module *c;
+	const struct ls_proc *p;
+	uint64_t lo, hi, done;     /* the range, and how far the sweep got */
+	struct decoded *d;         /* the instructions so far */
+	uint8_t *seen;
+	uint32_t *stack;
+	size_t cap_search;
+};
+
+static bool quick_applies(const ls_module *m, const struct ls_cfg_module *c, const struct ls_proc *p)
+{
+	if (m->kernel || c->nthunks || c->nksites || p->nranges != 1 || p->entry != p->ranges[0].lo ||
+	    p->ranges[0].hi - p->ranges[0].lo > ((uint64_t)64 << 20))
+		return false;
+	for (size_t i = 0; i < m->ntext; i++)
+		if (ls_cfg_fragment_section(m->text[i].name))
+			return false;
+	return true;
+}
+
+/* The index of the decoded instruction holding ADDR: -1 for none (a gap
+ * the sweep skipped), -2 when the sweep has not got there yet. */
+static int64_t quick_index(const struct quick *q, uint64_t addr)
+{
+	if (addr >= q->done)
+		return -2;
+	size_t lo = 0, hi = q->d->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ls_insn *in = &q->d->insns[mid];
+		if (addr < in->addr)
+			hi = mid;
+		else if (addr - in->addr >= in->len)
+			lo = mid + 1;
+		else
+			return (int64_t)mid;
+	}
+	return -1;
+}
+
+/* Whether a tail call to TARGET is an exit as summarize() counts it, with
+ * the facts known now. */
+static bool quick_tail_exits(const struct quick *q, uint64_t target)
+{
+	const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
+	if (!t)
+		t = ls_procs_find(&q->m->procs, target);
+	if (!t)
+		return !extern_noreturn(q->m, target);
+	if (t == q->p)
+		return true;
+	if (t->noreturn)
+		return false;
+	return t->is_plt || fact_of(q->c, ls_cfg_proc_index(q->m, t)) == LS_FACT_RETURNS;
+}
+
+/* Whether the summary lets a call to TARGET through, with the facts known now. */
+static bool quick_call_passes(const struct quick *q, uint64_t target)
+{
+	const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
+	if (!t)
+		return !extern_noreturn(q->m, target);
+	if (t->noreturn)
+		return false;
+	return t->is_plt || t == q->p || fact_of(q->c, ls_cfg_proc_index(q->m, t)) == LS_FACT_RETURNS;
+}
+
+/* A direct jump's edge: -1 none (a tail call), else the instruction it
+ * goes to; *EXIT when it is a tail call that counts as an exit. */
+static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit)
+{
+	bool tail = target < q->lo || target >= q->hi;
+	if (!tail && target != q->p->entry) {
+		const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
+		tail = t && t != q->p;
+	}
+	int64_t k = tail ? -1 : quick_index(q, target);
+	if (k == -2)
+		return -1; /* not decoded yet: maybe next time */
+	if (k == -1)
+		*exit = quick_tail_exits(q, target);
+	return k;
+}
+
+/* Whether the decoded prefix shows a path from the entry to an exit. */
+static bool quick_search(struct quick *q, bool finished)
+{
+	size_t n = q->d->n;
+	if (n > q->cap_search) {
+		q->cap_search = 2 * n;
+		free(q->seen);
+		free(q->stack);
+		q->seen = ls_xmalloc(q->cap_search);
+		q->stack = ls_xmalloc(q->cap_search * sizeof *q->stack);
+	}
+	memset(q->seen, 0, n);
+	size_t sp = 0;
+	q->stack[sp++] = 0;
+	q->seen[0] = 1;
+	while (sp) {
+		uint32_t i = q->stack[--sp];
+		const struct ls_insn *in = &q->d->insns[i];
+		bool has_next = i + 1 < n, exit = false;
+		bool contiguous = has_next && q->d->insns[i + 1].addr == in->addr + in->len;
+		bool falls_off = has_next ? !contiguous : finished;
+		int64_t to = -1;
+		bool through = false;
+		switch (in->kind) {
+		case LS_INSN_RET:
+			return true;
+		case LS_INSN_OTHER:
+		case LS_INSN_ICALL:
+			through = true;
+			exit = falls_off;
+			break;
+		case LS_INSN_CALL:
+			through = quick_call_passes(q, in->target);
+			exit = through && falls_off;
+			break;
+		case LS_INSN_CJUMP:
+			to = quick_jump(q, in->target, &exit);
+			through = true;
+			exit = exit || falls_off;
+			break;
+		case LS_INSN_JUMP:
+			to = quick_jump(q, in->target, &exit);
+			break;
+		default:
+			break; /* indirect jumps: their tables are not read here */
+		}
+		if (exit)
+			return true;
+		if (through && contiguous && !q->seen[i + 1]) {
+			q->seen[i + 1] = 1;
+			q->stack[sp++] = i + 1;
+		}
+		if (to >= 0 && !q->seen[to]) {
+			q->seen[to] = 1;
+			q->stack[sp++] = (uint32_t)to;
+		}
+	}
+	return false;
+}
+
+/* Decodes [q->done, q->hi) up to LIMIT instructions in all, as
+ * decode_span does (cfg.c).  Returns whether the range is all decoded. */
+static bool quick_decode(struct quick *q, struct ls_decoder *dec, size_t limit)
+{
+	struct decoded *d = q->d;
+	while (q->done < q->hi && d->n < limit) {
+		const struct ls_text *t = ls_text_find(q->m, q->done);
+		if (!t) {
+			uint64_t next = q->hi;
+			for (size_t i = 0; i < q->m->ntext; i++)
+				if (q->m->text[i].addr > q->done && q->m->text[i].addr < next)
+					next = q->m->text[i].addr;
+			q->done = next;
+			continue;
+		}
+		uint64_t end = t->addr + t->size < q->hi ? t->addr + t->size : q->hi;
+		d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
+		size_t len = ls_decode(dec, t->data + (q->done - t->addr), end - q->done, q->done, &d->insns[d->n]);
+		if (len == 0) {
+			if (!d->bad++)
+				d->first_bad = q->done;
+			q->done++;
+			continue;
+		}
+		d->n++;
+		q->done += len;
+	}
+	return q->done >= q->hi;
+}
+
+/* Whether P returns, by a path in a prefix of its code; else every
+ * instruction, in *D, for the CFG builder. */
+static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec,
+                          const struct ls_proc *p, struct decoded *d)
+{
+	struct quick q = { .m = m, .c = c, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi, .d = d };
+	q.done = q.lo;
+	bool proved = false, finished = false;
+	for (size_t limit = 32; !proved && !finished; limit *= 2) {
+		finished = quick_decode(&q, dec, limit);
+		proved = d->n && quick_search(&q, finished);
+	}
+	free(q.seen);
+	free(q.stack);
+	return proved;
+}
+
+/* Member K returns: the members that call it are searched again. */
+static void dreturned(struct dsolve *d, uint32_t k)
+{
+	struct dslot *s = &d->slots[k];
+	s->returns = true;
+	for (size_t i = 0; i < s->nrdeps; i++)
+		if (d->slots[s->rdeps[i]].member && !d->slots[s->rdeps[i]].returns)
+			dpush(d, s->rdeps[i]);
+}
+
 /* P into S: its summary (a CFG with every call returning), the reverse
  * dependencies of its calls, and a search queued. */
 static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
@@ -490,21 +709,31 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 		return;
 	}
 	if (proc->is_plt || !dec) {
-		s->fixed = s->returns = true;
+		s->fixed = true;
+		dreturned(d, k);
+		return;
+	}
+	struct decoded pre = { 0 };
+	if (quick_applies(m, d->c, proc) && quick_returns(m, d->c, dec, proc, &pre)) {
+		free(pre.insns);
+		d->slots[k].fixed = true;
+		dreturned(d, k);
 		return;
 	}
 	struct ls_cfg cfg = { 0 }; /* ls_cfg_run_builder fills it */
 	struct builder b = { .m = m, .dec = dec, .proc = proc, .cache = d->c, .all_calls_return = true,
-	                     .cfg = &cfg, .quiet = true, .warned_jt = true };
+	                     .cfg = &cfg, .quiet = true, .warned_jt = true, .reuse = pre.insns ? &pre : NULL };
 	struct summary sum = { 0 };
 	bool built = ls_cfg_run_builder(&b) == 0;
+	free(pre.insns); /* NULL once the builder took it */
 	if (built)
 		summarize(m, proc, &cfg, &sum);
 	ls_cfg_builder_done(&b);
 	ls_cfg_free(&cfg);
 	s = &d->slots[k]; /* the builder does not touch the slots, but be plain about it */
 	if (!built) {
-		s->fixed = s->returns = true;
+		s->fixed = true;
+		dreturned(d, k); /* the callers waiting for it go on */
 		return;
 	}
 	s->sum = sum;
@@ -538,10 +767,7 @@ static void dsearch(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
 		return;
 	d->nfrontier = 0;
 	if (summary_search(&s->sum, dreturns, d, d->seen, d->stack, dfrontier, d)) {
-		s->returns = true;
-		for (size_t i = 0; i < s->nrdeps; i++)
-			if (d->slots[s->rdeps[i]].member && !d->slots[s->rdeps[i]].returns)
-				dpush(d, s->rdeps[i]);
+		dreturned(d, k);
 		return;
 	}
 	for (size_t i = 0; i < d->nfrontier; i++)
