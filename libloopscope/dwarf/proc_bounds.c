@@ -203,7 +203,7 @@ static int32_t le32(const uint8_t *p)
 	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
-/* What range_may_reach needs: the section it scans, the decoder, and
+/* What reach_end needs: the section it scans, the decoder, and
  * which targets matter. */
 struct reach {
 	const ls_module *m;
@@ -213,33 +213,44 @@ struct reach {
 	const void *ctx;
 };
 
-/* Whether an instruction starting at offset I of the section may be a
+/* The last start, at FIRST or after, of an instruction that may be a
  * direct call or jmp with a target that matters, given that the byte at
- * offset OP (>= I, the bytes between being prefixes) is e8, e9 or eb.  In
- * 64-bit code these are the only opcodes the decoder gives a CALL or JUMP
- * with a target.  With no prefix, the target is by definition the end of
- * the instruction plus its displacement (rel32, or rel8 for eb); behind
- * prefixes (data16 makes it rel16, masked), the decoder says. */
-static bool reaches(const struct reach *r, size_t i, size_t op)
+ * offset OP of the section is e8, e9 or eb (in 64-bit code the only
+ * opcodes the decoder gives a CALL or JUMP with a target): the opcode
+ * itself, or a prefix before it (legacy or REX).  Without a data16 or
+ * addr32 prefix, the target is by definition the end of the instruction
+ * plus its displacement (rel32, or rel8 for eb), whatever the prefixes;
+ * with one (data16 makes it rel16, masked) the decoder says.  Returns the
+ * start's offset + 1, or 0 for none. */
+static size_t reaching_start(const struct reach *r, size_t first, size_t op)
 {
 	const struct ls_text *t = r->t;
 	const uint8_t *d = t->data;
 	uint64_t at = t->addr + op;
-	if (i == op && d[op] == 0xeb)
-		return t->size - op >= 2 && r->wanted(r->ctx, at + 2 + (uint64_t)(int64_t)(int8_t)d[op + 1]);
-	if (i == op)
-		return t->size - op >= 5 && r->wanted(r->ctx, at + 5 + (uint64_t)(int64_t)le32(d + op + 1));
-	struct ls_insn in;
-	if (!ls_decode(r->dec, d + i, t->size - i, t->addr + i, &in))
-		return false;
-	return (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && r->wanted(r->ctx, in.target);
+	size_t rel = d[op] == 0xeb ? 1 : 4;
+	if (t->size - op > rel &&
+	    r->wanted(r->ctx, at + 1 + rel + (uint64_t)(rel == 1 ? (int64_t)(int8_t)d[op + 1] : (int64_t)le32(d + op + 1))))
+		return op + 1;
+	/* the starts at or before a data16 or addr32 prefix */
+	size_t i = op;
+	while (i > first && prefix_byte(d[i - 1]) && d[i - 1] != 0x66 && d[i - 1] != 0x67)
+		i--;
+	for (; i > first && prefix_byte(d[i - 1]); i--) {
+		struct ls_insn in;
+		if (ls_decode(r->dec, d + i - 1, t->size - (i - 1), t->addr + i - 1, &in) &&
+		    (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && r->wanted(r->ctx, in.target))
+			return i;
+	}
+	return 0;
 }
 
-/* Whether decoding [LO, HI) can give a call or tail-call target that
- * matters: an instruction starting there may be a direct call or jmp to
- * one -- its opcode in the range, or just after it behind prefixes. */
-static bool range_may_reach(struct reach *r, uint64_t lo, uint64_t hi)
+/* Where decoding [LO, HI) may stop and still give every call or tail-call
+ * target that matters: after the last instruction start that may be a
+ * direct call or jmp to one (its opcode in the range, or just after it
+ * behind prefixes).  LO when there is none. */
+static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 {
+	uint64_t last = lo;
 	for (uint64_t a = lo; a < hi;) {
 		const struct ls_text *t = ls_text_find(r->m, a);
 		if (!t) {
@@ -252,21 +263,21 @@ static bool range_may_reach(struct reach *r, uint64_t lo, uint64_t hi)
 		for (size_t op = first; op < t->size && (op < stop || prefix_byte(d[op - 1])); op++) {
 			if (d[op] != 0xe8 && d[op] != 0xe9 && d[op] != 0xeb)
 				continue;
-			/* every start: the opcode itself, and each prefix before it */
-			for (size_t i = op + 1; i > first && (i == op + 1 || prefix_byte(d[i - 1])); i--)
-				if (i - 1 < stop && reaches(r, i - 1, op))
-					return true;
+			size_t start = reaching_start(r, first, op);
+			if (start && start - 1 < stop && t->addr + start > last)
+				last = t->addr + start;
 		}
 		a = t->addr + t->size;
 	}
-	return false;
+	return last;
 }
 
-/* The linear sweep of one range: every call target and tail-call target. */
-static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range code, uint64_t **out, size_t *n,
-                        size_t *cap)
+/* The linear sweep of [CODE.lo, END) of one range: every call target and
+ * tail-call target (out of CODE). */
+static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range code, uint64_t end, uint64_t **out,
+                        size_t *n, size_t *cap)
 {
-	for (uint64_t a = code.lo; a < code.hi;) {
+	for (uint64_t a = code.lo; a < end;) {
 		const struct ls_text *t = ls_text_find(m, a);
 		struct ls_insn in;
 		size_t len = t ? ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in) : 0;
@@ -293,9 +304,11 @@ size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, l
 	if (!dec)
 		return 0;
 	struct reach r = { m, dec, NULL, wanted, ctx };
-	for (size_t i = 0; i < ncode; i++)
-		if (!wanted || range_may_reach(&r, code[i].lo, code[i].hi))
-			sweep_range(m, dec, code[i], out, &n, &cap);
+	for (size_t i = 0; i < ncode; i++) {
+		uint64_t end = wanted ? reach_end(&r, code[i].lo, code[i].hi) : code[i].hi;
+		if (end > code[i].lo)
+			sweep_range(m, dec, code[i], end, out, &n, &cap);
+	}
 	ls_decoder_free(dec);
 	if (n) {
 		qsort(*out, n, sizeof **out, cmp_u64);
