@@ -22,6 +22,11 @@
  *     equal the whole analysis' fixpoint for every procedure, asked in
  *     address order and in reverse: the fixture (die() calls exit, die2()
  *     calls die(): neither returns, whatever the order), libc, bash.
+ *   - On demand, the unwind recipes of a procedure a lookup has just
+ *     analyzed come from the instructions its CFG build kept
+ *     (cfg.c: keep_insns): every recipe of every procedure equals the one a
+ *     module opened whole computes from a decode of its own (fixture, libc,
+ *     bash).
  * Prints TAP. */
 #include "cfg/cfg.h"
 #include "dwarf/inline_tree.h"
@@ -327,6 +332,67 @@ static void check_facts(const char *tag, const char *path, const char *full)
 	unload(m);
 }
 
+static bool same_recipe(const ls_unwind_recipe *a, const ls_unwind_recipe *b)
+{
+	return a->lo == b->lo && a->hi == b->hi && a->proc == b->proc && a->cfa_base == b->cfa_base &&
+	       a->cfa_offset == b->cfa_offset && a->cfa_reg == b->cfa_reg && a->ra_offset == b->ra_offset &&
+	       a->bp == b->bp && a->bp_offset == b->bp_offset && a->frame_pointer == b->frame_pointer &&
+	       a->fp_offset == b->fp_offset && a->sp_known == b->sp_known && a->sp_offset == b->sp_offset &&
+	       a->fp_chain == b->fp_chain && a->rule == b->rule && a->rule_addr == b->rule_addr;
+}
+
+static ls_module *open_module(const char *path, bool on_demand)
+{
+	ls_options opt;
+	ls_options_init(&opt);
+	opt.use_cache = 0;
+	opt.on_demand = on_demand;
+	opt.jobs = 1;
+	opt.debug_file_path = "/nonexistent";
+	opt.warn = quiet_warn;
+	ls_error err;
+	return ls_module_open(path, &opt, &err);
+}
+
+/* Each procedure looked up on demand, then its recipes, against the whole
+ * analysis' recipes of the same procedure. */
+static void check_kept_recipes(const char *tag, const char *path)
+{
+	ls_module *whole = open_module(path, false), *dem = open_module(path, true);
+	if (!whole || !dem) {
+		ok(0, "%s: %s opens whole and on demand", tag, path);
+		if (whole)
+			ls_module_close(whole);
+		if (dem)
+			ls_module_close(dem);
+		return;
+	}
+	enum { CAP = 1 << 16 };
+	ls_unwind_recipe *a = ls_xmalloc(CAP * sizeof *a), *b = ls_xmalloc(CAP * sizeof *b);
+	size_t procs = 0, same = 0, recipes = 0;
+	for (size_t i = 0; i < whole->procs.nprocs; i++) {
+		uint64_t entry = whole->procs.procs[i].entry;
+		if (!ls_lookup_proc(dem, entry))
+			continue;
+		size_t na = ls_unwind_recipes(dem, entry, a, CAP), nb = ls_unwind_recipes(whole, entry, b, CAP);
+		bool eq = na == nb && na <= CAP;
+		for (size_t k = 0; eq && k < na; k++)
+			eq = same_recipe(&a[k], &b[k]);
+		if (!eq && procs - same < 3)
+			printf("# %s: %s at 0x%llx: %zu recipes on demand, %zu whole, not the same\n", tag,
+			       whole->procs.procs[i].name, (unsigned long long)entry, na, nb);
+		procs++;
+		same += eq;
+		recipes += na;
+	}
+	ok(procs > 0 && same == procs, "%s: recipes on demand (from the kept instructions) equal the whole analysis' "
+	   "(%zu of %zu procedures, %zu recipes)", tag, same, procs, recipes);
+	free(a);
+	free(b);
+	ls_module_close(whole);
+	ls_module_close(dem);
+}
+
 /* The first line COMMAND prints, or "". */
 static void first_line(const char *command, char *out, size_t size)
 {
@@ -369,6 +435,7 @@ static void build_fixtures(const char *dir)
 		check_fixture_procs(tag, full, stripped);
 		check_filtered_sweep(tag, stripped, 1);
 		check_facts(tag, stripped, full);
+		check_kept_recipes(tag, stripped);
 		unlink(full);
 		unlink(stripped);
 	}
@@ -401,8 +468,10 @@ int main(void)
 	for (size_t i = 0; i < sizeof facts_on / sizeof *facts_on; i++) {
 		if (access(facts_on[i], R_OK) != 0)
 			printf("ok %d # SKIP no %s here\n", ++test_no, facts_on[i]);
-		else
+		else {
 			check_facts(facts_on[i], facts_on[i], NULL);
+			check_kept_recipes(facts_on[i], facts_on[i]);
+		}
 	}
 	for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
 		if (!big[i].path[0] || access(big[i].path, R_OK) != 0) {

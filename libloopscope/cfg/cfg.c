@@ -77,6 +77,10 @@ void ls_cfg_module_free(ls_module *m)
 	if (c->decoded)
 		for (size_t i = 0; i < m->procs.nprocs; i++)
 			free(c->decoded[i].insns);
+	for (size_t i = 0; i < LS_CFG_KEPT; i++) {
+		free(c->kept[i].ranges);
+		free(c->kept[i].d.insns);
+	}
 	free(c->decoded);
 	free(c);
 	m->cfg_module = NULL;
@@ -677,6 +681,62 @@ void ls_cfg_builder_done(struct builder *b)
 	free(b->jt);
 }
 
+/* ---- instructions kept for a second build of the same code ----------------- */
+
+/* PROC's ranges, sorted: how a kept procedure is known again (a scope's
+ * ranges may come in another order than the table's). */
+static ls_range *sorted_ranges(const struct ls_proc *proc)
+{
+	ls_range *r = ls_xmalloc((proc->nranges + 1) * sizeof *r);
+	if (proc->nranges)
+		memcpy(r, proc->ranges, proc->nranges * sizeof *r);
+	qsort(r, proc->nranges, sizeof *r, cmp_range);
+	return r;
+}
+
+/* A copy of what B decoded for its procedure, replacing the oldest kept. */
+static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	if (!cfg->ninsns || cfg->ninsns > LS_CFG_KEPT_MAX)
+		return;
+	struct ls_insn *insns = ls_xmalloc(cfg->ninsns * sizeof *insns);
+	memcpy(insns, cfg->insns, cfg->ninsns * sizeof *insns);
+	ls_range *ranges = sorted_ranges(b->proc);
+	pthread_mutex_lock(&c->lock);
+	struct kept *k = &c->kept[c->kept_next];
+	c->kept_next = (c->kept_next + 1) % LS_CFG_KEPT;
+	free(k->ranges);
+	free(k->d.insns);
+	*k = (struct kept){ b->proc->entry, ranges, b->proc->nranges,
+	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad } };
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The kept instructions of PROC's code (same entry, same ranges), taken;
+ * false if none are kept. */
+static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded *out)
+{
+	ls_range *ranges = NULL;
+	bool found = false;
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < LS_CFG_KEPT && !found; i++) {
+		struct kept *k = &c->kept[i];
+		if (!k->d.insns || k->entry != proc->entry || k->nranges != proc->nranges)
+			continue;
+		if (!ranges)
+			ranges = sorted_ranges(proc);
+		if (memcmp(ranges, k->ranges, proc->nranges * sizeof *ranges) != 0)
+			continue;
+		*out = k->d;
+		k->d.insns = NULL;
+		found = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	free(ranges);
+	return found;
+}
+
 /* ---- interface ------------------------------------------------------------------ */
 
 int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struct ls_cfg *cfg)
@@ -692,6 +752,8 @@ int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struc
 	                        ? &((struct ls_cfg_module *)c)->decoded[pi] : NULL;
 	struct builder b = { .m = m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg, .reuse = reuse };
 	int rc = ls_cfg_run_builder(&b);
+	if (rc == 0 && m->opt.on_demand)
+		keep_insns((struct ls_cfg_module *)c, &b);
 	ls_cfg_builder_done(&b);
 	if (rc < 0) {
 		ls_cfg_free(cfg);
@@ -708,9 +770,12 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 	/* The sections (jump tables, landing pads, thunks), not the facts:
 	 * those cost a summary of every procedure of the module. */
 	const struct ls_cfg_module *c = ls_cfg_ready(env->m, false);
+	struct decoded kept = { 0 };
+	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept);
 	struct builder b = { .m = env->m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg,
-	                     .all_calls_return = true, .quiet = true, .warned_jt = true };
+	                     .all_calls_return = true, .quiet = true, .warned_jt = true, .reuse = have ? &kept : NULL };
 	int rc = ls_cfg_run_builder(&b);
+	free(kept.insns); /* NULL once the builder took it */
 	ls_cfg_builder_done(&b);
 	if (rc < 0) {
 		ls_cfg_free(cfg);

@@ -44,6 +44,11 @@ struct kernel_site {
 	uint8_t kind;
 };
 
+/* How many procedures' instructions a module keeps for ls_cfg_build_alone,
+ * and the biggest kept (instructions). */
+#define LS_CFG_KEPT 16
+#define LS_CFG_KEPT_MAX 65536
+
 struct ls_cfg_module {
 	pthread_mutex_t lock;
 	atomic_bool thunks_ready;
@@ -87,6 +92,17 @@ struct ls_cfg_module {
 		uint64_t first_bad;
 	} *decoded;
 	atomic_size_t decoded_bytes;
+	/* On demand: the instructions of the last procedures ls_cfg_build
+	 * decoded, for a ls_cfg_build_alone of the same code that follows (the
+	 * unwind recipes of a procedure a lookup has just analyzed): a copy
+	 * costs far less than a second decode.  Under the lock. */
+	struct kept {
+		uint64_t entry;
+		ls_range *ranges;      /* the procedure's, sorted */
+		size_t nranges;
+		struct decoded d;
+	} kept[LS_CFG_KEPT];
+	size_t kept_next;          /* the slot the next one replaces */
 };
 
 /* ls_jt_resolve' backward walk (jump_tables.c), per procedure with an
