@@ -673,10 +673,20 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 {
 	struct quick q = { .m = m, .c = c, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi, .d = d };
 	q.done = q.lo;
+	/* searched at each ret (a path to it may be there already), and at
+	 * 32, 64, 128... instructions (jumps forward needed their targets) */
 	bool proved = false, finished = false;
-	for (size_t limit = 32; !proved && !finished; limit *= 2) {
-		finished = quick_decode(&q, dec, limit);
-		proved = d->n && quick_search(&q, finished);
+	size_t checkpoint = 32;
+	while (!proved && !finished) {
+		finished = quick_decode(&q, dec, d->n + 1);
+		if (!d->n)
+			continue;
+		bool at_ret = d->insns[d->n - 1].kind == LS_INSN_RET;
+		if (at_ret || finished || d->n >= checkpoint) {
+			proved = quick_search(&q, finished);
+			if (d->n >= checkpoint)
+				checkpoint *= 2;
+		}
 	}
 	free(q.seen);
 	free(q.stack);
