@@ -45,9 +45,10 @@ struct kernel_site {
 };
 
 /* How many procedures' instructions a module keeps for ls_cfg_build_alone,
- * and the biggest kept (instructions). */
+ * and the biggest kept (instructions): 16 x 16,384 x 96 bytes, 24 MiB at
+ * most, ~0.5 MiB for the usual procedures of a few hundred. */
 #define LS_CFG_KEPT 16
-#define LS_CFG_KEPT_MAX 65536
+#define LS_CFG_KEPT_MAX 16384
 
 struct ls_cfg_module {
 	pthread_mutex_t lock;
