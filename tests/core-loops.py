@@ -456,6 +456,21 @@ def part6_fmt_parse_align(tap, tmp):
                    % (tag, want, lines))
 
 
+def copy_lines(tap, tag, out, tree):
+    """Every memcpy/memset loop of TREE (OUT's, with sources) is on a line
+    of a file other than made.cpp, with sources and from DWARF alone."""
+    env = dict(os.environ, LOOPSCOPE_NO_SOURCE="1")
+    alone, _ = C.struct_json(out, env=env)
+    for how, t in (("with sources", tree), ("DWARF alone", alone)):
+        if t is None:
+            tap.ok(False, "%s, %s: loopscope struct" % (tag, how))
+            continue
+        at = ["%s:%s" % (os.path.basename(n.get("file") or "?"), n.get("line"))
+              for n, _ in tree_loops(t) if n.get("compiler_made") in ("memcpy", "memset")]
+        tap.ok(all(not a.startswith("made.cpp:") for a in at),
+               "%s, %s: the copy and fill loops on the wrapper's lines (%s)" % (tag, how, ", ".join(at) or "none"))
+
+
 def part4_compiler_made(tap, tmp):
     """made.cpp: loops the compiler made, with no loop statement, marked
     with what they are - gcc's inline memcpy and memset copy loops
@@ -463,7 +478,9 @@ def part4_compiler_made(tap, tmp):
     probe of a big frame (-fstack-clash-protection), new T[n]'s
     constructor loop, delete[]'s destructor loop - and no other loop
     marked.  g++ and clang++ at -O2 and -O3 (clang calls memcpy and memset:
-    no loop there to mark)."""
+    no loop there to mark).  A procedure may hold loops of the source
+    besides (copy_reps' for); with sources and from DWARF alone, a memcpy
+    or memset loop is on a line of the wrapper, never on the source's."""
     want = {}
     with open(os.path.join(C.FIXTURES, "made.cpp")) as f:
         for line in f:
@@ -488,10 +505,11 @@ def part4_compiler_made(tap, tmp):
             for n, anc in tree_loops(tree):
                 procs = [a.get("name", "").split("(")[0] for a in anc if a.get("kind") == "proc"]
                 name = procs[-1] if procs else "?"
-                if name in want:
+                if name in want and (n.get("compiler_made") or name != "copy_reps"):
                     got.setdefault(name, []).append(n.get("compiler_made"))
                 elif n.get("compiler_made"):
                     stray.append("%s: %s" % (name, n.get("compiler_made")))
+            copy_lines(tap, tag, out, tree)
             bad = []
             for name, kind in sorted(want.items()):
                 if cc == "clang" and kind in ("memcpy", "memset"):

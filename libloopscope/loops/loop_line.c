@@ -776,12 +776,36 @@ static bool has_scope_variable(const ls_module *m, const struct ls_inl_node *cal
 	return false;
 }
 
+/* Whether a loop around loop K has a back edge from code on lines LO to HI
+ * of CALL's caller.  Then the statement there is that loop, not K: the for
+ * around an inlined memcpy whose expansion is loop K.  (By lines: a
+ * place's context is its inlined call, not the lexical block it is in.) */
+static bool outer_loop_on_lines(const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                                const struct ls_places *ps, const struct ls_inl_node *call, unsigned lo, unsigned hi)
+{
+	const struct ls_inl_node *caller = ctx_parent(call);
+	for (int32_t a = lf->loops[k].parent; a >= 0; a = lf->loops[a].parent)
+		for (size_t e = 0; e < lf->loops[a].nbackedges; e++) {
+			const struct ls_block *b = &cfg->blocks[lf->loops[a].backedges[e].from];
+			for (uint32_t j = 0; j < b->ninsns; j++) {
+				int pi = ls_block_place(ps, cfg, b, j);
+				const char *f;
+				unsigned l;
+				if (pi >= 0 && line_in_context(&ps->pl[pi], caller, &f, &l) && f == call->call_file &&
+				    l >= lo && l <= hi)
+					return true;
+			}
+		}
+	return false;
+}
+
 /* The line of a variable declared in a lexical block between inlined
  * call CALL and its caller, on the call's line or up to two above it, in
  * the innermost such block that holds only the statement from there to
  * the call; 0 if none.  The declarations are looked up first: most calls
  * have none, and the block's code is a walk over the procedure. */
-static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *call)
+static unsigned scope_variable_at(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
+                                  int32_t k, const struct ls_places *ps, const struct ls_inl_node *call)
 {
 	const struct ls_inl_node *caller = ctx_parent(call);
 	unsigned from = caller && caller->decl_file == call->call_file ? caller->decl_line : 0;
@@ -792,7 +816,7 @@ static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps
 			for (size_t i = 0; i < nv; i++)
 				if (v[i].scope_lo && v[i].scope_lo == n->lo &&
 				    block_is_statement(ps, call, n, l, call->call_line))
-					return l;
+					return outer_loop_on_lines(cfg, lf, k, ps, call, l, call->call_line) ? 0 : l;
 		}
 	}
 	return 0;
@@ -809,8 +833,9 @@ static unsigned scope_variable_at(const ls_module *m, const struct ls_places *ps
  * function's line is no loop's).  False if none.  The calls' lines are
  * checked (a walk over the procedure each) only for a call that has such
  * a variable. */
-static bool scope_variable(const ls_module *m, const struct ls_places *ps, const struct ls_inl_node *lca,
-                           const struct loop_facts *f, struct ls_loop_line *out)
+static bool scope_variable(const ls_module *m, const struct ls_cfg *cfg, const struct ls_loop_forest *lf, int32_t k,
+                           const struct ls_places *ps, const struct ls_inl_node *lca, const struct loop_facts *f,
+                           struct ls_loop_line *out)
 {
 	if (!f->lo || f->lo != f->hi)
 		return false;
@@ -828,7 +853,7 @@ static bool scope_variable(const ls_module *m, const struct ls_places *ps, const
 			for (unsigned i = 0; i <= level; i++)
 				if (!call_on_one_line(ps, calls[i], files[i], lines[i]))
 					return false;
-			unsigned l = scope_variable_at(m, ps, lca);
+			unsigned l = scope_variable_at(m, cfg, lf, k, ps, lca);
 			if (l) {
 				out->file = lca->call_file;
 				out->line = l;
@@ -853,7 +878,7 @@ static void dwarf_line(const ls_module *m, const struct ls_cfg *cfg, const struc
 	const struct ls_loop *L = &lf->loops[k];
 	const struct ls_block *hb = &cfg->blocks[L->header];
 	unsigned top, bottom;
-	if (scope_variable(m, ps, lca, f, out))
+	if (scope_variable(m, cfg, lf, k, ps, lca, f, out))
 		return;
 	out->file = f->file;
 	if ((out->line = header_statement(m, cfg, L, ps, lca, f))) {
@@ -1348,7 +1373,9 @@ static void after_entry(const ls_module *m, struct ls_loop_line *out)
 		}
 }
 
-/* The source rules for loop K, whose DWARF line names no statement. */
+/* The source rules for loop K, whose DWARF line names no statement.  Each
+ * line they take is of the loop's own file, F's: the DWARF rule may have
+ * named another (SCOPE_VARIABLE names the caller's). */
 static void source_line(const ls_module *m, const struct ls_proc *proc, const struct ls_cfg *cfg, const struct ls_loop_forest *lf,
                         int32_t k, const struct ls_places *ps, const struct ls_inl_node *lca,
                         const struct ls_source *src, const struct loop_facts *f, struct claims *c,
@@ -1362,18 +1389,21 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		/* All on one line that begins no loop, some of it right there
 		 * (not only in calls inlined from it), and no loop statement
 		 * whose body starts there: an expansion on that line. */
+		out->file = f->file;
 		out->line = f->lo;
 		out->rule = LS_LINE_SRC_EXPANSION;
 		return;
 	}
 	if (s) {
 		c->by_loop[k] = s;
+		out->file = f->file;
 		out->line = s->line;
 		out->rule = LS_LINE_SRC_ENCLOSING;
 		return;
 	}
 	unsigned l = recursive_call(m, cfg, &lf->loops[k], ps, lca, lca ? lca->name : proc->name, src, f);
 	if (l) {
+		out->file = f->file;
 		out->line = l;
 		out->rule = LS_LINE_SRC_RECURSION;
 		return;
@@ -1382,6 +1412,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		return;
 	if (f->lo == f->hi && f->lo == f->func_line) {
 		/* A one-line function's loop no caller explains. */
+		out->file = f->file;
 		out->line = f->lo;
 		out->rule = LS_LINE_SRC_EXPANSION;
 		return;
@@ -1395,6 +1426,7 @@ static void source_line(const ls_module *m, const struct ls_proc *proc, const st
 		s = enclosing(src, lf, c, k, f, SHARE_ALL);
 	if (s) {
 		c->by_loop[k] = s;
+		out->file = f->file;
 		out->line = s->line;
 		out->rule = LS_LINE_SRC_SHARED;
 	}
