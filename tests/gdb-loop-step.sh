@@ -51,7 +51,8 @@ for cc in $(gdb_compilers); do
 	# -depth 1 from the inner loop (inlined sum_row): the outer loop's header.
 	out=$(gdb_run -ex "break loops.c:$IB" -ex run -ex delete -ex 'printf "o0=%d\n", outer_trips' \
 		-ex 'loop-next -depth 1' -ex 'printf "o1=%d\n", outer_trips' -ex "$(hdr D1)" -ex kill --args "$bin" $ROWS $COLS)
-	check_eq "$(at_header "$out" D1 1)" yes "$cc: loop-next -depth 1 stops at the header of the depth-1 loop"
+	check_eq "$(at_header "$out" D1 1)" yes "$cc: loop-next -depth 1 stops at the header of the depth-1 loop" ||
+		echo "$out" | sed 's/^/# gdb: /'
 	check_eq "$(value o1 "$out")" "$(($(value o0 "$out") + 1))" "$cc: ... one outer iteration later (outer_trips + 1)"
 
 	# break-loop before the program runs: header, then exits.

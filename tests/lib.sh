@@ -28,9 +28,9 @@ diag() { echo "# $*"; }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
 fail_all() { fail "$1"; done_testing; }
 done_testing() { echo "1..$_tap_n"; exit 0; }
-# check_eq GOT WANT DESCRIPTION
+# check_eq GOT WANT DESCRIPTION: pass when equal; else fail, say both, and return 1
 check_eq() {
-	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  $1"; diag "want: $2"; fi
+	if [ "$1" = "$2" ]; then pass "$3"; else fail "$3"; diag "got:  $1"; diag "want: $2"; return 1; fi
 }
 # build_fixture CC OPT SRC OUT [extra flags...]: compile a fixture at test time.
 build_fixture() {
