@@ -19,7 +19,6 @@ import json
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 
