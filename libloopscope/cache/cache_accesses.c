@@ -288,7 +288,7 @@ ls_accesses *ls_cache_load_accesses(const ls_module *cm, size_t i, const uint64_
 	pthread_mutex_unlock(&c->lock);
 	const char *why = NULL;
 	bool from_entry = !buf;
-	if (from_entry)
+	if (!buf)
 		buf = entry_record(m, i, &size, &why);
 	ls_accesses *set = NULL;
 	if (buf && proc && other_procs(buf, size, *proc)) {

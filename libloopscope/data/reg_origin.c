@@ -185,22 +185,28 @@ static int follow_slot(struct search *s, const struct ls_insn *in, struct item *
 	return 0;
 }
 
-/* Whether block B was seen with IT's location (marks it). */
-static bool seen_before(struct search *s, uint32_t b, const struct item *it)
+/* Whether block B was seen with stack slot SLOT (marks it).  The slots a
+ * search meets are few: a list. */
+static bool slot_seen_before(struct search *s, uint32_t b, int64_t slot)
 {
-	if (it->reg != IN_SLOT) {
-		uint8_t *seen = &s->seen[(size_t)b * 16 + it->reg];
-		bool was = *seen;
-		*seen = 1;
-		return was;
-	}
 	for (size_t k = 0; k < s->nseen_slots; k++)
-		if (s->seen_slots[k].block == b && s->seen_slots[k].slot == it->slot)
+		if (s->seen_slots[k].block == b && s->seen_slots[k].slot == slot)
 			return true;
 	s->seen_slots = ls_grow(s->seen_slots, &s->seen_slots_cap, s->nseen_slots + 1, sizeof *s->seen_slots);
 	s->seen_slots[s->nseen_slots].block = b;
-	s->seen_slots[s->nseen_slots++].slot = it->slot;
+	s->seen_slots[s->nseen_slots++].slot = slot;
 	return false;
+}
+
+/* Whether block B was seen with IT's location (marks it). */
+static bool seen_before(struct search *s, uint32_t b, const struct item *it)
+{
+	if (it->reg == IN_SLOT)
+		return slot_seen_before(s, b, it->slot);
+	uint8_t *seen = &s->seen[(size_t)b * 16 + it->reg];
+	bool was = *seen;
+	*seen = 1;
+	return was;
 }
 
 /* Whether block B is only nops (the padding between a jump and the next
@@ -452,9 +458,8 @@ static bool scan_named(struct named_search *s, uint32_t block, uint32_t end, int
 		return only_padding(cfg, b);
 	for (uint32_t k = 0; k < b->npred; k++) {
 		uint32_t p = cfg->edges[cfg->pred[b->first_pred + k]].from;
-		struct item it = { .reg = reg, .slot = slot };
 		uint8_t *seen = reg == IN_SLOT ? NULL : &s->seen[(size_t)p * 16 + reg];
-		if (seen ? *seen : seen_before(&s->slot_search, p, &it))
+		if (seen ? *seen : slot_seen_before(&s->slot_search, p, slot))
 			continue;
 		if (seen)
 			*seen = 1;
