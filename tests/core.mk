@@ -31,7 +31,7 @@ CORE_TESTS = \
 	tests/core-blame.py \
 	tests/core-decode-fast.sh
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source \
-	tests/unit-procs
+	tests/unit-procs tests/unit-strtab
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
 SLOW_TESTS += $(CORE_SLOW_TESTS)
@@ -70,6 +70,8 @@ tests_unit_dwarf_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 tests_unit_procs_SOURCES = tests/unit-procs.c
 tests_unit_procs_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_procs_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+tests_unit_strtab_SOURCES = tests/unit-strtab.c
+tests_unit_strtab_LDADD = libloopscope-internal.la
 tests_unit_source_SOURCES = tests/unit-source.c
 tests_unit_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_source_LDADD = libloopscope-internal.la

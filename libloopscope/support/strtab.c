@@ -5,11 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_string(const char *s)
+/* A hash of S eight bytes at a time (the names are mostly C++ symbols of
+ * 30-200 bytes: FNV-1a's byte loop was 4% of a cold report of a
+ * system-wide recording), its length in *LEN.  The final mix spreads every
+ * byte into the low bits that pick the slot. */
+static uint64_t hash_string(const char *s, size_t *len)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	size_t n = strlen(s);
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	*len = n;
 	return h;
 }
 
@@ -17,17 +34,21 @@ static void rehash(struct ls_strtab *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 1024;
 	const char **slots = ls_xcalloc(n, sizeof *slots);
+	uint64_t *hashes = ls_xmalloc(n * sizeof *hashes);
 	for (size_t i = 0; i < t->nslots; i++) {
 		const char *s = t->slots[i];
 		if (!s)
 			continue;
-		size_t j = hash_string(s) & (n - 1);
+		size_t j = t->hashes[i] & (n - 1);
 		while (slots[j])
 			j = (j + 1) & (n - 1);
 		slots[j] = s;
+		hashes[j] = t->hashes[i];
 	}
 	free(t->slots);
+	free(t->hashes);
 	t->slots = slots;
+	t->hashes = hashes;
 	t->nslots = n;
 }
 
@@ -37,13 +58,18 @@ const char *ls_intern(struct ls_strtab *t, const char *s)
 		return NULL;
 	if ((t->count + 1) * 2 > t->nslots)
 		rehash(t);
-	size_t j = hash_string(s) & (t->nslots - 1);
+	size_t len;
+	uint64_t h = hash_string(s, &len);
+	size_t j = h & (t->nslots - 1);
 	while (t->slots[j]) {
-		if (strcmp(t->slots[j], s) == 0)
+		if (t->hashes[j] == h && strcmp(t->slots[j], s) == 0)
 			return t->slots[j];
 		j = (j + 1) & (t->nslots - 1);
 	}
-	t->slots[j] = ls_arena_strdup(&t->arena, s);
+	char *copy = ls_arena_alloc(&t->arena, len + 1);
+	memcpy(copy, s, len + 1);
+	t->slots[j] = copy;
+	t->hashes[j] = h;
 	t->count++;
 	return t->slots[j];
 }
@@ -51,8 +77,10 @@ const char *ls_intern(struct ls_strtab *t, const char *s)
 void ls_strtab_free(struct ls_strtab *t)
 {
 	free(t->slots);
+	free(t->hashes);
 	ls_arena_free(&t->arena);
 	t->slots = NULL;
+	t->hashes = NULL;
 	t->nslots = t->count = 0;
 }
 
