@@ -442,6 +442,63 @@ static void build_fixtures(const char *dir)
 	unlink(src);
 }
 
+/* The call-target filter's cover (ls_ranges_cover: sorted ranges, a
+ * running maximum of their ends, a directory of blocks) against a plain
+ * scan of the ranges, on ranges that overlap, nest, are empty, lie
+ * far apart (a kernel-like high address beside a low one) or are few, at
+ * every range's ends and one byte around them and at random addresses. */
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 11;
+}
+
+static void check_cover_directory(void)
+{
+	static const struct { const char *what; size_t n; uint64_t base, span, len; } sets[] = {
+		{ "no ranges", 0, 0x1000, 0x1000, 16 },
+		{ "one range", 1, 0x1000, 0x100, 64 },
+		{ "dense procedures with padding", 5000, 0x400000, 0x200000, 300 },
+		{ "overlapping and nested", 3000, 0x10000, 0x40000, 4000 },
+		{ "sparse in a wide span", 200, 0x1000, 1ull << 40, 1 << 16 },
+		{ "by the top of the address space", 500, 0xffffffff81000000ull, 0x1000000, 200 },
+	};
+	uint64_t x = 23;
+	for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+		size_t n = sets[s].n, naddr = 4 * n + 2000;
+		ls_range *r = calloc(n + 1, sizeof *r);
+		uint64_t *addr = calloc(naddr, sizeof *addr);
+		bool *in = calloc(naddr, sizeof *in);
+		for (size_t i = 0; i < n; i++) {
+			r[i].lo = sets[s].base + lcg(&x) % sets[s].span;
+			r[i].hi = r[i].lo + (i % 17 == 16 ? 0 : 1 + lcg(&x) % sets[s].len); /* some empty */
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			addr[k++] = r[i].lo;
+			addr[k++] = r[i].lo - 1;
+			addr[k++] = r[i].hi;
+			addr[k++] = r[i].hi - 1;
+		}
+		while (k < naddr)
+			addr[k++] = sets[s].base - 64 + lcg(&x) % (sets[s].span + sets[s].len + 128);
+		ls_ranges_cover(r, n, addr, naddr, in);
+		size_t wrong = 0, held = 0;
+		for (size_t i = 0; i < naddr; i++) {
+			bool want = false;
+			for (size_t j = 0; j < n && !want; j++)
+				want = r[j].lo <= addr[i] && addr[i] < r[j].hi;
+			wrong += in[i] != want;
+			held += want;
+		}
+		ok(wrong == 0, "the call-target filter's cover, %s: %zu of %zu addresses held, %zu answers differ from a plain scan",
+		   sets[s].what, held, naddr, wrong);
+		free(r);
+		free(addr);
+		free(in);
+	}
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
@@ -453,6 +510,7 @@ int main(void)
 	}
 	build_fixtures(dir);
 	rmdir(dir);
+	check_cover_directory();
 
 	/* Big stripped binaries: GNU ld's cc1plus, lld's libLLVM, and libc
 	 * (asm without CFI) without its debug file. */

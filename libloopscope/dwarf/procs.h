@@ -50,6 +50,11 @@ size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, l
 /* Whether a function named NAME never returns (known names; in kernel code,
  * objtool's list too). */
 bool ls_noreturn_name(const ls_module *m, const char *name);
+/* For each of the NADDR addresses, whether one of the N ranges (in any
+ * order, overlapping or not) holds it: the question the call-target
+ * filter asks, through the same sorted cover and block directory
+ * (tests/unit-procs checks it against a plain scan). */
+void ls_ranges_cover(const ls_range *r, size_t n, const uint64_t *addr, size_t naddr, bool *in);
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
 /* The procedure whose entry is exactly ADDR, or NULL (tail-call detection). */
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
