@@ -188,7 +188,7 @@ static inline size_t ls_bsearch_u64(const void *base, size_t n, size_t stride, s
 struct ls_strtab {
 	struct ls_arena arena;
 	const char **slots;
-	uint64_t *hashes; /* each slot's string's hash: no hashing again to grow, no strcmp on a mismatch */
+	uint32_t *hashes; /* each slot's string's hash (low half): no hashing again to grow, few strcmp */
 	size_t nslots, count;
 };
 const char *ls_intern(struct ls_strtab *t, const char *s);

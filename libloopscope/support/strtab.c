@@ -34,7 +34,7 @@ static void rehash(struct ls_strtab *t)
 {
 	size_t n = t->nslots ? t->nslots * 2 : 1024;
 	const char **slots = ls_xcalloc(n, sizeof *slots);
-	uint64_t *hashes = ls_xmalloc(n * sizeof *hashes);
+	uint32_t *hashes = ls_xmalloc(n * sizeof *hashes);
 	for (size_t i = 0; i < t->nslots; i++) {
 		const char *s = t->slots[i];
 		if (!s)
@@ -59,7 +59,7 @@ const char *ls_intern(struct ls_strtab *t, const char *s)
 	if ((t->count + 1) * 2 > t->nslots)
 		rehash(t);
 	size_t len;
-	uint64_t h = hash_string(s, &len);
+	uint32_t h = (uint32_t)hash_string(s, &len); /* the slot's bits (tables up to 2^32 slots) */
 	size_t j = h & (t->nslots - 1);
 	while (t->slots[j]) {
 		if (t->hashes[j] == h && strcmp(t->slots[j], s) == 0)
