@@ -650,6 +650,10 @@ typedef enum ls_access_rule {
 	                            * (a location list ended while the value lived on), loaded from a field, or
 	                            * an allocation's result named where it is put (a register DWARF names, a
 	                            * store into a variable's field): all one variable's one field */
+	LS_RULE_REGISTER_STEPPED,  /* no variable in the base register, but every definition of it reaching here
+	                            * is a parameter's entry value or a load of a pointer from a named variable's
+	                            * field, stepped (add/sub $k, lea k(%r), sub %r) on the way, to a base type
+	                            * or an array of them: an element of the array it points into ("p[]") */
 } ls_access_rule;
 
 typedef struct ls_access {

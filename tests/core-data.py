@@ -3,7 +3,8 @@
 # objdump's operands, pyelftools' DWARF and .eh_frame), on fixtures with
 # known layouts (tests/fixtures/data_layout.c, data_layout.cpp, data_pointers.c,
 # data_template.cpp: Eigen's sparse product's shape; data_heap.c: a heap
-# block named by the field it is stored into), gcc and clang at -O2 and -O3.
+# block named by the field it is stored into; data_stepped.c, data_addr.c:
+# pointers stepped in loops), gcc and clang at -O2 and -O3.
 #
 # For every memory operand of the fixture procedures, loopscope's variable,
 # type, offset and field path equal the oracle's.  Where the oracle has no
@@ -38,6 +39,8 @@ FIXTURES_DATA = [
     ("data_pointers.c", ["list_ends", "owner_walk", "tree_children", "global_head", "reassign",
                          "entry_after_use"], "c"),
     ("data_heap.c", ["fill", "smooth"], "c"),
+    ("data_stepped.c", ["touch_bytes", "match_len", "scale_rows", "sum_y"], "c"),
+    ("data_addr.c", ["touch_heap"], "c"),
 ]
 
 # (fixture, expression) that each build must show at least once: the
@@ -63,12 +66,18 @@ EXPECTED = {
     # other (register-named-value where the loop's register holds either)
     "data_heap.c": ["*b->r", "b->r", "b->n", "*tmp.data", "*x"],
     "data_heap.c.so": ["*b->r", "b->r"],
+    # pointers stepped by a constant or back by a register (register-stepped):
+    # an element of a base type, the struct pointer's field left unknown
+    "data_stepped.c": ["rows[][]", "p[]", ("cur[]", "gcc"), ("deltas[]", "gcc")],
+    "data_stepped.c.so": ["rows[][]", "p[]", ("cur[]", "gcc")],
+    "data_addr.c": ["p[]"],
+    "data_addr.c.so": ["p[]"],
 }
 
 
 # The reaching-definition rules, which the oracle answers itself (the
 # others it does not name: it answers by the variable).
-NEW_RULES = ("register-field-load", "register-entry-value", "register-named-value")
+NEW_RULES = ("register-field-load", "register-entry-value", "register-named-value", "register-stepped")
 # (rule, build name part) each build of a fixture must show: gcc keeps
 # data_pointers.c's reassign() parameter in its register, clang moves it.
 RULES_EXPECTED = {
@@ -78,6 +87,12 @@ RULES_EXPECTED = {
     # -O3 and clang keep malloc's result or the loaded pointer in one register
     "data_heap.c": [("register-named-value", "clang"), ("register-named-value", "gcc-O3")],
     "data_heap.c.so": [("register-named-value", "clang")],
+    # gcc steps touch_bytes' p by a page, match_len's cur - delta back by a
+    # register; both step scale_rows' row pointer
+    "data_stepped.c": [("register-stepped", "")],
+    "data_stepped.c.so": [("register-stepped", "")],
+    "data_addr.c": [("register-stepped", "gcc")],
+    "data_addr.c.so": [("register-stepped", "gcc")],
 }
 
 

@@ -86,7 +86,7 @@ EXTRA_DIST += \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
 	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h \
 	tests/fixtures/dir0/dir0_entries.s \
-	tests/fixtures/data_layout.c tests/fixtures/data_layout.cpp tests/fixtures/data_pointers.c tests/fixtures/data_template.cpp tests/fixtures/data_heap.c tests/data_oracle.py \
+	tests/fixtures/data_layout.c tests/fixtures/data_layout.cpp tests/fixtures/data_pointers.c tests/fixtures/data_template.cpp tests/fixtures/data_heap.c tests/fixtures/data_stepped.c tests/data_oracle.py \
 	tests/fixtures/blame_fig35.c tests/fixtures/blame_fig315.c tests/fixtures/blame_calls.c tests/blame_expect.py
 # Issue 28's hostile inputs (shared with perf.mk's and gdb.mk's tests).
 EXTRA_DIST += tests/fixtures/many_funcs.py tests/fixtures/escapes.py tests/fixtures/hostile_source.sh \

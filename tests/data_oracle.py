@@ -42,6 +42,7 @@ class Answer:
         self.type_offset = None
         self.member = None  # the field path as source writes it: no "Base::" (a loaded pointer's name)
         self.rule = None  # set by the reaching-definition rules: register-field-load, register-entry-value
+        self.obj = None  # the type DIE of the object at offset 0 (describe's T)
 
     def expression(self):
         """The access as C writes it: s->next, g.a[], *p (a loaded pointer's name)."""
@@ -640,8 +641,18 @@ class Oracle:
             if g is None:
                 return Answer("register: a static address, no variable there")
             return self.describe(g[3], self.dw.type_die(g[3]), origin[1] + add + mem["disp"] - g[0], width, g[4], False)
+        if kind == "static" and origin[-1] == "reg":
+            return Answer("register: a static address stepped by a register")
         if origin[-1]:
-            return Answer("register: a stepped pointer into a loaded or entry pointer's object")
+            # a step of unknown count through a loaded or entry pointer's
+            # object: only an element of base type is certain
+            a = self.origin_unstepped(cu, sub, scopes, c_lang, pc, mem, width, where, depth, origin)
+            return self.stepped_element(a, width, c_lang)
+        return self.origin_unstepped(cu, sub, scopes, c_lang, pc, mem, width, where, depth, origin)
+
+    def origin_unstepped(self, cu, sub, scopes, c_lang, pc, mem, width, where, depth, origin):
+        insns, preds, i = where
+        kind, add = origin[0], origin[-2]
         if kind == "entry":
             return self.entry_value(cu, sub, scopes, pc, insns[0][0], origin[1], add + mem["disp"], width, c_lang)
         # every load reaching here (copies on several paths) must read the
@@ -654,6 +665,23 @@ class Oracle:
             if a.category or first.category or a.key() != first.key() or a.type_offset != first.type_offset:
                 return Answer("register: loads on several paths read different things")
         return first
+
+    def stepped_element(self, a, width, c_lang):
+        """register-stepped: A, through a pointer stepped an unknown number of
+        times, is an element of the array it points into when the pointee
+        is a base type or an array of them: the element's type, the offset
+        within one element, the field "[]"."""
+        if a.category or not a.pointer or a.obj is None:
+            return Answer("register: a stepped pointer into a loaded or entry pointer's object")
+        t = self.dw.strip(a.obj)
+        while t is not None and t.tag == "DW_TAG_array_type":
+            t = self.dw.strip(self.dw.type_die(t))
+        size = self.dw.size(a.obj)
+        if t is None or t.tag != "DW_TAG_base_type" or not size:
+            return Answer("register: a stepped pointer into an object of no base type (the field is not known)")
+        b = self.describe(None, a.obj, a.offset % size, width, c_lang, True, name=a.variable, element=True)
+        b.rule = "register-stepped"
+        return b
 
     def entry_value(self, cu, sub, scopes, pc, entry, reg, off, width, c_lang):
         """Through the entry value of REG: a variable in scope at PC whose
@@ -703,14 +731,14 @@ class Oracle:
         a.rule = "register-field-load"
         return a
 
-    def describe(self, var, t, off, width, c_lang, pointer, name=None):
+    def describe(self, var, t, off, width, c_lang, pointer, name=None, element=False):
         name = name or self.dw.name(var)
         if t is None:
             return Answer(None, name, "void", off, None)
         tname = self.dw.object_type_name(t, c_lang)
         size = self.dw.size(t)
         prefix, o = "", off
-        if pointer and size and (off < 0 or off >= size):
+        if pointer and size and (element or off < 0 or off >= size):
             prefix, o = "[]", off % size
         path, leaf, rest = self.dw.field_path_leaf(t, o, width)
         member = self.dw.field_path_leaf(t, o, width, member=True)[0]
@@ -719,6 +747,7 @@ class Oracle:
             member = prefix + ("." if member and not member.startswith("[") else "") + member
         a = Answer(None, name, tname, off, path)
         a.leaf, a.rest, a.pointer, a.member = leaf, rest, pointer, member
+        a.obj = t
         return a
 
     # ---- a register's static origin, over objdump's instructions
@@ -795,7 +824,7 @@ class Oracle:
         indexed); None when they do not."""
         if preds is None:
             return None
-        work, seen, found, stepped = [(i, reg, 0, False)], set(), {}, False
+        work, seen, found, stepped, reg_stepped = [(i, reg, 0, False)], set(), {}, False, False
         while work:
             j, r, add, _ = work.pop()
             if j == 0 and isinstance(r, tuple):
@@ -822,7 +851,8 @@ class Oracle:
                 if res is None:
                     return None
                 kind, val, add2, step = res
-                stepped |= step == "step"
+                stepped |= step in ("step", "regstep")
+                reg_stepped |= step == "regstep"
                 if kind == "found":
                     found.setdefault(("static", val + add2), None)
                 elif kind == "slot":
@@ -838,6 +868,8 @@ class Oracle:
                     work.append((p, val, add2, False))
         if len(found) != 1:
             return None
+        if reg_stepped:
+            stepped = "reg"  # by a register: by how much is not known
         (f, p), = found.items()
         if f[0] == "static":
             return "static", f[1], 0, stepped
@@ -862,6 +894,7 @@ class Oracle:
         if preds is None:
             return None
         ctx, ends = (cu, sub, c_lang), {}
+        self.named_stepped = False
         work, seen = [(i, reg64("%" + mem["base"]))], set()
         while work:
             j, r = work.pop()
@@ -887,6 +920,9 @@ class Oracle:
             return None
         a = answers[0]
         a.rule = "register-named-value"
+        if self.named_stepped:  # a step after the name: as register-stepped
+            a = self.stepped_element(a, width, c_lang)
+            return None if a.category else a
         return a
 
     def named_here(self, ctx, scopes, insns, p, r, mem, width):
@@ -913,7 +949,10 @@ class Oracle:
                 mn in ("mov", "movl", "movq") and ops[0] in ("$0x0", "$0"))
             if zero:
                 return None  # a null pointer: no object on this path
-            if mn in ("mov", "movq") and len(ops) == 2 and ops[1] == "%" + r and reg64(ops[0]) == ops[0].lstrip("%"):
+            step = self.follow(mn, ops, comment, r, 0) if mn.startswith(("add", "sub", "lea")) else None
+            if step is not None and step[0] == "reg" and step[1] == r and step[3] in ("step", "regstep"):
+                self.named_stepped = True  # the named value, stepped: r goes on
+            elif mn in ("mov", "movq") and len(ops) == 2 and ops[1] == "%" + r and reg64(ops[0]) == ops[0].lstrip("%"):
                 r = reg64(ops[0])
             elif mn.startswith("call") and r == "rax" and self.allocator(ops):
                 return False if not self.forward(ctx, scopes, insns, preds, p, mem, width, ends) else None
@@ -1044,6 +1083,8 @@ class Oracle:
             return ("reg", reg64(src), add, False)
         if mn.startswith(("add", "sub")) and src.startswith("$"):
             return ("reg", r, add, "step")
+        if mn in ("sub", "subq") and src.startswith("%") and reg64(src) == src.lstrip("%") and reg64(src) != r:
+            return ("reg", r, add, "regstep")  # p - n (of p + q either may be the pointer: not followed)
         return None
 
     def sampled(self, func, link):

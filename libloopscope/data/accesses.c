@@ -362,6 +362,7 @@ struct target {
 	int64_t off;
 	ls_access_rule rule;
 	bool indexed;         /* the rule found an index or a step the operand does not show */
+	bool element;         /* an element of the array the pointer points into: "[]" whatever OFF is */
 	char name[LS_TYPE_NAME_MAX]; /* register-field-load: the loading expression, shown as the variable */
 };
 
@@ -709,6 +710,37 @@ static bool match_register_origin(const ls_module *m, struct pc_ctx *cx, const s
 	return ok;
 }
 
+/* Whether type T, typedefs and qualifiers looked through, is a base type
+ * or an array of them (of arrays of them). */
+static bool base_elements(Dwarf_Die *t)
+{
+	Dwarf_Die s;
+	for (int i = 0; i < 8 && ls_type_strip(t, &s); i++) {
+		if (dwarf_tag(&s) == DW_TAG_base_type)
+			return true;
+		if (dwarf_tag(&s) != DW_TAG_array_type || !var_type(&s, t))
+			return false;
+	}
+	return false;
+}
+
+/* register-stepped: OUT, a pointer with a step of unknown count on the
+ * way, reaches an element of the array it points into, if its pointee is
+ * made of base types (no field to get wrong, as sum_grid's struct pointer
+ * stepped by a constant did): the element's type, and the operand's
+ * offset within one element. */
+static bool stepped_element(struct target *out)
+{
+	Dwarf_Die t = out->obj_type;
+	int64_t size = out->have_type ? ls_type_size(&t) : 0;
+	if (!out->pointer || size <= 0 || !base_elements(&t))
+		return false;
+	out->off = ((out->off % size) + size) % size;
+	out->element = true;
+	out->rule = LS_RULE_REGISTER_STEPPED;
+	return true;
+}
+
 static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_operand *op, struct target *out,
                          int depth)
 {
@@ -720,14 +752,12 @@ static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_
 		return false;
 	uint64_t base = origin.addr;
 	int64_t off = add64(origin.add, op->disp);
-	if (origin.kind == LS_ORIGIN_STATIC || (origin.kind == LS_ORIGIN_LOAD && origin.slot && got_target(m, origin.addr, &base))) {
-		if (!match_static(m, base + (uint64_t)off, out))
+	bool is_static = origin.kind == LS_ORIGIN_STATIC ||
+	                 (origin.kind == LS_ORIGIN_LOAD && origin.slot && got_target(m, origin.addr, &base));
+	if (is_static) {
+		if (origin.reg_stepped || !match_static(m, base + (uint64_t)off, out))
 			return false;
 		out->rule = LS_RULE_REGISTER_STATIC;
-	} else if (origin.stepped) {
-		/* a pointer stepped through a loaded or entry pointer's object:
-		 * where in it is not known (the step may come before the use) */
-		return false;
 	} else if (origin.kind == LS_ORIGIN_LOAD) {
 		if (depth >= FIELD_LOADS_MAX || !field_load(m, cx, &cfg->insns[origin.load[0]], out, depth))
 			return false;
@@ -756,7 +786,10 @@ static bool match_origin(const ls_module *m, struct pc_ctx *cx, const struct ls_
 			return false;
 	}
 	out->indexed = origin.indexed;
-	return true;
+	/* a pointer stepped through a loaded or entry pointer's object: where
+	 * in it is not known (the step may come before the use), unless every
+	 * place in it is one of its elements, of a base type */
+	return !origin.stepped || is_static || stepped_element(out);
 }
 
 /* Which rule's variable memory operand OP reaches, if any (DEPTH: how many
@@ -835,7 +868,7 @@ static void describe(struct target *tg, unsigned width, struct access_slot *slot
 	int64_t off = tg->off, size = ls_type_size(&tg->obj_type);
 	struct ls_field f;
 	char prefix[4] = "";
-	if (tg->pointer && size > 0 && (off < 0 || off >= size)) {
+	if (tg->pointer && size > 0 && (tg->element || off < 0 || off >= size)) {
 		/* beyond the pointee: an element of the array it points into */
 		off = ((off % size) + size) % size;
 		snprintf(prefix, sizeof prefix, "[]");
@@ -1175,7 +1208,8 @@ static bool match_named(const ls_module *m, struct pc_ctx *cx, const struct ls_o
 			return false;
 	}
 	out->rule = LS_RULE_REGISTER_NAMED_VALUE;
-	return true;
+	out->indexed |= rn.stepped;
+	return !rn.stepped || stepped_element(out); /* a step after the name: as register-stepped */
 }
 
 static struct access_slot *new_slot(struct ls_accesses *acc)
@@ -1453,6 +1487,7 @@ const char *ls_access_rule_name(ls_access_rule r)
 	case LS_RULE_REGISTER_FIELD_LOAD: return "register-field-load";
 	case LS_RULE_REGISTER_ENTRY_VALUE: return "register-entry-value";
 	case LS_RULE_REGISTER_NAMED_VALUE: return "register-named-value";
+	case LS_RULE_REGISTER_STEPPED: return "register-stepped";
 	}
 	return "?";
 }

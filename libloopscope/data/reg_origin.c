@@ -10,8 +10,8 @@
  * caller resolves that operand), the procedure's entry (the register's
  * entry value) - done; a copy or address arithmetic from another register
  * (the search goes on with that one), a step of the register by a
- * constant (the search goes on, the result becomes indexed: the loop's
- * induction pointer); anything else (the answer is "unknown").  Every
+ * constant or back by another register (the search goes on, the result becomes
+ * indexed: the loop's induction pointer, xz's cur - delta); anything else (the answer is "unknown").  Every
  * path must agree on one origin: one address, one load (a few
  * instructions, which the caller checks read one field, or one
  * RIP-relative slot), or one entry register, with one offset.
@@ -57,6 +57,7 @@ struct search {
 	size_t nseen_slots, seen_slots_cap;
 	bool have;
 	bool stepped;          /* some path steps the register: the paths that merge carry it */
+	bool reg_stepped;      /* some path steps it by a register */
 	struct ls_reg_origin found;
 	int64_t found_add;
 };
@@ -148,6 +149,14 @@ static int follow_def(struct search *s, uint32_t j, const struct ls_insn *in, st
 	}
 	if ((in->opcode == LS_MN_ADD || in->opcode == LS_MN_SUB) && src->kind == LS_OP_IMM) {
 		it->indexed = s->stepped = true; /* a pointer stepped: which element is not known */
+		return 1;
+	}
+	if (in->opcode == LS_MN_SUB && is_gpr(src) && src->size == 8 && src->reg != it->reg) {
+		/* stepped back by a register (xz's cur - delta): by an unknown
+		 * amount.  Not add %r: of p + q the pointer may be either (dst +
+		 * (cur - begin) computed as cur - begin + dst); of p - q it is
+		 * p, or the difference is no address at all */
+		it->indexed = s->stepped = s->reg_stepped = true;
 		return 1;
 	}
 	return -1;
@@ -284,6 +293,7 @@ bool ls_reg_origin_env(const struct ls_cfg *cfg, uint32_t insn, int reg, const s
 	*out = s.found;
 	out->indexed |= s.stepped;
 	out->stepped = s.stepped;
+	out->reg_stepped = s.reg_stepped;
 	out->add = s.found_add;
 	return true;
 }
@@ -399,6 +409,20 @@ static bool forward_from_alloc(struct named_search *s, uint32_t insn)
 	return true;
 }
 
+/* Whether IN steps 64-bit register REG as follow_def follows a step:
+ * add/sub $k, lea k(%REG),%REG, sub %r,%REG. */
+static bool is_step(const struct ls_insn *in, int reg)
+{
+	const struct ls_operand *src = &in->op[0];
+	if (in->nops != 2 || !is_reg64(&in->op[1]) || in->op[1].reg != reg)
+		return false;
+	if (in->opcode == LS_MN_LEA)
+		return src->kind == LS_OP_MEM && !src->seg && src->base == reg && src->index < 0;
+	if (in->opcode == LS_MN_ADD || in->opcode == LS_MN_SUB)
+		return src->kind == LS_OP_IMM || (in->opcode == LS_MN_SUB && is_reg64(src) && src->reg != reg);
+	return false;
+}
+
 /* The definition J of REG: 1 to go on (*REG, *SLOT updated), 0 when the
  * path ended well, -1 when it cannot say. */
 static int named_def(struct named_search *s, uint32_t j, int *reg, int64_t *slot)
@@ -411,6 +435,10 @@ static int named_def(struct named_search *s, uint32_t j, int *reg, int64_t *slot
 	}
 	if (s->env->zeroes && s->env->zeroes(s->env->arg, j))
 		return 0; /* a null pointer: no object on this path */
+	if (is_step(in, *reg)) {
+		s->out->stepped = true; /* the named value, stepped */
+		return 1;
+	}
 	if ((in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) && *reg == 0 && s->env->alloc_call &&
 	    s->env->alloc_call(s->env->arg, j))
 		return forward_from_alloc(s, j) ? 0 : -1;

@@ -22,7 +22,8 @@ struct ls_reg_origin {
 	int entry_reg;      /* ENTRY: the register (decode.h's number) whose entry value it is */
 	int64_t add;        /* what address arithmetic added to it */
 	bool indexed;       /* plus an unknown multiple: an index or a pointer stepped in a loop */
-	bool stepped;       /* a step (add/sub $k, lea k(%REG)): the offset is known only modulo it */
+	bool stepped;       /* a step (add/sub $k, lea k(%REG), sub %r): the offset is known only modulo it */
+	bool reg_stepped;   /* one of them by a register (sub %r,%REG): by how much is not known */
 	bool slot;          /* LOAD: from a RIP-relative slot (the GOT's, or a global pointer) */
 };
 
@@ -33,8 +34,8 @@ struct ls_reg_origin {
  * read the same thing; or one RIP-relative slot however many loads read it),
  * or the entry value of one register (the paths reach the entry block's
  * top) - through copies (mov %r,%REG), address arithmetic (lea k(%r,%i,s),
- * which adds K) and steps (add/sub $k, lea k(%REG)), which make it
- * indexed.  False when the paths disagree, or any reaches a call or
+ * which adds K) and steps (add/sub $k, lea k(%REG), sub %r,%REG with %r
+ * another 64-bit register), which make it indexed.  False when the paths disagree, or any reaches a call or
  * anything else first. */
 bool ls_reg_origin(const struct ls_cfg *cfg, uint32_t insn, int reg, struct ls_reg_origin *out);
 
@@ -94,12 +95,14 @@ struct ls_reg_named {
 	} end[LS_REG_NAMED_ENDS];
 	unsigned nends;
 	bool alloc;         /* some path's value is an allocation's result, named where it is put */
+	bool stepped;       /* some path steps it (as ls_reg_origin's steps) after it is named */
 };
 
 /* When ls_reg_origin_env finds no origin: whether on every path reaching
  * instruction INSN the value of REG is one DWARF names elsewhere, which
  * the caller must show is one variable's one field.  Backwards from INSN
- * (through register copies only), a path ends at the first instruction
+ * (through register copies, and steps as ls_reg_origin's, which set
+ * STEPPED: then the value is the named one's plus an unknown amount), a path ends at the first instruction
  * before which DWARF names the register holding it (LS_NAMED_AT: gcc ends
  * a location list where the value still lives on), or at a 64-bit load of
  * it (LS_NAMED_LOAD); or at a call of an allocation function that
