@@ -47,6 +47,8 @@ FIXTURES = [
     ("data_layout.c", ["sum_grid", "fill_global", "stack_array", "main"], ["40"]),
     ("data_pointers.c", ["list_ends", "owner_walk", "tree_children", "global_head", "reassign",
                          "entry_after_use", "main"], []),
+    # pointers stepped in loops (register-stepped), a struct pointer's among them
+    ("data_stepped.c", ["touch_bytes", "match_len", "scale_rows", "sum_y", "main"], []),
 ]
 HEADER = re.compile(r"^# Samples: (\d+[KMG]?)\s+of event '[^:]+:\w+_([0-9a-f]+)'")  # perf: "32K"
 ROW = re.compile(r"^\s*([\d.]+)%\s+(\d+)\s+(.*?)\s{2,}(.*?)\s*$")
@@ -170,8 +172,9 @@ def judge(o, insns, addr, theirs, own):
     rule register-memory); "perf counts in the element" (an array's member:
     ours counts the offset from where the pointer points, perf within the
     element); "perf only" (no variable for ours nor the oracle:
-    a pointer stepped through an object, which perf's instruction tracking
-    follows); "loopscope wrong" (the oracle sides with perf's); "undecided"."""
+    a pointer to a struct stepped through an object, which perf's
+    instruction tracking follows: register-stepped names base types'
+    elements only); "loopscope wrong" (the oracle sides with perf's); "undecided"."""
     pt, poff, pfield = split(theirs[1])
     ot, ooff = (own["type"], own["offset"]) if own and own["variable"] else (None, None)
     if same_type(pt, ot) and poff == ooff:
