@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tap.h"
+#include "unit-module.h"
 
 static char tmpdir[256];
 static const char *srcdir;
@@ -102,37 +103,10 @@ struct loaded {
 	int warnings;
 };
 
-/* Runs the stages the analysis reads, in the pipeline's order (pipeline.c). */
+/* Runs the stages the analysis reads, in the pipeline's order. */
 static ls_module *load(const char *path, const char *debug_dir, ls_error *err, int *warnings)
 {
-	ls_module *m = ls_xcalloc(1, sizeof *m);
-	m->fd = -1;
-	ls_options_init(&m->opt);
-	m->opt.debug_file_path = debug_dir;
-	m->opt.warn = quiet_warn;
-	m->opt.warn_ctx = warnings;
-	if (ls_elf_open(m, path, err) < 0 || ls_pipeline_indexes(m, err) < 0) {
-		ls_inline_free(&m->inl);
-		ls_procs_free(&m->procs);
-		ls_linemap_free(&m->lines);
-		ls_elf_close(m);
-		ls_strtab_free(&m->strings);
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
-static void unload(ls_module *m)
-{
-	if (!m)
-		return;
-	ls_inline_free(&m->inl);
-	ls_procs_free(&m->procs);
-	ls_linemap_free(&m->lines);
-	ls_elf_close(m);
-	ls_strtab_free(&m->strings);
-	free(m);
+	return unit_load(path, debug_dir, quiet_warn, warnings, err);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -250,7 +224,7 @@ static void check_inline_deep(const char *bin, const char *what, bool relocatabl
 	   strcmp(ls_procs_at_entry(&m->procs, a)->name, "deep_entry") == 0 && s > 0,
 	   "%s: ls_module_symbol finds deep_entry at its procedure's entry", what);
 	ok(ls_module_symbol(m, "no_such_function", &a, &s) < 0, "%s: unknown symbols are not found", what);
-	unload(m);
+	unit_unload(m);
 }
 
 /* Every line-row address gets the same chain and line in A and B. */
@@ -261,8 +235,8 @@ static void check_same_answers(const char *a, const char *b, const char *debug_d
 	ls_module *ma = load(a, NULL, &err, &wa), *mb = load(b, debug_dir, &err, &wb);
 	if (!ma || !mb) {
 		ok(0, "%s: both load", what);
-		unload(ma);
-		unload(mb);
+		unit_unload(ma);
+		unit_unload(mb);
 		return;
 	}
 	size_t same = 0, n = 0;
@@ -281,8 +255,8 @@ static void check_same_answers(const char *a, const char *b, const char *debug_d
 	}
 	ok(n > 0 && same == n && ma->procs.nprocs == mb->procs.nprocs,
 	   "%s: %zu/%zu line addresses give the same line and inline chain", what, same, n);
-	unload(ma);
-	unload(mb);
+	unit_unload(ma);
+	unit_unload(mb);
 }
 
 static void check_cold(const char *bin)
@@ -320,7 +294,7 @@ static void check_cold(const char *bin)
 		rf = ls_procs_at_entry(&m->procs, a);
 	ok(rf && !rf->noreturn && rf->from_dwarf && rf->file && ends_with(rf->file, "/cold.c"),
 	   "cold.c: report_failure returns, comes from DWARF with its file");
-	unload(m);
+	unit_unload(m);
 }
 
 static void check_shlib(const char *lib)
@@ -343,7 +317,7 @@ static void check_shlib(const char *lib)
 	}
 	ok(found && ls_text_find(m, a) && scale_inside,
 	   "shlib.so: shlib_sum at a link-time address in .text, with scale inlined");
-	unload(m);
+	unit_unload(m);
 }
 
 static void check_demangle(void)
@@ -423,7 +397,7 @@ static void expect_error(const char *path, ls_status code, const char *needle, c
 	bool good = !m && err.code == code && strstr(err.message, path) == err.message &&
 		    strstr(err.message, needle);
 	ok(good, "%s: error %d \"%s\"", what, err.code, err.message);
-	unload(m);
+	unit_unload(m);
 }
 
 static void check_bad_input(const char *good_bin)
@@ -486,7 +460,7 @@ static void check_bad_input(const char *good_bin)
 		} else {
 			refused++;
 		}
-		unload(m);
+		unit_unload(m);
 	}
 	free(buf);
 	free(d);
@@ -518,7 +492,7 @@ static void check_overrun(void)
 	uint64_t first, second;
 	if (!m || ls_module_symbol(m, "first", &first, NULL) != 0 || ls_module_symbol(m, "asm_second", &second, NULL) != 0) {
 		ok(0, "overrun: loads, first and asm_second found");
-		unload(m);
+		unit_unload(m);
 		return;
 	}
 	const struct ls_proc *p = ls_procs_at_entry(&m->procs, first), *q = ls_procs_find(&m->procs, second);
@@ -528,7 +502,7 @@ static void check_overrun(void)
 	   "overrun: asm_second is a procedure of its own, from its symbol");
 	ok(!ls_inline_find(&m->inl, second) && ls_inline_find(&m->inl, first),
 	   "overrun: no inline chain of first inside asm_second");
-	unload(m);
+	unit_unload(m);
 }
 
 /* PLT layouts: IBT's .plt.sec, and a static binary's IRELATIVE slots. */
@@ -547,7 +521,7 @@ static void check_plt_layouts(const char *fx)
 		}
 		ok(t && strcmp(t->name, ".plt.sec") == 0 && p && p->is_plt && p->noreturn,
 		   "IBT: exit@plt is a .plt.sec slot, noreturn (%s)", t ? t->name : "not found");
-		unload(m);
+		unit_unload(m);
 	} else {
 		skip("no IBT PLT");
 	}
@@ -562,7 +536,7 @@ static void check_plt_layouts(const char *fx)
 		ok(m && nplt > 0 && named == nplt, "static: %zu IRELATIVE PLT slots, all named after their IFUNC", nplt);
 		if (m)
 			check_invariants(m, "gcc -O2 -static inline_deep.c");
-		unload(m);
+		unit_unload(m);
 	} else {
 		skip("no static libc");
 	}
@@ -581,7 +555,7 @@ static void check_libc(void)
 	ls_module *m = load(libc, NULL, &err, &w);
 	if (!m || !m->dwarf) {
 		skip("libc6-dbg not installed");
-		unload(m);
+		unit_unload(m);
 		return;
 	}
 	ok(m->debug_path && strstr(m->debug_path, "/.build-id/") && m->build_id &&
@@ -601,7 +575,7 @@ static void check_libc(void)
 		lines += m->lines.rows[i].file != NULL;
 	ok(m->procs.nprocs > 2000 && m->inl.nnodes > 5000 && lines > 100000,
 	   "libc: %zu procedures, %zu inline-tree nodes, %zu line rows", m->procs.nprocs, m->inl.nnodes, lines);
-	unload(m);
+	unit_unload(m);
 }
 
 /* Split DWARF (gcc -gsplit-dwarf): the .dwo found next to the object, and
@@ -621,7 +595,7 @@ static void check_split_dwarf(const char *fx)
 	ls_module *m = load(tmp("split"), NULL, &err, &w);
 	ok(m && m->inl.nnodes == 0 && m->lines.nrows > 10 && w == 1,
 	   "gcc -gsplit-dwarf without its .dwo: lines from the skeleton, no inline tree, one warning (%d)", w);
-	unload(m);
+	unit_unload(m);
 }
 
 int main(void)
@@ -688,7 +662,7 @@ int main(void)
 					dir, tmp("d.debug"), dir, m->build_id + 2, tmp("d-stripped"), tmp("d-bid")) == 0)
 					check_same_answers(tmp("d"), tmp("d-bid"), tmp("dbg"), "stripped, debug info found by build-id");
 			}
-			unload(m);
+			unit_unload(m);
 		}
 		check_bad_input(tmp("d"));
 	}
@@ -699,7 +673,7 @@ int main(void)
 		int w = 0;
 		ls_module *m = load(tmp("deep.o"), NULL, &err, &w);
 		ok(m && m->ntext && m->text[0].addr == 0, "inline_deep.o: the first text section is at 0");
-		unload(m);
+		unit_unload(m);
 	}
 	if (run("gcc -O2 -g -o %s %s/cold.c", tmp("cold"), fx) == 0)
 		check_cold(tmp("cold"));

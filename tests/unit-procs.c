@@ -43,6 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tap.h"
+#include "unit-module.h"
 
 static const char fixture[] =
 	"volatile int sink;\n"
@@ -73,34 +74,12 @@ static void quiet_warn(void *ctx, const char *msg)
 	(void)msg;
 }
 
-/* The stages before the analysis, as the pipeline runs them (pipeline.c),
- * without any debug file. */
+/* The stages before the analysis, as the pipeline runs them, without any
+ * debug file. */
 static ls_module *load(const char *path)
 {
-	ls_module *m = ls_xcalloc(1, sizeof *m);
-	m->fd = -1;
-	ls_options_init(&m->opt);
-	m->opt.debug_file_path = "/nonexistent";
-	m->opt.warn = quiet_warn;
 	ls_error err;
-	if (ls_elf_open(m, path, &err) < 0 || ls_pipeline_indexes(m, &err) < 0) {
-		ls_elf_close(m);
-		free(m);
-		return NULL;
-	}
-	return m;
-}
-
-static void unload(ls_module *m)
-{
-	if (!m)
-		return;
-	ls_inline_free(&m->inl);
-	ls_procs_free(&m->procs);
-	ls_linemap_free(&m->lines);
-	ls_elf_close(m);
-	ls_strtab_free(&m->strings);
-	free(m);
+	return unit_load(path, "/nonexistent", quiet_warn, NULL, &err);
 }
 
 /* NAME's value and size in PATH's .symtab (libelf, not loopscope). */
@@ -176,7 +155,7 @@ static void check_fixture_procs(const char *tag, const char *full, const char *s
 		ok(p && p == q && p->inferred, "%s: %s [0x%llx, 0x%llx) is one procedure of the stripped binary (%s)", tag,
 		   fixture_funcs[i], (unsigned long long)a, (unsigned long long)(a + s), p ? p->name : "none");
 	}
-	unload(m);
+	unit_unload(m);
 }
 
 /* Which call targets matter, for the comparison: code no FDE covers (what
@@ -272,7 +251,7 @@ static void check_filtered_sweep(const char *tag, const char *path, uint64_t kee
 	free(all);
 	free((void *)f.fde);
 	free(code);
-	unload(m);
+	unit_unload(m);
 }
 
 /* The noreturn facts of every procedure: the whole fixpoint's (all at
@@ -329,7 +308,7 @@ static void check_facts(const char *tag, const char *path, const char *full)
 	}
 	free(whole);
 	free(dem);
-	unload(m);
+	unit_unload(m);
 }
 
 static bool same_recipe(const ls_unwind_recipe *a, const ls_unwind_recipe *b)

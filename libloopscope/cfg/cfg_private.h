@@ -182,13 +182,14 @@ static inline bool in_ranges(const struct builder *b, uint64_t addr)
 	return false;
 }
 
-/* The index of the instruction containing ADDR, or -1. */
-static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
+/* The index of the instruction of INSNS (N, in address order) containing
+ * ADDR, or -1. */
+static inline int64_t insns_find(const struct ls_insn *insns, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = cfg->ninsns;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_insn *in = &cfg->insns[mid];
+		const struct ls_insn *in = &insns[mid];
 		if (addr < in->addr)
 			hi = mid;
 		else if (addr - in->addr >= in->len)
@@ -197,6 +198,12 @@ static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
 			return (int64_t)mid;
 	}
 	return -1;
+}
+
+/* The index of CFG's instruction containing ADDR, or -1. */
+static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
+{
+	return insns_find(cfg->insns, cfg->ninsns, addr);
 }
 
 /* Whether a branch to TARGET leaves the procedure (a tail call). */

@@ -518,18 +518,7 @@ static int64_t quick_index(const struct quick *q, uint64_t addr)
 {
 	if (addr >= q->done)
 		return -2;
-	size_t lo = 0, hi = q->d->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ls_insn *in = &q->d->insns[mid];
-		if (addr < in->addr)
-			hi = mid;
-		else if (addr - in->addr >= in->len)
-			lo = mid + 1;
-		else
-			return (int64_t)mid;
-	}
-	return -1;
+	return insns_find(q->d->insns, q->d->n, addr);
 }
 
 /* Whether a tail call to TARGET is an exit as summarize() counts it, with
