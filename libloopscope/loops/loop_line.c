@@ -23,7 +23,10 @@
  *                     on the call's line or up to two above, and holds no
  *                     code but of those lines: the for's scope and its
  *                     init variable, on the for's line (up through
- *                     one-line callees: Eigen's assign_op);
+ *                     one-line callees: Eigen's assign_op); not when a
+ *                     loop around it has a back edge on those lines:
+ *                     that loop is the for (gcc's inline memcpy in a
+ *                     for is a loop of its own);
  *     HEADER_STMT     a statement row at the header with a line
  *                     above every line of the loop: gcc gives a `for (;;)`,
  *                     `while (1)` or `do` a zero-length is_stmt row there
