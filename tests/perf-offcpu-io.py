@@ -4,12 +4,17 @@
 # a real disk under /var/tmp with O_DIRECT (no page cache: each read waits
 # for the device in D state), recorded with `perf loops record --off-cpu`.
 #
-#  1. io_loop's off-CPU time of reason io is within 10% of the time the
-#     program measured itself off the CPU around its reads (CLOCK_MONOTONIC
-#     less the thread's CPU time), and the rest of its off-CPU time is
+#  1. io_loop's off-CPU time of reason io equals, within 1% and 0.2 ms,
+#     what perf script of the same file says (perf's own parse: each
+#     sched_switch out of the program in state D to its next
+#     PERF_RECORD_SWITCH IN), and the rest of its off-CPU time is
 #     preemption; the same in --wall --format=json's per-loop summary;
-#  2. the independent check: perf script of the same file (perf's own
-#     parse of the tracepoint): the program's switches out are in state D.
+#  2. the program's own measure of its time off the CPU around its reads
+#     (CLOCK_MONOTONIC less the thread's CPU time) agrees within a factor
+#     of 2: it is printed, and on a quiet machine it is within 5%, but on
+#     a loaded one it was once 30% below perf's D-state time (its cause is
+#     not known: so perf script is the oracle, and this only a sanity bound);
+#  3. perf script: the program's switches out are in state D.
 # Needs root, the sched tracepoints and O_DIRECT on /var/tmp (tmpfs has
 # none): skips without them, saying which.
 import importlib.util
@@ -43,6 +48,24 @@ def wall_loops(text):
     return loops
 
 
+def d_state_ns(rec):
+    """The time the program's threads spent switched out in state D, from
+    perf script: each sched_switch out with prev_state D to the thread's
+    next PERF_RECORD_SWITCH IN."""
+    out = C.run(["perf", "script", "-i", rec, "--show-switch-events", "-F", "tid,time,event,trace"]).stdout
+    pending, total = {}, 0
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+(\d+)\.(\d+):\s+(.*)$", line)
+        if not m:
+            continue
+        tid, t = int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0")[:9])
+        if m.group(4).startswith("sched:sched_switch:") and re.search(r"prev_pid=%d .*prev_state=D" % tid, m.group(4)):
+            pending[tid] = t
+        elif m.group(4).startswith("PERF_RECORD_SWITCH IN") and tid in pending:
+            total += t - pending.pop(tid)
+    return total
+
+
 def check_build(tap, tmp, data, cc):
     exe = os.path.join(tmp, "disk_io-" + cc)
     err = C.compile_fixture(cc, "-O2", "perf/disk_io.c", exe)
@@ -55,15 +78,19 @@ def check_build(tap, tmp, data, cc):
     if not tap.ok(r.returncode == 0 and m, "%s: perf loops record --off-cpu of disk_io" % cc):
         tap.diag(r.stdout + r.stderr)
         return
-    known = int(m.group(1))
+    measured = int(m.group(1))
+    known = d_state_ns(rec)
     w = C.run([PERF_LOOPS, "report", "--wall", "--stdio", "-i", rec])
     row = wall_loops(w.stdout).get("io_loop")
     if not tap.ok(row is not None, "%s: --wall has io_loop's loop" % cc):
         tap.diag(w.stdout[-3000:] + w.stderr)
         return
-    tap.ok(abs(row["io"] - known) <= 0.10 * known,
-           "%s: io_loop off-CPU for I/O %.1f ms, the program measured %.1f ms off the CPU (within 10%%)"
+    tap.ok(abs(row["io"] - known) <= 0.01 * known + 0.2e6,
+           "%s: io_loop off-CPU for I/O %.1f ms, perf script's D-state time %.1f ms (within 1%% and 0.2 ms)"
            % (cc, row["io"] / 1e6, known / 1e6))
+    tap.ok(known / 2 <= measured <= known * 2,
+           "%s: the program measured %.1f ms off the CPU in its reads (%.0f%% of perf's D-state time)"
+           % (cc, measured / 1e6, 100.0 * measured / max(known, 1)))
     tap.ok(row["sleep"] == 0 and row["futex"] == 0 and abs(row["off"] - row["io"] - row["preempt"]) < 0.2e6,
            "%s: io_loop's other off-CPU time is preemption only (sleep %.1f, futex %.1f, preempt %.1f ms)"
            % (cc, row["sleep"] / 1e6, row["futex"] / 1e6, row["preempt"] / 1e6))
@@ -73,11 +100,11 @@ def check_build(tap, tmp, data, cc):
     except ValueError:
         loops = {}
     jl = loops.get("io_loop")
-    if not tap.ok(jl is not None and abs(jl["off_cpu"]["io"] - known) <= 0.10 * known and
+    if not tap.ok(jl is not None and abs(jl["off_cpu"]["io"] - known) <= 0.01 * known + 0.2e6 and
                   all(abs(jl[k] - row[v]) <= 0.05e6
                       for k, v in (("wall_ns", "wall"), ("on_cpu_ns", "on"), ("off_cpu_ns", "off")))
                   and jl["off_cpu_ns"] == sum(jl["off_cpu"].values()),
-                  "%s: --wall --format=json: io_loop's per-loop summary, I/O within 10%% of the known time, "
+                  "%s: --wall --format=json: io_loop's per-loop summary, I/O as perf script's, "
                   "equal to the text view's row, reasons summing to its off-CPU time" % cc):
         # it failed once on a loaded machine: say which part
         tap.diag("known %d ns; text row %r" % (known, row))
