@@ -6,6 +6,19 @@
 #ifndef LOOPSCOPE_TESTS_UNIT_MODULE_H
 #define LOOPSCOPE_TESTS_UNIT_MODULE_H
 
+/* Frees what unit_load made (any part of it). */
+static void unit_unload(ls_module *m)
+{
+	if (!m)
+		return;
+	ls_inline_free(&m->inl);
+	ls_procs_free(&m->procs);
+	ls_linemap_free(&m->lines);
+	ls_elf_close(m);
+	ls_strtab_free(&m->strings);
+	free(m);
+}
+
 /* PATH's module, its debug file looked up in DEBUG_DIR (NULL: the usual
  * places), warnings to WARN(WARN_CTX, ...); NULL with ERR set if it
  * cannot be loaded. */
@@ -18,27 +31,10 @@ static ls_module *unit_load(const char *path, const char *debug_dir, ls_warn_fn 
 	m->opt.warn = warn;
 	m->opt.warn_ctx = warn_ctx;
 	if (ls_elf_open(m, path, err) < 0 || ls_pipeline_indexes(m, err) < 0) {
-		ls_inline_free(&m->inl);
-		ls_procs_free(&m->procs);
-		ls_linemap_free(&m->lines);
-		ls_elf_close(m);
-		ls_strtab_free(&m->strings);
-		free(m);
+		unit_unload(m);
 		return NULL;
 	}
 	return m;
-}
-
-static void unit_unload(ls_module *m)
-{
-	if (!m)
-		return;
-	ls_inline_free(&m->inl);
-	ls_procs_free(&m->procs);
-	ls_linemap_free(&m->lines);
-	ls_elf_close(m);
-	ls_strtab_free(&m->strings);
-	free(m);
 }
 
 #endif
