@@ -27,6 +27,7 @@
  * bytes.
  */
 #include "cfg/decode_x86_fast.h"
+#include "support/base.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -86,10 +87,9 @@ static uint64_t get_u16(struct fx *f)
 
 static int64_t get_s32(struct fx *f)
 {
-	uint32_t v = (uint32_t)f->b[f->p] | (uint32_t)f->b[f->p + 1] << 8 | (uint32_t)f->b[f->p + 2] << 16 |
-	             (uint32_t)f->b[f->p + 3] << 24;
+	int32_t v = ls_s32le(f->b + f->p);
 	f->p += 4;
-	return (int32_t)v;
+	return v;
 }
 
 /* ---- operands, in print order ------------------------------------------------ */

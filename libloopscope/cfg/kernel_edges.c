@@ -51,13 +51,6 @@ static const uint8_t *bytes_at(const ls_module *m, uint64_t addr, uint64_t size)
 	return NULL;
 }
 
-static int32_t s32(const uint8_t *p)
-{
-	int32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 static uint16_t u16(const uint8_t *p)
 {
 	uint16_t v;
@@ -87,8 +80,8 @@ static void linked_jump_table(const ls_module *m, struct ls_cfg_module *c, size_
 		return;
 	const uint8_t *p = bytes_at(m, start, stop - start);
 	for (uint64_t at = 0; p && at < stop - start; at += 16)
-		add_site(c, cap, start + at + (uint64_t)(int64_t)s32(p + at),
-		         start + at + 4 + (uint64_t)(int64_t)s32(p + at + 4), KSITE_JUMP_LABEL);
+		add_site(c, cap, start + at + (uint64_t)(int64_t)ls_s32le(p + at),
+		         start + at + 4 + (uint64_t)(int64_t)ls_s32le(p + at + 4), KSITE_JUMP_LABEL);
 }
 
 /* How many of the first entries of a bug table of entries of SIZE bytes
@@ -97,7 +90,7 @@ static size_t ud2_hits(const ls_module *m, const uint8_t *p, uint64_t start, uin
 {
 	size_t hits = 0;
 	for (uint64_t at = 0; at + size <= len && at < 64 * (uint64_t)size; at += size) {
-		const uint8_t *b = bytes_at(m, start + at + (uint64_t)(int64_t)s32(p + at), 2);
+		const uint8_t *b = bytes_at(m, start + at + (uint64_t)(int64_t)ls_s32le(p + at), 2);
 		hits += b && b[0] == 0x0f && b[1] == 0x0b;
 	}
 	return hits;
@@ -117,7 +110,7 @@ static void linked_bug_table(const ls_module *m, struct ls_cfg_module *c, size_t
 		return;
 	for (uint64_t at = 0; at < len; at += size)
 		if (u16(p + at + flags) & BUGFLAG_WARNING)
-			add_site(c, cap, start + at + (uint64_t)(int64_t)s32(p + at), 0, KSITE_WARN);
+			add_site(c, cap, start + at + (uint64_t)(int64_t)ls_s32le(p + at), 0, KSITE_WARN);
 }
 
 /* ---- a module's tables, through their relocations --------------------------- */

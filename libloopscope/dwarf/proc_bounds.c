@@ -198,11 +198,6 @@ static bool prefix_byte(uint8_t b)
 	}
 }
 
-static int32_t le32(const uint8_t *p)
-{
-	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-}
-
 /* What reach_end needs: the section it scans, the decoder, and
  * which targets matter. */
 struct reach {
@@ -229,7 +224,7 @@ static size_t reaching_start(const struct reach *r, size_t first, size_t op)
 	uint64_t at = t->addr + op;
 	size_t rel = d[op] == 0xeb ? 1 : 4;
 	if (t->size - op > rel &&
-	    r->wanted(r->ctx, at + 1 + rel + (uint64_t)(rel == 1 ? (int64_t)(int8_t)d[op + 1] : (int64_t)le32(d + op + 1))))
+	    r->wanted(r->ctx, at + 1 + rel + (uint64_t)(rel == 1 ? (int64_t)(int8_t)d[op + 1] : (int64_t)ls_s32le(d + op + 1))))
 		return op + 1;
 	/* the starts at or before a data16 or addr32 prefix */
 	size_t i = op;

@@ -152,6 +152,13 @@ unsigned long ls_oom_fail_at(unsigned long n);
 
 /* ---- binary search ------------------------------------------------------- */
 
+/* The little-endian signed 32-bit value at P (x86-64's rel32 and disp32,
+ * the kernel's relative tables' entries). */
+static inline int32_t ls_s32le(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+
 /* The index of the first of the N elements at BASE (STRIDE bytes apart,
  * sorted by the uint64_t at OFFSET in each) whose key is at least KEY, or
  * with ABOVE above KEY; N if none.  What the stages' lookups share: "the
