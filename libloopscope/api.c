@@ -146,8 +146,7 @@ static void store_on_close(ls_module *m)
 	if (setjmp(g.env))
 		return; /* out of memory: not stored */
 	double t0 = ls_stage_clock();
-	ls_cache_store(m);
-	if (m->an->nanalyzed)
+	if (ls_cache_store(m))
 		ls_stage_done(m, "cache store", &t0);
 	ls_oom_pop(&g);
 }

@@ -158,8 +158,8 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err)
 	if (ls_analyze_all(m, err) < 0)
 		return -1;
 	ls_stage_done(m, "analysis", &t0);
-	ls_cache_store(m);
-	ls_stage_done(m, "cache store", &t0);
+	if (ls_cache_store(m))
+		ls_stage_done(m, "cache store", &t0);
 	ls_debug_check_module(m);
 	return 0;
 }

@@ -71,8 +71,9 @@ bool ls_cache_accesses_new(const ls_module *m);
 void ls_cache_accesses_free(ls_module *m);
 
 /* cache_store.c: a new entry for M with every procedure analyzed so far,
- * and what its entry and the one now on disk held (warns on failure). */
-void ls_cache_store(ls_module *m);
+ * and what its entry and the one now on disk held (warns on failure).
+ * Whether there was anything to store (for LOOPSCOPE_TIMING's line). */
+bool ls_cache_store(ls_module *m);
 
 /* The fast 64-bit hash of cache keys and checksums (for tests too). */
 uint64_t ls_hash64(const void *data, size_t len, uint64_t seed);

@@ -792,10 +792,10 @@ static void write_entry(struct store *st)
 	ls_cache_enforce_bound(&m->opt, k->dirfd, k->dir, k->path);
 }
 
-void ls_cache_store(ls_module *m)
+bool ls_cache_store(ls_module *m)
 {
 	if (!m->opt.use_cache || !m->an || (!m->an->nanalyzed && !ls_cache_accesses_new(m)) || m->an->broken)
-		return;
+		return false;
 	/* on the heap: what a longjmp finds must not be a changed local */
 	struct store *st = ls_xcalloc(1, sizeof *st);
 	st->m = m;
@@ -827,4 +827,5 @@ void ls_cache_store(ls_module *m)
 	}
 	ls_oom_pop(&g);
 	store_free(st);
+	return true;
 }
