@@ -19,15 +19,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cached {
+/* Each procedure's accesses and blame are asked for once, keyed by the
+ * module and the procedure's entry: an open-addressing table, because a
+ * system-wide -s type asks about thousands of procedures, place by place. */
+struct memo_slot {
 	const ls_module *mod;
 	uint64_t proc;
-	ls_accesses *acc;
+	void *value; /* NULL (no DWARF) is kept too: asked once */
+	bool used;
 };
 
-static struct cached *cache;
-static size_t ncache, cache_cap;
+struct proc_memo {
+	struct memo_slot *slots;
+	size_t cap, n; /* cap: a power of two, at least twice n */
+};
+
+static size_t memo_hash(const ls_module *mod, uint64_t proc)
+{
+	uint64_t h = (uint64_t)(uintptr_t)mod * 0x9E3779B97F4A7C15u ^ proc * 0xC2B2AE3D27D4EB4Fu;
+	return (size_t)(h ^ h >> 29);
+}
+
+static struct memo_slot *memo_find(struct memo_slot *slots, size_t cap, const ls_module *mod, uint64_t proc)
+{
+	for (size_t i = memo_hash(mod, proc) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!slots[i].used || (slots[i].mod == mod && slots[i].proc == proc))
+			return &slots[i];
+}
+
+/* The slot of (MOD, PROC): used if it was asked before, else to be filled
+ * (memo_put). */
+static struct memo_slot *memo_slot(struct proc_memo *pm, const ls_module *mod, uint64_t proc)
+{
+	if (2 * (pm->n + 1) > pm->cap) {
+		size_t cap = pm->cap ? 2 * pm->cap : 64;
+		struct memo_slot *slots = pl_xcalloc(cap, sizeof *slots);
+		for (size_t i = 0; i < pm->cap; i++)
+			if (pm->slots[i].used)
+				*memo_find(slots, cap, pm->slots[i].mod, pm->slots[i].proc) = pm->slots[i];
+		free(pm->slots);
+		pm->slots = slots;
+		pm->cap = cap;
+	}
+	return memo_find(pm->slots, pm->cap, mod, proc);
+}
+
+static void *memo_put(struct proc_memo *pm, struct memo_slot *s, const ls_module *mod, uint64_t proc, void *value)
+{
+	*s = (struct memo_slot){ mod, proc, value, true };
+	pm->n++;
+	return value;
+}
+
+/* Ends PM, each value freed with FREE_VALUE. */
+static void memo_free(struct proc_memo *pm, void (*free_value)(void *))
+{
+	for (size_t i = 0; i < pm->cap; i++)
+		if (pm->slots[i].used)
+			free_value(pm->slots[i].value);
+	free(pm->slots);
+	*pm = (struct proc_memo){ 0 };
+}
+
+static struct proc_memo accesses_memo;
 static uint64_t skid_samples, own_samples, none_samples;
+
+static void free_accesses(void *acc)
+{
+	ls_accesses_free(acc);
+}
 
 static const ls_accesses *accesses_at(const ls_module *mod, uint64_t link)
 {
@@ -35,17 +95,11 @@ static const ls_accesses *accesses_at(const ls_module *mod, uint64_t link)
 	if (!proc)
 		return NULL;
 	uint64_t entry = ls_scope_low(proc);
-	for (size_t i = 0; i < ncache; i++)
-		if (cache[i].mod == mod && cache[i].proc == entry)
-			return cache[i].acc;
+	struct memo_slot *s = memo_slot(&accesses_memo, mod, entry);
+	if (s->used)
+		return s->value;
 	ls_error err;
-	ls_accesses *acc = ls_accesses_of(mod, link, &err); /* NULL (no DWARF) is kept too: asked once */
-	if (ncache == cache_cap) {
-		cache_cap = cache_cap ? 2 * cache_cap : 64;
-		cache = pl_xrealloc(cache, cache_cap * sizeof *cache);
-	}
-	cache[ncache++] = (struct cached){ mod, entry, acc };
-	return acc;
+	return memo_put(&accesses_memo, s, mod, entry, ls_accesses_of(mod, link, &err));
 }
 
 /* The access sample place PL took the time at, or NULL; *SKID when it is
@@ -99,11 +153,7 @@ void pl_data_keys_end(pl_report *rep, int used)
 			"(the IP skids past the one that took the time: the last access before it in its block taken), "
 			"%" PRIu64 " with no variable found\n",
 			own_samples, skid_samples, none_samples);
-	for (size_t i = 0; i < ncache; i++)
-		ls_accesses_free(cache[i].acc);
-	free(cache);
-	cache = NULL;
-	ncache = cache_cap = 0;
+	memo_free(&accesses_memo, free_accesses);
 	skid_samples = own_samples = none_samples = 0;
 }
 
@@ -128,13 +178,6 @@ const ls_access *pl_data_access(pl_report *rep, const pl_place *pl, const ls_acc
 
 /* ---- -s var: the variables the samples are blamed on ------------------------------------- */
 
-/* The blame of each procedure asked about, kept until the view ends. */
-struct cached_blame {
-	const ls_module *mod;
-	uint64_t proc;
-	ls_blame *b;
-};
-
 struct var_row {
 	char *name;
 	uint64_t samples, explicit_samples; /* samples; those blamed explicitly */
@@ -142,8 +185,7 @@ struct var_row {
 
 struct var_view {
 	pl_report *rep;
-	struct cached_blame *cache;
-	size_t ncache, cache_cap;
+	struct proc_memo blames; /* each procedure's blame, kept until the view ends */
 	struct var_row *rows;
 	size_t nrows, rows_cap;
 	/* one sample's variables: each counted once per sample */
@@ -153,23 +195,22 @@ struct var_view {
 	uint64_t through_call; /* samples in code without blame, taken at the caller's call */
 };
 
+static void free_blame(void *b)
+{
+	ls_blame_free(b);
+}
+
 static const ls_blame *blame_at(struct var_view *vv, const ls_module *mod, uint64_t link)
 {
 	const ls_scope *proc = ls_lookup_proc(mod, link);
 	if (!proc)
 		return NULL;
 	uint64_t entry = ls_scope_low(proc);
-	for (size_t i = 0; i < vv->ncache; i++)
-		if (vv->cache[i].mod == mod && vv->cache[i].proc == entry)
-			return vv->cache[i].b;
+	struct memo_slot *s = memo_slot(&vv->blames, mod, entry);
+	if (s->used)
+		return s->value;
 	ls_error err;
-	ls_blame *b = ls_blame_of(mod, link, &err); /* NULL (no DWARF) is kept too: asked once */
-	if (vv->ncache == vv->cache_cap) {
-		vv->cache_cap = vv->cache_cap ? 2 * vv->cache_cap : 64;
-		vv->cache = pl_xrealloc(vv->cache, vv->cache_cap * sizeof *vv->cache);
-	}
-	vv->cache[vv->ncache++] = (struct cached_blame){ mod, entry, b };
-	return b;
+	return memo_put(&vv->blames, s, mod, entry, ls_blame_of(mod, link, &err));
 }
 
 /* The procedure node holding node N, 0 when none. */
@@ -429,8 +470,6 @@ out:
 	for (size_t i = 0; i < vv.nrows; i++)
 		free(vv.rows[i].name);
 	free(vv.rows);
-	for (size_t i = 0; i < vv.ncache; i++)
-		ls_blame_free(vv.cache[i].b);
-	free(vv.cache);
+	memo_free(&vv.blames, free_blame);
 	return 0;
 }
