@@ -5,8 +5,12 @@
  * chain passes - a frameless leaf, a prologue or epilogue, a library built
  * without frame pointers - leaves BP holding its caller's frame, so the
  * chain skips that caller: the next return address is the caller's own.
- * The unwind recipes (loopscope.h) say, for each frame's address, whether
- * BP is that frame's frame pointer there (fp_chain).  Where it is not, the
+ * The binary's CFI says, for each frame's address, whether BP is that
+ * frame's frame pointer there (CFA = BP + 16, the caller's BP below the
+ * return address); where the CFI does not say, the unwind recipes do
+ * (loopscope.h, fp_chain: an analysis of the whole procedure, which is
+ * what made the first and every later report of a system-wide recording
+ * slow when every procedure was asked).  Where it is not, the
  * missing frame is the procedure the next return address's call site
  * calls, T: we insert T, marked inferred (PL_HOW_INFERRED, in every view),
  * only when the code proves it - a direct call to T, T keeps a frame
@@ -223,6 +227,19 @@ static void count_frameless(struct pl_attrib *a, const pl_dso *dso)
 	a->fp_frameless[dso->index]++;
 }
 
+/* Whether fp chains pass through the frame at W: from the CFI where it
+ * says (a table lookup), else from the unwind recipes (an analysis of the
+ * procedure); -1 if neither knows. */
+static int chain_at(struct pl_attrib *a, const struct where *w)
+{
+	int chain = pl_unwind_cfi_fp_chain(a, w->map->dso, w->link);
+	if (chain >= 0)
+		return chain;
+	ls_unwind_recipe r;
+	ls_error err;
+	return ls_unwind_recipe_at(w->d->mod, w->link, &r, &err) < 0 ? -1 : r.fp_chain != 0;
+}
+
 /* Whether the frame at runtime ADDR in map M keeps the fp chain there
  * (1), does not (0), or cannot be told (-1): memoized per (map, address),
  * since a recording visits the same few thousand addresses millions of
@@ -242,9 +259,7 @@ static int keeps_chain(struct pl_attrib *a, pl_thread *t, uint64_t addr, struct 
 	for (; fp_memo[i].map || fp_memo[i].addr; i = (i + 1) & (fp_memo_n - 1))
 		if (fp_memo[i].map == m && fp_memo[i].addr == addr)
 			return located ? fp_memo[i].chain : -1; /* 0 or 1 only with *W filled */
-	ls_unwind_recipe r;
-	ls_error err;
-	int chain = !located || ls_unwind_recipe_at(w->d->mod, w->link, &r, &err) < 0 ? -1 : r.fp_chain != 0;
+	int chain = located ? chain_at(a, w) : -1;
 	if ((a->fp_memo_used + 1) * 2 > fp_memo_n) { /* full: start over */
 		memset(fp_memo, 0, fp_memo_n * sizeof *fp_memo);
 		a->fp_memo_used = 0;

@@ -239,6 +239,9 @@ pl_dso *pl_main_dso(const pl_report *rep);
 size_t pl_unwind_user(struct pl_attrib *a, pl_thread *t, const pd_sample *smp, uint64_t *pcs, uint8_t *how,
                       size_t cap);
 void pl_unwind_end(struct pl_attrib *a);
+/* From the CFI of DSO's binary: whether fp chains pass through the frame
+ * at LINK (1 or 0), or -1 when the CFI does not say (ask the recipes). */
+int pl_unwind_cfi_fp_chain(struct pl_attrib *a, pl_dso *dso, uint64_t link);
 /* What the unwinding of the report's samples needed: how many samples
  * reached their last frame (the CFI or a recipe says there is none above),
  * how many ran off the end of the stack copy, and how deep into the copy

@@ -239,6 +239,23 @@ out:
 	return rc;
 }
 
+/* Whether frame-pointer chains pass through the frame at LINK in DSO's
+ * binary, from its CFI: BP points at the caller's saved BP with the
+ * return address above it (CFA = BP + 16, the caller's BP at CFA - 16),
+ * what the recipes call fp_chain.  1 or 0; -1 where the CFI has no rule
+ * in the forms read here (DRAP frames, no FDE): the recipes answer then.
+ * The CFI costs a lookup in .eh_frame's table; the recipes an analysis of
+ * the whole procedure, for every procedure an fp chain is repaired in. */
+int pl_unwind_cfi_fp_chain(struct pl_attrib *a, pl_dso *dso, uint64_t link)
+{
+	struct cfi *c = cfi_of(a, unwinder(a), dso);
+	struct rule r;
+	if (cfi_rule(c->eh, link, &r) < 0 && cfi_rule(c->df, link, &r) < 0)
+		return -1;
+	return r.cfa_reg == DW_BP && r.cfa_off == 16 && r.bp == BP_AT_CFA && r.bp_off == -16 && !r.outermost &&
+	       r.ra_off == -8;
+}
+
 /* The recipe at PC as a rule (binary analysis, loopscope.h). */
 static int recipe_rule(ls_module *mod, uint64_t pc, struct rule *r)
 {

@@ -16,7 +16,8 @@
 #     the tree shows app_leaf [inferred] between lib_leaf and main, JSON says
 #     "frame": "inferred", and the share of samples left unrepaired is said
 #     on stderr once, with the command that records complete chains - as it
-#     is for a program with no frame pointers at all;
+#     is for a program with no frame pointers at all; and with the library
+#     built without any CFI, the recipes tell the frameless leaf instead;
 #  3. code with no CFI at all (compiled -g0 without unwind tables): a
 #     --call-graph=dwarf recording reaches main through frames the unwind
 #     recipes found, marked [recipes] (and "frame": "recipes" in JSON);
@@ -146,6 +147,7 @@ def check_fp_recording(tap, tmp, exe):
     # lib_mid1 or lib_tail themselves; app_indirect calls through a pointer)
     tap.ok("app_leaf" in names and "app_indirect" not in names,
            'JSON: "frame": "inferred" on app_leaf, never on app_indirect (an indirect call)')
+    check_fp_recording_no_cfi(tap, tmp)
     # no frame pointers anywhere: nothing to repair, everything said
     nofp = os.path.join(tmp, "nofp_main")
     run(["gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", nofp, os.path.join(PERF_FIX, "fp_main.c"),
@@ -158,6 +160,33 @@ def check_fp_recording(tap, tmp, exe):
     tap.ok(len(warn) == 1 and share and float(share.group(1)) > 50,
            "a program without frame pointers, fp chains: the warning once, %s%% unrepaired" %
            (share.group(1) if share else "-"))
+
+
+def check_fp_recording_no_cfi(tap, tmp):
+    """Whether a frame keeps the fp chain comes from the CFI where there is
+    one, else from the unwind recipes: the library built without unwind
+    tables must be repaired the same way."""
+    lib = os.path.join(tmp, "nocfi", "libfpl.so")
+    exe = os.path.join(tmp, "nocfi", "fp_main")
+    os.makedirs(os.path.dirname(lib), exist_ok=True)
+    # (-g0: with -g, gcc puts the CFI in .debug_frame, read as well)
+    r1 = run(["gcc", "-O2", "-g0", "-fomit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables",
+              "-fPIC", "-shared", "-o", lib, os.path.join(PERF_FIX, "fp_lib.c")])
+    r2 = run(["gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", exe, os.path.join(PERF_FIX, "fp_main.c"),
+              "-L" + os.path.dirname(lib), "-lfpl", "-Wl,-rpath," + os.path.dirname(lib)])
+    fdes = [(int(a, 16), int(b, 16)) for a, b in
+            re.findall(r"FDE .*pc=([0-9a-f]+)\.\.([0-9a-f]+)", run(["readelf", "--debug-dump=frames", lib]).stdout)]
+    funcs = [int(l.split()[0], 16) for l in run(["nm", lib]).stdout.splitlines() if " T lib_" in l]
+    if not tap.ok(r1.returncode == 0 and r2.returncode == 0 and funcs and
+                  not any(a <= f < b for f in funcs for a, b in fdes),
+                  "fp_main and a libfpl.so whose %d lib_* functions no FDE covers build" % len(funcs)):
+        tap.diag(r1.stderr + r2.stderr)
+        return
+    data = os.path.join(tmp, "nocfi", "fp.data")
+    run(["perf", "record", "-q", "-e", "cpu-clock", "--call-graph=fp", "-o", data, exe, "1"])
+    r = run([PERF_LOOPS, "report", "--stdio", "-i", data])
+    tap.ok(re.search(r"main  \[fp_main\]\n(?:.*\n)*?.*app_leaf \[inferred\]", r.stdout) is not None,
+           "a library without CFI: the recipes tell its frameless leaf, app_leaf [inferred] under main")
 
 
 def check_recipes_where_no_cfi(tap, tmp):
