@@ -36,6 +36,7 @@
 /* ---- the per-module cache --------------------------------------------------- */
 
 static void load_thunks(const ls_module *m, struct ls_cfg_module *c);
+static void kept_free(struct kept *k);
 
 struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm)
 {
@@ -77,10 +78,8 @@ void ls_cfg_module_free(ls_module *m)
 	if (c->decoded)
 		for (size_t i = 0; i < m->procs.nprocs; i++)
 			free(c->decoded[i].insns);
-	for (size_t i = 0; i < LS_CFG_KEPT; i++) {
-		free(c->kept[i].ranges);
-		free(c->kept[i].d.insns);
-	}
+	for (size_t i = 0; i < LS_CFG_KEPT; i++)
+		kept_free(&c->kept[i]);
 	free(c->decoded);
 	free(c);
 	m->cfg_module = NULL;
@@ -427,7 +426,11 @@ bool ls_cfg_call_returns(const struct builder *b, uint64_t target)
 {
 	if (b->all_calls_return)
 		return true;
-	return !ls_cfg_call_noreturn(b->m, target);
+	if (!ls_cfg_call_noreturn(b->m, target))
+		return true;
+	/* counted: a CFG without a cut call is the one ls_cfg_build_alone makes */
+	((struct builder *)b)->calls_cut++;
+	return false;
 }
 
 /* The landing pad (instruction index) a call at ADDR unwinds to within this
@@ -694,42 +697,80 @@ static ls_range *sorted_ranges(const struct ls_proc *proc)
 	return r;
 }
 
-/* A copy of what B decoded for its procedure, replacing the oldest kept. */
+/* A copy of N elements of SIZE bytes at P. */
+static void *dup_array(const void *p, size_t n, size_t size)
+{
+	void *q = ls_xmalloc(n * size + 1);
+	if (n)
+		memcpy(q, p, n * size);
+	return q;
+}
+
+/* A copy of B's CFG, when it is the one ls_cfg_build_alone would make of
+ * the same code: no call cut by a noreturn fact (the only input the two
+ * builds do not share), and instructions decoded alike -- else a zeroed
+ * CFG. */
+static struct ls_cfg whole_copy(const struct builder *b)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	if (b->calls_cut)
+		return (struct ls_cfg){ 0 };
+	struct ls_cfg w = *cfg;
+	w.insns = dup_array(cfg->insns, cfg->ninsns, sizeof *cfg->insns);
+	w.blocks = dup_array(cfg->blocks, cfg->nblocks, sizeof *cfg->blocks);
+	w.edges = dup_array(cfg->edges, cfg->nedges, sizeof *cfg->edges);
+	w.succ = dup_array(cfg->succ, cfg->nedges, sizeof *cfg->succ);
+	w.pred = dup_array(cfg->pred, cfg->nedges, sizeof *cfg->pred);
+	return w;
+}
+
+static void kept_free(struct kept *k)
+{
+	free(k->ranges);
+	free(k->d.insns);
+	ls_cfg_free(&k->whole);
+}
+
+/* A copy of what B built for its procedure (the whole CFG when
+ * ls_cfg_build_alone would build the same, else its instructions),
+ * replacing the oldest kept. */
 static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	if (!cfg->ninsns || cfg->ninsns > LS_CFG_KEPT_MAX)
 		return;
-	struct ls_insn *insns = ls_xmalloc(cfg->ninsns * sizeof *insns);
-	memcpy(insns, cfg->insns, cfg->ninsns * sizeof *insns);
+	struct ls_cfg whole = whole_copy(b);
+	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
 	ls_range *ranges = sorted_ranges(b->proc);
 	pthread_mutex_lock(&c->lock);
 	struct kept *k = &c->kept[c->kept_next];
 	c->kept_next = (c->kept_next + 1) % LS_CFG_KEPT;
-	free(k->ranges);
-	free(k->d.insns);
+	kept_free(k);
 	*k = (struct kept){ b->proc->entry, ranges, b->proc->nranges,
-	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad } };
+	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole };
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* The kept instructions of PROC's code (same entry, same ranges), taken;
- * false if none are kept. */
-static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded *out)
+/* What is kept of PROC's code (same entry, same ranges), taken: its whole
+ * CFG (*WHOLE) or its instructions (*OUT); false if nothing is kept. */
+static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded *out,
+                      struct ls_cfg *whole)
 {
 	ls_range *ranges = NULL;
 	bool found = false;
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < LS_CFG_KEPT && !found; i++) {
 		struct kept *k = &c->kept[i];
-		if (!k->d.insns || k->entry != proc->entry || k->nranges != proc->nranges)
+		if ((!k->d.insns && !k->whole.insns) || k->entry != proc->entry || k->nranges != proc->nranges)
 			continue;
 		if (!ranges)
 			ranges = sorted_ranges(proc);
 		if (memcmp(ranges, k->ranges, proc->nranges * sizeof *ranges) != 0)
 			continue;
 		*out = k->d;
+		*whole = k->whole;
 		k->d.insns = NULL;
+		memset(&k->whole, 0, sizeof k->whole);
 		found = true;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -771,7 +812,17 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 	 * those cost a summary of every procedure of the module. */
 	const struct ls_cfg_module *c = ls_cfg_ready(env->m, false);
 	struct decoded kept = { 0 };
-	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept);
+	struct ls_cfg whole = { 0 };
+	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept, &whole);
+	if (whole.insns) {
+		/* (the one test of the builder's that reads PROC's name, not its code) */
+		if (ls_kernel_code32(env->m, proc->name)) {
+			ls_cfg_free(&whole);
+			return -1;
+		}
+		*cfg = whole;
+		return 0;
+	}
 	struct builder b = { .m = env->m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg,
 	                     .all_calls_return = true, .quiet = true, .warned_jt = true, .reuse = have ? &kept : NULL };
 	int rc = ls_cfg_run_builder(&b);

@@ -102,6 +102,10 @@ struct ls_cfg_module {
 		ls_range *ranges;      /* the procedure's, sorted */
 		size_t nranges;
 		struct decoded d;
+		/* The whole CFG, when it is the one ls_cfg_build_alone makes:
+		 * no call in it was cut by a noreturn fact (whole.insns NULL
+		 * otherwise; d then has the instructions). */
+		struct ls_cfg whole;
 	} kept[LS_CFG_KEPT];
 	size_t kept_next;          /* the slot the next one replaces */
 };
@@ -170,6 +174,7 @@ struct builder {
 	struct flow *flow;         /* ls_jt_resolve' backward walk */
 	bool quiet;                /* the summary build: the real build warns */
 	struct decoded *reuse;     /* instructions already decoded for this proc, or NULL */
+	size_t calls_cut;          /* calls ls_cfg_call_returns said never return */
 	size_t bad;                /* undecodable bytes seen */
 	uint64_t first_bad;
 };
