@@ -70,6 +70,7 @@ void ls_cfg_module_free(ls_module *m)
 	free(c->thunks);
 	free(c->relocs);
 	free(c->data_bounds);
+	free(c->entries);
 	free(c->fact);
 	free(c->dgen);
 	free(c->dslot);
@@ -83,6 +84,71 @@ void ls_cfg_module_free(ls_module *m)
 	free(c->decoded);
 	free(c);
 	m->cfg_module = NULL;
+}
+
+void ls_cfg_make_entries(const ls_module *m, struct ls_cfg_module *c)
+{
+	size_t np = m->procs.nprocs;
+	if (c->entries || !np)
+		return;
+	unsigned bits = 4;
+	while (((size_t)1 << bits) < 2 * np)
+		bits++;
+	size_t nslots = (size_t)1 << bits;
+	struct entry_table *t = ls_xcalloc(1, sizeof *t + nslots * sizeof *t->slot);
+	t->shift = 64 - bits;
+	for (size_t i = 0; i < np; i++) {
+		uint64_t e = m->procs.procs[i].entry;
+		size_t k = (size_t)((e * 0x9e3779b97f4a7c15ull) >> t->shift);
+		while (t->slot[k].proc1 && t->slot[k].entry != e)
+			k = (k + 1) & (nslots - 1);
+		if (!t->slot[k].proc1) /* the first of several with one entry, as the search gives */
+			t->slot[k] = (struct entry_slot){ e, (uint32_t)(i + 1) };
+	}
+	__atomic_store_n(&c->entries, t, __ATOMIC_RELEASE);
+}
+
+const struct ls_proc *ls_cfg_at_entry(const ls_module *m, uint64_t addr)
+{
+	const struct ls_cfg_module *c = __atomic_load_n(&m->cfg_module, __ATOMIC_ACQUIRE);
+	const struct entry_table *t = c ? __atomic_load_n(&c->entries, __ATOMIC_ACQUIRE) : NULL;
+	if (!t)
+		return ls_procs_at_entry(&m->procs, addr);
+	size_t mask = ((size_t)1 << (64 - t->shift)) - 1;
+	for (size_t k = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> t->shift);; k = (k + 1) & mask) {
+		if (!t->slot[k].proc1)
+			return NULL;
+		if (t->slot[k].entry == addr)
+			return &m->procs.procs[t->slot[k].proc1 - 1];
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, uint64_t **out)
+{
+	const struct ls_procs *P = &m->procs;
+	size_t k = 0, cap = 0;
+	*out = NULL;
+	for (size_t r = 0; r < n; r++)
+		for (size_t i = LS_FIRST_AT_LEAST(P->procs, P->nprocs, entry, ranges[r].lo);
+		     i < P->nprocs && P->procs[i].entry < ranges[r].hi; i++) {
+			*out = ls_grow(*out, &cap, k + 1, sizeof **out);
+			(*out)[k++] = P->procs[i].entry;
+		}
+	if (k > 1) { /* ranges may overlap (before procs.c clamps them) */
+		qsort(*out, k, sizeof **out, cmp_u64);
+		size_t u = 1;
+		for (size_t i = 1; i < k; i++)
+			if ((*out)[i] != (*out)[u - 1])
+				(*out)[u++] = (*out)[i];
+		k = u;
+	}
+	return k;
 }
 
 /* Allocated sections with bytes, for reading jump tables and exception
@@ -453,6 +519,7 @@ static void mark_leaders(struct builder *b, uint8_t *leader, int64_t entry_idx)
 	for (size_t i = 0; i < n; i++) {
 		const struct ls_insn *in = &cfg->insns[i];
 		b->jt_start[i] = UINT32_MAX;
+		b->edge_to[i] = -1;
 		if (i + 1 < n && cfg->insns[i + 1].addr != in->addr + in->len)
 			leader[i + 1] = 1; /* a gap: range boundary or undecodable bytes */
 		switch (in->kind) {
@@ -460,6 +527,7 @@ static void mark_leaders(struct builder *b, uint8_t *leader, int64_t entry_idx)
 		case LS_INSN_CJUMP:
 			if (!is_tail_target(b, in->target)) {
 				int64_t t = insn_index(cfg, in->target);
+				b->edge_to[i] = (int32_t)t;
 				if (t >= 0)
 					leader[t] = 1;
 			}
@@ -471,6 +539,7 @@ static void mark_leaders(struct builder *b, uint8_t *leader, int64_t entry_idx)
 		case LS_INSN_CALL:
 		case LS_INSN_ICALL: {
 			int64_t t = landing_pad_insn(b, in->addr);
+			b->edge_to[i] = (int32_t)t;
 			if (t >= 0)
 				leader[t] = 1;
 			leader[i + 1] = 1;
@@ -506,24 +575,18 @@ static void block_edges(struct builder *b, const uint32_t *block_of_insn, size_t
 			add_edge(el, bi, next, LS_EDGE_CALL_RETURN);
 		/* What the callee throws lands here (even when it never
 		 * returns normally). */
-		int64_t t = landing_pad_insn(b, in->addr);
+		int32_t t = b->edge_to[last];
 		if (t >= 0)
 			add_edge(el, bi, block_of_insn[t], LS_EDGE_EXCEPTION);
 		break;
 	}
 	case LS_INSN_JUMP:
-		if (!is_tail_target(b, in->target)) {
-			int64_t t = insn_index(cfg, in->target);
-			if (t >= 0)
-				add_edge(el, bi, block_of_insn[t], LS_EDGE_JUMP);
-		}
+		if (b->edge_to[last] >= 0)
+			add_edge(el, bi, block_of_insn[b->edge_to[last]], LS_EDGE_JUMP);
 		break;
 	case LS_INSN_CJUMP:
-		if (!is_tail_target(b, in->target)) {
-			int64_t t = insn_index(cfg, in->target);
-			if (t >= 0)
-				add_edge(el, bi, block_of_insn[t], LS_EDGE_TAKEN);
-		}
+		if (b->edge_to[last] >= 0)
+			add_edge(el, bi, block_of_insn[b->edge_to[last]], LS_EDGE_TAKEN);
 		if (next_contiguous)
 			add_edge(el, bi, next, LS_EDGE_NOT_TAKEN);
 		break;
@@ -635,10 +698,12 @@ int ls_cfg_run_builder(struct builder *b)
 	size_t n = cfg->ninsns;
 	if (n == 0)
 		return -1;
+	b->ninner = ls_cfg_entries_within(b->m, b->ranges, b->nranges, &b->inner);
 
 	uint8_t *leader = ls_xcalloc(n + 1, 1);
 	b->jt_start = ls_xmalloc(n * sizeof *b->jt_start);
 	b->jt_count = ls_xcalloc(n, sizeof *b->jt_count);
+	b->edge_to = ls_xmalloc(n * sizeof *b->edge_to);
 	int64_t entry_idx = insn_index(cfg, proc->entry);
 	mark_leaders(b, leader, entry_idx);
 	if (b->cache)
@@ -679,6 +744,8 @@ int ls_cfg_run_builder(struct builder *b)
 void ls_cfg_builder_done(struct builder *b)
 {
 	free(b->ranges);
+	free(b->inner);
+	free(b->edge_to);
 	free(b->jt_start);
 	free(b->jt_count);
 	free(b->jt);

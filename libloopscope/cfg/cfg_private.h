@@ -44,6 +44,18 @@ struct kernel_site {
 	uint8_t kind;
 };
 
+/* The procedures of m->procs by entry address, open-addressed: what
+ * ls_procs_at_entry answers (the first procedure with that entry) in one
+ * or two probes instead of a binary search over 10^5 entries, for the
+ * look-ups of every branch and call the CFG stage makes. */
+struct entry_table {
+	unsigned shift;            /* 64 - log2(number of slots) */
+	struct entry_slot {
+		uint64_t entry;
+		uint32_t proc1;    /* index + 1; 0: empty */
+	} slot[];
+};
+
 /* How many procedures' instructions a module keeps for ls_cfg_build_alone,
  * and the biggest kept (instructions): 16 x 16,384 x 96 bytes, 24 MiB at
  * most, ~0.5 MiB for the usual procedures of a few hundred. */
@@ -71,6 +83,7 @@ struct ls_cfg_module {
 	uint64_t *data_bounds;
 	size_t ndata_bounds;
 	atomic_bool sections_done; /* ls_cfg_ready has loaded what is above */
+	struct entry_table *entries; /* made under the lock once m->procs is there, then read-only */
 	atomic_bool facts_ready;   /* every fact is known (compute_facts) */
 	bool failed;           /* ran out of memory building the facts (under lock) */
 	struct ls_guard_cause failed_cause; /* why: out of memory, or a truncated file */
@@ -165,6 +178,11 @@ struct builder {
 	ls_range *ranges;          /* proc's ranges sorted by lo, and the fragments it jumps into */
 	size_t nranges, cap_ranges;
 	bool fragments;            /* decode_ranges added fragments */
+	/* Per insn, from mark_leaders: a direct jump's target inside the
+	 * procedure, or a call's landing pad (the instruction holding it), or
+	 * -1.  Found once, for the leaders, the jump tables' walks and the
+	 * edges. */
+	int32_t *edge_to;
 	/* Jump-table targets: per indirect jump, a run of insn indices. */
 	uint32_t *jt_start;        /* per insn: first index into jt, or UINT32_MAX */
 	uint32_t *jt_count;
@@ -173,6 +191,9 @@ struct builder {
 	bool warned_jt;
 	struct flow *flow;         /* ls_jt_resolve' backward walk */
 	bool quiet;                /* the summary build: the real build warns */
+	uint64_t *inner;           /* other procedures' entries inside ranges, sorted: what a jump
+	                            * that stays in them may tail-call (ls_cfg_entries_within) */
+	size_t ninner;
 	struct decoded *reuse;     /* instructions already decoded for this proc, or NULL */
 	size_t calls_cut;          /* calls ls_cfg_call_returns said never return */
 	size_t bad;                /* undecodable bytes seen */
@@ -211,19 +232,44 @@ static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
 	return insns_find(cfg->insns, cfg->ninsns, addr);
 }
 
-/* Whether a branch to TARGET leaves the procedure (a tail call). */
+/* ls_procs_at_entry(&m->procs, ADDR), by m's entry table when it is there. */
+const struct ls_proc *ls_cfg_at_entry(const ls_module *m, uint64_t addr);
+
+/* The entries of m->procs in RANGES (N, sorted by lo), sorted, each
+ * once, into *OUT (freed by the caller); how many. */
+size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, uint64_t **out);
+
+/* Whether ADDR is one of V (N, sorted). */
+static inline bool sorted_has(const uint64_t *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == addr;
+}
+
+/* Whether a branch to TARGET leaves the procedure (a tail call): outside
+ * its ranges, or at another procedure's entry inside them (b->inner: what
+ * ls_procs_at_entry would find there, without a search of the whole
+ * table per branch). */
 static inline bool is_tail_target(const struct builder *b, uint64_t target)
 {
 	if (!in_ranges(b, target))
 		return true;
 	if (target == b->proc->entry)
 		return false; /* a jump to its own entry: a loop */
-	const struct ls_proc *p = ls_procs_at_entry(&b->m->procs, target);
-	return p && p != b->proc;
+	return sorted_has(b->inner, b->ninner, target);
 }
 
 /* cfg.c */
 struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm);
+/* Makes c->entries when m->procs is there.  Caller holds the lock. */
+void ls_cfg_make_entries(const ls_module *m, struct ls_cfg_module *c);
 /* Allocated sections, exception tables, jump-table limits.  Caller holds the lock. */
 void ls_cfg_load_sections(const ls_module *m, struct ls_cfg_module *c);
 /* Decodes B's procedure and builds its CFG (into b->cfg); -1 if nothing could be built. */

@@ -278,7 +278,7 @@ bool ls_jt_falls_into(const struct builder *b, int64_t k)
 	if ((size_t)k + 1 >= cfg->ninsns || in->addr + in->len != cfg->insns[k + 1].addr)
 		return false;
 	if (in->kind == LS_INSN_CALL) {
-		const struct ls_proc *p = ls_procs_at_entry(&b->m->procs, in->target);
+		const struct ls_proc *p = ls_cfg_at_entry(b->m, in->target);
 		return !(p && p->noreturn) && ls_cfg_call_returns(b, in->target);
 	}
 	return in->kind == LS_INSN_OTHER || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_ICALL;
@@ -971,7 +971,7 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 		if (dflt && target == dflt && !in_ranges(b, target))
 			continue; /* the compare's default, in another procedure's cold code (gcc shares
 			           * one __builtin_unreachable among functions) */
-		if (first && is_tail_target(b, target) && ls_procs_at_entry(&b->m->procs, target))
+		if (first && is_tail_target(b, target) && ls_cfg_at_entry(b->m, target))
 			return -1;
 		first = false;
 		int64_t idx = in_ranges(b, target) ? insn_index(cfg, target) : -1;
@@ -1092,13 +1092,12 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 			f->in_src[count[(to)]++] = (uint32_t)(from); \
 	} while (0)
 		for (size_t i = 0; i < n; i++) {
+			/* a direct jump's target or a call's landing pad, when an
+			 * instruction starts there (mark_leaders found it) */
 			const struct ls_insn *in = &cfg->insns[i];
-			uint64_t to = 0;
-			if ((in->kind == LS_INSN_JUMP || in->kind == LS_INSN_CJUMP) && !is_tail_target(b, in->target))
-				to = in->target;
-			else if ((in->kind == LS_INSN_CALL || in->kind == LS_INSN_ICALL) && b->cache->nsites)
-				to = ls_eh_landing_pad(b->cache, in->addr);
-			int64_t t = to && in_ranges(b, to) ? insn_index(cfg, to) : -1;
+			int32_t t = b->edge_to[i];
+			uint64_t to = in->kind == LS_INSN_JUMP || in->kind == LS_INSN_CJUMP ? in->target
+			              : t >= 0 ? ls_eh_landing_pad(b->cache, in->addr) : 0;
 			if (t >= 0 && cfg->insns[t].addr == to)
 				SOURCE(t, i);
 		}

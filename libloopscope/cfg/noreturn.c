@@ -118,7 +118,7 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 			}
 			if (!internal) {
 				/* A tail call: returns if its target does. */
-				const struct ls_proc *t = ls_procs_at_entry(&m->procs, in->target);
+				const struct ls_proc *t = ls_cfg_at_entry(m, in->target);
 				if (!t)
 					t = ls_procs_find(&m->procs, in->target);
 				if (!t && extern_noreturn(m, in->target))
@@ -139,7 +139,7 @@ static void summarize(const ls_module *m, const struct ls_proc *proc, const stru
 			break;
 		}
 		case LS_INSN_CALL: {
-			const struct ls_proc *t = ls_procs_at_entry(&m->procs, in->target);
+			const struct ls_proc *t = ls_cfg_at_entry(m, in->target);
 			if ((t && t->noreturn) || (!t && extern_noreturn(m, in->target))) {
 				s->flags[bi] |= SUM_DEP_GATE; /* never passes */
 				s->dep[bi] = -2;
@@ -496,6 +496,8 @@ struct quick {
 	const struct ls_proc *p;
 	uint64_t lo, hi, done;     /* the range, and how far the sweep got */
 	struct decoded *d;         /* the instructions so far */
+	uint64_t *inner;           /* other procedures' entries in [lo, hi), sorted */
+	size_t ninner;
 	uint8_t *seen;
 	uint32_t *stack;
 	size_t cap_search;
@@ -525,7 +527,7 @@ static int64_t quick_index(const struct quick *q, uint64_t addr)
  * the facts known now. */
 static bool quick_tail_exits(const struct quick *q, uint64_t target)
 {
-	const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
+	const struct ls_proc *t = ls_cfg_at_entry(q->m, target);
 	if (!t)
 		t = ls_procs_find(&q->m->procs, target);
 	if (!t)
@@ -540,7 +542,7 @@ static bool quick_tail_exits(const struct quick *q, uint64_t target)
 /* Whether the summary lets a call to TARGET through, with the facts known now. */
 static bool quick_call_passes(const struct quick *q, uint64_t target)
 {
-	const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
+	const struct ls_proc *t = ls_cfg_at_entry(q->m, target);
 	if (!t)
 		return !extern_noreturn(q->m, target);
 	if (t->noreturn)
@@ -553,10 +555,8 @@ static bool quick_call_passes(const struct quick *q, uint64_t target)
 static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit)
 {
 	bool tail = target < q->lo || target >= q->hi;
-	if (!tail && target != q->p->entry) {
-		const struct ls_proc *t = ls_procs_at_entry(&q->m->procs, target);
-		tail = t && t != q->p;
-	}
+	if (!tail && target != q->p->entry)
+		tail = sorted_has(q->inner, q->ninner, target); /* another procedure's entry */
 	int64_t k = tail ? -1 : quick_index(q, target);
 	if (k == -2)
 		return -1; /* not decoded yet: maybe next time */
@@ -662,6 +662,7 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 {
 	struct quick q = { .m = m, .c = c, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi, .d = d };
 	q.done = q.lo;
+	q.ninner = ls_cfg_entries_within(m, p->ranges, 1, &q.inner);
 	/* searched at each ret (a path to it may be there already), and at
 	 * 32, 64, 128... instructions (jumps forward needed their targets) */
 	bool proved = false, finished = false;
@@ -679,6 +680,7 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 	}
 	free(q.seen);
 	free(q.stack);
+	free(q.inner);
 	return proved;
 }
 
@@ -840,6 +842,7 @@ static void fill_cache(const ls_module *m, struct ls_cfg_module *const c, bool w
 		ls_guard_rethrow();
 	}
 	ls_cfg_load_sections(m, c);
+	ls_cfg_make_entries(m, c);
 	make_facts(m, c);
 	if (want_facts && !atomic_load_explicit(&c->facts_ready, memory_order_relaxed)) {
 		compute_facts(m, c);
@@ -854,8 +857,9 @@ const struct ls_cfg_module *ls_cfg_ready(const ls_module *m, bool want_facts)
 {
 	struct ls_cfg_module *c = ls_cfg_module_cache(m);
 	want_facts = want_facts && !m->facts_on_demand;
-	if (atomic_load_explicit(&c->facts_ready, memory_order_acquire) ||
-	    (!want_facts && atomic_load_explicit(&c->sections_done, memory_order_acquire)))
+	bool entries = !m->procs.nprocs || __atomic_load_n(&c->entries, __ATOMIC_ACQUIRE);
+	if (entries && (atomic_load_explicit(&c->facts_ready, memory_order_acquire) ||
+	                (!want_facts && atomic_load_explicit(&c->sections_done, memory_order_acquire))))
 		return c;
 	pthread_mutex_lock(&c->lock);
 	fill_cache(m, c, want_facts, -1);
@@ -879,7 +883,7 @@ static uint8_t proc_fact(const ls_module *m, size_t i)
 
 bool ls_cfg_call_noreturn(const ls_module *m, uint64_t target)
 {
-	const struct ls_proc *p = ls_procs_at_entry(&m->procs, target);
+	const struct ls_proc *p = ls_cfg_at_entry(m, target);
 	if (!p)
 		return extern_noreturn(m, target);
 	if (p->noreturn)
