@@ -203,7 +203,10 @@ static uint8_t thunk_kind(const char *name)
 		"__x86_return_thunk", "__x86_return_skl", "srso_return_thunk", "srso_alias_return_thunk",
 		"retbleed_return_thunk", "zen_return_thunk",
 	};
-	if (name[0] != '_' && name[0] != 's' && name[0] != 'r' && name[0] != 'z')
+	/* what every name above starts with: "__x", "__l", 's', 'r', 'z' (a
+	 * C++ library has 10^5 symbols, nearly all "_Z...") */
+	if (name[0] == '_' ? name[1] != '_' || (name[2] != 'x' && name[2] != 'l')
+	                   : name[0] != 's' && name[0] != 'r' && name[0] != 'z')
 		return 0;
 	for (size_t i = 0; i < sizeof indirect / sizeof *indirect; i++)
 		if (strncmp(name, indirect[i], strlen(indirect[i])) == 0)
