@@ -294,50 +294,65 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Decodes [ADDR, HI) onto the end of cfg->insns, thunks applied; with
- * FRAGMENT, only up to the first instruction that does not fall through.
- * Returns where it stopped. */
-static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool fragment)
+uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec, struct decoded *d,
+                      uint64_t addr, uint64_t hi, size_t limit, unsigned how)
 {
-	struct ls_cfg *cfg = b->cfg;
-	while (addr < hi) {
-		const struct ls_text *t = ls_text_find(b->m, addr);
+	while (addr < hi && d->n < limit) {
+		const struct ls_text *t = ls_text_find(m, addr);
 		if (!t) {
 			/* No bytes here (e.g. a range outside any code
 			 * section): skip to the next section inside the range. */
 			uint64_t next = hi;
-			for (size_t i = 0; i < b->m->ntext; i++)
-				if (b->m->text[i].addr > addr && b->m->text[i].addr < next)
-					next = b->m->text[i].addr;
-			if (fragment)
+			for (size_t i = 0; i < m->ntext; i++)
+				if (m->text[i].addr > addr && m->text[i].addr < next)
+					next = m->text[i].addr;
+			if (how & SWEEP_FRAGMENT)
 				break;
 			addr = next;
 			continue;
 		}
 		uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
-		cfg->insns = ls_grow(cfg->insns, &b->cap_insns, cfg->ninsns + 1, sizeof *cfg->insns);
-		struct ls_insn *in = &cfg->insns[cfg->ninsns];
-		size_t n = ls_decode(b->dec, t->data + (addr - t->addr), end - addr, addr, in);
+		d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
+		struct ls_insn *in = &d->insns[d->n];
+		size_t n = ls_decode(dec, t->data + (addr - t->addr), end - addr, addr, in);
 		if (n == 0) {
-			if (!b->bad++)
-				b->first_bad = addr;
-			if (fragment)
+			if (!d->bad++)
+				d->first_bad = addr;
+			if (how & SWEEP_FRAGMENT)
 				break;
 			addr++;
 			continue;
 		}
-		apply_thunk(b->cache, in);
-		ls_kernel_site_apply(b->cache, in);
+		apply_thunk(c, in);
+		ls_kernel_site_apply(c, in);
 		/* In the kernel, hlt waits for an interrupt and goes on (idle
 		 * loops); in user space it faults. */
-		if (in->opcode == LS_MN_HLT && b->m->kernel)
+		if (in->opcode == LS_MN_HLT && m->kernel)
 			in->kind = LS_INSN_OTHER;
-		cfg->ninsns++;
+		d->n++;
 		addr += n;
-		if (fragment && in->kind != LS_INSN_OTHER && in->kind != LS_INSN_CJUMP &&
+		if ((how & SWEEP_FRAGMENT) && in->kind != LS_INSN_OTHER && in->kind != LS_INSN_CJUMP &&
 		    in->kind != LS_INSN_CALL && in->kind != LS_INSN_ICALL)
 			break;
+		if ((how & SWEEP_AFTER_RET) && in->kind == LS_INSN_RET)
+			break;
 	}
+	return addr;
+}
+
+/* Decodes [ADDR, HI) onto the end of cfg->insns (ls_cfg_sweep); with
+ * FRAGMENT, only up to the first instruction that does not fall through.
+ * Returns where it stopped. */
+static uint64_t decode_span(struct builder *b, uint64_t addr, uint64_t hi, bool fragment)
+{
+	struct ls_cfg *cfg = b->cfg;
+	struct decoded d = { cfg->insns, cfg->ninsns, b->cap_insns, false, b->bad, b->first_bad };
+	addr = ls_cfg_sweep(b->m, b->cache, b->dec, &d, addr, hi, SIZE_MAX, fragment ? SWEEP_FRAGMENT : 0);
+	cfg->insns = d.insns;
+	cfg->ninsns = d.n;
+	b->cap_insns = d.cap;
+	b->bad = d.bad;
+	b->first_bad = d.first_bad;
 	return addr;
 }
 

@@ -272,6 +272,17 @@ struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm);
 void ls_cfg_make_entries(const ls_module *m, struct ls_cfg_module *c);
 /* Allocated sections, exception tables, jump-table limits.  Caller holds the lock. */
 void ls_cfg_load_sections(const ls_module *m, struct ls_cfg_module *c);
+/* The one linear sweep every decode of the stage makes (the CFG builder's,
+ * the noreturn proofs'), so that they see the same instructions: [ADDR,
+ * HI) onto D, at most up to LIMIT instructions in all; undecodable bytes
+ * skipped one at a time (counted in D), gaps between code sections
+ * skipped; C's thunks and kernel sites applied (C may be NULL), hlt in
+ * the kernel going on.  HOW: SWEEP_FRAGMENT stops at a gap or at the first
+ * instruction that does not fall through (included), SWEEP_AFTER_RET after
+ * a ret.  Returns where it stopped. */
+enum { SWEEP_FRAGMENT = 1, SWEEP_AFTER_RET = 2 };
+uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec, struct decoded *d,
+                      uint64_t addr, uint64_t hi, size_t limit, unsigned how);
 /* Decodes B's procedure and builds its CFG (into b->cfg); -1 if nothing could be built. */
 int ls_cfg_run_builder(struct builder *b);
 void ls_cfg_builder_done(struct builder *b);

@@ -477,9 +477,9 @@ static void dpush(struct dsolve *d, uint32_t k)
 /* ---- a quick proof that a procedure returns ---------------------------------
  *
  * Most callees return, and the summary of one costs a decode of all its
- * code.  quick_returns decodes the procedure as the CFG builder does (the
- * same linear sweep, so the same instructions, in order) but a prefix at a
- * time, and looks in what it has for a path from the entry to a return
+ * code.  quick_returns decodes the procedure with the CFG builder's
+ * sweep (ls_cfg_sweep, so the same instructions, in order) but a prefix at
+ * a time, and looks in what it has for a path from the entry to a return
  * along edges the summary CFG has too: fall-through, the direct jumps
  * inside the procedure, calls whose procedure is known to return (final
  * facts only), PLT calls and calls the summary does not gate; an exit is a
@@ -625,36 +625,6 @@ static bool quick_search(struct quick *q, bool finished)
 	return false;
 }
 
-/* Decodes [q->done, q->hi) up to LIMIT instructions in all, as
- * decode_span does (cfg.c).  Returns whether the range is all decoded. */
-static bool quick_decode(struct quick *q, struct ls_decoder *dec, size_t limit)
-{
-	struct decoded *d = q->d;
-	while (q->done < q->hi && d->n < limit) {
-		const struct ls_text *t = ls_text_find(q->m, q->done);
-		if (!t) {
-			uint64_t next = q->hi;
-			for (size_t i = 0; i < q->m->ntext; i++)
-				if (q->m->text[i].addr > q->done && q->m->text[i].addr < next)
-					next = q->m->text[i].addr;
-			q->done = next;
-			continue;
-		}
-		uint64_t end = t->addr + t->size < q->hi ? t->addr + t->size : q->hi;
-		d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
-		size_t len = ls_decode(dec, t->data + (q->done - t->addr), end - q->done, q->done, &d->insns[d->n]);
-		if (len == 0) {
-			if (!d->bad++)
-				d->first_bad = q->done;
-			q->done++;
-			continue;
-		}
-		d->n++;
-		q->done += len;
-	}
-	return q->done >= q->hi;
-}
-
 /* Whether P returns, by a path in a prefix of its code; else every
  * instruction, in *D, for the CFG builder. */
 static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec,
@@ -668,7 +638,9 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 	bool proved = false, finished = false;
 	size_t checkpoint = 32;
 	while (!proved && !finished) {
-		finished = quick_decode(&q, dec, d->n + 1);
+		/* the builder's sweep (no thunks nor kernel sites here: quick_applies) */
+		q.done = ls_cfg_sweep(m, c, dec, d, q.done, q.hi, checkpoint, SWEEP_AFTER_RET);
+		finished = q.done >= q.hi;
 		if (!d->n)
 			continue;
 		bool at_ret = d->insns[d->n - 1].kind == LS_INSN_RET;
