@@ -304,6 +304,28 @@ int ls_place_index(const struct place *pl, size_t n, uint64_t addr)
 	return lo < n && pl[lo].addr <= addr ? (int)lo : -1;
 }
 
+/* Whether the ends of PL (N) never go down: ls_place_index's search then
+ * has one answer, the first place ending above the address. */
+static bool ends_ascend(const struct place *pl, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (pl[i].end < pl[i - 1].end)
+			return false;
+	return true;
+}
+
+/* ls_place_index of CFG's instruction K in PL (N, ends ascending): the
+ * places are the instructions, in address order, so that is usually
+ * place K itself -- when place K starts there and the one before it ends
+ * at or below it; else the search. */
+static int place_of_insn(const struct place *pl, size_t n, const struct ls_cfg *cfg, uint32_t k)
+{
+	uint64_t addr = cfg->insns[k].addr;
+	if (k < n && pl[k].addr == addr && pl[k].end > addr && (k == 0 || pl[k - 1].end <= addr))
+		return (int)k;
+	return ls_place_index(pl, n, addr);
+}
+
 /* ---- building ---- */
 
 static void fill_inline_scope(struct ls_scope *s, const struct ls_inl_node *n)
@@ -667,9 +689,12 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
 		/* Each block's first place (blocks and places are both in
 		 * address order; a block's instructions are consecutive). */
 		uint32_t *block_first = ls_xmalloc((cfg->nblocks + 1) * sizeof *block_first);
+		bool ascending = ends_ascend(pl, npl);
 		for (size_t b = 0; b < cfg->nblocks; b++) {
 			const struct ls_block *blk = &cfg->blocks[b];
-			int i = blk->ninsns ? ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr) : -1;
+			int i = !blk->ninsns ? -1
+			        : ascending ? place_of_insn(pl, npl, cfg, blk->first_insn)
+			                    : ls_place_index(pl, npl, cfg->insns[blk->first_insn].addr);
 			block_first[b] = i < 0 ? UINT32_MAX : (uint32_t)i;
 		}
 		struct ls_places places = { pl, npl, block_first };
