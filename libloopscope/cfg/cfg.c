@@ -685,6 +685,25 @@ static void mark_reachable(struct ls_cfg *cfg)
 	free(work);
 }
 
+/* What ls_jt_resolve would do, from b->given_jt (a build of the same
+ * instructions whose walks met no noreturn fact). */
+static void give_jt(struct builder *b, uint8_t *leader)
+{
+	const struct jt_result *g = b->given_jt;
+	size_t n = b->cfg->ninsns;
+	memcpy(b->jt_start, g->start, n * sizeof *b->jt_start);
+	memcpy(b->jt_count, g->count, n * sizeof *b->jt_count);
+	b->jt = ls_xmalloc((g->njt + 1) * sizeof *b->jt);
+	if (g->njt)
+		memcpy(b->jt, g->jt, g->njt * sizeof *b->jt);
+	b->njt = b->cap_jt = g->njt;
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = 0; b->jt_start[i] != UINT32_MAX && k < b->jt_count[i]; k++)
+			leader[b->jt[b->jt_start[i] + k]] = 1;
+	b->cfg->unresolved_jumps = g->unresolved;
+	b->cfg->first_unresolved = g->first_unresolved;
+}
+
 /* Decode, leaders, jump tables, blocks, edges, numbering, reachability. */
 int ls_cfg_run_builder(struct builder *b)
 {
@@ -724,8 +743,13 @@ int ls_cfg_run_builder(struct builder *b)
 	b->edge_to = ls_xmalloc(n * sizeof *b->edge_to);
 	int64_t entry_idx = insn_index(cfg, proc->entry);
 	mark_leaders(b, leader, entry_idx);
-	if (b->cache)
+	if (b->given_jt) {
+		give_jt(b, leader);
+	} else if (b->cache) {
+		size_t cut = b->calls_cut;
 		ls_jt_resolve(b, leader);
+		b->jt_cut = b->calls_cut != cut;
+	}
 
 	/* Blocks in address order. */
 	size_t nblocks = 0;
@@ -809,11 +833,33 @@ static struct ls_cfg whole_copy(const struct builder *b)
 	return w;
 }
 
+static void jt_result_free(struct jt_result *r)
+{
+	free(r->start);
+	free(r->count);
+	free(r->jt);
+	memset(r, 0, sizeof *r);
+}
+
 static void kept_free(struct kept *k)
 {
 	free(k->ranges);
 	free(k->d.insns);
 	ls_cfg_free(&k->whole);
+	jt_result_free(&k->jt);
+}
+
+/* B's jump tables, when ls_cfg_build_alone's walks would find the same
+ * (none of B's met a noreturn fact); else none. */
+static struct jt_result jt_copy(const struct builder *b)
+{
+	size_t n = b->cfg->ninsns;
+	if (b->jt_cut || !b->cache)
+		return (struct jt_result){ 0 };
+	return (struct jt_result){ dup_array(b->jt_start, n, sizeof *b->jt_start),
+		                   dup_array(b->jt_count, n, sizeof *b->jt_count),
+		                   dup_array(b->jt, b->njt, sizeof *b->jt), n, b->njt,
+		                   b->cfg->unresolved_jumps, b->cfg->first_unresolved };
 }
 
 /* A copy of what B built for its procedure (the whole CFG when
@@ -826,20 +872,22 @@ static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
 		return;
 	struct ls_cfg whole = whole_copy(b);
 	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
+	struct jt_result jt = whole.insns ? (struct jt_result){ 0 } : jt_copy(b);
 	ls_range *ranges = sorted_ranges(b->proc);
 	pthread_mutex_lock(&c->lock);
 	struct kept *k = &c->kept[c->kept_next];
 	c->kept_next = (c->kept_next + 1) % LS_CFG_KEPT;
 	kept_free(k);
 	*k = (struct kept){ b->proc->entry, ranges, b->proc->nranges,
-	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole };
+	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole, jt };
 	pthread_mutex_unlock(&c->lock);
 }
 
 /* What is kept of PROC's code (same entry, same ranges), taken: its whole
- * CFG (*WHOLE) or its instructions (*OUT); false if nothing is kept. */
+ * CFG (*WHOLE) or its instructions (*OUT) and maybe their jump tables
+ * (*JT); false if nothing is kept. */
 static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded *out,
-                      struct ls_cfg *whole)
+                      struct ls_cfg *whole, struct jt_result *jt)
 {
 	ls_range *ranges = NULL;
 	bool found = false;
@@ -854,8 +902,10 @@ static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struc
 			continue;
 		*out = k->d;
 		*whole = k->whole;
+		*jt = k->jt;
 		k->d.insns = NULL;
 		memset(&k->whole, 0, sizeof k->whole);
+		memset(&k->jt, 0, sizeof k->jt);
 		found = true;
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -898,7 +948,8 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 	const struct ls_cfg_module *c = ls_cfg_ready(env->m, false);
 	struct decoded kept = { 0 };
 	struct ls_cfg whole = { 0 };
-	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept, &whole);
+	struct jt_result jt = { 0 };
+	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept, &whole, &jt);
 	if (whole.insns) {
 		/* (the one test of the builder's that reads PROC's name, not its code) */
 		if (ls_kernel_code32(env->m, proc->name)) {
@@ -909,9 +960,11 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 		return 0;
 	}
 	struct builder b = { .m = env->m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg,
-	                     .all_calls_return = true, .quiet = true, .warned_jt = true, .reuse = have ? &kept : NULL };
+	                     .all_calls_return = true, .quiet = true, .warned_jt = true, .reuse = have ? &kept : NULL,
+	                     .given_jt = jt.start && jt.ninsns == kept.n ? &jt : NULL };
 	int rc = ls_cfg_run_builder(&b);
 	free(kept.insns); /* NULL once the builder took it */
+	jt_result_free(&jt);
 	ls_cfg_builder_done(&b);
 	if (rc < 0) {
 		ls_cfg_free(cfg);

@@ -56,6 +56,17 @@ struct entry_table {
 	} slot[];
 };
 
+/* What ls_jt_resolve made of a procedure (its builder's jt_start,
+ * jt_count and jt, per instruction, and the unresolved jumps), kept for a
+ * second build of the same instructions when no answer of its walks
+ * depended on a noreturn fact.  START NULL: none. */
+struct jt_result {
+	uint32_t *start, *count, *jt;
+	size_t ninsns, njt;
+	uint32_t unresolved;
+	uint64_t first_unresolved;
+};
+
 /* How many procedures' instructions a module keeps for ls_cfg_build_alone,
  * and the biggest kept (instructions): 16 x 16,384 x 96 bytes, 24 MiB at
  * most, ~0.5 MiB for the usual procedures of a few hundred. */
@@ -119,6 +130,7 @@ struct ls_cfg_module {
 		 * no call in it was cut by a noreturn fact (whole.insns NULL
 		 * otherwise; d then has the instructions). */
 		struct ls_cfg whole;
+		struct jt_result jt;   /* with d: its jump tables, when they hold for ls_cfg_build_alone */
 	} kept[LS_CFG_KEPT];
 	size_t kept_next;          /* the slot the next one replaces */
 };
@@ -196,6 +208,8 @@ struct builder {
 	size_t ninner;
 	struct decoded *reuse;     /* instructions already decoded for this proc, or NULL */
 	size_t calls_cut;          /* calls ls_cfg_call_returns said never return */
+	bool jt_cut;               /* ... some of them while ls_jt_resolve walked */
+	const struct jt_result *given_jt; /* the jump tables of these instructions, or NULL: resolve them */
 	size_t bad;                /* undecodable bytes seen */
 	uint64_t first_bad;
 };
