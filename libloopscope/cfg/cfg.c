@@ -95,15 +95,16 @@ void ls_cfg_make_entries(const ls_module *m, struct ls_cfg_module *c)
 	while (((size_t)1 << bits) < 2 * np)
 		bits++;
 	size_t nslots = (size_t)1 << bits;
-	struct entry_table *t = ls_xcalloc(1, sizeof *t + nslots * sizeof *t->slot);
+	struct entry_table *t = ls_xcalloc(1, sizeof *t + nslots * sizeof *t->proc1);
 	t->shift = 64 - bits;
+	const struct ls_proc *P = m->procs.procs;
 	for (size_t i = 0; i < np; i++) {
-		uint64_t e = m->procs.procs[i].entry;
+		uint64_t e = P[i].entry;
 		size_t k = (size_t)((e * 0x9e3779b97f4a7c15ull) >> t->shift);
-		while (t->slot[k].proc1 && t->slot[k].entry != e)
+		while (t->proc1[k] && P[t->proc1[k] - 1].entry != e)
 			k = (k + 1) & (nslots - 1);
-		if (!t->slot[k].proc1) /* the first of several with one entry, as the search gives */
-			t->slot[k] = (struct entry_slot){ e, (uint32_t)(i + 1) };
+		if (!t->proc1[k]) /* the first of several with one entry, as the search gives */
+			t->proc1[k] = (uint32_t)(i + 1);
 	}
 	__atomic_store_n(&c->entries, t, __ATOMIC_RELEASE);
 }
@@ -116,10 +117,11 @@ const struct ls_proc *ls_cfg_at_entry(const ls_module *m, uint64_t addr)
 		return ls_procs_at_entry(&m->procs, addr);
 	size_t mask = ((size_t)1 << (64 - t->shift)) - 1;
 	for (size_t k = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> t->shift);; k = (k + 1) & mask) {
-		if (!t->slot[k].proc1)
+		if (!t->proc1[k])
 			return NULL;
-		if (t->slot[k].entry == addr)
-			return &m->procs.procs[t->slot[k].proc1 - 1];
+		const struct ls_proc *p = &m->procs.procs[t->proc1[k] - 1];
+		if (p->entry == addr)
+			return p;
 	}
 }
 

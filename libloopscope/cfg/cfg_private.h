@@ -47,13 +47,11 @@ struct kernel_site {
 /* The procedures of m->procs by entry address, open-addressed: what
  * ls_procs_at_entry answers (the first procedure with that entry) in one
  * or two probes instead of a binary search over 10^5 entries, for the
- * look-ups of every branch and call the CFG stage makes. */
+ * look-ups of every call the CFG stage makes.  4 bytes a slot, two slots
+ * a procedure. */
 struct entry_table {
 	unsigned shift;            /* 64 - log2(number of slots) */
-	struct entry_slot {
-		uint64_t entry;
-		uint32_t proc1;    /* index + 1; 0: empty */
-	} slot[];
+	uint32_t proc1[];          /* per slot: index + 1 (0: empty), keyed by the entry */
 };
 
 /* What ls_jt_resolve made of a procedure (its builder's jt_start,
