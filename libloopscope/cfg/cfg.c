@@ -37,6 +37,7 @@
 
 static void load_thunks(const ls_module *m, struct ls_cfg_module *c);
 static void kept_free(struct kept *k);
+static void jt_result_free(struct jt_result *r);
 
 struct ls_cfg_module *ls_cfg_module_cache(const ls_module *cm)
 {
@@ -81,6 +82,10 @@ void ls_cfg_module_free(ls_module *m)
 			free(c->decoded[i].insns);
 	for (size_t i = 0; i < LS_CFG_KEPT; i++)
 		kept_free(&c->kept[i]);
+	for (size_t i = 0; i < LS_CFG_JT_KEPT; i++) {
+		free(c->jt_kept[i].ranges);
+		jt_result_free(&c->jt_kept[i].jt);
+	}
 	free(c->decoded);
 	free(c);
 	m->cfg_module = NULL;
@@ -692,16 +697,16 @@ static void mark_reachable(struct ls_cfg *cfg)
 static void give_jt(struct builder *b, uint8_t *leader)
 {
 	const struct jt_result *g = b->given_jt;
-	size_t n = b->cfg->ninsns;
-	memcpy(b->jt_start, g->start, n * sizeof *b->jt_start);
-	memcpy(b->jt_count, g->count, n * sizeof *b->jt_count);
+	for (size_t i = 0; i < g->njumps; i++) {
+		b->jt_start[g->at[i]] = g->start[i];
+		b->jt_count[g->at[i]] = g->count[i];
+	}
 	b->jt = ls_xmalloc((g->njt + 1) * sizeof *b->jt);
 	if (g->njt)
 		memcpy(b->jt, g->jt, g->njt * sizeof *b->jt);
 	b->njt = b->cap_jt = g->njt;
-	for (size_t i = 0; i < n; i++)
-		for (uint32_t k = 0; b->jt_start[i] != UINT32_MAX && k < b->jt_count[i]; k++)
-			leader[b->jt[b->jt_start[i] + k]] = 1;
+	for (size_t k = 0; k < g->njt; k++)
+		leader[g->jt[k]] = 1;
 	b->cfg->unresolved_jumps = g->unresolved;
 	b->cfg->first_unresolved = g->first_unresolved;
 }
@@ -745,7 +750,7 @@ int ls_cfg_run_builder(struct builder *b)
 	b->edge_to = ls_xmalloc(n * sizeof *b->edge_to);
 	int64_t entry_idx = insn_index(cfg, proc->entry);
 	mark_leaders(b, leader, entry_idx);
-	if (b->given_jt) {
+	if (b->given_jt && b->given_jt->ninsns == n) {
 		give_jt(b, leader);
 	} else if (b->cache) {
 		size_t cut = b->calls_cut;
@@ -837,6 +842,7 @@ static struct ls_cfg whole_copy(const struct builder *b)
 
 static void jt_result_free(struct jt_result *r)
 {
+	free(r->at);
 	free(r->start);
 	free(r->count);
 	free(r->jt);
@@ -848,25 +854,34 @@ static void kept_free(struct kept *k)
 	free(k->ranges);
 	free(k->d.insns);
 	ls_cfg_free(&k->whole);
-	jt_result_free(&k->jt);
 }
 
-/* B's jump tables, when ls_cfg_build_alone's walks would find the same
- * (none of B's met a noreturn fact); else none. */
+/* B's jump tables, when it has some and ls_cfg_build_alone's walks would
+ * find the same (none of B's met a noreturn fact); else none. */
 static struct jt_result jt_copy(const struct builder *b)
 {
-	size_t n = b->cfg->ninsns;
+	size_t n = b->cfg->ninsns, njumps = 0;
 	if (b->jt_cut || !b->cache)
 		return (struct jt_result){ 0 };
-	return (struct jt_result){ dup_array(b->jt_start, n, sizeof *b->jt_start),
-		                   dup_array(b->jt_count, n, sizeof *b->jt_count),
-		                   dup_array(b->jt, b->njt, sizeof *b->jt), n, b->njt,
-		                   b->cfg->unresolved_jumps, b->cfg->first_unresolved };
+	for (size_t i = 0; i < n; i++)
+		njumps += b->jt_start[i] != UINT32_MAX;
+	if (!njumps)
+		return (struct jt_result){ 0 };
+	struct jt_result r = { ls_xmalloc(njumps * sizeof *r.at), ls_xmalloc(njumps * sizeof *r.start),
+		               ls_xmalloc(njumps * sizeof *r.count), dup_array(b->jt, b->njt, sizeof *b->jt),
+		               0, b->njt, n, b->cfg->unresolved_jumps, b->cfg->first_unresolved };
+	for (size_t i = 0; i < n; i++)
+		if (b->jt_start[i] != UINT32_MAX) {
+			r.at[r.njumps] = (uint32_t)i;
+			r.start[r.njumps] = b->jt_start[i];
+			r.count[r.njumps++] = b->jt_count[i];
+		}
+	return r;
 }
 
 /* A copy of what B built for its procedure (the whole CFG when
- * ls_cfg_build_alone would build the same, else its instructions),
- * replacing the oldest kept. */
+ * ls_cfg_build_alone would build the same, else its instructions and
+ * maybe its jump tables), replacing the oldest kept. */
 static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
 {
 	const struct ls_cfg *cfg = b->cfg;
@@ -876,42 +891,64 @@ static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
 	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
 	struct jt_result jt = whole.insns ? (struct jt_result){ 0 } : jt_copy(b);
 	ls_range *ranges = sorted_ranges(b->proc);
+	ls_range *jt_ranges = jt.at ? sorted_ranges(b->proc) : NULL;
 	pthread_mutex_lock(&c->lock);
 	struct kept *k = &c->kept[c->kept_next];
 	c->kept_next = (c->kept_next + 1) % LS_CFG_KEPT;
 	kept_free(k);
 	*k = (struct kept){ b->proc->entry, ranges, b->proc->nranges,
-	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole, jt };
+	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole };
+	if (jt.at) {
+		struct jt_kept *j = &c->jt_kept[c->jt_kept_next];
+		c->jt_kept_next = (c->jt_kept_next + 1) % LS_CFG_JT_KEPT;
+		free(j->ranges);
+		jt_result_free(&j->jt);
+		*j = (struct jt_kept){ b->proc->entry, jt_ranges, b->proc->nranges, jt };
+	}
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* What is kept of PROC's code (same entry, same ranges), taken: its whole
- * CFG (*WHOLE) or its instructions (*OUT) and maybe their jump tables
- * (*JT); false if nothing is kept. */
+/* Whether code kept for ENTRY and RANGES (N, sorted) is PROC's; *SORTED:
+ * PROC's ranges sorted, made on first use. */
+static bool same_code(uint64_t entry, const ls_range *ranges, size_t n, const struct ls_proc *proc,
+                      ls_range **sorted)
+{
+	if (entry != proc->entry || n != proc->nranges)
+		return false;
+	if (!*sorted)
+		*sorted = sorted_ranges(proc);
+	return memcmp(*sorted, ranges, n * sizeof *ranges) == 0;
+}
+
+/* What is kept of PROC's code, taken: its whole CFG (*WHOLE) or its
+ * instructions (*OUT), and its jump tables (*JT); false if no
+ * instructions are kept. */
 static bool take_kept(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded *out,
                       struct ls_cfg *whole, struct jt_result *jt)
 {
-	ls_range *ranges = NULL;
+	ls_range *sorted = NULL;
 	bool found = false;
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < LS_CFG_KEPT && !found; i++) {
 		struct kept *k = &c->kept[i];
-		if ((!k->d.insns && !k->whole.insns) || k->entry != proc->entry || k->nranges != proc->nranges)
-			continue;
-		if (!ranges)
-			ranges = sorted_ranges(proc);
-		if (memcmp(ranges, k->ranges, proc->nranges * sizeof *ranges) != 0)
+		if ((!k->d.insns && !k->whole.insns) || !same_code(k->entry, k->ranges, k->nranges, proc, &sorted))
 			continue;
 		*out = k->d;
 		*whole = k->whole;
-		*jt = k->jt;
 		k->d.insns = NULL;
 		memset(&k->whole, 0, sizeof k->whole);
-		memset(&k->jt, 0, sizeof k->jt);
 		found = true;
 	}
+	for (size_t i = 0; i < LS_CFG_JT_KEPT && !whole->insns; i++) {
+		struct jt_kept *j = &c->jt_kept[i];
+		if (!j->jt.at || !same_code(j->entry, j->ranges, j->nranges, proc, &sorted))
+			continue;
+		*jt = j->jt;
+		memset(&j->jt, 0, sizeof j->jt);
+		break;
+	}
 	pthread_mutex_unlock(&c->lock);
-	free(ranges);
+	free(sorted);
 	return found;
 }
 
@@ -963,7 +1000,7 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 	}
 	struct builder b = { .m = env->m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg,
 	                     .all_calls_return = true, .quiet = true, .warned_jt = true, .reuse = have ? &kept : NULL,
-	                     .given_jt = jt.start && jt.ninsns == kept.n ? &jt : NULL };
+	                     .given_jt = jt.at ? &jt : NULL };
 	int rc = ls_cfg_run_builder(&b);
 	free(kept.insns); /* NULL once the builder took it */
 	jt_result_free(&jt);

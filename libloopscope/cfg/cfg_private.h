@@ -54,16 +54,20 @@ struct entry_table {
 	uint32_t proc1[];          /* per slot: index + 1 (0: empty), keyed by the entry */
 };
 
-/* What ls_jt_resolve made of a procedure (its builder's jt_start,
- * jt_count and jt, per instruction, and the unresolved jumps), kept for a
- * second build of the same instructions when no answer of its walks
- * depended on a noreturn fact.  START NULL: none. */
+/* What ls_jt_resolve made of a procedure's indirect jumps: per jump
+ * (instruction AT[i]) its run of targets, START[i] and COUNT[i] in JT;
+ * and the unresolved ones.  Kept for a second build of the same
+ * instructions (NINSNS of them) when no answer of its walks depended on a
+ * noreturn fact. */
 struct jt_result {
-	uint32_t *start, *count, *jt;
-	size_t ninsns, njt;
+	uint32_t *at, *start, *count, *jt;
+	size_t njumps, njt, ninsns;
 	uint32_t unresolved;
 	uint64_t first_unresolved;
 };
+
+/* How many procedures' jump tables a module keeps (see jt_kept below). */
+#define LS_CFG_JT_KEPT 1024
 
 /* How many procedures' instructions a module keeps for ls_cfg_build_alone,
  * and the biggest kept (instructions): 16 x 16,384 x 96 bytes, 24 MiB at
@@ -128,9 +132,22 @@ struct ls_cfg_module {
 		 * no call in it was cut by a noreturn fact (whole.insns NULL
 		 * otherwise; d then has the instructions). */
 		struct ls_cfg whole;
-		struct jt_result jt;   /* with d: its jump tables, when they hold for ls_cfg_build_alone */
 	} kept[LS_CFG_KEPT];
 	size_t kept_next;          /* the slot the next one replaces */
+	/* The jump tables of the last procedures with indirect jumps that
+	 * ls_cfg_build made, when they hold for ls_cfg_build_alone: a few
+	 * bytes each, so kept far longer than the instructions (a report
+	 * analyzes a batch of procedures before it unwinds through them): a
+	 * build whose instructions are gone decodes again, which is cheap,
+	 * but need not walk for its tables again, which is not.  Under the
+	 * lock. */
+	struct jt_kept {
+		uint64_t entry;
+		ls_range *ranges;      /* the procedure's, sorted */
+		size_t nranges;
+		struct jt_result jt;
+	} jt_kept[LS_CFG_JT_KEPT];
+	size_t jt_kept_next;
 };
 
 /* ls_jt_resolve' backward walk (jump_tables.c), per procedure with an
