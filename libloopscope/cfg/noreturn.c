@@ -498,9 +498,15 @@ struct quick {
 	struct decoded *d;         /* the instructions so far */
 	uint64_t *inner;           /* other procedures' entries in [lo, hi), sorted */
 	size_t ninner;
+	/* The search so far (quick_search goes on from it as the prefix
+	 * grows): instructions reached, those still to visit, and those whose
+	 * visit counted on code not decoded yet (the last one's fall-through,
+	 * a jump beyond), to visit again. */
 	uint8_t *seen;
-	uint32_t *stack;
-	size_t cap_search;
+	size_t nseen, cap_seen;
+	uint32_t *stack, *pending;
+	size_t sp, npending, cap_stack, cap_pending;
+	bool started;
 };
 
 static bool quick_applies(const ls_module *m, const struct ls_cfg_module *c, const struct ls_proc *p)
@@ -550,40 +556,55 @@ static bool quick_call_passes(const struct quick *q, uint64_t target)
 	return t->is_plt || t == q->p || fact_of(q->c, ls_cfg_proc_index(q->m, t)) == LS_FACT_RETURNS;
 }
 
-/* A direct jump's edge: -1 none (a tail call), else the instruction it
- * goes to; *EXIT when it is a tail call that counts as an exit. */
-static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit)
+/* A direct jump's edge: -1 none (a tail call, or *LATER: its target is
+ * not decoded yet), else the instruction it goes to; *EXIT when it is a
+ * tail call that counts as an exit. */
+static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit, bool *later)
 {
 	bool tail = target < q->lo || target >= q->hi;
 	if (!tail && target != q->p->entry)
 		tail = sorted_has(q->inner, q->ninner, target); /* another procedure's entry */
 	int64_t k = tail ? -1 : quick_index(q, target);
-	if (k == -2)
-		return -1; /* not decoded yet: maybe next time */
+	if (k == -2) {
+		*later = true; /* not decoded yet: maybe next time */
+		return -1;
+	}
 	if (k == -1)
 		*exit = quick_tail_exits(q, target);
 	return k;
 }
 
-/* Whether the decoded prefix shows a path from the entry to an exit. */
+static void quick_push(struct quick *q, uint32_t i)
+{
+	q->stack = ls_grow(q->stack, &q->cap_stack, q->sp + 1, sizeof *q->stack);
+	q->stack[q->sp++] = i;
+}
+
+/* Whether the decoded prefix shows a path from the entry to an exit.  The
+ * search goes on from where the last one stopped: what more code gives
+ * is more edges and exits, never fewer, so that what was reached stays
+ * reached, and only the visits that counted on code not decoded yet are
+ * made again. */
 static bool quick_search(struct quick *q, bool finished)
 {
 	size_t n = q->d->n;
-	if (n > q->cap_search) {
-		q->cap_search = 2 * n;
-		free(q->seen);
-		free(q->stack);
-		q->seen = ls_xmalloc(q->cap_search);
-		q->stack = ls_xmalloc(q->cap_search * sizeof *q->stack);
+	if (n > q->nseen) {
+		q->seen = ls_grow(q->seen, &q->cap_seen, n, 1);
+		memset(q->seen + q->nseen, 0, n - q->nseen);
+		q->nseen = n;
 	}
-	memset(q->seen, 0, n);
-	size_t sp = 0;
-	q->stack[sp++] = 0;
-	q->seen[0] = 1;
-	while (sp) {
-		uint32_t i = q->stack[--sp];
+	if (!q->started) {
+		q->started = true;
+		q->seen[0] = 1;
+		quick_push(q, 0);
+	}
+	for (size_t k = 0; k < q->npending; k++)
+		quick_push(q, q->pending[k]);
+	q->npending = 0;
+	while (q->sp) {
+		uint32_t i = q->stack[--q->sp];
 		const struct ls_insn *in = &q->d->insns[i];
-		bool has_next = i + 1 < n, exit = false;
+		bool has_next = i + 1 < n, exit = false, later = !has_next && !finished;
 		bool contiguous = has_next && q->d->insns[i + 1].addr == in->addr + in->len;
 		bool falls_off = has_next ? !contiguous : finished;
 		int64_t to = -1;
@@ -601,25 +622,29 @@ static bool quick_search(struct quick *q, bool finished)
 			exit = through && falls_off;
 			break;
 		case LS_INSN_CJUMP:
-			to = quick_jump(q, in->target, &exit);
+			to = quick_jump(q, in->target, &exit, &later);
 			through = true;
 			exit = exit || falls_off;
 			break;
 		case LS_INSN_JUMP:
-			to = quick_jump(q, in->target, &exit);
+			to = quick_jump(q, in->target, &exit, &later);
 			break;
 		default:
 			break; /* indirect jumps: their tables are not read here */
 		}
 		if (exit)
 			return true;
+		if (later) {
+			q->pending = ls_grow(q->pending, &q->cap_pending, q->npending + 1, sizeof *q->pending);
+			q->pending[q->npending++] = i;
+		}
 		if (through && contiguous && !q->seen[i + 1]) {
 			q->seen[i + 1] = 1;
-			q->stack[sp++] = i + 1;
+			quick_push(q, i + 1);
 		}
 		if (to >= 0 && !q->seen[to]) {
 			q->seen[to] = 1;
-			q->stack[sp++] = (uint32_t)to;
+			quick_push(q, (uint32_t)to);
 		}
 	}
 	return false;
@@ -652,6 +677,7 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 	}
 	free(q.seen);
 	free(q.stack);
+	free(q.pending);
 	free(q.inner);
 	return proved;
 }
