@@ -136,13 +136,35 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, uint64_t **out)
+/* The first procedure of P with an entry at or above ADDR, from NEAR (one
+ * of P's procedures, or NULL) when that is a few steps away: the same
+ * index as the binary search over the whole table gives, which costs a
+ * cache miss a step. */
+static size_t first_entry_at_least(const struct ls_procs *P, uint64_t addr, const struct ls_proc *near)
+{
+	uintptr_t at = (uintptr_t)near, base = (uintptr_t)P->procs; /* NEAR may be no element of P */
+	if (near && P->nprocs && at >= base && at < base + P->nprocs * sizeof *P->procs) {
+		size_t i = (at - base) / sizeof *P->procs;
+		for (int steps = 0; steps < 8; steps++) {
+			if (i < P->nprocs && P->procs[i].entry < addr)
+				i++;
+			else if (i > 0 && P->procs[i - 1].entry >= addr)
+				i--;
+			else
+				return i;
+		}
+	}
+	return LS_FIRST_AT_LEAST(P->procs, P->nprocs, entry, addr);
+}
+
+size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, const struct ls_proc *near,
+                             uint64_t **out)
 {
 	const struct ls_procs *P = &m->procs;
 	size_t k = 0, cap = 0;
 	*out = NULL;
 	for (size_t r = 0; r < n; r++)
-		for (size_t i = LS_FIRST_AT_LEAST(P->procs, P->nprocs, entry, ranges[r].lo);
+		for (size_t i = first_entry_at_least(P, ranges[r].lo, near);
 		     i < P->nprocs && P->procs[i].entry < ranges[r].hi; i++) {
 			*out = ls_grow(*out, &cap, k + 1, sizeof **out);
 			(*out)[k++] = P->procs[i].entry;
@@ -742,7 +764,7 @@ int ls_cfg_run_builder(struct builder *b)
 	size_t n = cfg->ninsns;
 	if (n == 0)
 		return -1;
-	b->ninner = ls_cfg_entries_within(b->m, b->ranges, b->nranges, &b->inner);
+	b->ninner = ls_cfg_entries_within(b->m, b->ranges, b->nranges, proc, &b->inner);
 
 	uint8_t *leader = ls_xcalloc(n + 1, 1);
 	b->jt_start = ls_xmalloc(n * sizeof *b->jt_start);

@@ -265,8 +265,10 @@ static inline int64_t insn_index(const struct ls_cfg *cfg, uint64_t addr)
 const struct ls_proc *ls_cfg_at_entry(const ls_module *m, uint64_t addr);
 
 /* The entries of m->procs in RANGES (N, sorted by lo), sorted, each
- * once, into *OUT (freed by the caller); how many. */
-size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, uint64_t **out);
+ * once, into *OUT (freed by the caller); how many.  NEAR: the procedure
+ * the ranges are of, where to start looking (need not be m's). */
+size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t n, const struct ls_proc *near,
+                             uint64_t **out);
 
 /* Whether ADDR is one of V (N, sorted). */
 static inline bool sorted_has(const uint64_t *v, size_t n, uint64_t addr)

@@ -657,7 +657,7 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 {
 	struct quick q = { .m = m, .c = c, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi, .d = d };
 	q.done = q.lo;
-	q.ninner = ls_cfg_entries_within(m, p->ranges, 1, &q.inner);
+	q.ninner = ls_cfg_entries_within(m, p->ranges, 1, p, &q.inner);
 	/* searched at each ret (a path to it may be there already), and at
 	 * 32, 64, 128... instructions (jumps forward needed their targets) */
 	bool proved = false, finished = false;
