@@ -285,8 +285,13 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 			pl = ls_xmalloc(sizeof *pl);
 	}
 	/* Blocks start at the entry; code below it (a .cold part) comes after,
-	 * so sort: place_index searches by address. */
-	qsort(pl, n, sizeof *pl, cmp_place);
+	 * so sort: place_index searches by address.  (Mostly they are in order
+	 * already; when strictly, any sort leaves them so.) */
+	size_t up = 1;
+	while (up < n && pl[up - 1].addr < pl[up].addr)
+		up++;
+	if (up < n)
+		qsort(pl, n, sizeof *pl, cmp_place);
 	struct kept_memo memo = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		pl[i].ctx = kept_context(inline_context_at(m, proc, pl[i].addr), &memo, &pl[i].cut);
