@@ -486,7 +486,15 @@ static uint64_t code_bytes(const struct builder *b)
 	return total;
 }
 
-static void decode_ranges(struct builder *b)
+uint64_t ls_cfg_insns_room(uint64_t bytes)
+{
+	uint64_t n = bytes / 3 + 16;
+	return n < LS_INSNS_ROOM_MAX ? n : LS_INSNS_ROOM_MAX;
+}
+
+/* Decodes B's ranges (BYTES of code) into b->cfg, or takes the
+ * instructions decoded before. */
+static void decode_ranges(struct builder *b, uint64_t bytes)
 {
 	struct ls_cfg *cfg = b->cfg;
 	if (b->reuse && b->reuse->insns) {
@@ -500,6 +508,7 @@ static void decode_ranges(struct builder *b)
 			fragment_ranges_of(b);
 	} else {
 		size_t nproc_ranges = b->nranges;
+		cfg->insns = ls_grow(cfg->insns, &b->cap_insns, ls_cfg_insns_room(bytes), sizeof *cfg->insns);
 		for (size_t r = 0; r < nproc_ranges; r++) {
 			uint64_t addr = b->ranges[r].lo, hi = b->ranges[r].hi;
 			/* Ranges may overlap before procs.c clamps them: never decode twice. */
@@ -760,7 +769,7 @@ int ls_cfg_run_builder(struct builder *b)
 			        (unsigned long long)(bytes >> 20), (unsigned long long)(LS_MAX_PROC_CODE >> 20));
 		return -1;
 	}
-	decode_ranges(b);
+	decode_ranges(b, bytes);
 	size_t n = cfg->ninsns;
 	if (n == 0)
 		return -1;
