@@ -18,6 +18,31 @@ static int cmp_reloc(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* Sorts R (N) by offset as a stable sort does (what qsort is in glibc
+ * 2.36: a merge sort), cheaper when, as usual, a long prefix is in order
+ * already (linkers put the RELATIVE relocations first, sorted; libLLVM:
+ * 335,619 of 355,159): the rest sorted apart, then the two merged, ties
+ * to the prefix. */
+static void sort_relocs(struct dyn_reloc *r, size_t n)
+{
+	size_t k = 1;
+	while (k < n && r[k - 1].offset <= r[k].offset)
+		k++;
+	if (k >= n)
+		return;
+	qsort(r + k, n - k, sizeof *r, cmp_reloc);
+	if (r[k - 1].offset <= r[k].offset)
+		return;
+	struct dyn_reloc *head = ls_xmalloc(k * sizeof *head);
+	memcpy(head, r, k * sizeof *head);
+	size_t i = 0, j = k, o = 0; /* o <= j: the merge never overtakes what it reads */
+	while (i < k && j < n)
+		r[o++] = r[j].offset < head[i].offset ? r[j++] : head[i++];
+	while (i < k)
+		r[o++] = head[i++];
+	free(head);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -56,7 +81,7 @@ void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c)
 	if (relr)
 		c->relative_relocs = false; /* entries may be RELR-relocated: no boundary there */
 	if (c->nrelocs)
-		qsort(c->relocs, c->nrelocs, sizeof *c->relocs, cmp_reloc);
+		sort_relocs(c->relocs, c->nrelocs);
 
 	cap = 0;
 	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
