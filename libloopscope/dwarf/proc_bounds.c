@@ -186,16 +186,17 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* A legacy or REX prefix byte: what may stand between an instruction's
- * start and its opcode. */
-static bool prefix_byte(uint8_t b)
+ * start and its opcode.  A table: reaching_start asks before nearly every
+ * e8, e9 and eb byte of a binary without .symtab. */
+static const bool prefix_bytes[256] = {
+	[0x26] = true, [0x2e] = true, [0x36] = true, [0x3e] = true, [0x64] = true, [0x65] = true,
+	[0x66] = true, [0x67] = true, [0xf0] = true, [0xf2] = true, [0xf3] = true,
+	[0x40 ... 0x4f] = true,
+};
+
+static inline bool prefix_byte(uint8_t b)
 {
-	switch (b) {
-	case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65: case 0x66: case 0x67:
-	case 0xf0: case 0xf2: case 0xf3:
-		return true;
-	default:
-		return b >= 0x40 && b <= 0x4f;
-	}
+	return prefix_bytes[b];
 }
 
 /* What reach_end needs: the section it scans, the decoder, and
@@ -239,25 +240,36 @@ static size_t reaching_start(const struct reach *r, size_t first, size_t op)
 	return 0;
 }
 
-/* OP, or past the eight-byte words from OP to STOP that hold no e8, e9,
- * ea or eb byte: the scan of reach_end, a word at a time (byte by byte it
- * was 5% of a cold report of a system-wide recording).  A byte is one of
- * the four when its top six bits are 111010; the word test is exact about
- * whether the word has one (not where), so a word that may is left to the
- * byte loop.  Returns less than STOP when OP is: the byte loop's test
- * at STOP (a prefix just before it) and past it stay its own. */
-static size_t skip_no_branch_opcode(const uint8_t *d, size_t op, size_t stop)
+/* The bytes e8, e9 and eb among the eight at D (in 64-bit code the only
+ * opcodes the decoder gives a CALL or JUMP with a target): a mask with
+ * bit 7 of each such byte set, byte i of D at bits 8i..8i+7.  A word at a
+ * time, and exact, so that the scan of reach_end looks only at those bytes
+ * (byte by byte it was 5% of a cold report of a system-wide recording; the
+ * word test before this one only said whether a word may hold one, and
+ * left such words to a byte loop).  The usual
+ * zero-byte test, in its exact form (no carry from one byte to the next):
+ * the byte is one of e8..eb when its top six bits are 111010, and not ea. */
+static uint64_t branch_opcode_bytes(const uint8_t *d)
 {
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	while (op + 8 < stop) {
-		uint64_t w;
-		memcpy(&w, d + op, 8);
-		uint64_t z = (w & 0xfcfcfcfcfcfcfcfcull) ^ 0xe8e8e8e8e8e8e8e8ull; /* a zero byte where one is */
-		if ((z - ones) & ~z & highs)
-			return op;
-		op += 8;
-	}
-	return op;
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full, highs = 0x8080808080808080ull;
+	uint64_t w;
+	memcpy(&w, d, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	uint64_t z = (w & 0xfcfcfcfcfcfcfcfcull) ^ 0xe8e8e8e8e8e8e8e8ull; /* zero: e8..eb */
+	uint64_t y = w ^ 0xeaeaeaeaeaeaeaeaull;                           /* zero: ea */
+	uint64_t z_nonzero = ((z & low7) + low7) | z, y_nonzero = ((y & low7) + low7) | y;
+	return ~z_nonzero & y_nonzero & highs;
+}
+
+/* One e8, e9 or eb byte at OP of the scan of reach_end: the instruction
+ * start it may belong to, if that is later than *LAST. */
+static void reach_hit(const struct reach *r, size_t first, size_t op, size_t stop, uint64_t *last)
+{
+	size_t start = reaching_start(r, first, op);
+	if (start && start - 1 < stop && r->t->addr + start > *last)
+		*last = r->t->addr + start;
 }
 
 /* Where decoding [LO, HI) may stop and still give every call or tail-call
@@ -275,15 +287,14 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 		}
 		r->t = t;
 		const uint8_t *d = t->data;
-		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size;
-		for (size_t op = first; op < t->size && (op < stop || prefix_byte(d[op - 1])); op++) {
-			op = skip_no_branch_opcode(d, op, stop);
-			if (d[op] != 0xe8 && d[op] != 0xe9 && d[op] != 0xeb)
-				continue;
-			size_t start = reaching_start(r, first, op);
-			if (start && start - 1 < stop && t->addr + start > last)
-				last = t->addr + start;
-		}
+		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size, op = first;
+		for (; op + 8 <= stop; op += 8)
+			for (uint64_t bytes = branch_opcode_bytes(d + op); bytes; bytes &= bytes - 1)
+				reach_hit(r, first, op + ((size_t)__builtin_ctzll(bytes) >> 3), stop, &last);
+		/* the last bytes, and an opcode just after STOP behind prefixes */
+		for (; op < t->size && (op < stop || prefix_byte(d[op - 1])); op++)
+			if (d[op] == 0xe8 || d[op] == 0xe9 || d[op] == 0xeb)
+				reach_hit(r, first, op, stop, &last);
 		a = t->addr + t->size;
 	}
 	return last;

@@ -569,17 +569,61 @@ static bool covered(const struct cover *c, uint64_t addr)
  * (hi is a running maximum).  The call-target sweep asks for every e8,
  * e9 and eb byte of a binary without .symtab: the full binary search
  * over ~100,000 ranges (libLLVM) was 4.6% of a cold report of a
- * system-wide recording.  At most 2n + 2 entries. */
+ * system-wide recording.  At most 2n + 2 entries.
+ *
+ * Before that search, a bit per 16 bytes from the same base: set when the
+ * 16 bytes lie in one range of the cover.  Most of the targets asked
+ * about are real calls, to a function's entry, 16-byte aligned: one bit
+ * says covered (390 KB for libLLVM's 50 MB of code, where the directory's
+ * search touched two or three cache lines of 2.3 MB). */
 struct cover_dir {
 	uint32_t *first; /* NULL: search the whole cover */
 	uint64_t base;
 	unsigned shift;
 	size_t nblocks;
+	uint64_t *whole; /* NULL: no bits (a cover over more than WHOLE_SPAN_MAX) */
+	size_t nwhole;   /* 16-byte blocks in the bits */
 };
+
+enum { WHOLE_SHIFT = 4 };
+#define WHOLE_SPAN_MAX ((uint64_t)1 << 30)
+
+/* Sets bits [FROM, TO) of BITS. */
+static void set_bits(uint64_t *bits, size_t from, size_t to)
+{
+	for (; from < to && (from & 63); from++)
+		bits[from >> 6] |= (uint64_t)1 << (from & 63);
+	for (; from + 64 <= to; from += 64)
+		bits[from >> 6] = ~(uint64_t)0;
+	for (; from < to; from++)
+		bits[from >> 6] |= (uint64_t)1 << (from & 63);
+}
+
+/* The bits of the 16-byte blocks each inside one range of C (D's base). */
+static void cover_dir_whole(const struct cover *c, struct cover_dir *d)
+{
+	uint64_t span = c->r[c->n - 1].hi - d->base;
+	if (span > WHOLE_SPAN_MAX)
+		return;
+	d->nwhole = (size_t)(span >> WHOLE_SHIFT);
+	d->whole = ls_xmalloc(((d->nwhole >> 6) + 1) * sizeof *d->whole);
+	memset(d->whole, 0, ((d->nwhole >> 6) + 1) * sizeof *d->whole);
+	size_t done = 0; /* ranges overlap: each bit once */
+	for (size_t k = 0; k < c->n; k++) {
+		size_t from = (size_t)((c->r[k].lo - d->base + (1u << WHOLE_SHIFT) - 1) >> WHOLE_SHIFT);
+		size_t to = (size_t)((c->r[k].hi - d->base) >> WHOLE_SHIFT);
+		if (from < done)
+			from = done;
+		if (from < to) {
+			set_bits(d->whole, from, to);
+			done = to;
+		}
+	}
+}
 
 static struct cover_dir cover_dir_of(const struct cover *c)
 {
-	struct cover_dir d = { NULL, 0, 4, 0 };
+	struct cover_dir d = { NULL, 0, 4, 0, NULL, 0 };
 	if (!c->n || c->n >= UINT32_MAX || c->r[c->n - 1].hi < c->r[0].lo)
 		return d;
 	d.base = c->r[0].lo;
@@ -596,7 +640,14 @@ static struct cover_dir cover_dir_of(const struct cover *c)
 		d.first[p] = k;
 	}
 	d.first[d.nblocks] = c->n;
+	cover_dir_whole(c, &d);
 	return d;
+}
+
+static void cover_dir_free(struct cover_dir *d)
+{
+	free(d->first);
+	free(d->whole);
 }
 
 /* cover_find, through the directory. */
@@ -608,15 +659,23 @@ static size_t cover_dir_find(const struct cover *c, const struct cover_dir *d, u
 	return from + LS_FIRST_ABOVE(c->r + from, to - from, hi, addr);
 }
 
+/* Whether a range of C holds ADDR, through the directory. */
+static bool cover_dir_holds(const struct cover *c, const struct cover_dir *d, uint64_t addr)
+{
+	uint64_t b = (addr - d->base) >> WHOLE_SHIFT;
+	if (d->whole && addr >= d->base && b < d->nwhole && (d->whole[b >> 6] >> (b & 63) & 1))
+		return true;
+	size_t k = cover_dir_find(c, d, addr);
+	return k < c->n && c->r[k].lo <= addr;
+}
+
 void ls_ranges_cover(const ls_range *r, size_t n, const uint64_t *addr, size_t naddr, bool *in)
 {
 	struct cover c = cover_of_ranges(r, n);
 	struct cover_dir d = cover_dir_of(&c);
-	for (size_t i = 0; i < naddr; i++) {
-		size_t k = cover_dir_find(&c, &d, addr[i]);
-		in[i] = k < c.n && c.r[k].lo <= addr[i];
-	}
-	free(d.first);
+	for (size_t i = 0; i < naddr; i++)
+		in[i] = cover_dir_holds(&c, &d, addr[i]);
+	cover_dir_free(&d);
 	free(c.r);
 }
 
@@ -630,10 +689,7 @@ struct target_filter {
 static bool uncovered_code(const void *ctx, uint64_t target)
 {
 	const struct target_filter *f = ctx;
-	if (!target || !ls_text_find(f->m, target))
-		return false;
-	size_t k = cover_dir_find(f->c, &f->dir, target);
-	return !(k < f->c->n && f->c->r[k].lo <= target);
+	return target && !cover_dir_holds(f->c, &f->dir, target) && ls_text_find(f->m, target);
 }
 
 /* Whether the module has a symbol table beyond its dynamic one (in the
@@ -674,7 +730,7 @@ static size_t add_inferred_procs(struct builder *b)
 		uint64_t *t;
 		struct target_filter tf = { m, &c, cover_dir_of(&c) };
 		size_t nt = ls_call_targets(m, c.r, c.n, uncovered_code, &tf, &t);
-		free(tf.dir.first);
+		cover_dir_free(&tf.dir);
 		for (size_t i = 0; i < nt; i++)
 			if (!covered(&c, t[i]))
 				add_inferred(b, t[i], next_start(m, &c, t[i]));
