@@ -18,6 +18,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/support/base.h libloopscope/support/error.c libloopscope/support/file.c \
 	libloopscope/support/arena.c libloopscope/support/strtab.c libloopscope/support/demangle.c \
 	libloopscope/support/progress.c libloopscope/support/workers.c libloopscope/support/sigbus.c \
+	libloopscope/support/sort.c libloopscope/support/sort.h \
 	libloopscope/elf/module.c libloopscope/elf/module.h libloopscope/elf/elf_file.c \
 	libloopscope/elf/debuginfo.c libloopscope/elf/debuginfo.h \
 	libloopscope/kernel/kmap.c libloopscope/kernel/layout.c \

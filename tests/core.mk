@@ -31,7 +31,7 @@ CORE_TESTS = \
 	tests/core-blame.py \
 	tests/core-decode-fast.sh
 CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source \
-	tests/unit-procs tests/unit-strtab
+	tests/unit-procs tests/unit-strtab tests/unit-sort
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
 SLOW_TESTS += $(CORE_SLOW_TESTS)
@@ -72,6 +72,8 @@ tests_unit_procs_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_procs_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 tests_unit_strtab_SOURCES = tests/unit-strtab.c
 tests_unit_strtab_LDADD = libloopscope-internal.la
+tests_unit_sort_SOURCES = tests/unit-sort.c
+tests_unit_sort_LDADD = libloopscope-internal.la
 tests_unit_source_SOURCES = tests/unit-source.c
 tests_unit_source_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_source_LDADD = libloopscope-internal.la

@@ -18,6 +18,7 @@
 #include "cfg/decode.h"
 #include "dwarf/procs.h"
 #include "elf/module.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,7 @@ size_t ls_fde_ranges(const ls_module *m, ls_range **out)
 			fdes_of(m, d->d_buf, sh.sh_size, sh.sh_addr, out, &n, &cap);
 	}
 	if (n)
-		qsort(*out, n, sizeof **out, cmp_range);
+		ls_sort_runs(*out, n, sizeof **out, cmp_range);
 	return n;
 }
 
@@ -339,7 +340,7 @@ size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, l
 	}
 	ls_decoder_free(dec);
 	if (n) {
-		qsort(*out, n, sizeof **out, cmp_u64);
+		ls_sort_runs(*out, n, sizeof **out, cmp_u64);
 		size_t k = 1;
 		for (size_t i = 1; i < n; i++)
 			if ((*out)[i] != (*out)[k - 1])

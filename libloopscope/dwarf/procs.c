@@ -25,6 +25,7 @@
 #include "elf/symbols.h"
 #include "structure/scope.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -292,19 +293,29 @@ static size_t cover_find(const struct cover *c, uint64_t addr)
 	return LS_FIRST_ABOVE(c->r, c->n, hi, addr);
 }
 
-static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+/* The ranges built so far, sorted, hi made a running maximum (cover_find). */
+static struct cover cover_of_ranges(const ls_range *r, size_t n)
 {
-	ls_module *m = b->m;
-	struct cover c = { ls_xmalloc((b->nranges + 1) * sizeof *c.r), b->nranges };
+	struct cover c = { ls_xmalloc((n + 1) * sizeof *c.r), n };
 	if (c.n) {
-		memcpy(c.r, b->ranges, c.n * sizeof *c.r);
-		qsort(c.r, c.n, sizeof *c.r, cmp_range);
+		memcpy(c.r, r, c.n * sizeof *c.r);
+		ls_sort_runs(c.r, c.n, sizeof *c.r, cmp_range);
 	}
-	/* After sorting by lo, hi is not monotone if ranges overlap; make
-	 * the "first range with hi > addr" search valid by a running max. */
 	for (size_t i = 1; i < c.n; i++)
 		if (c.r[i].hi < c.r[i - 1].hi)
 			c.r[i].hi = c.r[i - 1].hi;
+	return c;
+}
+
+static struct cover cover_of(const struct builder *b)
+{
+	return cover_of_ranges(b->ranges, b->nranges);
+}
+
+static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t nsyms)
+{
+	ls_module *m = b->m;
+	struct cover c = cover_of(b);
 
 	uint64_t func_end = 0; /* end of the last sized function symbol */
 	for (size_t i = 0; i < nsyms;) {
@@ -428,7 +439,7 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 		}
 	}
 	if (n)
-		qsort(g, n, sizeof *g, cmp_got);
+		ls_sort_runs(g, n, sizeof *g, cmp_got);
 	*out = g;
 	*nout = n;
 }
@@ -527,25 +538,6 @@ static void add_inferred(struct builder *b, uint64_t lo, uint64_t hi)
 	pr->p.entry = lo;
 	pr->p.inferred = true;
 	add_range(b, pr, lo, hi);
-}
-
-/* The ranges built so far, sorted, hi made a running maximum (cover_find). */
-static struct cover cover_of_ranges(const ls_range *r, size_t n)
-{
-	struct cover c = { ls_xmalloc((n + 1) * sizeof *c.r), n };
-	if (c.n) {
-		memcpy(c.r, r, c.n * sizeof *c.r);
-		qsort(c.r, c.n, sizeof *c.r, cmp_range);
-	}
-	for (size_t i = 1; i < c.n; i++)
-		if (c.r[i].hi < c.r[i - 1].hi)
-			c.r[i].hi = c.r[i - 1].hi;
-	return c;
-}
-
-static struct cover cover_of(const struct builder *b)
-{
-	return cover_of_ranges(b->ranges, b->nranges);
 }
 
 /* Where the next known procedure after ADDR starts (in its section). */
@@ -921,7 +913,7 @@ void ls_procs_build(ls_module *m)
 	free(syms);
 
 	if (b.nprotos)
-		qsort(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
+		ls_sort_runs(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
 	/* One procedure per entry (duplicate CUs, aliases): keep the first. */
 	size_t n = 0;
 	for (size_t i = 0; i < b.nprotos; i++) {
@@ -959,7 +951,7 @@ void ls_procs_build(ls_module *m)
 				P->index[ni++] = (struct ls_proc_range){
 					P->procs[i].ranges[k].lo, P->procs[i].ranges[k].hi, (uint32_t)i };
 	if (ni)
-		qsort(P->index, ni, sizeof *P->index, cmp_index);
+		ls_sort_runs(P->index, ni, sizeof *P->index, cmp_index);
 	size_t out = paint_index(P, ni);
 	P->nindex = out;
 	if (m->kernel)
