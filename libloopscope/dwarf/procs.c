@@ -31,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Functions that never return, by name; C++ "std::__throw_*" too. */
-static const char *const noreturn_names[] = {
+/* Functions that never return, by name; C++ "std::__throw_*" too.  In
+ * arrays of NORETURN_NAME_MAX bytes (a longer name is a compiler warning). */
+enum { NORETURN_NAME_MAX = 40 };
+static const char noreturn_names[][NORETURN_NAME_MAX] = {
 	"exit", "_exit", "_Exit", "abort", "__assert_fail", "__assert_perror_fail",
 	"__stack_chk_fail", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
 	"longjmp", "siglongjmp", "_longjmp", "__longjmp_chk", "pthread_exit",
@@ -64,11 +66,16 @@ static bool name_is_noreturn(const char *name)
 		return false;
 	if (strncmp(name, "std::__throw_", 13) == 0)
 		return true;
-	size_t n = strlen(name);
+	/* asked of every procedure's names: a long C++ name is none of them
+	 * without a strlen over it, nor 31 strlens of the list */
+	size_t n = strnlen(name, NORETURN_NAME_MAX + 4);
 	if (n > 4 && strcmp(name + n - 4, "@plt") == 0)
 		n -= 4;
+	if (n >= NORETURN_NAME_MAX)
+		return false;
 	for (size_t i = 0; i < sizeof noreturn_names / sizeof *noreturn_names; i++)
-		if (strlen(noreturn_names[i]) == n && memcmp(noreturn_names[i], name, n) == 0)
+		if (noreturn_names[i][0] == name[0] && strnlen(noreturn_names[i], NORETURN_NAME_MAX) == n &&
+		    memcmp(noreturn_names[i], name, n) == 0)
 			return true;
 	return false;
 }
