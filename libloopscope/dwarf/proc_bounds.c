@@ -241,6 +241,22 @@ static size_t reaching_start(const struct reach *r, size_t first, size_t op)
 	return 0;
 }
 
+/* The text section that holds A, else the first one after A, or NULL:
+ * where a sweep from A goes on (the sweeps skip what is not code in one
+ * step, not a byte at a time). */
+static const struct ls_text *text_from(const ls_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->ntext; /* sorted by addr, disjoint */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->text[mid].addr + m->text[mid].size <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->ntext ? &m->text[lo] : NULL;
+}
+
 /* The bytes e8, e9 and eb among the eight at D (in 64-bit code the only
  * opcodes the decoder gives a CALL or JUMP with a target): a mask with
  * bit 7 of each such byte set, byte i of D at bits 8i..8i+7.  A word at a
@@ -281,11 +297,11 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 {
 	uint64_t last = lo;
 	for (uint64_t a = lo; a < hi;) {
-		const struct ls_text *t = ls_text_find(r->m, a);
-		if (!t) {
-			a++;
-			continue;
-		}
+		const struct ls_text *t = text_from(r->m, a);
+		if (!t || t->addr >= hi)
+			break;
+		if (a < t->addr)
+			a = t->addr;
 		r->t = t;
 		const uint8_t *d = t->data;
 		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size, op = first;
@@ -306,10 +322,17 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range code, uint64_t end, uint64_t **out,
                         size_t *n, size_t *cap)
 {
+	const struct ls_text *t = NULL;
 	for (uint64_t a = code.lo; a < end;) {
-		const struct ls_text *t = ls_text_find(m, a);
+		if (!t || a - t->addr >= t->size) {
+			t = text_from(m, a);
+			if (!t || t->addr >= end)
+				break;
+			if (a < t->addr)
+				a = t->addr;
+		}
 		struct ls_insn in;
-		size_t len = t ? ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in) : 0;
+		size_t len = ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in);
 		if (!len) {
 			a++;
 			continue;
