@@ -538,8 +538,15 @@ static void add_plt_procs(struct builder *b, const struct sym *syms, size_t nsym
 /* A procedure no symbol names, at [LO, HI): sub_LO. */
 static void add_inferred(struct builder *b, uint64_t lo, uint64_t hi)
 {
-	char name[32];
-	snprintf(name, sizeof name, "sub_%llx", (unsigned long long)lo);
+	/* "sub_%llx", without snprintf: once per FDE no symbol covers
+	 * (61,000 in libLLVM) */
+	char name[32] = "sub_", hex[16];
+	size_t n = 0;
+	for (uint64_t v = lo; n == 0 || v; v >>= 4)
+		hex[n++] = "0123456789abcdef"[v & 15];
+	for (size_t i = 0; i < n; i++)
+		name[4 + i] = hex[n - 1 - i];
+	name[4 + n] = 0;
 	struct proto *pr = add_proto(b);
 	pr->p.name = ls_intern(&b->m->strings, name);
 	pr->p.entry = lo;
@@ -547,13 +554,19 @@ static void add_inferred(struct builder *b, uint64_t lo, uint64_t hi)
 	add_range(b, pr, lo, hi);
 }
 
-/* Where the next known procedure after ADDR starts (in its section). */
-static uint64_t next_start(const ls_module *m, const struct cover *c, uint64_t addr)
+/* Where the next known procedure after ADDR starts (in its section), given
+ * K, the first range of C that starts after ADDR. */
+static uint64_t next_start_at(const ls_module *m, const struct cover *c, size_t k, uint64_t addr)
 {
-	size_t k = LS_FIRST_ABOVE(c->r, c->n, lo, addr);
 	const struct ls_text *t = ls_text_find(m, addr);
 	uint64_t end = t ? t->addr + t->size : addr + 1;
 	return k < c->n && c->r[k].lo < end ? c->r[k].lo : end;
+}
+
+/* Where the next known procedure after ADDR starts (in its section). */
+static uint64_t next_start(const ls_module *m, const struct cover *c, uint64_t addr)
+{
+	return next_start_at(m, c, LS_FIRST_ABOVE(c->r, c->n, lo, addr), addr);
 }
 
 static bool covered(const struct cover *c, uint64_t addr)
@@ -717,9 +730,18 @@ static size_t add_inferred_procs(struct builder *b)
 	/* an FDE some procedure starts inside describes that procedure
 	 * (glibc's signal trampoline: its FDE starts one nop early, so that
 	 * an unwinder looking up the return address - 1 finds it) */
-	for (size_t i = 0; i < nfde; i++)
-		if (!covered(&c, fde[i].lo) && next_start(m, &c, fde[i].lo) >= fde[i].hi)
-			add_inferred(b, fde[i].lo, fde[i].hi);
+	size_t in = 0, after = 0; /* covered and next_start, by cursors: both sorted by start */
+	for (size_t i = 0; i < nfde; i++) {
+		uint64_t lo = fde[i].lo;
+		while (in < c.n && c.r[in].hi <= lo)
+			in++;
+		if (in < c.n && c.r[in].lo <= lo)
+			continue;
+		while (after < c.n && c.r[after].lo <= lo)
+			after++;
+		if (next_start_at(m, &c, after, lo) >= fde[i].hi)
+			add_inferred(b, lo, fde[i].hi);
+	}
 	free(fde);
 	free(c.r);
 	if (!has_symtab(m) && !m->relocatable) {
