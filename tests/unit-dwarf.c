@@ -330,6 +330,8 @@ static void check_demangle(void)
 		{ "_ZZ4mainENKUliE0_clEi", "main::'lambda0'(int)::operator()(int) const" },
 		{ "_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc",
 		  "std::basic_ostream<char, std::char_traits<char> >& std::operator<<<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char const*)" },
+		/* legacy Rust: an Itanium-looking name the Rust demangler reads (C++ alone would keep ::h<hash>) */
+		{ "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *d = ls_demangle(cases[i].in);
