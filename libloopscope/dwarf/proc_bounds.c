@@ -22,6 +22,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- .eh_frame ---------------------------------------------------------- */
 
@@ -280,6 +283,18 @@ static uint64_t branch_opcode_bytes(const uint8_t *d)
 	return ~z_nonzero & y_nonzero & highs;
 }
 
+#ifdef __SSE2__
+/* The same of the sixteen bytes at D, by SSE2 (in every x86-64 CPU): bit i
+ * of the result for byte i, half the steps of branch_opcode_bytes. */
+static inline unsigned branch_opcodes16(const uint8_t *d)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)d);
+	__m128i e8_e9 = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xfe)), _mm_set1_epi8((char)0xe8));
+	__m128i eb = _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xeb));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(e8_e9, eb));
+}
+#endif
+
 /* One e8, e9 or eb byte at OP of the scan of reach_end: the instruction
  * start it may belong to, if that is later than *LAST. */
 static void reach_hit(const struct reach *r, size_t first, size_t op, size_t stop, uint64_t *last)
@@ -305,6 +320,11 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 		r->t = t;
 		const uint8_t *d = t->data;
 		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size, op = first;
+#ifdef __SSE2__
+		for (; op + 16 <= stop; op += 16)
+			for (unsigned bytes = branch_opcodes16(d + op); bytes; bytes &= bytes - 1)
+				reach_hit(r, first, op + (size_t)__builtin_ctz(bytes), stop, &last);
+#endif
 		for (; op + 8 <= stop; op += 8)
 			for (uint64_t bytes = branch_opcode_bytes(d + op); bytes; bytes &= bytes - 1)
 				reach_hit(r, first, op + ((size_t)__builtin_ctzll(bytes) >> 3), stop, &last);
