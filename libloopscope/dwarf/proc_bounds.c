@@ -125,6 +125,8 @@ static void fdes_of(const ls_module *m, const uint8_t *data, uint64_t size, uint
                     size_t *cap)
 {
 	struct rd r = { data, data + size, addr, true };
+	const uint8_t *last_cie = NULL; /* FDEs share a few CIEs: the last one's encoding */
+	int last_enc = -1;
 	while (r.ok && r.p < r.end) {
 		uint64_t length = rd_n(&r, 4);
 		if (length == 0 || length == 0xffffffff || length > (uint64_t)(r.end - r.p))
@@ -141,7 +143,9 @@ static void fdes_of(const ls_module *m, const uint8_t *data, uint64_t size, uint
 		memcpy(&cie_len, cie, 4);
 		if (cie_len < 4 || cie_len > (uint64_t)(data + size - cie - 4))
 			continue;
-		int enc = cie_encoding(cie + 8, cie + 4 + cie_len, id_addr - id + 8);
+		int enc = cie == last_cie ? last_enc : cie_encoding(cie + 8, cie + 4 + cie_len, id_addr - id + 8);
+		last_cie = cie;
+		last_enc = enc;
 		if (enc < 0)
 			continue;
 		uint64_t lo = rd_encoded(&e, (uint8_t)enc);
