@@ -397,28 +397,17 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 		if (!rd || !sh.sh_entsize)
 			continue;
 		size_t nrel = sh.sh_size / sh.sh_entsize;
+		bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 		for (size_t i = 0; i < nrel; i++) {
-			uint64_t off, info;
-			if (sh.sh_type == SHT_RELA) {
-				GElf_Rela r;
-				if (!gelf_getrela(rd, (int)i, &r))
-					break;
-				off = r.r_offset;
-				info = r.r_info;
-			} else {
-				GElf_Rel r;
-				if (!gelf_getrel(rd, (int)i, &r))
-					break;
-				off = r.r_offset;
-				info = r.r_info;
-			}
+			GElf_Rela r;
+			if (!ls_rel_at(rd, sh.sh_type, is64, i, &r))
+				break;
+			uint64_t off = r.r_offset, info = r.r_info;
 			unsigned type = GELF_R_TYPE(info);
 			if (type == R_X86_64_IRELATIVE && sh.sh_type == SHT_RELA) {
 				/* Static binaries call IFUNCs through PLT slots
 				 * too: name them after the resolver's symbol, as
 				 * objdump does with "*ABS*+0xADDR@plt". */
-				GElf_Rela r;
-				gelf_getrela(rd, (int)i, &r);
 				uint64_t res = (uint64_t)r.r_addend;
 				size_t k = sym_lower_bound(syms, nsyms, res);
 				char buf[64];

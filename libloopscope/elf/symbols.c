@@ -442,6 +442,26 @@ static int cmp_got(const void *a, const void *b)
 	return x->got < y->got ? -1 : x->got > y->got;
 }
 
+bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out)
+{
+	if (is64) {
+		size_t size = type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
+		if (!rd->d_buf || (i + 1) * size > rd->d_size)
+			return false;
+		Elf64_Rela r = { 0 };
+		memcpy(&r, (const char *)rd->d_buf + i * size, size);
+		*out = (GElf_Rela){ r.r_offset, r.r_info, type == SHT_RELA ? r.r_addend : 0 };
+		return true;
+	}
+	if (type == SHT_RELA)
+		return gelf_getrela(rd, (int)i, out) != NULL;
+	GElf_Rel rel;
+	if (!gelf_getrel(rd, (int)i, &rel))
+		return false;
+	*out = (GElf_Rela){ rel.r_offset, rel.r_info, 0 };
+	return true;
+}
+
 /* One dynamic relocation section's GOT slots, as procs.c names PLT slots
  * (JUMP_SLOT and GLOB_DAT by their .dynsym symbol, IRELATIVE unnamed). */
 static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, struct got_names *g, size_t *cap)
@@ -455,13 +475,11 @@ static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, 
 	if (!rd || !sh->sh_entsize)
 		return;
 	size_t nrel = sh->sh_size / sh->sh_entsize;
+	bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 	for (size_t i = 0; i < nrel; i++) {
-		GElf_Rela r = { 0 };
-		GElf_Rel rel;
-		if (sh->sh_type == SHT_RELA ? !gelf_getrela(rd, (int)i, &r) : !gelf_getrel(rd, (int)i, &rel))
+		GElf_Rela r;
+		if (!ls_rel_at(rd, sh->sh_type, is64, i, &r))
 			break;
-		if (sh->sh_type != SHT_RELA)
-			r = (GElf_Rela){ rel.r_offset, rel.r_info, 0 };
 		unsigned type = GELF_R_TYPE(r.r_info);
 		const char *name = NULL;
 		if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {

@@ -26,4 +26,11 @@ size_t ls_module_names_at(const ls_module *m, uint64_t addr, const char **out, s
  * the name cannot be told (an IRELATIVE slot, unreadable relocations). */
 int ls_plt_slot_name(const ls_module *m, uint64_t addr, const char **name);
 
+/* Relocation I of a section of TYPE (SHT_RELA or SHT_REL) whose data is
+ * RD, in *OUT (addend 0 for SHT_REL); false past the data.  In a 64-bit
+ * file (IS64) straight from the array (libelf has it in memory order):
+ * gelf_getrela's copy of each was most of a walk over libLLVM's 355,000
+ * dynamic relocations for the few that name GOT slots (procs.c, here). */
+bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out);
+
 #endif
