@@ -8,6 +8,7 @@
  * by the data around them: see below.
  */
 #include "cfg/cfg_private.h"
+#include "elf/symbols.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,9 +68,10 @@ void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+		bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela r;
-			if (!gelf_getrela(d, (int)i, &r))
+			if (!ls_rel_at(d, SHT_RELA, is64, i, &r))
 				break;
 			c->relocs = ls_grow(c->relocs, &cap, c->nrelocs + 1, sizeof *c->relocs);
 			c->relocs[c->nrelocs++] = (struct dyn_reloc){ r.r_offset, (uint64_t)r.r_addend,
