@@ -17,6 +17,9 @@
  *     procedures use (code no FDE covers) and for a pseudo-random sample of
  *     all the targets (1 in 64, or 1 in 1024 on the biggest: every kind of
  *     call and jmp, behind prefixes too, checked against the decoder).
+ *   - The procedure at an entry (ls_procs_at_entry, through its directory)
+ *     is a plain scan's, at every entry and the bytes around it, on the
+ *     fixtures, libc, cc1plus and libLLVM.
  *   - Noreturn facts on demand (cfg/noreturn.c: quick proofs on a prefix
  *     of the code, summaries, the least fixpoint over what they depend on)
  *     equal the whole analysis' fixpoint for every procedure, asked in
@@ -217,6 +220,35 @@ static bool same_wanted(const uint64_t *all, size_t nall, const uint64_t *some, 
 }
 
 /* The filtered pass against the full sweep over every procedure's code. */
+/* The procedure whose entry is A, by a plain scan from *J (moved there). */
+static const struct ls_proc *scan_entry(const struct ls_procs *P, size_t *j, uint64_t a)
+{
+	while (*j > 0 && P->procs[*j - 1].entry >= a)
+		--*j;
+	while (*j < P->nprocs && P->procs[*j].entry < a)
+		++*j;
+	return *j < P->nprocs && P->procs[*j].entry == a ? &P->procs[*j] : NULL;
+}
+
+/* ls_procs_at_entry through its directory against a plain scan of the
+ * procedures: at every entry, the bytes after and before it, below the
+ * first and past the last. */
+static void check_at_entry(const char *tag, const ls_module *m)
+{
+	const struct ls_procs *P = &m->procs;
+	size_t asked = 0, wrong = 0, j = 0;
+	for (size_t i = 0; i < P->nprocs; i++) {
+		uint64_t e = P->procs[i].entry, probes[] = { e - 1, e, e + 1 };
+		for (size_t k = 0; k < 3; k++, asked++)
+			wrong += ls_procs_at_entry(P, probes[k]) != scan_entry(P, &j, probes[k]);
+	}
+	uint64_t ends[] = { 0, ~(uint64_t)0 };
+	for (size_t k = 0; k < 2; k++, asked++)
+		wrong += ls_procs_at_entry(P, ends[k]) != scan_entry(P, &j, ends[k]);
+	ok(P->nprocs && wrong == 0, "%s: the procedure at an entry, through the directory, is a plain scan's "
+	   "(%zu addresses, %zu procedures, %zu wrong)", tag, asked, P->nprocs, wrong);
+}
+
 static void check_filtered_sweep(const char *tag, const char *path, uint64_t keep)
 {
 	ls_module *m = load(path);
@@ -224,6 +256,7 @@ static void check_filtered_sweep(const char *tag, const char *path, uint64_t kee
 		ok(0, "%s: %s loads", tag, path);
 		return;
 	}
+	check_at_entry(tag, m);
 	ls_range *code = ls_xmalloc((m->procs.nindex + 1) * sizeof *code);
 	for (size_t i = 0; i < m->procs.nindex; i++)
 		code[i] = (ls_range){ m->procs.index[i].lo, m->procs.index[i].hi };

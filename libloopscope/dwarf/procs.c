@@ -916,6 +916,34 @@ static void fill_gaps_as_kallsyms(ls_module *m, struct ls_procs *P)
 	}
 }
 
+/* P->entries and their directory (procs.h), about one entry a block. */
+static void entry_index(struct ls_procs *P)
+{
+	size_t n = P->nprocs;
+	P->entries = ls_xmalloc((n + 1) * sizeof *P->entries);
+	for (size_t i = 0; i < n; i++)
+		P->entries[i] = P->procs[i].entry;
+	if (n == 0 || n >= UINT32_MAX)
+		return;
+	uint64_t span = P->entries[n - 1] - P->entries[0];
+	unsigned shift = 4;
+	while (shift < 63 && (span >> shift) > n)
+		shift++;
+	size_t nblocks = (size_t)(span >> shift) + 1;
+	uint32_t *first = ls_xmalloc((nblocks + 1) * sizeof *first);
+	size_t k = 0;
+	for (size_t b = 0; b < nblocks; b++) { /* entries[0] + (b << shift) <= the last entry: no overflow */
+		uint64_t a = P->entries[0] + ((uint64_t)b << shift);
+		while (k < n && P->entries[k] < a)
+			k++;
+		first[b] = (uint32_t)k;
+	}
+	first[nblocks] = (uint32_t)n;
+	P->entry_first = first;
+	P->entry_shift = shift;
+	P->entry_nblocks = nblocks;
+}
+
 void ls_procs_build(ls_module *m)
 {
 	struct ls_procs *P = &m->procs;
@@ -959,6 +987,7 @@ void ls_procs_build(ls_module *m)
 		free(all);
 	free(b.protos);
 	free(b.ranges);
+	entry_index(P);
 
 	/* The address index: every range, sorted, overlaps cut off. */
 	P->index = ls_xmalloc((total + 1) * sizeof *P->index);
@@ -988,8 +1017,22 @@ const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
 
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = LS_FIRST_AT_LEAST(p->procs, p->nprocs, entry, addr);
-	return lo < p->nprocs && p->procs[lo].entry == addr ? &p->procs[lo] : NULL;
+	size_t lo = 0, hi = p->entries ? p->nprocs : 0;
+	if (p->entry_first) {
+		if (addr < p->entries[0] || (addr - p->entries[0]) >> p->entry_shift >= p->entry_nblocks)
+			return NULL; /* before the first entry, or past the last */
+		size_t b = (addr - p->entries[0]) >> p->entry_shift;
+		lo = p->entry_first[b];
+		hi = p->entry_first[b + 1];
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->entries[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nprocs && p->entries && p->entries[lo] == addr ? &p->procs[lo] : NULL;
 }
 
 void ls_procs_free(struct ls_procs *p)
@@ -998,6 +1041,8 @@ void ls_procs_free(struct ls_procs *p)
 		free(p->procs[0].ranges);
 	free(p->procs);
 	free(p->index);
+	free(p->entries);
+	free(p->entry_first);
 	memset(p, 0, sizeof *p);
 }
 

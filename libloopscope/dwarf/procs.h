@@ -29,6 +29,16 @@ struct ls_procs {
 	 * (overrunning DWARF ranges clamped at the next symbol, thesis 4.3). */
 	struct ls_proc_range { uint64_t lo, hi; uint32_t proc; } *index;
 	size_t nindex;
+	/* procs[i].entry, in their own array, and a directory of it by blocks
+	 * of 2^entry_shift bytes from entries[0] (entry_first[b]: the first
+	 * entry in block b or after; nblocks + 1 of them): the CFG asks
+	 * ls_procs_at_entry of every call target, and a binary search over
+	 * the procedures touched a cache line a step (2.6% of a cold report
+	 * of a system-wide recording). */
+	uint64_t *entries;
+	uint32_t *entry_first;     /* NULL: search all the entries */
+	unsigned entry_shift;
+	size_t entry_nblocks;
 };
 
 void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
