@@ -9,6 +9,7 @@
  */
 #include "cfg/cfg_private.h"
 #include "elf/symbols.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,31 +18,6 @@ static int cmp_reloc(const void *a, const void *b)
 {
 	const struct dyn_reloc *x = a, *y = b;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-/* Sorts R (N) by offset as a stable sort does (what qsort is in glibc
- * 2.36: a merge sort), cheaper when, as usual, a long prefix is in order
- * already (linkers put the RELATIVE relocations first, sorted; libLLVM:
- * 335,619 of 355,159): the rest sorted apart, then the two merged, ties
- * to the prefix. */
-static void sort_relocs(struct dyn_reloc *r, size_t n)
-{
-	size_t k = 1;
-	while (k < n && r[k - 1].offset <= r[k].offset)
-		k++;
-	if (k >= n)
-		return;
-	qsort(r + k, n - k, sizeof *r, cmp_reloc);
-	if (r[k - 1].offset <= r[k].offset)
-		return;
-	struct dyn_reloc *head = ls_xmalloc(k * sizeof *head);
-	memcpy(head, r, k * sizeof *head);
-	size_t i = 0, j = k, o = 0; /* o <= j: the merge never overtakes what it reads */
-	while (i < k && j < n)
-		r[o++] = r[j].offset < head[i].offset ? r[j++] : head[i++];
-	while (i < k)
-		r[o++] = head[i++];
-	free(head);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -83,7 +59,7 @@ void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c)
 	if (relr)
 		c->relative_relocs = false; /* entries may be RELR-relocated: no boundary there */
 	if (c->nrelocs)
-		sort_relocs(c->relocs, c->nrelocs);
+		ls_sort_runs(c->relocs, c->nrelocs, sizeof *c->relocs, cmp_reloc); /* linkers: RELATIVE first, sorted */
 
 	cap = 0;
 	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;

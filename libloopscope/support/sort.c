@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_RUNS = 64 }; /* more: qsort does better */
+enum { MAX_RUNS = 64 }; /* more: the rest is sorted by qsort, as one run */
 
 /* Merges the sorted [LO, MID) and [MID, HI) of SRC into DST, stably. */
 static void merge(const char *src, char *dst, size_t lo, size_t mid, size_t hi, size_t size,
@@ -36,14 +36,18 @@ static void merge(const char *src, char *dst, size_t lo, size_t mid, size_t hi, 
 void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	char *b = base;
-	size_t runs[MAX_RUNS + 1], nruns = 1;
+	size_t runs[MAX_RUNS + 2], nruns = 1;
 	runs[0] = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (cmp(b + (i - 1) * size, b + i * size) <= 0)
 			continue;
 		if (nruns == MAX_RUNS) {
-			qsort(base, n, size, cmp);
-			return;
+			/* the rest as one run: qsort (stable) sorts it, the merge
+			 * below joins it to the runs before (a linker's relocations:
+			 * one long sorted run, then a few thousand in any order) */
+			qsort(b + i * size, n - i, size, cmp);
+			runs[nruns++] = i;
+			break;
 		}
 		runs[nruns++] = i;
 	}

@@ -8,7 +8,8 @@
  * qsort (a stable merge sort at these sizes) leaves them, with N - 1
  * comparisons when they are sorted already and a merge of the runs when
  * there are a few (the procedures' tables are built from sorted parts:
- * symbols, PLT slots, FDEs, call targets); qsort itself otherwise. */
+ * symbols, PLT slots, FDEs, call targets); past 64 runs, qsort sorts the
+ * rest and the merge joins it to the runs before. */
 void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 #endif
