@@ -15,9 +15,40 @@
 #include "dwarf/die_order.h"
 
 #include <dwarf.h>
+#include <stdlib.h>
 #include <string.h>
 
-bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie)
+/* The forms of an abbreviation's attributes, read once per unit: the
+ * walk skips millions of DIEs (types, declarations) of a few hundred
+ * abbreviations, and dwarf_getattrs' callback per attribute was half of
+ * the inline tree's time.  The walker owns the memo (one walk, one
+ * thread); an entry holds for the unit whose GEN it has. */
+#define MEMO_SLOTS 256
+#define MEMO_FORMS 24
+struct abbrev_memo {
+	const Dwarf_Abbrev *abbrev;
+	uint64_t gen;
+	uint8_t nforms;               /* MEMO_NONE: ask libdw */
+	uint8_t sibling;              /* the index of DW_AT_sibling, or MEMO_NONE */
+	uint16_t forms[MEMO_FORMS];
+};
+#define MEMO_NONE 0xff
+struct ls_die_memo {
+	uint64_t gen;                 /* of the last unit */
+	struct abbrev_memo slot[MEMO_SLOTS];
+};
+
+struct ls_die_memo *ls_die_memo_new(void)
+{
+	return ls_xcalloc(1, sizeof(struct ls_die_memo));
+}
+
+void ls_die_memo_free(struct ls_die_memo *memo)
+{
+	free(memo);
+}
+
+bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie, struct ls_die_memo *memo)
 {
 	memset(u, 0, sizeof *u);
 	Dwarf_Die *d = cudie;
@@ -33,6 +64,9 @@ bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie)
 		return false;
 	const unsigned char *base = (const unsigned char *)d->addr - die_off;
 	u->cu = d->cu;
+	u->start = base + (die_off - in_cu);
+	u->memo = memo;
+	u->gen = memo ? ++memo->gen : 0;
 	u->end = base + next;
 	u->version = version;
 	u->addr_size = addr_size;
@@ -124,6 +158,7 @@ static long form_size(const struct ls_die_unit *u, unsigned form, const unsigned
 struct attrs_scan {
 	const struct ls_die_unit *u;
 	const unsigned char *end; /* past the last attribute seen; NULL: unknown */
+	Dwarf_Attribute sibling;  /* DW_AT_sibling, when seen (.valp not NULL) */
 };
 
 static int attr_end(Dwarf_Attribute *a, void *arg)
@@ -138,10 +173,14 @@ static int attr_end(Dwarf_Attribute *a, void *arg)
 		return DWARF_CB_ABORT;
 	}
 	s->end = p + size;
+	if (a->code == DW_AT_sibling)
+		s->sibling = *a;
 	return DWARF_CB_OK;
 }
 
-const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *die)
+/* libdw's walk over a DIE's attributes (the slow way: a callback per
+ * attribute), into S; S->end is just past them. */
+static const unsigned char *scan_attrs(const struct ls_die_unit *u, Dwarf_Die *die, struct attrs_scan *s)
 {
 	const unsigned char *p = die->addr;
 	if (die->cu != u->cu || p >= u->end)
@@ -149,10 +188,71 @@ const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *di
 	size_t code = leb_len(p, u->end);
 	if (!code)
 		return NULL;
-	struct attrs_scan s = { u, p + code };
-	if (dwarf_getattrs(die, attr_end, &s, 0) != 1)
+	*s = (struct attrs_scan){ .u = u, .end = p + code };
+	if (dwarf_getattrs(die, attr_end, s, 0) != 1)
 		return NULL; /* an error, or a form not known here */
-	return s.end;
+	return s->end;
+}
+
+static const struct abbrev_memo *abbrev_forms(const struct ls_die_unit *u, Dwarf_Abbrev *ab, uint64_t code)
+{
+	struct abbrev_memo *e = &u->memo->slot[code % MEMO_SLOTS];
+	if (e->gen == u->gen && e->abbrev == ab)
+		return e;
+	*e = (struct abbrev_memo){ .abbrev = ab, .gen = u->gen, .nforms = MEMO_NONE, .sibling = MEMO_NONE };
+	/* to the terminator: not dwarf_getattrcnt, whose count libdw 0.188
+	 * gets short for some of gcc 12's DWARF 5 C++ abbreviations (with
+	 * DW_FORM_implicit_const; {fmt}'s units came out corrupt) */
+	size_t n = 0;
+	unsigned name, form;
+	for (; dwarf_getabbrevattr_data(ab, n, &name, &form, NULL, NULL) == 0; n++) {
+		if (n == MEMO_FORMS || form == DW_FORM_indirect) {
+			e->sibling = MEMO_NONE;
+			return e;
+		}
+		e->forms[n] = (uint16_t)form;
+		if (name == DW_AT_sibling)
+			e->sibling = (uint8_t)n;
+	}
+	e->nforms = (uint8_t)n;
+	return e;
+}
+
+/* Just past DIE's attributes, as scan_attrs finds it, with
+ * S->sibling; the abbreviation's forms from the memo when it can. */
+static const unsigned char *attrs_end(const struct ls_die_unit *u, Dwarf_Die *die, struct attrs_scan *s)
+{
+	const unsigned char *p = die->addr;
+	if (!u->gen || die->cu != u->cu || p >= u->end || dwarf_haschildren(die) < 0 || !die->abbrev ||
+	    die->abbrev == DWARF_END_ABBREV)
+		return scan_attrs(u, die, s);
+	size_t code = leb_len(p, u->end);
+	if (!code)
+		return NULL;
+	const struct abbrev_memo *e = abbrev_forms(u, die->abbrev, read_uleb(p, code));
+	if (e->nforms == MEMO_NONE)
+		return scan_attrs(u, die, s);
+	*s = (struct attrs_scan){ .u = u };
+	p += code;
+	for (unsigned i = 0; i < e->nforms; i++) {
+		if (e->forms[i] == DW_FORM_implicit_const)
+			continue; /* its value is in the abbreviation, not the DIE */
+		long size = form_size(u, e->forms[i], p, u->end);
+		if (size < 0)
+			return NULL; /* runs past the unit, or a form not known here */
+		if (i == e->sibling)
+			s->sibling = (Dwarf_Attribute){ .code = DW_AT_sibling, .form = e->forms[i],
+			                                .valp = (unsigned char *)p, .cu = u->cu };
+		p += size;
+	}
+	s->end = p;
+	return p;
+}
+
+const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *die)
+{
+	struct attrs_scan s;
+	return attrs_end(u, die, &s);
 }
 
 int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *next)
@@ -167,11 +267,57 @@ int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *ne
 	return 0;
 }
 
+/* Where a DIE's DW_AT_sibling A says its subtree ends (gcc writes one for
+ * every DIE with children but the last of its list), or NULL: none, or
+ * not believable.  It must lie past the DIE's attributes ATTRS_END, in the
+ * unit, just after a terminator (the one of DIE's children): so a scan
+ * that takes it always moves on, and on valid DWARF ends where the scan
+ * of the whole subtree would.  Most of what the inline tree skips is
+ * types and declarations, whose subtrees this jumps over at once. */
+static const unsigned char *sibling_at(const struct ls_die_unit *u, Dwarf_Attribute *a, const unsigned char *attrs_end)
+{
+	const unsigned char *v = a->valp;
+	uint64_t off = 0;
+	if (!u->start || !v)
+		return NULL;
+	/* a unit-relative reference, its size checked by attr_end already
+	 * (little-endian: x86-64, as form_size reads block lengths) */
+	switch (a->form) {
+	case DW_FORM_ref1: off = v[0]; break;
+	case DW_FORM_ref2: { uint16_t x; memcpy(&x, v, 2); off = x; break; }
+	case DW_FORM_ref4: { uint32_t x; memcpy(&x, v, 4); off = x; break; }
+	case DW_FORM_ref8: memcpy(&off, v, 8); break;
+	case DW_FORM_ref_udata: off = read_uleb(v, leb_len(v, u->end)); break;
+	default: return NULL; /* DW_FORM_ref_addr and the like: another unit */
+	}
+	if (off > (uint64_t)(u->end - u->start))
+		return NULL;
+	const unsigned char *p = u->start + off;
+	return p > attrs_end && p[-1] == 0 ? p : NULL;
+}
+
+/* Just past the attributes of DIE, or past its whole subtree when its
+ * DW_AT_sibling says where that ends (*KIDS is then 0); NULL if unknown. */
+static const unsigned char *skip_die(const struct ls_die_unit *u, Dwarf_Die *die, int *kids)
+{
+	struct attrs_scan s;
+	const unsigned char *p = attrs_end(u, die, &s);
+	*kids = dwarf_haschildren(die);
+	if (!p || *kids < 0)
+		return NULL;
+	const unsigned char *sib = *kids ? sibling_at(u, &s.sibling, p) : NULL;
+	if (sib) {
+		*kids = 0;
+		return sib;
+	}
+	return p;
+}
+
 const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *die)
 {
-	const unsigned char *p = ls_die_attrs_end(u, die);
-	int kids = dwarf_haschildren(die);
-	if (!p || kids < 0)
+	int kids;
+	const unsigned char *p = skip_die(u, die, &kids);
+	if (!p)
 		return NULL;
 	for (size_t open = kids; open > 0;) {
 		Dwarf_Die d;
@@ -183,9 +329,8 @@ const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *
 			open--;
 			continue;
 		}
-		p = ls_die_attrs_end(u, &d);
-		kids = dwarf_haschildren(&d);
-		if (!p || kids < 0)
+		p = skip_die(u, &d, &kids);
+		if (!p)
 			return NULL;
 		open += kids;
 	}

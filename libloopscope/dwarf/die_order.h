@@ -8,14 +8,22 @@
 /* One unit's bounds and the sizes its forms depend on. */
 struct ls_die_unit {
 	struct Dwarf_CU *cu;
+	const unsigned char *start;       /* the unit's header: where DW_FORM_ref* count from */
 	const unsigned char *end;         /* just past the unit */
 	uint16_t version;
 	uint8_t addr_size, offset_size;
+	struct ls_die_memo *memo;         /* the abbreviations' forms, or NULL: libdw's walk */
+	uint64_t gen;                     /* this unit's mark in MEMO */
 };
 
-/* U for the unit of CUDIE; false if its header cannot be read (the caller
- * then walks with libdw alone). */
-bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie);
+/* A memo of the abbreviations' attribute forms, for one walk (one
+ * thread) over any number of units; ls_die_memo_free frees it. */
+struct ls_die_memo *ls_die_memo_new(void);
+void ls_die_memo_free(struct ls_die_memo *memo);
+
+/* U for the unit of CUDIE, with MEMO (or NULL); false if its header
+ * cannot be read (the caller then walks with libdw alone). */
+bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie, struct ls_die_memo *memo);
 /* Just past DIE's own attributes: its first child, its sibling or the
  * terminator of its list.  NULL if unknown (a form not known here, or
  * corrupt data): ask dwarf_child/dwarf_siblingof. */

@@ -81,6 +81,7 @@ struct walker {
 	struct sub_nodes { uint32_t first, end; } *sub_nodes;
 	size_t cap_sub_nodes;
 	size_t cap_vars, cap_labels;
+	struct ls_die_memo *die_memo; /* die_order.c's, for every unit */
 };
 
 static const char *cu_file(struct walker *w, Dwarf_Word idx)
@@ -435,7 +436,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 	if (rc != 0)
 		return;
 	struct ls_die_unit unit;
-	bool fast = ls_die_unit_init(&unit, die);
+	bool fast = ls_die_unit_init(&unit, die, w->die_memo);
 	/* Subprograms whose subtree the walk is in, with the depth of their
 	 * DIE: nodes are made in DIE order, so a subprogram's nodes end where
 	 * the walk next visits a DIE at its depth or above. */
@@ -686,7 +687,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		return 0;
 	Dwarf_Addr dbias = 0;
 	dwfl_module_getdwarf(m->dwmod, &dbias);
-	struct walker w = { .m = m, .ix = ix, .shift = m->bias - dbias };
+	struct walker w = { .m = m, .ix = ix, .shift = m->bias - dbias, .die_memo = ls_die_memo_new() };
 
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
@@ -779,6 +780,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		qsort(ix->vars, ix->nvars, sizeof *ix->vars, cmp_decl_line);
 	if (ix->nlabels)
 		qsort(ix->labels, ix->nlabels, sizeof *ix->labels, cmp_decl_addr);
+	ls_die_memo_free(w.die_memo);
 	free(w.sub_nodes);
 	free(w.ivals);
 	free(w.file_names);
