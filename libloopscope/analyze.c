@@ -350,6 +350,7 @@ static int ensure_locked(ls_module *m, size_t i, ls_error *err)
 		return 0;
 	if (ls_analysis_indexes(m, err) < 0)
 		return -1;
+	ls_pipeline_want_lines(m, &(uint32_t){ (uint32_t)i }, 1);
 	struct ls_scope *s = ls_pipeline_proc(m, &m->procs.procs[i], one_decoder(m), &an->arena);
 	an->nanalyzed++;
 	publish(an, i, make_done(&an->arena, s));
@@ -455,6 +456,7 @@ static int run_batch(ls_module *m, const uint32_t *procs, size_t n, ls_error *er
 		return 0;
 	if (ls_analysis_indexes(m, err) < 0)
 		return -1;
+	ls_pipeline_want_lines(m, procs, n); /* read-only once the workers run */
 	struct batch b = { .m = m, .procs = procs, .nprocs = n };
 	b.results = ls_xcalloc(n + 1, sizeof *b.results);
 	atomic_init(&b.next, 0);

@@ -20,6 +20,8 @@
  *   5. line map (dwarf/linemap.c)
  *        reads  m->dwarf (.debug_line)
  *        makes  m->lines: sorted rows, the statements hidden under loop headers
+ *               (opt.on_demand: only the units list; a unit's rows are read when
+ *               a procedure it covers is analyzed, ls_pipeline_want_lines)
  *   6. analysis (analyze.c: each procedure once, from the cache or through
  *      ls_pipeline_proc below; all of them now on N threads, or with
  *      opt.on_demand those the lookups ask for, when they ask)
@@ -113,6 +115,8 @@ void ls_stage_done(const ls_module *m, const char *stage, double *t0)
 	*t0 = t;
 }
 
+static bool lines_on_demand(const ls_module *m);
+
 /* 3-5: the stages that read DWARF and symbols, for the analysis. */
 static int build_indexes(ls_module *m, double *t0, ls_error *err)
 {
@@ -123,10 +127,48 @@ static int build_indexes(ls_module *m, double *t0, ls_error *err)
 	ls_stage_done(m, "inline tree", t0);
 	ls_procs_build(m);
 	ls_stage_done(m, "procedures", t0);
-	if (m->dwarf && ls_linemap_build(m, err) < 0)
+	if (m->dwarf && (lines_on_demand(m) ? ls_linemap_open(m, err) : ls_linemap_build(m, err)) < 0)
 		return -1;
 	ls_stage_done(m, "line map", t0);
 	return 0;
+}
+
+/* On demand the line map reads only the units of the code analyzed
+ * (ls_pipeline_want_lines) -- unless some code belongs to whichever
+ * procedure jumps into it (cfg.c's fragments): a CFG may then reach
+ * code that no procedure's ranges say it has. */
+static bool lines_on_demand(const ls_module *m)
+{
+	if (!m->opt.on_demand)
+		return false;
+	for (size_t i = 0; i < m->ntext; i++)
+		if (ls_cfg_fragment_section(m->text[i].name))
+			return false;
+	return true;
+}
+
+void ls_pipeline_want_lines(ls_module *m, const uint32_t *procs, size_t n)
+{
+	if (!m->lines.lazy)
+		return; /* built whole */
+	size_t total = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		total += m->procs.procs[procs[i]].nranges;
+	ls_range *r = ls_xmalloc((total + 1) * sizeof *r);
+	for (size_t i = 0; i < n; i++) {
+		const struct ls_proc *p = &m->procs.procs[procs[i]];
+		memcpy(r + k, p->ranges, p->nranges * sizeof *r);
+		k += p->nranges;
+	}
+	double t0 = ls_stage_clock();
+	size_t nread = ls_linemap_want(m, r, k);
+	free(r);
+	if (nread && ls_timing()) {
+		size_t nunits, ndone;
+		ls_linemap_units(&m->lines, &nunits, &ndone);
+		fprintf(stderr, "loopscope: timing: %-12s %8.3f s  %s (%zu units read, %zu of %zu)\n", "lines",
+		        ls_stage_clock() - t0, m->path ? m->path : "", nread, ndone, nunits);
+	}
 }
 
 int ls_pipeline_indexes(ls_module *m, ls_error *err)

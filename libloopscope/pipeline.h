@@ -13,6 +13,9 @@ int ls_pipeline_open(ls_module *m, const char *path, ls_error *err);
 /* The DWARF and symbol stages the analysis reads: inline tree, procedures,
  * line map (the unit tests run them alone). */
 int ls_pipeline_indexes(ls_module *m, ls_error *err);
+/* On demand: the line map's rows for the N procedures PROCS (indexes in
+ * m->procs), read now; under the analysis lock, before they are analyzed. */
+void ls_pipeline_want_lines(ls_module *m, const uint32_t *procs, size_t n);
 /* The per-procedure stages on PROC, with this thread's decoder DEC (NULL:
  * no CFG, no loops) and arena: its proc scope, or NULL. */
 struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, struct ls_decoder *dec,

@@ -4,8 +4,10 @@
  * inlined function, a gcc .cold split, PLT names and noreturn, DWARF 4 and 5,
  * compressed debug sections, split debug info (debuglink and build-id),
  * a shared library, a relocatable object, the index invariants, and bad
- * input (empty, not ELF, truncated, foreign machine, random corruption).
- * Prints TAP. */
+ * input (empty, not ELF, truncated, foreign machine, random corruption);
+ * where a DIE's subtree ends (die_order.c) against libdw's siblings; the
+ * line map on demand against the whole one.  Prints TAP. */
+#include "dwarf/die_order.h"
 #include "dwarf/inline_tree.h"
 #include "dwarf/linemap.h"
 #include "dwarf/procs.h"
@@ -15,6 +17,7 @@
 #include "support/base.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,6 +603,164 @@ static void check_split_dwarf(const char *fx)
 	unit_unload(m);
 }
 
+/* ---- where a subtree ends (die_order.c) against libdw ------------------- */
+
+/* Every DIE of BIN with a next sibling: ls_die_subtree_end must land on
+ * the sibling libdw finds (dwarf_siblingof, the slow way). */
+static void check_die_order(const char *bin, const char *what)
+{
+	ls_error err;
+	int w = 0;
+	ls_module *m = load(bin, NULL, &err, &w);
+	if (!m || !m->dwarf) {
+		ok(0, "%s: loads with DWARF", what);
+		unit_unload(m);
+		return;
+	}
+	size_t ndies = 0, bad = 0;
+	struct ls_die_memo *memo = ls_die_memo_new();
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cudie, stack[512];
+		struct ls_die_unit u;
+		if (!dwarf_offdie(m->dwarf, off + hsize, &cudie) || !ls_die_unit_init(&u, &cudie, memo)) {
+			off = next;
+			continue;
+		}
+		size_t n = 0;
+		if (dwarf_child(&cudie, &stack[0]) == 0)
+			n = 1;
+		while (n) {
+			Dwarf_Die d = stack[n - 1], sib;
+			ndies++;
+			int rc = dwarf_siblingof(&d, &sib);
+			if (rc == 0) {
+				const unsigned char *end = ls_die_subtree_end(&u, &d);
+				if (end != sib.addr && bad++ < 3)
+					diag("%s: DIE %#llx: its subtree ends at %+ld, its sibling is at %+ld", what,
+					     (unsigned long long)dwarf_dieoffset(&d), end ? (long)(end - (const unsigned char *)d.addr) : 0L,
+					     (long)((const unsigned char *)sib.addr - (const unsigned char *)d.addr));
+				stack[n - 1] = sib;
+			} else {
+				n--;
+			}
+			Dwarf_Die kid;
+			if (n < 511 && dwarf_child(&d, &kid) == 0)
+				stack[n++] = kid;
+		}
+		off = next;
+	}
+	ls_die_memo_free(memo);
+	ok(ndies > 1000 && bad == 0, "%s: every DIE's subtree ends at its sibling, as libdw finds it (%zu DIEs)", what, ndies);
+	unit_unload(m);
+}
+
+/* ---- the line map on demand (linemap.c's islands) ------------------------- */
+
+static bool same_row(const struct ls_line_row *a, const struct ls_line_row *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->addr == b->addr && a->file == b->file && a->line == b->line && a->column == b->column &&
+	       a->flags == b->flags;
+}
+
+/* Whether LAZY answers as WHOLE over [LO, HI), as a procedure's
+ * analysis reads it: the row covering LO, every row (gaps too) that
+ * starts in [LO, HI), and the hidden statements there. */
+static bool same_lines_in(const struct ls_linemap *whole, const struct ls_linemap *lazy, uint64_t lo, uint64_t hi)
+{
+	if (!same_row(ls_linemap_find(whole, lo), ls_linemap_find(lazy, lo)))
+		return false;
+	size_t i = LS_FIRST_AT_LEAST(whole->rows, whole->nrows, addr, lo);
+	size_t j = LS_FIRST_AT_LEAST(lazy->rows, lazy->nrows, addr, lo);
+	for (; i < whole->nrows && whole->rows[i].addr < hi; i++, j++)
+		if (j >= lazy->nrows || !same_row(&whole->rows[i], &lazy->rows[j]))
+			return false;
+	if (j < lazy->nrows && lazy->rows[j].addr < hi)
+		return false;
+	const struct ls_line_row *ha, *hb;
+	size_t na = ls_linemap_hidden_in(whole, lo, hi, &ha), nb = ls_linemap_hidden_in(lazy, lo, hi, &hb);
+	if (na != nb)
+		return false;
+	for (size_t k = 0; k < na; k++)
+		if (!same_row(&ha[k], &hb[k]))
+			return false;
+	return true;
+}
+
+/* The line map read unit by unit, as the analysis on demand reads it
+ * (the procedures in a scrambled order, one at a time then in batches),
+ * against the whole map: the same rows wherever a procedure was asked
+ * for, no unit read that no procedure asked for needs (the first
+ * procedure reads a few of them), and once every unit is read, the very
+ * same map. */
+static void check_lines_on_demand(const char *bin, const char *what)
+{
+	ls_error err;
+	int w = 0;
+	ls_module *m = load(bin, NULL, &err, &w);
+	if (!m || !m->dwarf || !m->procs.nprocs) {
+		skip(what);
+		unit_unload(m);
+		return;
+	}
+	struct ls_linemap whole = m->lines;
+	memset(&m->lines, 0, sizeof m->lines);
+	ls_linemap_open(m, &err);
+	size_t n = m->procs.nprocs, nunits, nread, first_read = 0, bad = 0, asked = 0;
+	ls_linemap_units(&m->lines, &nunits, &nread);
+	bool none_read = nread == 0 && m->lines.nrows == 0;
+	/* a stride prime to N: every procedure once, far apart */
+	size_t stride = 7919 % n ? 7919 : 1;
+	while (n > 1 && stride % n == 0)
+		stride++;
+	for (size_t k = 0, at = 0; k < n && asked < 600; k += 1 + k / 50) {
+		/* batches of one, then growing */
+		size_t batch = 1 + k / 50;
+		uint32_t *procs = ls_xmalloc(batch * sizeof *procs);
+		size_t nb = 0;
+		for (; nb < batch && k + nb < n; nb++, at = (at + stride) % n)
+			procs[nb] = (uint32_t)at;
+		size_t total = 0;
+		for (size_t i = 0; i < nb; i++)
+			total += m->procs.procs[procs[i]].nranges;
+		ls_range *r = ls_xmalloc((total + 1) * sizeof *r);
+		total = 0;
+		for (size_t i = 0; i < nb; i++)
+			for (size_t q = 0; q < m->procs.procs[procs[i]].nranges; q++)
+				r[total++] = m->procs.procs[procs[i]].ranges[q];
+		ls_linemap_want(m, r, total);
+		if (asked == 0)
+			ls_linemap_units(&m->lines, &nunits, &first_read);
+		for (size_t i = 0; i < total; i++)
+			if (!same_lines_in(&whole, &m->lines, r[i].lo, r[i].hi) && bad++ < 3)
+				diag("%s: rows differ in [%#" PRIx64 ", %#" PRIx64 ")", what, r[i].lo, r[i].hi);
+		asked += nb;
+		free(r);
+		free(procs);
+	}
+	ls_linemap_units(&m->lines, &nunits, &nread);
+	ok(none_read && nunits > 0 && (nunits < 8 || first_read * 4 < nunits),
+	   "%s: the line map on demand reads no unit at first, %zu of %zu for the first procedure", what, first_read,
+	   nunits);
+	ok(bad == 0, "%s: on demand, the rows of %zu procedures are the whole map's (%zu units read)", what, asked,
+	   nread);
+	ls_linemap_want(m, &(ls_range){ 0, UINT64_MAX }, 1);
+	ls_linemap_units(&m->lines, &nunits, &nread);
+	bool same = m->lines.nrows == whole.nrows && m->lines.nhidden == whole.nhidden;
+	for (size_t i = 0; same && i < whole.nrows; i++)
+		same = same_row(&whole.rows[i], &m->lines.rows[i]);
+	for (size_t i = 0; same && i < whole.nhidden; i++)
+		same = same_row(&whole.hidden[i], &m->lines.hidden[i]);
+	ok(same && nread == nunits, "%s: every unit read on demand, the map is the whole one (%zu rows, %zu of %zu units)",
+	   what, m->lines.nrows, nread, nunits);
+	ls_linemap_free(&m->lines);
+	m->lines = whole;
+	unit_unload(m);
+}
+
 int main(void)
 {
 	srcdir = getenv("top_srcdir");
@@ -685,6 +846,25 @@ int main(void)
 	check_plt_layouts(fx);
 	check_split_dwarf(fx);
 	check_libc();
+	/* the line map on demand: real libraries of thousands of units, and
+	 * a fixture with a .cold split */
+	char lib[600];
+	snprintf(lib, sizeof lib, "%s/.libs/libloopscope.so", getenv("top_builddir") ? getenv("top_builddir") : "..");
+	check_lines_on_demand(lib, "libloopscope.so");
+	check_die_order(lib, "libloopscope.so");
+	/* gcc's DWARF 5 for C++: abbreviations with DW_FORM_implicit_const */
+	static const char cxx[] = "#include <map>\n#include <sstream>\n#include <string>\n#include <vector>\n"
+		"int main(int argc, char **argv) { std::map<std::string, std::vector<int>> m; std::ostringstream o;\n"
+		"for (int i = 0; i < argc; i++) m[argv[i]].push_back(i);\n"
+		"for (auto &kv : m) o << kv.first << kv.second.size();\n return (int)o.str().size(); }\n";
+	write_file(tmp("cxx.cc"), cxx, sizeof cxx - 1);
+	if (have("g++") && run("g++ -O2 -g -o %s %s", tmp("cxx"), tmp("cxx.cc")) == 0)
+		check_die_order(tmp("cxx"), "g++ -O2 -g, std::map, std::string, std::ostringstream");
+	check_lines_on_demand("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6");
+	if (access(tmp("cold"), R_OK) == 0)
+		check_lines_on_demand(tmp("cold"), "gcc -O2 cold.c");
+	if (access(tmp("deep-clang-O2-5"), R_OK) == 0)
+		check_lines_on_demand(tmp("deep-clang-O2-5"), "clang -O2 -gdwarf-5 inline_deep.c");
 
 	run("rm -rf %s", tmpdir);
 	return done_testing();

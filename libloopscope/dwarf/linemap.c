@@ -12,6 +12,11 @@
  * loop's `for (;;)` or `do` line that way); a row never extends past the
  * end of its section.  File names are made
  * absolute and normalized once per CU file-table entry, and interned.
+ *
+ * On demand (ls_linemap_open, ls_linemap_want): only the units that hold
+ * the code being analyzed are read, the map growing as more are asked
+ * for; at the addresses asked for it is the whole map's (tests/unit-dwarf
+ * checks it on libc, and that with every unit read it is the whole map).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
@@ -470,6 +475,8 @@ size_t ls_linemap_hidden_in(const struct ls_linemap *lm, uint64_t lo, uint64_t h
 	return n;
 }
 
+static void free_units(struct ls_line_units *u);
+
 void ls_linemap_free(struct ls_linemap *lm)
 {
 	free(lm->rows);
@@ -477,4 +484,326 @@ void ls_linemap_free(struct ls_linemap *lm)
 	lm->rows = NULL;
 	lm->hidden = NULL;
 	lm->nrows = lm->nhidden = 0;
+	free_units(lm->lazy);
+	lm->lazy = NULL;
+}
+
+/* ---- on demand: the line tables of the units the analysis needs ---------- */
+
+/* A unit's line table is read when code it covers is analyzed.  Which
+ * code a unit covers, its DIE says (DW_AT_ranges or DW_AT_low_pc and
+ * high_pc: what compilers write for every unit with code), so the rows
+ * at an address come from the same units, in the same order (their
+ * place in .debug_info), as in the whole map.  A unit whose DIE gives
+ * no range is read with the first want. */
+struct line_unit {
+	Dwarf_Die cudie;
+	ls_range *ranges;               /* link-time addresses */
+	size_t nranges;
+	bool read;
+};
+
+/* The rows read so far, in islands: pieces of the map that keep_rows
+ * makes alone, laid end to end (lay_out) as keep_rows makes them among
+ * all the others.  keep_rows is one pass that carries only the row it
+ * made last; at the start of an island lay_out does what keep_rows
+ * would do there with that row (an island alone ends with a gap at its
+ * section's end when its last row is no end of sequence, and skips an
+ * end of sequence at its start).  So two islands may not share rows of
+ * one address but where the first one has only ends of sequences there.
+ * A unit's rows are cut into islands at the ends of sequences and where
+ * they jump, so that a unit read later remakes only the few islands its
+ * rows fall among, and m->lines is a copy, not a keep_rows of every row
+ * read, each time. */
+struct island {
+	uint64_t lo, hi;                /* the first and last rows' addresses */
+	bool first_end, last_end;       /* only ends of sequences at LO / at HI */
+	struct raw_row *raw;            /* sorted */
+	size_t nraw;
+	struct ls_linemap map;          /* keep_rows of RAW */
+};
+
+struct ls_line_units {
+	struct line_unit *v;
+	size_t n, nread;
+	uint64_t shift;
+	struct island *isl;             /* by address, disjoint */
+	size_t nisl, cap_isl;
+};
+
+static void free_units(struct ls_line_units *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		free(u->v[i].ranges);
+	free(u->v);
+	for (size_t i = 0; i < u->nisl; i++) {
+		free(u->isl[i].raw);
+		ls_linemap_free(&u->isl[i].map);
+	}
+	free(u->isl);
+	free(u);
+}
+
+static void list_unit(struct ls_line_units *u, size_t *cap, Dwarf_Die *cudie)
+{
+	u->v = ls_grow(u->v, cap, u->n + 1, sizeof *u->v);
+	struct line_unit *lu = &u->v[u->n++];
+	*lu = (struct line_unit){ .cudie = *cudie };
+	size_t cap_r = 0;
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(cudie, off, &base, &start, &end)) > 0) {
+		if (end <= start)
+			continue;
+		lu->ranges = ls_grow(lu->ranges, &cap_r, lu->nranges + 1, sizeof *lu->ranges);
+		lu->ranges[lu->nranges++] = (ls_range){ start - u->shift, end - u->shift };
+		if (lu->nranges > 100000) /* a corrupt range list */
+			break;
+	}
+	if (off < 0) { /* unreadable: read it with the first want */
+		free(lu->ranges);
+		lu->ranges = NULL;
+		lu->nranges = 0;
+	}
+}
+
+int ls_linemap_open(ls_module *m, ls_error *err)
+{
+	struct ls_linemap *lm = &m->lines;
+	memset(lm, 0, sizeof *lm);
+	if (!m->dwarf)
+		return 0;
+	struct ls_line_units *u = ls_xcalloc(1, sizeof *u);
+	Dwarf_Addr dbias = 0;
+	dwfl_module_getdwarf(m->dwmod, &dbias);
+	u->shift = m->bias - dbias;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	uint8_t unit_type;
+	Dwarf_Half version;
+	size_t cap = 0;
+	int rc;
+	/* the units read_rows reads, in its order */
+	while ((rc = dwarf_get_units(m->dwarf, cu, &cu, &version, &unit_type, &cudie, &subdie)) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
+			continue;
+		int tag = dwarf_tag(&cudie);
+		if (tag == DW_TAG_compile_unit || tag == DW_TAG_skeleton_unit)
+			list_unit(u, &cap, &cudie);
+	}
+	if (rc < 0)
+		ls_warn_dwarf(&m->opt, err, "%s: corrupt .debug_info (%s); line tables after it are skipped",
+			m->debug_path ? m->debug_path : m->path, dwarf_errmsg(-1));
+	lm->lazy = u;
+	return 0;
+}
+
+static bool unit_wanted(const struct line_unit *lu, const ls_range *r, size_t n)
+{
+	if (lu->nranges == 0)
+		return true;
+	for (size_t k = 0; k < lu->nranges; k++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t lo = r[i].lo > LS_LINE_PAD ? r[i].lo - LS_LINE_PAD : 0;
+			uint64_t hi = r[i].hi < UINT64_MAX - LS_LINE_PAD ? r[i].hi + LS_LINE_PAD : UINT64_MAX;
+			if (lu->ranges[k].lo < hi && lo < lu->ranges[k].hi)
+				return true;
+		}
+	return false;
+}
+
+/* Unit I's rows appended to RR, ordered as read_rows orders them: after
+ * every row of the units before it in .debug_info. */
+static void read_unit(ls_module *m, struct ls_line_units *u, size_t i, struct raw_rows *rr)
+{
+	Dwarf_Die *cudie = &u->v[i].cudie;
+	Dwarf_Lines *lines;
+	size_t nlines;
+	rr->order = (uint64_t)i << 32;
+	if (dwarf_getsrclines(cudie, &lines, &nlines) != 0) {
+		if (dwarf_hasattr(cudie, DW_AT_stmt_list)) {
+			const char *cuname = dwarf_diename(cudie);
+			ls_warn(&m->opt, "%s: unreadable line table of %s (%s); its lines are unknown",
+				m->debug_path ? m->debug_path : m->path, cuname ? cuname : "?", dwarf_errmsg(-1));
+		}
+		return;
+	}
+	Dwarf_Attribute a;
+	read_cu_rows(m, rr, lines, nlines, dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a)), u->shift);
+}
+
+/* The sorted rows A and B, merged (both freed). */
+static struct raw_row *merge_rows(struct raw_row *a, size_t na, struct raw_row *b, size_t nb)
+{
+	struct raw_row *out = ls_xmalloc((na + nb + 1) * sizeof *out);
+	size_t i = 0, j = 0, k = 0;
+	while (i < na && j < nb)
+		out[k++] = cmp_raw(&a[i], &b[j]) <= 0 ? a[i++] : b[j++];
+	memcpy(out + k, a + i, (na - i) * sizeof *out);
+	k += na - i;
+	memcpy(out + k, b + j, (nb - j) * sizeof *out);
+	free(a);
+	free(b);
+	return out;
+}
+
+/* Whether island A lies wholly below B (see struct island). */
+static bool island_below(const struct island *a, const struct island *b)
+{
+	return a->hi < b->lo || (a->hi == b->lo && a->last_end);
+}
+
+static void island_bounds(struct island *x)
+{
+	x->lo = x->raw[0].addr;
+	x->hi = x->raw[x->nraw - 1].addr;
+	x->last_end = !x->raw[x->nraw - 1].file; /* ends sort first at an address */
+	size_t k = 0;
+	while (k + 1 < x->nraw && x->raw[k + 1].addr == x->lo)
+		k++;
+	x->first_end = !x->raw[k].file;
+}
+
+/* Adds the sorted rows RAW (N, owned) to the islands: merged with those
+ * it is not wholly above or below, the result made by keep_rows. */
+static void add_island(const ls_module *m, struct ls_line_units *u, struct raw_row *raw, size_t n)
+{
+	struct island x = { .raw = raw, .nraw = n };
+	island_bounds(&x);
+	/* the islands [i, j) that X does not lie wholly above or below */
+	size_t i = 0;
+	while (i < u->nisl && island_below(&u->isl[i], &x))
+		i++;
+	size_t j = i;
+	while (j < u->nisl && !island_below(&x, &u->isl[j]))
+		j++;
+	for (size_t k = i; k < j; k++) {
+		x.raw = merge_rows(u->isl[k].raw, u->isl[k].nraw, x.raw, x.nraw);
+		x.nraw += u->isl[k].nraw;
+		ls_linemap_free(&u->isl[k].map);
+	}
+	if (j > i) { /* (none yet: no array to move in) */
+		memmove(u->isl + i, u->isl + j, (u->nisl - j) * sizeof *u->isl);
+		u->nisl -= j - i;
+	}
+	island_bounds(&x);
+	keep_rows(m, &x.map, x.raw, x.nraw);
+	u->isl = ls_grow(u->isl, &u->cap_isl, u->nisl + 1, sizeof *u->isl);
+	memmove(u->isl + i + 1, u->isl + i, (u->nisl - i) * sizeof *u->isl);
+	u->isl[i] = x;
+	u->nisl++;
+}
+
+/* The sorted rows RAW (N, owned) cut into islands: before a row that is
+ * no end of sequence (the last at its address), where the rows before
+ * ended a sequence or leave a hole (a function's cold part far away). */
+static void add_rows(const ls_module *m, struct ls_line_units *u, struct raw_row *raw, size_t n)
+{
+	size_t start = 0;
+	for (size_t k = 0; k < n;) {
+		size_t g = k; /* the group of rows at raw[k].addr: [k, e) */
+		size_t e = k + 1;
+		while (e < n && raw[e].addr == raw[k].addr)
+			e++;
+		if (g > start && raw[e - 1].file && (!raw[g - 1].file || raw[g].addr - raw[g - 1].addr > 256)) {
+			struct raw_row *part = ls_xmalloc((g - start) * sizeof *part);
+			memcpy(part, raw + start, (g - start) * sizeof *part);
+			add_island(m, u, part, g - start);
+			start = g;
+		}
+		k = e;
+	}
+	if (start < n) {
+		struct raw_row *part = ls_xmalloc((n - start) * sizeof *part);
+		memcpy(part, raw + start, (n - start) * sizeof *part);
+		add_island(m, u, part, n - start);
+	}
+	free(raw);
+}
+
+static void push_gap(struct ls_linemap *lm, uint64_t addr)
+{
+	lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = addr };
+}
+
+/* m->lines: the islands end to end, each begun as keep_rows goes on
+ * from the row before it. */
+static void lay_out(ls_module *m, struct ls_line_units *u)
+{
+	struct ls_linemap *lm = &m->lines;
+	size_t nrows = 0, nhidden = 0;
+	for (size_t i = 0; i < u->nisl; i++) {
+		nrows += u->isl[i].map.nrows + 1;
+		nhidden += u->isl[i].map.nhidden;
+	}
+	free(lm->rows);
+	free(lm->hidden);
+	lm->rows = ls_xmalloc((nrows + 1) * sizeof *lm->rows);
+	lm->hidden = nhidden ? ls_xmalloc(nhidden * sizeof *lm->hidden) : NULL;
+	lm->nrows = lm->nhidden = 0;
+	for (size_t i = 0; i < u->nisl; i++) {
+		const struct island *x = &u->isl[i];
+		struct ls_line_row *last = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
+		if (last && !u->isl[i - 1].last_end) {
+			/* not the end of the map: its gap at the section's end
+			 * is keep_rows' to make, or not, at X's first row */
+			lm->nrows--;
+			last = &lm->rows[lm->nrows - 1];
+			const struct ls_text *t = ls_text_find(m, last->addr);
+			if (t && x->lo > t->addr + t->size)
+				push_gap(lm, t->addr + t->size);
+			last = &lm->rows[lm->nrows - 1];
+		}
+		if (last && x->first_end && last->file)
+			push_gap(lm, x->lo); /* the end of sequence X alone skipped */
+		else if (last && !x->first_end && !last->file && last->addr == x->lo)
+			lm->nrows--; /* X's row at that address wins over the gap */
+		if (x->map.nrows) /* (an island of ends of sequences alone has none) */
+			memcpy(lm->rows + lm->nrows, x->map.rows, x->map.nrows * sizeof *lm->rows);
+		lm->nrows += x->map.nrows;
+		if (x->map.nhidden)
+			memcpy(lm->hidden + lm->nhidden, x->map.hidden, x->map.nhidden * sizeof *lm->hidden);
+		lm->nhidden += x->map.nhidden;
+	}
+	if (!lm->nrows) {
+		free(lm->rows);
+		lm->rows = NULL;
+	}
+}
+
+size_t ls_linemap_want(ls_module *m, const ls_range *r, size_t n)
+{
+	struct ls_linemap *lm = &m->lines;
+	struct ls_line_units *u = lm->lazy;
+	if (!u || u->nread == u->n)
+		return 0;
+	struct raw_rows rr = { 0 };
+	size_t nnew = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->v[i].read || !unit_wanted(&u->v[i], r, n))
+			continue;
+		u->v[i].read = true;
+		u->nread++;
+		nnew++;
+		read_unit(m, u, i, &rr);
+	}
+	free(rr.names);
+	if (!nnew || !rr.n) {
+		free(rr.v);
+		free(rr.runs);
+		return nnew;
+	}
+	struct raw_row *fresh = sort_rows(rr.v, rr.n, rr.runs, rr.nruns);
+	free(rr.runs);
+	add_rows(m, u, fresh, rr.n);
+	lay_out(m, u);
+	return nnew;
+}
+
+void ls_linemap_units(const struct ls_linemap *lm, size_t *nunits, size_t *nread)
+{
+	*nunits = lm->lazy ? lm->lazy->n : 0;
+	*nread = lm->lazy ? lm->lazy->nread : 0;
 }

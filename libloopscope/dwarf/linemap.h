@@ -26,9 +26,25 @@ struct ls_linemap {
 	 * addr; the loop-line rules read them. */
 	struct ls_line_row *hidden;
 	size_t nhidden;
+	/* On demand (ls_linemap_open): the units whose line tables are not
+	 * read yet, and the rows of those that are; NULL once built whole. */
+	struct ls_line_units *lazy;
 };
 
 int ls_linemap_build(ls_module *m, ls_error *err);
+/* The line map on demand: the units are listed with the addresses their
+ * DIEs say they cover, and no line table is read until
+ * ls_linemap_want asks for code that a unit covers. */
+int ls_linemap_open(ls_module *m, ls_error *err);
+/* Reads the line tables of the units covering the N ranges R (and
+ * LS_LINE_PAD bytes either side) that are not read yet, and remakes
+ * m->lines from every table read: at those addresses it is then what
+ * ls_linemap_build makes.  Not while anyone reads m->lines.  Returns how
+ * many units it read. */
+size_t ls_linemap_want(ls_module *m, const ls_range *r, size_t n);
+#define LS_LINE_PAD 64
+/* The units listed and read so far (both 0 for a map built whole). */
+void ls_linemap_units(const struct ls_linemap *lm, size_t *nunits, size_t *nread);
 /* NAME made absolute against DIR (when relative) with ./ and ../ resolved,
  * interned in T: how line tables and DW_AT_call_file/decl_file are shown. */
 const char *ls_source_path(struct ls_strtab *t, const char *dir, const char *name);
