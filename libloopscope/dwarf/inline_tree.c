@@ -61,8 +61,9 @@ struct walker {
 	/* The CU being walked. */
 	Dwarf_Die cudie;
 	const char *comp_dir;
-	Dwarf_Files *files;
+	Dwarf_Files *files;           /* NULL until read (FILES_READ) or if unreadable */
 	size_t nfiles;
+	bool files_read;
 	const char **file_names;      /* resolved lazily, per file index */
 	size_t cap_file_names;
 	bool bad;                     /* the CU turned out corrupt */
@@ -86,6 +87,17 @@ struct walker {
 
 static const char *cu_file(struct walker *w, Dwarf_Word idx)
 {
+	/* Read when first needed: libdw 0.188 decodes the unit's whole line
+	 * program for its file table, which a unit without functions (an
+	 * assembler source) never needs here -- nor, on demand, the line map
+	 * unless its code is analyzed. */
+	if (!w->files_read) {
+		w->files_read = true;
+		if (dwarf_getsrcfiles(&w->cudie, &w->files, &w->nfiles) != 0) {
+			w->files = NULL;
+			w->nfiles = 0;
+		}
+	}
 	if (!w->files || idx >= w->nfiles)
 		return NULL;
 	if (idx >= w->cap_file_names) {
@@ -735,10 +747,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		w.comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &a));
 		w.files = NULL;
 		w.nfiles = 0;
-		if (dwarf_getsrcfiles(&cudie, &w.files, &w.nfiles) != 0) {
-			w.files = NULL;
-			w.nfiles = 0;
-		}
+		w.files_read = false; /* cu_file reads them when a name needs them */
 		if (w.file_names)
 			memset(w.file_names, 0, w.cap_file_names * sizeof *w.file_names);
 		walk_children(&w, &cudie);
