@@ -109,6 +109,25 @@ int main(void)
 		ok(bad == 0, "%zu-byte elements: %d arrays of 0-5000 elements in 1-2500 runs sorted as a stable insertion sort sorts them (%d wrong)",
 		   size, cases, bad);
 	}
+	/* sort and dedup: each address once, in order, none lost */
+	int good = 1;
+	for (size_t n = 0; n < 3000 && good; n += 1 + n / 3) {
+		uint64_t *v = malloc((n + 1) * sizeof *v), *w = malloc((n + 1) * sizeof *w);
+		for (size_t i = 0; i < n; i++)
+			v[i] = w[i] = rnd() % (1 + n / 2); /* about half repeated */
+		size_t k = ls_sort_unique_u64(v, n);
+		for (size_t i = 1; i < k; i++)
+			good &= v[i - 1] < v[i];
+		for (size_t i = 0; i < n; i++) { /* each input value is there */
+			size_t j = 0;
+			while (j < k && v[j] != w[i])
+				j++;
+			good &= j < k;
+		}
+		free(v);
+		free(w);
+	}
+	ok(good, "ls_sort_unique_u64: strictly increasing, every value kept, for 0-3000 addresses");
 	/* all equal keys: the input order stays */
 	ok(check(3000, 1, sizeof(struct small), cmp_small), "one run: left as it is");
 	return done_testing();

@@ -29,6 +29,7 @@
  *   - jump labels branch both ways and a WARN's ud2 goes on (kernel_edges.c).
  */
 #include "cfg/cfg_private.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,12 +131,6 @@ const struct ls_proc *ls_cfg_at_entry(const ls_module *m, uint64_t addr)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The first procedure of P with an entry at or above ADDR, from NEAR (one
  * of P's procedures, or NULL) when that is a few steps away: the same
  * index as the binary search over the whole table gives, which costs a
@@ -169,15 +164,7 @@ size_t ls_cfg_entries_within(const ls_module *m, const ls_range *ranges, size_t 
 			*out = ls_grow(*out, &cap, k + 1, sizeof **out);
 			(*out)[k++] = P->procs[i].entry;
 		}
-	if (k > 1) { /* ranges may overlap (before procs.c clamps them) */
-		qsort(*out, k, sizeof **out, cmp_u64);
-		size_t u = 1;
-		for (size_t i = 1; i < k; i++)
-			if ((*out)[i] != (*out)[u - 1])
-				(*out)[u++] = (*out)[i];
-		k = u;
-	}
-	return k;
+	return ls_sort_unique_u64(*out, k); /* ranges may overlap (before procs.c clamps them) */
 }
 
 /* Allocated sections with bytes, for reading jump tables and exception

@@ -83,14 +83,7 @@ void ls_jt_load_limits(const ls_module *m, struct ls_cfg_module *c)
 		if (sym.st_size)
 			c->data_bounds[c->ndata_bounds++] = a + sym.st_size;
 	}
-	if (c->ndata_bounds) {
-		qsort(c->data_bounds, c->ndata_bounds, sizeof *c->data_bounds, cmp_u64);
-		size_t u = 1;
-		for (size_t i = 1; i < c->ndata_bounds; i++)
-			if (c->data_bounds[i] != c->data_bounds[u - 1])
-				c->data_bounds[u++] = c->data_bounds[i];
-		c->ndata_bounds = u;
-	}
+	c->ndata_bounds = ls_sort_unique_u64(c->data_bounds, c->ndata_bounds);
 }
 
 static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, size_t n)

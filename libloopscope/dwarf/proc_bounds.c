@@ -187,12 +187,6 @@ size_t ls_fde_ranges(const ls_module *m, ls_range **out)
 
 /* ---- the targets of direct calls and tail calls ---------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A legacy or REX prefix byte: what may stand between an instruction's
  * start and its opcode.  A table: reaching_start asks before nearly every
  * e8, e9 and eb byte of a binary without .symtab. */
@@ -386,13 +380,5 @@ size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, l
 			sweep_range(m, dec, code[i], end, out, &n, &cap);
 	}
 	ls_decoder_free(dec);
-	if (n) {
-		ls_sort_runs(*out, n, sizeof **out, cmp_u64);
-		size_t k = 1;
-		for (size_t i = 1; i < n; i++)
-			if ((*out)[i] != (*out)[k - 1])
-				(*out)[k++] = (*out)[i];
-		n = k;
-	}
-	return n;
+	return ls_sort_unique_u64(*out, n);
 }

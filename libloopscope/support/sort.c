@@ -74,3 +74,21 @@ void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, co
 		memcpy(b, src, n * size);
 	free(tmp);
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+size_t ls_sort_unique_u64(uint64_t *v, size_t n)
+{
+	if (n < 2)
+		return n;
+	ls_sort_runs(v, n, sizeof *v, cmp_u64);
+	size_t k = 1;
+	for (size_t i = 1; i < n; i++)
+		if (v[i] != v[k - 1])
+			v[k++] = v[i];
+	return k;
+}

@@ -3,6 +3,7 @@
 #define LOOPSCOPE_SORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Sorts the N elements of SIZE bytes at BASE by CMP, stably: as glibc's
  * qsort (a stable merge sort at these sizes) leaves them, with N - 1
@@ -11,5 +12,7 @@
  * symbols, PLT slots, FDEs, call targets); past 64 runs, qsort sorts the
  * rest and the merge joins it to the runs before. */
 void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* Sorts the N addresses at V and drops repeats: how many are left. */
+size_t ls_sort_unique_u64(uint64_t *v, size_t n);
 
 #endif

@@ -47,6 +47,7 @@
 #include "elf/relocate.h"
 #include "elf/symbols.h"
 #include "structure/scope.h"
+#include "support/sort.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -1007,25 +1008,6 @@ static void make_rows(struct uproc *u, const struct ls_cfg *cfg, const struct in
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts and dedups V[0..N): its new length. */
-static size_t sort_unique(uint64_t *v, size_t n)
-{
-	if (n < 2)
-		return n;
-	qsort(v, n, sizeof *v, cmp_u64);
-	size_t k = 1;
-	for (size_t i = 1; i < n; i++)
-		if (v[i] != v[k - 1])
-			v[k++] = v[i];
-	return k;
-}
-
 /* Calls (by return address), their targets, and the tail calls: jumps to
  * code outside the procedure. */
 static void collect_calls(struct uproc *u, const struct ls_cfg *cfg)
@@ -1051,7 +1033,7 @@ static void collect_calls(struct uproc *u, const struct ls_cfg *cfg)
 		u->targets[kind][u->ntargets[kind]++] = in->target;
 	}
 	for (int k = 0; k < 2; k++)
-		u->ntargets[k] = sort_unique(u->targets[k], u->ntargets[k]);
+		u->ntargets[k] = ls_sort_unique_u64(u->targets[k], u->ntargets[k]);
 }
 
 /* ---- the procedures, from the scope tree --------------------------------- */
