@@ -66,11 +66,13 @@ def _load(name, path):
 
 
 C = _load("core_common", os.path.join(HERE, "core-common.py"))
-# Sources read (measured 99.16% clang, 99.58% gcc with CPython in the
+# Sources read (measured 99.17% clang, 99.61% gcc with CPython in the
 # corpus; 99.10% and 99.23% before issue 22).
 THRESHOLD = 99.0
-# DWARF alone, a floor per compiler against regressions (measured 93.97%
-# clang, 95.51% gcc; 93.07% and 94.45% before the scope-variable rule and
+# DWARF alone, a floor per compiler against regressions (measured 94.82%
+# clang, 95.53% gcc; 93.97% and 95.51% before the entry-stmt rule and the
+# label rule's look past the header; 93.07% and 94.45% before the
+# scope-variable rule and
 # above-switch for three-line loops, 93.01% and 94.13% before the
 # sibling-top rule, 91.31% and 92.43% before the stmt-in-loop and
 # above-switch rules, 90.97% and 92.03% before the body-variable, label and
@@ -80,7 +82,7 @@ THRESHOLD = 99.0
 # do {) and is not the line before the loop's first (a comment between),
 # or a body's `if (...) break;` at the top or bottom of a for (;;) reads
 # as a while's or a do/while's own test.
-DWARF_THRESHOLD = {"clang": 93.9, "gcc": 95.5}
+DWARF_THRESHOLD = {"clang": 94.8, "gcc": 95.5}
 RULE_RE = re.compile(r"^loopscope: loop line: .* header (0x[0-9a-f]+) depth \d+: .* by (\S+)$")
 
 # ---- C/C++ source as tokens ---------------------------------------------------

@@ -74,8 +74,8 @@ enum ls_line_rule {
 	                         * before its first, where such a statement stands (a guess) */
 	LS_LINE_SRC_AFTER_ENTRY, /* source: no line of its own: the loop statement right after the
 	                          * branch that enters it */
-	LS_LINE_LABEL,          /* a label (DW_TAG_label) at the header, on or just above its first
-	                         * line, and no test at its top: a goto loop */
+	LS_LINE_LABEL,          /* a label (DW_TAG_label) in the loop, on or just above its first
+	                         * line, the loop closed by a direct jump: a goto loop */
 	LS_LINE_STMT_IN_LOOP,   /* a statement row hidden inside the loop (not at its header) above its
 	                         * lines: gcc's row of a rotated loop's code-less statement line */
 	LS_LINE_ABOVE_SWITCH,   /* the loop's first line dispatches like a switch, into the loop's own
@@ -84,6 +84,8 @@ enum ls_line_rule {
 	                         * the procedure (same file and lines: versioned, peeled, inlined) */
 	LS_LINE_SCOPE_VARIABLE, /* all in an inlined call the loop repeats: the line of a variable
 	                         * of the block around the call (`for (int i = 0; ...) f(i);`) */
+	LS_LINE_ENTRY_STMT,     /* all on one line: the branch entering it, a line or two above and
+	                         * left of the loop's code (clang's guard of a vectorized loop) */
 };
 const char *ls_line_rule_name(enum ls_line_rule r);
 
