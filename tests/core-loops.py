@@ -364,6 +364,11 @@ DWARF_ALONE = {
     # clang -O2/-O3: the label, in the rotated loop's body.  gcc -O2/-O3
     # keep no address for it (as retry's).
     "to_integer": {("gcc", "-O0"), ("clang", "-O0"), ("clang", "-O2"), ("clang", "-O3")},
+    # clang -O2/-O3: before-body above any block's variable; gcc -O2/-O3:
+    # the while's hidden statement row (header-stmt).  At -O0 both name
+    # the line above the while (before-body: the while's jump back
+    # carries its line, which looks like the body's first).
+    "count_all": {(cc, o) for cc in ("gcc", "clang") for o in ("-O2", "-O3")},
 }
 # Loops checked in every copy, not only the outermost: each loop of the
 # procedures named (gcc's clones .part.N/.isra.N too) is at the LOOP line
