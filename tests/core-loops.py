@@ -364,6 +364,9 @@ DWARF_ALONE = {
     # clang -O2/-O3: the label, in the rotated loop's body.  gcc -O2/-O3
     # keep no address for it (as retry's).
     "to_integer": {("gcc", "-O0"), ("clang", "-O0"), ("clang", "-O2"), ("clang", "-O3")},
+    # clang -O2/-O3: the label, three lines above the loop's first with
+    # code.  gcc -O2/-O3 keep no address for it.
+    "scan": {("gcc", "-O0"), ("clang", "-O0"), ("clang", "-O2"), ("clang", "-O3")},
     # clang -O2/-O3: before-body above any block's variable; gcc -O2/-O3:
     # the while's hidden statement row (header-stmt).  At -O0 both name
     # the line above the while (before-body: the while's jump back
