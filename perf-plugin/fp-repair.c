@@ -232,6 +232,8 @@ static void count_frameless(struct pl_attrib *a, const pl_dso *dso)
  * procedure); -1 if neither knows. */
 static int chain_at(struct pl_attrib *a, const struct where *w)
 {
+	if (!w->map || !w->d)
+		return -1;
 	int chain = pl_unwind_cfi_fp_chain(a, w->map->dso, w->link);
 	if (chain >= 0)
 		return chain;

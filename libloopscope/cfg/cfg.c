@@ -907,7 +907,9 @@ static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
 		return;
 	struct ls_cfg whole = whole_copy(b);
 	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
-	struct jt_result jt = whole.insns ? (struct jt_result){ 0 } : jt_copy(b);
+	struct jt_result jt = { 0 };
+	if (!whole.insns)
+		jt = jt_copy(b);
 	ls_range *ranges = sorted_ranges(b->proc);
 	ls_range *jt_ranges = jt.at ? sorted_ranges(b->proc) : NULL;
 	pthread_mutex_lock(&c->lock);

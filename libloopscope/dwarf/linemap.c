@@ -741,7 +741,7 @@ static void lay_out(ls_module *m, struct ls_line_units *u)
 	free(lm->rows);
 	free(lm->hidden);
 	lm->rows = ls_xmalloc((nrows + 1) * sizeof *lm->rows);
-	lm->hidden = nhidden ? ls_xmalloc(nhidden * sizeof *lm->hidden) : NULL;
+	lm->hidden = ls_xmalloc((nhidden + 1) * sizeof *lm->hidden);
 	lm->nrows = lm->nhidden = 0;
 	for (size_t i = 0; i < u->nisl; i++) {
 		const struct island *x = &u->isl[i];
@@ -770,6 +770,10 @@ static void lay_out(ls_module *m, struct ls_line_units *u)
 	if (!lm->nrows) {
 		free(lm->rows);
 		lm->rows = NULL;
+	}
+	if (!lm->nhidden) {
+		free(lm->hidden);
+		lm->hidden = NULL;
 	}
 }
 

@@ -1017,7 +1017,9 @@ const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr)
 
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->entries ? p->nprocs : 0;
+	if (!p->entries)
+		return NULL;
+	size_t lo = 0, hi = p->nprocs;
 	if (p->entry_first) {
 		if (addr < p->entries[0] || (addr - p->entries[0]) >> p->entry_shift >= p->entry_nblocks)
 			return NULL; /* before the first entry, or past the last */
