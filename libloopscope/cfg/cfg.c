@@ -318,13 +318,10 @@ uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct 
 		if (!t) {
 			/* No bytes here (e.g. a range outside any code
 			 * section): skip to the next section inside the range. */
-			uint64_t next = hi;
-			for (size_t i = 0; i < m->ntext; i++)
-				if (m->text[i].addr > addr && m->text[i].addr < next)
-					next = m->text[i].addr;
 			if (how & SWEEP_FRAGMENT)
 				break;
-			addr = next;
+			const struct ls_text *next = ls_text_from(m, addr);
+			addr = next && next->addr < hi ? next->addr : hi;
 			continue;
 		}
 		uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;

@@ -242,22 +242,6 @@ static size_t reaching_start(const struct reach *r, size_t first, size_t op)
 	return 0;
 }
 
-/* The text section that holds A, else the first one after A, or NULL:
- * where a sweep from A goes on (the sweeps skip what is not code in one
- * step, not a byte at a time). */
-static const struct ls_text *text_from(const ls_module *m, uint64_t a)
-{
-	size_t lo = 0, hi = m->ntext; /* sorted by addr, disjoint */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->text[mid].addr + m->text[mid].size <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->ntext ? &m->text[lo] : NULL;
-}
-
 /* The bytes e8, e9 and eb among the eight at D (in 64-bit code the only
  * opcodes the decoder gives a CALL or JUMP with a target): a mask with
  * bit 7 of each such byte set, byte i of D at bits 8i..8i+7.  A word at a
@@ -310,7 +294,7 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 {
 	uint64_t last = lo;
 	for (uint64_t a = lo; a < hi;) {
-		const struct ls_text *t = text_from(r->m, a);
+		const struct ls_text *t = ls_text_from(r->m, a);
 		if (!t || t->addr >= hi)
 			break;
 		if (a < t->addr)
@@ -343,7 +327,7 @@ static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range cod
 	const struct ls_text *t = NULL;
 	for (uint64_t a = code.lo; a < end;) {
 		if (!t || a - t->addr >= t->size) {
-			t = text_from(m, a);
+			t = ls_text_from(m, a);
 			if (!t || t->addr >= end)
 				break;
 			if (a < t->addr)

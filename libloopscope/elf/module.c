@@ -499,6 +499,19 @@ const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr)
 	return NULL;
 }
 
+const struct ls_text *ls_text_from(const ls_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->ntext; /* sorted by addr, disjoint */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->text[mid].addr + m->text[mid].size <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->ntext ? &m->text[lo] : NULL;
+}
+
 static int find_section(const ls_module *m, const char *name, uint64_t *addr, uint64_t *size);
 
 const char *ls_elf_mapped_file(const ls_module *m, const void *addr)

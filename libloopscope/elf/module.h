@@ -114,6 +114,9 @@ char *ls_hex_string(const unsigned char *bits, int len);
 bool ls_elf_has_section(Elf *elf, const char *want);
 /* The section holding ADDR, or NULL. */
 const struct ls_text *ls_text_find(const ls_module *m, uint64_t addr);
+/* The section holding ADDR, else the first one after ADDR, or NULL: where
+ * a sweep from ADDR goes on (what is not code skipped in one step). */
+const struct ls_text *ls_text_from(const ls_module *m, uint64_t addr);
 /* The path of the file (the binary, or its debug file) whose mapping holds
  * ADDR, or NULL: which file shrank under a read that raised SIGBUS. */
 const char *ls_elf_mapped_file(const ls_module *m, const void *addr);
