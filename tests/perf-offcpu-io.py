@@ -43,7 +43,9 @@ def wall_loops(text):
         m = re.match(r"\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+): loop at",
                      line)
         if m:
-            vals = [float(x) * 1e6 for x in m.groups()[:7]]
+            # whole ns, as printed: 8.2 ms is 8200000, not 8199999.999999999,
+            # so that a JSON value half a printed unit away (8.25 ms) is within 0.05 ms
+            vals = [round(float(x) * 1e6) for x in m.groups()[:7]]
             loops[m.group(8)] = dict(zip(("wall", "on", "off") + REASONS, vals))
     return loops
 
