@@ -78,6 +78,9 @@ for cc in $(gdb_compilers); do
 	type 'layout loops'
 	wait_for 'frame #0  bump' 20
 	ok $? "$cc 80x24: layout loops shows the inline frame bump"
+	# (the window's first row shows before the rest is drawn: a screen
+	# taken then has no loop yet; wait for the window's loop line)
+	wait_for 'current loop: ' 20
 	col >"$TMP/col"
 	grep -q "^current loop: at tui_loops.c:$ML\$" "$TMP/col"
 	ok_show $? "$cc 80x24: ... inside main's loop at line $ML (never: frame not in a loop)" "$TMP/col"
