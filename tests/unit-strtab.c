@@ -69,5 +69,28 @@ int main(void)
 	ok(ls_intern(&t, NULL) == NULL, "NULL interns as NULL");
 	ls_strtab_free(&t);
 	ok(t.slots == NULL && t.hashes == NULL && t.count == 0, "freed");
+
+	/* reserving: room made ahead, in an empty table and after strings,
+	 * keeps every earlier pointer and needs no growth for what it said */
+	struct ls_strtab u = { 0 };
+	ls_strtab_reserve(&u, N / 2);
+	size_t first = u.nslots;
+	for (int i = 0; i < N / 2; i++)
+		ptr[i] = ls_intern(&u, str[i]);
+	int kept = u.nslots == first;
+	ls_strtab_reserve(&u, N - N / 2);
+	size_t second = u.nslots;
+	for (int i = 0; i < N / 2; i++)
+		kept &= ls_intern(&u, str[i]) == ptr[i];
+	for (int i = N / 2; i < N; i++)
+		ptr[i] = ls_intern(&u, str[i]);
+	int same = 1;
+	for (int i = 0; i < N; i++)
+		same &= ls_intern(&u, str[i]) == ptr[i] && strcmp(ptr[i], str[i]) == 0;
+	ok(first >= 2 * (N / 2) && second >= 2 * (size_t)distinct && u.nslots == second && kept && same &&
+	   u.count == (size_t)distinct,
+	   "reserved room: %zu then %zu slots, no growth while interning %d strings, every pointer kept", first, second,
+	   distinct);
+	ls_strtab_free(&u);
 	return done_testing();
 }

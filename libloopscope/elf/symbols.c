@@ -125,6 +125,8 @@ static struct ls_symindex *build_index(ls_module *m)
 	struct ls_strtab *strings = &ix->strings;
 	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
 	size_t cap = 0;
+	if (total > 1)
+		ls_strtab_reserve(strings, (size_t)total); /* at most one name each: no growing on the way */
 	/* section ends, once per section rather than once per symbol */
 	size_t nsec = 0;
 	elf_getshdrnum(m->elf, &nsec);

@@ -199,6 +199,9 @@ struct ls_strtab {
 	size_t nslots, count;
 };
 const char *ls_intern(struct ls_strtab *t, const char *s);
+/* Makes room for N more strings at once: a caller about to intern many
+ * (a symbol table's names) saves the table's rehashes on the way. */
+void ls_strtab_reserve(struct ls_strtab *t, size_t n);
 /* NAME without its "@VERSION" or "@@VERSION" suffix, interned. */
 const char *ls_intern_unversioned(struct ls_strtab *t, const char *name);
 void ls_strtab_free(struct ls_strtab *t);

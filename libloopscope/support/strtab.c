@@ -30,9 +30,9 @@ static uint64_t hash_string(const char *s, size_t *len)
 	return h;
 }
 
-static void rehash(struct ls_strtab *t)
+/* Into a table of N slots (a power of two). */
+static void rehash_to(struct ls_strtab *t, size_t n)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 1024;
 	const char **slots = ls_xcalloc(n, sizeof *slots);
 	uint32_t *hashes = ls_xmalloc(n * sizeof *hashes);
 	for (size_t i = 0; i < t->nslots; i++) {
@@ -52,12 +52,21 @@ static void rehash(struct ls_strtab *t)
 	t->nslots = n;
 }
 
+void ls_strtab_reserve(struct ls_strtab *t, size_t n)
+{
+	size_t want = t->nslots ? t->nslots : 1024;
+	while ((t->count + n + 1) * 2 > want && want < ((size_t)1 << 32))
+		want *= 2;
+	if (want != t->nslots)
+		rehash_to(t, want);
+}
+
 const char *ls_intern(struct ls_strtab *t, const char *s)
 {
 	if (!s)
 		return NULL;
 	if ((t->count + 1) * 2 > t->nslots)
-		rehash(t);
+		rehash_to(t, t->nslots ? t->nslots * 2 : 1024);
 	size_t len;
 	uint32_t h = (uint32_t)hash_string(s, &len); /* the slot's bits (tables up to 2^32 slots) */
 	size_t j = h & (t->nslots - 1);
