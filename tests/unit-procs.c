@@ -511,6 +511,69 @@ static void check_cover_directory(void)
 	}
 }
 
+/* The call-target filter's bits of the uncovered code (ls_code_uncovered:
+ * whether an address is in a code section and outside every range)
+ * against a plain scan, with code sections apart and side by side, ranges
+ * that overlap, nest, run past a section or cover it all, at every range's
+ * and section's ends, one byte around them and at random addresses. */
+static void check_uncovered_code(void)
+{
+	static const struct { const char *what; size_t n; uint64_t span, len; } sets[] = {
+		{ "no ranges", 0, 0x3000, 16 },
+		{ "dense procedures with padding", 4000, 0x300000, 300 },
+		{ "overlapping and nested", 2000, 0x300000, 4000 },
+		{ "all covered", 1, 0, 0 },
+	};
+	struct ls_text text[] = {
+		{ 0x401000, 0x1000, NULL, ".plt" }, { 0x402000, 0x1ff003, NULL, ".text" }, { 0x700010, 0x5, NULL, ".fini" },
+	};
+	ls_module *m = calloc(1, sizeof *m);
+	m->text = text;
+	m->ntext = sizeof text / sizeof *text;
+	uint64_t x = 34, lo = text[0].addr, hi = text[2].addr + text[2].size;
+	for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
+		size_t n = sets[s].n, naddr = 4 * n + 8 * m->ntext + 20000;
+		ls_range *r = calloc(n + 1, sizeof *r);
+		uint64_t *addr = calloc(naddr, sizeof *addr);
+		bool *out = calloc(naddr, sizeof *out);
+		for (size_t i = 0; i < n; i++) {
+			r[i].lo = sets[s].span ? lo - 64 + lcg(&x) % sets[s].span : lo;
+			r[i].hi = sets[s].span ? r[i].lo + (i % 17 == 16 ? 0 : 1 + lcg(&x) % sets[s].len) : hi;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			addr[k++] = r[i].lo;
+			addr[k++] = r[i].lo - 1;
+			addr[k++] = r[i].hi;
+			addr[k++] = r[i].hi - 1;
+		}
+		for (size_t i = 0; i < m->ntext; i++)
+			for (int d = -2; d < 2; d++) {
+				addr[k++] = text[i].addr + (uint64_t)d;
+				addr[k++] = text[i].addr + text[i].size + (uint64_t)d;
+			}
+		while (k < naddr)
+			addr[k++] = k % 8 == 0 ? lcg(&x) << 11 : lo - 64 + lcg(&x) % (hi - lo + 128);
+		ls_code_uncovered(m, r, n, addr, naddr, out);
+		size_t wrong = 0, held = 0;
+		for (size_t i = 0; i < naddr; i++) {
+			bool want = false;
+			for (size_t t = 0; t < m->ntext && !want; t++)
+				want = addr[i] && text[t].addr <= addr[i] && addr[i] - text[t].addr < text[t].size;
+			for (size_t j = 0; j < n && want; j++)
+				want = !(r[j].lo <= addr[i] && addr[i] < r[j].hi);
+			wrong += out[i] != want;
+			held += want;
+		}
+		ok(wrong == 0, "the call-target filter's uncovered code, %s: %zu of %zu addresses uncovered, %zu answers "
+		   "differ from a plain scan", sets[s].what, held, naddr, wrong);
+		free(r);
+		free(addr);
+		free(out);
+	}
+	free(m);
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
@@ -523,6 +586,7 @@ int main(void)
 	build_fixtures(dir);
 	rmdir(dir);
 	check_cover_directory();
+	check_uncovered_code();
 
 	/* Big stripped binaries: GNU ld's cc1plus, lld's libLLVM, and libc
 	 * (asm without CFI) without its debug file. */

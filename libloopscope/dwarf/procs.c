@@ -207,6 +207,14 @@ static struct proto *add_proto(struct builder *b)
 	return pr;
 }
 
+/* Room for N more procedures of a range each: one allocation rather than
+ * a realloc, and a copy, each time the arrays double. */
+static void reserve_protos(struct builder *b, size_t n)
+{
+	b->protos = ls_grow(b->protos, &b->cap_protos, b->nprotos + n, sizeof *b->protos);
+	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + n, sizeof *b->ranges);
+}
+
 static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t hi)
 {
 	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
@@ -680,17 +688,97 @@ void ls_ranges_cover(const ls_range *r, size_t n, const uint64_t *addr, size_t n
 	free(c.r);
 }
 
+/* The 16-byte blocks of the code sections that hold a byte no range of a
+ * cover holds: the only places a target that matters can be.  Most of
+ * the e8, e9 and eb bytes reach_end asks about lie inside other
+ * instructions, and their "targets" land anywhere, mostly outside the
+ * code, where the cover's search was a binary search over all of it
+ * (~100,000 ranges in libLLVM); the code the tables leave uncovered is
+ * small (1.5% of libLLVM's), so one bit answers nearly every question. */
+struct gap_bits {
+	uint64_t *bits; /* NULL: no bits (code spans more than WHOLE_SPAN_MAX) */
+	uint64_t base;  /* the first code section's address */
+	size_t nblocks;
+	bool any;       /* some byte of code is uncovered */
+};
+
+/* Sets the bits of the blocks of [LO, HI), inside G's span. */
+static void gap_mark(struct gap_bits *g, uint64_t lo, uint64_t hi)
+{
+	g->any = true;
+	if (g->bits)
+		set_bits(g->bits, (size_t)((lo - g->base) >> WHOLE_SHIFT), (size_t)(((hi - 1 - g->base) >> WHOLE_SHIFT) + 1));
+}
+
+/* The gaps of C in the code sections of M, by the rule covered() applies
+ * (hi is a running maximum: the first range above an address holds it or
+ * nothing does). */
+static struct gap_bits gap_bits_of(const ls_module *m, const struct cover *c)
+{
+	struct gap_bits g = { NULL, 0, 0, false };
+	if (!m->ntext)
+		return g;
+	uint64_t end = m->text[m->ntext - 1].addr + m->text[m->ntext - 1].size;
+	g.base = m->text[0].addr;
+	if (end > g.base && end - g.base <= WHOLE_SPAN_MAX) {
+		g.nblocks = (size_t)((end - g.base + (1u << WHOLE_SHIFT) - 1) >> WHOLE_SHIFT);
+		g.bits = ls_xcalloc((g.nblocks >> 6) + 1, sizeof *g.bits);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < m->ntext; i++) {
+		const struct ls_text *t = &m->text[i];
+		uint64_t a = t->addr, tend = t->addr + t->size;
+		while (a < tend) {
+			while (k < c->n && c->r[k].hi <= a)
+				k++;
+			if (k < c->n && c->r[k].lo <= a) {
+				a = c->r[k].hi; /* covered up to there */
+				continue;
+			}
+			uint64_t gap_end = k < c->n && c->r[k].lo < tend ? c->r[k].lo : tend;
+			gap_mark(&g, a, gap_end);
+			a = gap_end;
+		}
+	}
+	return g;
+}
+
+/* False when no byte of code that G's cover leaves uncovered is at ADDR. */
+static bool gap_bits_may_hold(const struct gap_bits *g, uint64_t addr)
+{
+	if (!g->any)
+		return false;
+	if (!g->bits)
+		return true;
+	uint64_t b = (addr - g->base) >> WHOLE_SHIFT;
+	return addr >= g->base && b < g->nblocks && (g->bits[b >> 6] >> (b & 63) & 1);
+}
+
 /* A call target that matters to the procedures: in code, where none is. */
 struct target_filter {
 	const ls_module *m;
 	const struct cover *c;
 	struct cover_dir dir;
+	struct gap_bits gaps;
 };
 
 static bool uncovered_code(const void *ctx, uint64_t target)
 {
 	const struct target_filter *f = ctx;
-	return target && !cover_dir_holds(f->c, &f->dir, target) && ls_text_find(f->m, target);
+	return target && gap_bits_may_hold(&f->gaps, target) && !cover_dir_holds(f->c, &f->dir, target) &&
+	       ls_text_find(f->m, target);
+}
+
+void ls_code_uncovered(const ls_module *m, const ls_range *r, size_t n, const uint64_t *addr, size_t naddr,
+                       bool *out)
+{
+	struct cover c = cover_of_ranges(r, n);
+	struct target_filter f = { m, &c, cover_dir_of(&c), gap_bits_of(m, &c) };
+	for (size_t i = 0; i < naddr; i++)
+		out[i] = uncovered_code(&f, addr[i]);
+	cover_dir_free(&f.dir);
+	free(f.gaps.bits);
+	free(c.r);
 }
 
 /* Whether the module has a symbol table beyond its dynamic one (in the
@@ -720,6 +808,7 @@ static size_t add_inferred_procs(struct builder *b)
 	 * (glibc's signal trampoline: its FDE starts one nop early, so that
 	 * an unwinder looking up the return address - 1 finds it) */
 	size_t in = 0, after = 0; /* covered and next_start, by cursors: both sorted by start */
+	size_t nadd = 0; /* the FDEs to add, moved to the front of FDE */
 	for (size_t i = 0; i < nfde; i++) {
 		uint64_t lo = fde[i].lo;
 		while (in < c.n && c.r[in].hi <= lo)
@@ -729,18 +818,25 @@ static size_t add_inferred_procs(struct builder *b)
 		while (after < c.n && c.r[after].lo <= lo)
 			after++;
 		if (next_start_at(m, &c, after, lo) >= fde[i].hi)
-			add_inferred(b, lo, fde[i].hi);
+			fde[nadd++] = fde[i];
 	}
+	/* their names at once (61,000 in libLLVM): no growing on the way */
+	ls_strtab_reserve(&m->strings, nadd);
+	reserve_protos(b, nadd);
+	for (size_t i = 0; i < nadd; i++)
+		add_inferred(b, fde[i].lo, fde[i].hi);
 	free(fde);
 	free(c.r);
 	if (!has_symtab(m) && !m->relocatable) {
 		/* only the targets no procedure covers matter: only the code
 		 * that may call or jump to one is decoded (proc_bounds.c) */
 		c = cover_of(b);
-		uint64_t *t;
-		struct target_filter tf = { m, &c, cover_dir_of(&c) };
-		size_t nt = ls_call_targets(m, c.r, c.n, uncovered_code, &tf, &t);
+		uint64_t *t = NULL;
+		struct target_filter tf = { m, &c, cover_dir_of(&c), gap_bits_of(m, &c) };
+		/* no uncovered code: no target can matter, nothing to decode */
+		size_t nt = tf.gaps.any ? ls_call_targets(m, c.r, c.n, uncovered_code, &tf, &t) : 0;
 		cover_dir_free(&tf.dir);
+		free(tf.gaps.bits);
 		for (size_t i = 0; i < nt; i++)
 			if (!covered(&c, t[i]))
 				add_inferred(b, t[i], next_start(m, &c, t[i]));
@@ -768,15 +864,43 @@ static void note_inferred(ls_module *m, size_t ninferred)
 	        code ? 100.0 * (double)in / (double)code : 0.0);
 }
 
-static int cmp_proto(const void *a, const void *b)
+/* A procedure being built, as the sort of them sees it: sorting these
+ * rather than the 88-byte protos themselves (100,000 in libLLVM, merged
+ * in a few passes) saves copying them to and fro. */
+struct proto_key {
+	uint64_t entry;
+	uint32_t not_dwarf;
+	uint32_t proto; /* index in the builder's protos: creation order */
+};
+
+static int cmp_proto_key(const void *a, const void *b)
 {
-	const struct proto *x = a, *y = b;
-	if (x->p.entry != y->p.entry)
-		return x->p.entry < y->p.entry ? -1 : 1;
-	/* DWARF first, then in creation order (first_range is monotone). */
-	if (x->p.from_dwarf != y->p.from_dwarf)
-		return x->p.from_dwarf ? -1 : 1;
-	return x->first_range < y->first_range ? -1 : x->first_range > y->first_range;
+	const struct proto_key *x = a, *y = b;
+	if (x->entry != y->entry)
+		return x->entry < y->entry ? -1 : 1;
+	/* DWARF first, then in creation order. */
+	if (x->not_dwarf != y->not_dwarf)
+		return x->not_dwarf < y->not_dwarf ? -1 : 1;
+	return x->proto < y->proto ? -1 : x->proto > y->proto;
+}
+
+/* The protos by entry, one per entry (duplicate CUs, aliases: the first
+ * in that order); how many, in *N. */
+static struct proto_key *sorted_protos(const struct builder *b, size_t *n)
+{
+	struct proto_key *k = ls_xmalloc((b->nprotos + 1) * sizeof *k);
+	for (size_t i = 0; i < b->nprotos; i++)
+		k[i] = (struct proto_key){ b->protos[i].p.entry, !b->protos[i].p.from_dwarf, (uint32_t)i };
+	if (b->nprotos)
+		ls_sort_runs(k, b->nprotos, sizeof *k, cmp_proto_key);
+	size_t out = 0;
+	for (size_t i = 0; i < b->nprotos; i++) {
+		if (out && k[out - 1].entry == k[i].entry)
+			continue;
+		k[out++] = k[i];
+	}
+	*n = out;
+	return k;
 }
 
 static int cmp_index(const void *a, const void *b)
@@ -953,38 +1077,34 @@ void ls_procs_build(ls_module *m)
 	struct sym *syms = collect_symbols(m, &nsyms);
 
 	add_dwarf_procs(&b, syms, nsyms);
+	reserve_protos(&b, nsyms); /* at most one a symbol */
 	add_symbol_procs(&b, syms, nsyms);
 	add_plt_procs(&b, syms, nsyms);
 	size_t ninferred = add_inferred_procs(&b);
 	free(syms);
 
-	if (b.nprotos)
-		ls_sort_runs(b.protos, b.nprotos, sizeof *b.protos, cmp_proto);
-	/* One procedure per entry (duplicate CUs, aliases): keep the first. */
-	size_t n = 0;
-	for (size_t i = 0; i < b.nprotos; i++) {
-		if (n && b.protos[n - 1].p.entry == b.protos[i].p.entry)
-			continue;
-		b.protos[n++] = b.protos[i];
-	}
+	size_t n;
+	struct proto_key *order = sorted_protos(&b, &n);
 	/* Lay the ranges out in procedure order in one array, owned through
 	 * procs[0].ranges (see ls_procs_free). */
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		total += b.protos[i].p.nranges;
+		total += b.protos[order[i].proto].p.nranges;
 	ls_range *all = ls_xmalloc((total + 1) * sizeof *all);
 	P->procs = ls_xmalloc((n + 1) * sizeof *P->procs);
 	P->nprocs = n;
 	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
+		const struct proto *pr = &b.protos[order[i].proto];
 		struct ls_proc *p = &P->procs[i];
-		*p = b.protos[i].p;
-		memcpy(all + at, b.ranges + b.protos[i].first_range, p->nranges * sizeof *all);
+		*p = pr->p;
+		memcpy(all + at, b.ranges + pr->first_range, p->nranges * sizeof *all);
 		p->ranges = all + at;
 		at += p->nranges;
 	}
 	if (n == 0)
 		free(all);
+	free(order);
 	free(b.protos);
 	free(b.ranges);
 	entry_index(P);

@@ -65,6 +65,12 @@ bool ls_noreturn_name(const ls_module *m, const char *name);
  * filter asks, through the same sorted cover and block directory
  * (tests/unit-procs checks it against a plain scan). */
 void ls_ranges_cover(const ls_range *r, size_t n, const uint64_t *addr, size_t naddr, bool *in);
+/* For each ADDR, whether it is code of M (in M's code sections) that none
+ * of the N ranges R holds: the call-target filter's question, through its
+ * bits of the uncovered blocks (tests/unit-procs checks it against a
+ * plain scan). */
+void ls_code_uncovered(const ls_module *m, const ls_range *r, size_t n, const uint64_t *addr, size_t naddr,
+                       bool *out);
 const struct ls_proc *ls_procs_find(const struct ls_procs *p, uint64_t addr);
 /* The procedure whose entry is exactly ADDR, or NULL (tail-call detection). */
 const struct ls_proc *ls_procs_at_entry(const struct ls_procs *p, uint64_t addr);
