@@ -7,7 +7,8 @@
 # the mnemonic.  Binaries: libc, libstdc++, bash, python3, gdb, perf,
 # objdump, ld, zlib where installed (real code of gcc -O2, with its nops,
 # endbr64, AVX); the fixtures built now with gcc and clang at -O0 and -O2,
-# and the hand-written assembly fixtures (undecodable bytes, jump tables).
+# and the hand-written assembly fixtures (undecodable bytes, jump tables,
+# prefixed calls and pushes of immediates: all the fast decoder's).
 # On the big real binaries the fast decoder must handle at least 85% of the
 # instructions (the coverage is printed: libc 92%, bash 99%).  The slow
 # tier's tests/corpus-decode-fast.sh does the same on the corpus, libLLVM,
@@ -44,4 +45,8 @@ for s in bad_decode jump_tables eh_sleb unwind; do
 		fail_all "$s.s does not assemble: $(head -c 300 "$TMP/cc.err")"
 	check "$TMP/$s" 0
 done
+# Every instruction of this one is the fast decoder's (and libopcodes').
+gcc -nostdlib -o "$TMP/decode_prefixed" "$FIXTURES/decode_prefixed.s" 2>"$TMP/cc.err" ||
+	fail_all "decode_prefixed.s does not assemble: $(head -c 300 "$TMP/cc.err")"
+check "$TMP/decode_prefixed" 100
 done_testing

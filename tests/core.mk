@@ -84,7 +84,7 @@ EXTRA_DIST += \
 	tests/fixtures/cold.c tests/fixtures/shlib.c tests/fixtures/shlib_main.c \
 	tests/fixtures/loops.c tests/fixtures/loop_lines.c tests/fixtures/loop_lines_dwarf.c tests/fixtures/fmt_align.cc tests/fixtures/made.cpp tests/fixtures/line0.c \
 	tests/fixtures/ctor_dtor.h tests/fixtures/ctor_dtor_a.cpp tests/fixtures/ctor_dtor_b.cpp \
-	tests/fixtures/bad_decode.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
+	tests/fixtures/bad_decode.s tests/fixtures/decode_prefixed.s tests/fixtures/bad_jumptable.s tests/fixtures/bad_overlap.s \
 	tests/fixtures/jump_tables.s tests/fixtures/eh_sleb.s \
 	tests/fixtures/dir0/sub/dir0_main.c tests/fixtures/dir0/sub/dir0_local.h tests/fixtures/dir0/inc/dir0_sum.h \
 	tests/fixtures/dir0/dir0_entries.s \

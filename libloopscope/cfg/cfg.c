@@ -325,7 +325,8 @@ uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct 
 			continue;
 		}
 		uint64_t end = t->addr + t->size < hi ? t->addr + t->size : hi;
-		d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
+		if (d->n + 1 > d->cap || !d->insns) /* (ls_grow's own test, without a call per instruction) */
+			d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
 		struct ls_insn *in = &d->insns[d->n];
 		size_t n = ls_decode(dec, t->data + (addr - t->addr), end - addr, addr, in);
 		if (n == 0) {

@@ -20,8 +20,9 @@
  * Anything else returns 0 ("not handled") and goes to libopcodes: other
  * opcodes, VEX/EVEX, lock/rep/repne (but `repz ret` and endbr64), 0x67,
  * cs/ds/es/ss (but before nops), REX.W where libopcodes would print it as
- * an unused prefix, 0x66 where its meaning is not verified, repeated
- * prefixes, truncated bytes.  tests/decode-diff.c (run by
+ * an unused prefix (but a direct call's, with at most two 0x66: TLS code
+ * pads its call of __tls_get_addr so), 0x66 where its meaning is not
+ * verified, repeated prefixes, truncated bytes.  tests/decode-diff.c (run by
  * tests/core-decode-fast.sh and tests/corpus-decode-fast.sh) compares the
  * two paths field by field on real binaries, tests/fuzz-decode.c on random
  * bytes.
@@ -537,6 +538,15 @@ static bool dec_plain(struct fx *f, uint8_t op)
 		op_gpr(f, (op & 7) | (f->rex & REX_B ? 8 : 0), 8);
 		return true;
 	}
+	if (op == 0x6a || op == 0x68) {
+		/* push $imm, sign-extended (a lazy PLT slot's push $n) */
+		if (f->o16 || f->has_rex || !fetch(f, op == 0x6a ? 1 : 4))
+			return false;
+		mnem(f, "push", 0);
+		cls(f, LS_INSN_OTHER, LS_MN_PUSH, R_SP, false);
+		op_imm(f, op == 0x6a ? get_s8(f) : get_s32(f));
+		return true;
+	}
 	if (op >= 0xb0 && op <= 0xb7) {
 		if (f->o16)
 			return false;
@@ -832,6 +842,8 @@ static bool dispatch(struct fx *f)
 		f->p++;
 		return dec_nop(f);
 	}
+	if (op == 0xe8 && f->n66 <= 2 && f->has_rex && f->rex == REX_W && !f->n2e && !f->seg && !f->f3 && !f->f2)
+		return dec_control(f, op); /* TLS's `data16 data16 rex.W call __tls_get_addr` (REX.W wins) */
 	if (f->n2e || f->n66 > 1)
 		return false;
 	if (op == 0x0f && fetch(f, 1) && f->n66 + f->f3 + f->f2 <= 1) {

@@ -576,7 +576,8 @@ static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit, bo
 
 static void quick_push(struct quick *q, uint32_t i)
 {
-	q->stack = ls_grow(q->stack, &q->cap_stack, q->sp + 1, sizeof *q->stack);
+	if (q->sp + 1 > q->cap_stack || !q->stack) /* (ls_grow's own test, without a call per push) */
+		q->stack = ls_grow(q->stack, &q->cap_stack, q->sp + 1, sizeof *q->stack);
 	q->stack[q->sp++] = i;
 }
 
