@@ -772,7 +772,7 @@ void pl_dsos_summary(struct pl_attrib *a)
 		return;
 	if (a->nnodebug && !o->verbose)
 		fprintf(stderr, "perf-loops: %u binar%s without debug information: procedures from their symbols, "
-			"no inlined calls, loops or lines (-v names them; their -dbgsym packages or debuginfod "
+			"loops without lines, no inlined calls (-v names them; their -dbgsym packages or debuginfod "
 			"give them)\n", a->nnodebug, a->nnodebug == 1 ? "y" : "ies");
 	if (a->nmissing && !o->verbose)
 		fprintf(stderr, "perf-loops: %u binar%s of the recording not found (%s%s): %s frames are shown by "

@@ -786,6 +786,12 @@ struct uproc {
 	bool keeps_fp, variable;
 	size_t unsure;           /* returns reached with an unexpected frame */
 	size_t conflicts;
+	/* The calls come from the CFG alone; the rows and the frame summary
+	 * need the flow of states, several times the cost.  fp-repair asks
+	 * only whether a return address follows a call, of thousands of
+	 * procedures, so the flow runs when something first needs it. */
+	bool flowed;
+	int depth;               /* the first request's, which the flow is run at */
 };
 
 /* Where the CFA is when neither SP nor BP is a known distance from it: in
@@ -1110,7 +1116,8 @@ static bool is_plt(const ls_module *m, const ls_scope *p, uint64_t entry)
 	return ends_with(p->name, "@plt") || (t && (strncmp(t->name, ".plt", 4) == 0 || strcmp(t->name, ".iplt") == 0));
 }
 
-static struct uproc *get_proc(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth);
+static struct uproc *get_proc(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth,
+                             bool rows);
 
 /* A procedure of its own that is a .cold part of another (symbols without
  * DWARF: foo.cold, or one found in stripped code): the paper's hot/cold
@@ -1128,7 +1135,7 @@ static bool cold_entry_state(const ls_module *m, struct ls_unwind_cache *c, cons
 		const ls_scope *q = ls_lookup_proc(m, in->target);
 		if (!q || q == p)
 			continue;
-		struct uproc *u = get_proc(m, c, q, depth + 1);
+		struct uproc *u = get_proc(m, c, q, depth + 1, true);
 		if (!u || in->target == u->entry)
 			continue; /* a tail call */
 		size_t k = LS_FIRST_ABOVE(u->rows, u->nrows, hi, in->target);
@@ -1303,39 +1310,72 @@ static void flow_states(const ls_module *m, const struct ls_unwind_cache *c, str
 	free(f.replaced);
 }
 
-/* P's recipes, calls and summary. */
-static struct uproc *analyze(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth)
+/* The flow of states over CFG for P: U's rows and frame summary. */
+static void flow(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, struct uproc *u,
+                 const struct ls_cfg *cfg)
 {
-	struct uproc *u = ls_xcalloc(1, sizeof *u);
-	u->entry = proc_entry(m, c->dec, p);
-	struct ls_proc proc = { .name = p->name, .linkage_name = p->linkage_name, .ranges = p->ranges,
-	                        .nranges = p->nranges, .entry = u->entry };
-	struct ls_cfg cfg;
-	struct ls_cfg_env env = { .m = m, .dec = c->dec };
-	if (!p->nranges || ls_cfg_build_alone(&env, &proc, &cfg) < 0)
-		return u; /* nothing decodes: no recipes */
-	size_t n = cfg.ninsns;
+	size_t n = cfg->ninsns;
 	struct insn_states is = {
 		ls_xmalloc(n * sizeof *is.st), ls_xcalloc(n, 1), ls_xcalloc(n, sizeof *is.rule_addr), ls_xcalloc(n, 1)
 	};
 	if (is_plt(m, p, u->entry)) {
-		plt_states(&cfg, &is);
+		plt_states(cfg, &is);
 	} else {
 		struct state start = entry_state;
 		uint64_t from = 0;
-		bool cold = cold_entry_state(m, c, p, &cfg, depth, &start, &from);
-		flow_states(m, c, u, &cfg, &is, &start, cold ? LS_UNWIND_RULE_COLD : LS_UNWIND_RULE_ENTRY);
+		bool cold = cold_entry_state(m, c, p, cfg, u->depth, &start, &from);
+		flow_states(m, c, u, cfg, &is, &start, cold ? LS_UNWIND_RULE_COLD : LS_UNWIND_RULE_ENTRY);
 		if (cold)
-			is.rule_addr[cfg.blocks[0].first_insn] = from;
+			is.rule_addr[cfg->blocks[0].first_insn] = from;
 	}
-	make_rows(u, &cfg, &is);
-	collect_calls(u, &cfg);
+	make_rows(u, cfg, &is);
 	free(is.st);
 	free(is.rule);
 	free(is.rule_addr);
 	free(is.done);
+	u->flowed = true;
+}
+
+/* P's CFG, as the analysis of it here always builds it: false if nothing
+ * decodes (no recipes then). */
+static bool proc_cfg(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, uint64_t entry,
+                     struct ls_cfg *cfg)
+{
+	struct ls_proc proc = { .name = p->name, .linkage_name = p->linkage_name, .ranges = p->ranges,
+	                        .nranges = p->nranges, .entry = entry };
+	struct ls_cfg_env env = { .m = m, .dec = c->dec };
+	return p->nranges && ls_cfg_build_alone(&env, &proc, cfg) == 0;
+}
+
+/* P's calls, and with ROWS its recipes and summary too. */
+static struct uproc *analyze(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth,
+                             bool rows)
+{
+	struct uproc *u = ls_xcalloc(1, sizeof *u);
+	u->entry = proc_entry(m, c->dec, p);
+	u->depth = depth;
+	struct ls_cfg cfg;
+	if (!proc_cfg(m, c, p, u->entry, &cfg)) {
+		u->flowed = true;
+		return u; /* nothing decodes: no recipes */
+	}
+	if (rows)
+		flow(m, c, p, u, &cfg);
+	collect_calls(u, &cfg);
 	ls_cfg_free(&cfg);
 	return u;
+}
+
+/* U's recipes and summary, when only its calls were made. */
+static void add_rows(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, struct uproc *u)
+{
+	struct ls_cfg cfg;
+	if (!proc_cfg(m, c, p, u->entry, &cfg)) {
+		u->flowed = true;
+		return;
+	}
+	flow(m, c, p, u, &cfg);
+	ls_cfg_free(&cfg);
 }
 
 /* ---- the module's recipes: computed once per procedure ------------------- */
@@ -1506,15 +1546,21 @@ static void load_labels(const ls_module *m, struct ls_unwind_cache *c)
 	qsort(c->labels, c->nlabels, sizeof *c->labels, cmp_label);
 }
 
-/* P's recipes, computed now if they were not yet.  Caller holds c->lock. */
-static struct uproc *get_proc(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth)
+/* P's calls (with ROWS, its recipes too), computed now if they were not
+ * yet.  Caller holds c->lock. */
+static struct uproc *get_proc(const ls_module *m, struct ls_unwind_cache *c, const ls_scope *p, int depth,
+                             bool rows)
 {
 	if ((c->count + 1) * 2 > c->nslots)
 		grow_slots(c);
 	size_t i = slot_of(c, p);
-	if (c->slots[i].scope)
-		return c->slots[i].u;
-	struct uproc *u = analyze(m, c, p, depth);
+	if (c->slots[i].scope) {
+		struct uproc *u = c->slots[i].u;
+		if (rows && !u->flowed)
+			add_rows(m, c, p, u);
+		return u;
+	}
+	struct uproc *u = analyze(m, c, p, depth, rows);
 	if ((c->count + 1) * 2 > c->nslots) /* a .cold part's hot part came first */
 		grow_slots(c);
 	i = slot_of(c, p);
@@ -1524,13 +1570,15 @@ static struct uproc *get_proc(const ls_module *m, struct ls_unwind_cache *c, con
 	} else {
 		free_proc(u);
 		u = c->slots[i].u;
+		if (rows && !u->flowed)
+			add_rows(m, c, p, u);
 	}
 	return u;
 }
 
 /* P's recipes under C's lock; running out of memory unlocks first. */
 static const struct uproc *locked_get(const ls_module *m, struct ls_unwind_cache *const c, const ls_scope *p,
-                                      ls_error *err)
+                                      bool rows, ls_error *err)
 {
 	struct ls_oom_guard g;
 	pthread_mutex_lock(&c->lock);
@@ -1546,15 +1594,16 @@ static const struct uproc *locked_get(const ls_module *m, struct ls_unwind_cache
 	}
 	if (!c->labels_read)
 		load_labels(m, c);
-	const struct uproc *u = c->dec ? get_proc(m, c, p, 0) : NULL;
+	const struct uproc *u = c->dec ? get_proc(m, c, p, 0, rows) : NULL;
 	ls_oom_pop(&g);
 	pthread_mutex_unlock(&c->lock);
 	return u;
 }
 
-/* The recipes of the procedure holding ADDR (NULL: none, ERR says why).
- * The lock guards the memo; running out of memory inside unlocks first. */
-static const struct uproc *proc_at(const ls_module *m, uint64_t addr, ls_error *err)
+/* The calls of the procedure holding ADDR, with ROWS its recipes too
+ * (NULL: none, ERR says why).  The lock guards the memo; running out of
+ * memory inside unlocks first. */
+static const struct uproc *proc_at(const ls_module *m, uint64_t addr, bool rows, ls_error *err)
 {
 	if (!m) {
 		ls_set_error(err, LS_ERR_USAGE, "no module");
@@ -1576,7 +1625,7 @@ static const struct uproc *proc_at(const ls_module *m, uint64_t addr, ls_error *
 		ls_set_error(err, LS_ERR_NOMEM, "%s: out of memory", m->path);
 		return NULL;
 	}
-	const struct uproc *u = locked_get(m, c, p, err);
+	const struct uproc *u = locked_get(m, c, p, rows, err);
 	if (!u && err && err->code == LS_OK)
 		ls_set_error(err, LS_ERR_UNSUPPORTED, "%s: no decoder for its machine", m->path);
 	return u;
@@ -1609,7 +1658,7 @@ static void to_recipe(const struct uproc *u, const struct row *r, ls_unwind_reci
 
 int ls_unwind_recipe_at(const ls_module *m, uint64_t addr, ls_unwind_recipe *out, ls_error *err)
 {
-	const struct uproc *u = proc_at(m, addr, err);
+	const struct uproc *u = proc_at(m, addr, true, err);
 	if (!u)
 		return -1;
 	size_t k = LS_FIRST_ABOVE(u->rows, u->nrows, hi, addr);
@@ -1624,7 +1673,7 @@ int ls_unwind_recipe_at(const ls_module *m, uint64_t addr, ls_unwind_recipe *out
 
 size_t ls_unwind_recipes(const ls_module *m, uint64_t addr, ls_unwind_recipe *out, size_t cap)
 {
-	const struct uproc *u = proc_at(m, addr, NULL);
+	const struct uproc *u = proc_at(m, addr, true, NULL);
 	if (!u)
 		return 0;
 	for (size_t i = 0; i < u->nrows && i < cap; i++)
@@ -1634,7 +1683,7 @@ size_t ls_unwind_recipes(const ls_module *m, uint64_t addr, ls_unwind_recipe *ou
 
 int ls_unwind_proc(const ls_module *m, uint64_t addr, ls_unwind_proc_info *out, ls_error *err)
 {
-	const struct uproc *u = proc_at(m, addr, err);
+	const struct uproc *u = proc_at(m, addr, true, err);
 	if (!u)
 		return -1;
 	*out = (ls_unwind_proc_info){
@@ -1647,7 +1696,7 @@ int ls_unwind_proc(const ls_module *m, uint64_t addr, ls_unwind_proc_info *out, 
 
 size_t ls_unwind_proc_targets(const ls_module *m, uint64_t addr, int kind, uint64_t *out, size_t cap)
 {
-	const struct uproc *u = kind == 0 || kind == 1 ? proc_at(m, addr, NULL) : NULL;
+	const struct uproc *u = kind == 0 || kind == 1 ? proc_at(m, addr, false, NULL) : NULL;
 	if (!u)
 		return 0;
 	for (size_t i = 0; i < u->ntargets[kind] && i < cap; i++)
@@ -1657,7 +1706,7 @@ size_t ls_unwind_proc_targets(const ls_module *m, uint64_t addr, int kind, uint6
 
 ls_call_kind ls_unwind_call_before(const ls_module *m, uint64_t ra, uint64_t *target)
 {
-	const struct uproc *u = ra ? proc_at(m, ra - 1, NULL) : NULL;
+	const struct uproc *u = ra ? proc_at(m, ra - 1, false, NULL) : NULL;
 	if (!u)
 		return LS_CALL_NONE;
 	size_t k = LS_FIRST_AT_LEAST(u->calls, u->ncalls, ret, ra);
