@@ -35,8 +35,8 @@ static uint64_t rd(struct cursor *c, size_t n)
 		c->ok = false;
 		return 0;
 	}
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
+	uint64_t v = 0;  /* of the first 8 bytes: DW_FORM_data16 is only skipped */
+	for (size_t i = 0; i < n && i < 8; i++)
 		v |= (uint64_t)c->p[i] << (8 * i);
 	c->p += n;
 	return v;
