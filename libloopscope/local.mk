@@ -28,6 +28,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/dwarf/die_order.c libloopscope/dwarf/die_order.h \
 	libloopscope/dwarf/procs.c libloopscope/dwarf/procs.h libloopscope/dwarf/proc_bounds.c \
 	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
+	libloopscope/dwarf/line_files.c libloopscope/dwarf/line_files.h \
 	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c libloopscope/cfg/decode_x86_fast.c libloopscope/cfg/decode_x86_fast.h \
 	libloopscope/cfg/opcodes.h libloopscope/cfg/disasm.c \
 	libloopscope/cfg/cfg.c libloopscope/cfg/cfg.h libloopscope/cfg/cfg_private.h \

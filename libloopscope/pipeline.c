@@ -11,8 +11,8 @@
  *        makes  m->cache: the entry's head -- the procedures, who owns each address --
  *               when an entry holds for m; then 3-5 wait until a procedure is not in it
  *               (on demand without an entry: until a lookup needs the procedure table)
- *   3. inline tree (dwarf/inline_tree.c)
- *        reads  m->dwarf (.debug_info, once)
+ *   3. inline tree (dwarf/inline_tree.c; file names: dwarf/line_files.c)
+ *        reads  m->dwarf (.debug_info, once; .debug_line's unit headers)
  *        makes  m->inl: inlined calls by address; the subprograms with code
  *   4. procedures (dwarf/procs.c, dwarf/proc_bounds.c)
  *        reads  m->inl's subprograms, the symbol table, the PLT, .eh_frame's FDEs, direct calls

@@ -30,7 +30,7 @@ CORE_TESTS = \
 	tests/core-data.py \
 	tests/core-blame.py \
 	tests/core-decode-fast.sh
-CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-source \
+CORE_UNIT_TESTS = tests/unit-output tests/unit-loop-forest tests/unit-cfg tests/unit-dwarf tests/unit-line-files tests/unit-source \
 	tests/unit-procs tests/unit-strtab tests/unit-sort
 CORE_SLOW_TESTS =
 TESTS += $(CORE_TESTS) $(CORE_UNIT_TESTS)
@@ -67,6 +67,9 @@ tests_unit_cfg_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 tests_unit_dwarf_SOURCES = tests/unit-dwarf.c tests/unit-module.h
 tests_unit_dwarf_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_dwarf_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
+tests_unit_line_files_SOURCES = tests/unit-line-files.c
+tests_unit_line_files_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
+tests_unit_line_files_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)
 tests_unit_procs_SOURCES = tests/unit-procs.c tests/unit-module.h
 tests_unit_procs_CFLAGS = $(AM_CFLAGS) $(ELFUTILS_CFLAGS)
 tests_unit_procs_LDADD = libloopscope-internal.la $(ELFUTILS_LIBS)

@@ -24,6 +24,7 @@
 #endif
 #include "dwarf/die_order.h"
 #include "dwarf/inline_tree.h"
+#include "dwarf/line_files.h"
 #include "dwarf/linemap.h"
 #include "elf/module.h"
 #include "support/base.h"
@@ -64,6 +65,8 @@ struct walker {
 	Dwarf_Files *files;           /* NULL until read (FILES_READ) or if unreadable */
 	size_t nfiles;
 	bool files_read;
+	struct ls_line_files header_files; /* the same table, from the header alone */
+	bool header_files_read, header_files_ok;
 	const char **file_names;      /* resolved lazily, per file index */
 	size_t cap_file_names;
 	bool bad;                     /* the CU turned out corrupt */
@@ -85,12 +88,10 @@ struct walker {
 	struct ls_die_memo *die_memo; /* die_order.c's, for every unit */
 };
 
-static const char *cu_file(struct walker *w, Dwarf_Word idx)
+/* The unit's file table the way libdw 0.188 gives it, when LF cannot:
+ * a malformed header, or a file a DW_LNE_define_file made. */
+static bool read_libdw_files(struct walker *w)
 {
-	/* Read when first needed: libdw 0.188 decodes the unit's whole line
-	 * program for its file table, which a unit without functions (an
-	 * assembler source) never needs here -- nor, on demand, the line map
-	 * unless its code is analyzed. */
 	if (!w->files_read) {
 		w->files_read = true;
 		if (dwarf_getsrcfiles(&w->cudie, &w->files, &w->nfiles) != 0) {
@@ -98,7 +99,22 @@ static const char *cu_file(struct walker *w, Dwarf_Word idx)
 			w->nfiles = 0;
 		}
 	}
-	if (!w->files || idx >= w->nfiles)
+	return w->files != NULL;
+}
+
+static const char *cu_file(struct walker *w, Dwarf_Word idx)
+{
+	/* Read when first needed, and from the line program header alone
+	 * (line_files.c): libdw 0.188 decodes the unit's whole line program
+	 * for its file table, which a unit without functions (an assembler
+	 * source) never needs here -- nor, on demand, the line map unless its
+	 * code is analyzed. */
+	if (!w->header_files_read) {
+		w->header_files_read = true;
+		w->header_files_ok = ls_line_files_read(&w->cudie, &w->header_files);
+	}
+	bool from_header = w->header_files_ok && idx < w->header_files.nfiles;
+	if (!from_header && (!read_libdw_files(w) || idx >= w->nfiles))
 		return NULL;
 	if (idx >= w->cap_file_names) {
 		size_t old = w->cap_file_names;
@@ -106,7 +122,9 @@ static const char *cu_file(struct walker *w, Dwarf_Word idx)
 		memset(w->file_names + old, 0, (w->cap_file_names - old) * sizeof *w->file_names);
 	}
 	if (!w->file_names[idx]) {
-		const char *f = ls_cu_file_path(&w->m->strings, w->files, idx, w->comp_dir);
+		const char *f = from_header
+			? ls_line_file_path(&w->m->strings, &w->header_files, idx, w->comp_dir)
+			: ls_cu_file_path(&w->m->strings, w->files, idx, w->comp_dir);
 		if (!f)
 			return NULL;
 		w->file_names[idx] = f;
@@ -748,6 +766,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 		w.files = NULL;
 		w.nfiles = 0;
 		w.files_read = false; /* cu_file reads them when a name needs them */
+		w.header_files_read = false;
 		if (w.file_names)
 			memset(w.file_names, 0, w.cap_file_names * sizeof *w.file_names);
 		walk_children(&w, &cudie);
@@ -793,6 +812,7 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	free(w.sub_nodes);
 	free(w.ivals);
 	free(w.file_names);
+	ls_line_files_free(&w.header_files);
 	free(w.cache);
 	free(w.ranges);
 	return 0;
