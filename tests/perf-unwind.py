@@ -260,6 +260,49 @@ def check_record_choice(tap, tmp, exe):
            "the user's --call-graph wins")
 
 
+def eh_frame_hdr_after(lib):
+    """Whether LIB's .eh_frame_hdr comes after its .eh_frame in the section table."""
+    r = run(["readelf", "-SW", lib])
+    names = re.findall(r"\]\s+(\.eh_frame(?:_hdr)?)\s", r.stdout)
+    return ".eh_frame" in names and ".eh_frame_hdr" in names and \
+        names.index(".eh_frame_hdr") > names.index(".eh_frame")
+
+
+def check_cfi_by_segment(tap, tmp):
+    """libdw 0.188 uses .eh_frame_hdr's search table only when that section
+    comes before .eh_frame; in the other order (Debian's libLLVM) the unwinder
+    reads the CFI through PT_GNU_EH_FRAME.  Same chains either way."""
+    clang = shutil.which("clang")
+    lib = None
+    if clang:
+        r = run(["ldd", os.path.realpath(clang)])
+        m = re.search(r"(/\S*libLLVM\S*\.so\S*)", r.stdout)
+        lib = m.group(1) if m else None
+    if not lib or not eh_frame_hdr_after(lib):
+        tap.skip("no clang linked to a libLLVM whose .eh_frame_hdr follows its .eh_frame here")
+        return
+    src = os.path.join(tmp, "cfi_by_segment.c")
+    with open(src, "w") as f:
+        f.write("static int g(int x) { return x * 3; }\nint f(int n) { int s = 0; for (int i = 0; i < n; i++)"
+                " s += g(i); return s; }\n")
+    data = os.path.join(tmp, "clang-dwarf.data")
+    r = run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "--call-graph=dwarf,16384", "-o", data, "--",
+             clang, "-O2", "-c", src, "-o", os.devnull])
+    if not tap.ok(r.returncode == 0, "perf record --call-graph=dwarf of clang -O2 -c"):
+        tap.diag(r.stderr)
+        return
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache-cfi"))
+    by_segment = run([PERF_LOOPS, "report", "-v", "--stdio", "-i", data], env=env)
+    by_name = run([PERF_LOOPS, "report", "-v", "--stdio", "-i", data], env=dict(env, PERF_LOOPS_CFI_BY_NAME="1"))
+    said = "%s: .eh_frame_hdr after .eh_frame: its CFI read through PT_GNU_EH_FRAME" % lib
+    tap.ok(by_segment.returncode == 0 and said in by_segment.stderr and said not in by_name.stderr,
+           "%s: the CFI read through PT_GNU_EH_FRAME (-v says so)" % os.path.basename(lib))
+    frames = by_segment.stdout.count("[" + os.path.basename(lib) + "]")
+    tap.ok(frames > 0 and by_segment.stdout == by_name.stdout,
+           "the same report as through the section (libdw's linear search): %d rows in %s" %
+           (frames, os.path.basename(lib)))
+
+
 def main():
     C.need_tools("gcc", "perf", "readelf", "nm")
     if not os.access(PERF_LOOPS, os.X_OK):
@@ -275,6 +318,7 @@ def main():
         check_fp_recording(tap, tmp, exe)
         check_record_choice(tap, tmp, exe)
     check_recipes_where_no_cfi(tap, tmp)
+    check_cfi_by_segment(tap, tmp)
     tap.done()
 
 
