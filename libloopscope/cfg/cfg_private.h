@@ -158,6 +158,10 @@ struct flow {
 	uint32_t *in_src;          /* instructions that branch to it: direct branches,
 	                            * jump-table edges found so far, calls to their landing pad */
 	size_t cap_src;
+	uint32_t *tab_start;       /* per insn: where its jump-table sources start in in_src */
+	uint32_t *run_of;          /* per insn: the id of that run of sources, UINT32_MAX: none
+	                            * (fewer than 2); the same runs have the same id */
+	uint32_t *run_stamp;       /* per run id: gone through by the current walk */
 	uint32_t *stamp;           /* per insn: visited by the current walk */
 	uint32_t gen;
 	int64_t *stack;
@@ -179,6 +183,7 @@ struct flow {
 	int64_t *defs;             /* the walks' answers, a stack (walks nest through values) */
 	size_t ndefs, cap_defs;
 	uint8_t *active;           /* per insn: its value is being found (a cycle of copies) */
+	uint8_t *falls;            /* per insn: ls_jt_falls_into's answer + 1, 0: not asked yet */
 	/* Per insn: the stack pointer's and the frame pointer's height before
 	 * it, relative to the stack pointer at the procedure's entry (see
 	 * stack_slots.c), for the present in_src; computed on first use. */

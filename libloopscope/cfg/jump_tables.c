@@ -128,6 +128,38 @@ static bool read_bytes(const struct ls_cfg_module *c, uint64_t addr, void *out, 
 	return false;
 }
 
+/* The section read_bytes reads every address inside it from: the first
+ * holding ADDR, when no section before it overlaps it; else NULL.  A
+ * table's entries are read through it, not through a scan of the
+ * sections per entry (a quarter of a million entries read in the first
+ * report of a system-wide recording, every round of ls_jt_resolve). */
+static const struct data_sec *sole_sec(const struct ls_cfg_module *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nsecs; i++) {
+		const struct data_sec *s = &c->secs[i];
+		if (addr < s->addr || addr - s->addr >= s->size)
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct data_sec *t = &c->secs[j];
+			if (t->addr >= s->addr ? t->addr - s->addr < s->size : s->addr - t->addr < t->size)
+				return NULL;
+		}
+		return s;
+	}
+	return NULL;
+}
+
+/* read_bytes, through S (from sole_sec) when it holds the bytes. */
+static bool read_bytes_in(const struct ls_cfg_module *c, const struct data_sec *s, uint64_t addr, void *out,
+                          size_t n)
+{
+	if (s && addr >= s->addr && addr - s->addr < s->size && s->size - (addr - s->addr) >= n) {
+		memcpy(out, s->data + (addr - s->addr), n);
+		return true;
+	}
+	return read_bytes(c, addr, out, n);
+}
+
 /* ---- jump tables ---- */
 
 /* An indirect jump's targets are what its operand may hold.  We find the
@@ -297,7 +329,7 @@ bool ls_cfg_call_returns(const struct builder *b, uint64_t target);
 /* Whether instruction K runs straight into K + 1 (a call: unless it never
  * returns; in the summary build, before that is proved, unless it is
  * known never to return). */
-bool ls_jt_falls_into(const struct builder *b, int64_t k)
+static bool falls_into_now(const struct builder *b, int64_t k)
 {
 	const struct ls_cfg *cfg = b->cfg;
 	const struct ls_insn *in = &cfg->insns[k];
@@ -308,6 +340,22 @@ bool ls_jt_falls_into(const struct builder *b, int64_t k)
 		return !(p && p->noreturn) && ls_cfg_call_returns(b, in->target);
 	}
 	return in->kind == LS_INSN_OTHER || in->kind == LS_INSN_CJUMP || in->kind == LS_INSN_ICALL;
+}
+
+/* ... asked once per instruction while the walks run (they and the
+ * heights ask again for every visit, in every round): the answer depends
+ * only on the instruction and on facts that, once known, stay.  A cut
+ * call still counts in b->calls_cut, once rather than per visit (only
+ * whether the count moved is read). */
+bool ls_jt_falls_into(const struct builder *b, int64_t k)
+{
+	uint8_t *known = b->flow ? &b->flow->falls[k] : NULL;
+	if (known && *known)
+		return *known == 2;
+	bool r = falls_into_now(b, k);
+	if (known)
+		*known = r ? 2 : 1;
+	return r;
 }
 
 static int writes_reg(const struct builder *b, int64_t p, const void *ctx)
@@ -331,6 +379,7 @@ static size_t walk_back(struct builder *b, int64_t at, walk_fn what, const void 
 	*n0 = f->ndefs;
 	if (++f->gen == 0) {
 		memset(f->stamp, 0, cfg->ninsns * sizeof *f->stamp);
+		memset(f->run_stamp, 0, cfg->ninsns * sizeof *f->run_stamp);
 		f->gen = 1;
 	}
 	size_t sp = 0;
@@ -340,10 +389,19 @@ static size_t walk_back(struct builder *b, int64_t at, walk_fn what, const void 
 		if (x == f->entry)
 			*at_entry = true;
 		uint32_t lo = f->in_start[x], hi = f->in_start[x + 1];
-		bool through = x > 0 && ls_jt_falls_into(b, x - 1);
+		uint8_t known = x > 0 ? f->falls[x - 1] : 0; /* (ls_jt_falls_into's memo, read here) */
+		bool through = x > 0 && (known ? known == 2 : ls_jt_falls_into(b, x - 1));
 		if (!through && lo == hi && x != f->entry)
 			f->hit_unknown = true;
+		uint32_t ts = f->tab_start[x], run = f->run_of[x];
 		for (uint32_t k = lo; k < hi + through; k++) {
+			if (k == ts && run != UINT32_MAX) {
+				if (f->run_stamp[run] == f->gen) { /* all visited: on to X - 1 */
+					k = hi - 1;
+					continue;
+				}
+				f->run_stamp[run] = f->gen; /* (visited whole before another X is) */
+			}
 			int64_t p = k < hi ? (int64_t)f->in_src[k] : x - 1;
 			if (f->stamp[p] == f->gen)
 				continue;
@@ -939,13 +997,14 @@ static uint64_t data_limit(const struct builder *b, uint64_t table)
 }
 
 /* Entry K of table E, as a code address; false when there is none. */
-static bool read_entry(const struct builder *b, const struct jt_val *e, uint64_t k, uint64_t *target)
+static bool read_entry(const struct builder *b, const struct jt_val *e, const struct data_sec *sec, uint64_t k,
+                       uint64_t *target)
 {
 	const struct ls_cfg_module *c = b->cache;
 	uint64_t at = e->c + k * e->size;
 	if (e->size == 8) {
 		uint64_t v;
-		if (!read_bytes(c, at, &v, 8))
+		if (!read_bytes_in(c, sec, at, &v, 8))
 			return false;
 		const struct dyn_reloc *r = c->nrelocs ? reloc_at(c, at) : NULL;
 		if (r && r->type == R_X86_64_RELATIVE)
@@ -956,7 +1015,7 @@ static bool read_entry(const struct builder *b, const struct jt_val *e, uint64_t
 		return true;
 	}
 	int32_t v;
-	if (!read_bytes(c, at, &v, 4) || (c->nrelocs && reloc_within(c, at, 4)))
+	if (!read_bytes_in(c, sec, at, &v, 4) || (c->nrelocs && reloc_within(c, at, 4)))
 		return false;
 	*target = e->base + (uint64_t)(int64_t)v;
 	return true;
@@ -990,9 +1049,10 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 	}
 	size_t before = *nout;
 	bool first = true;
+	const struct data_sec *sec = sole_sec(b->cache, e->c);
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t target;
-		if (!read_entry(b, e, k, &target))
+		if (!read_entry(b, e, sec, k, &target))
 			break;
 		if (dflt && target == dflt && !in_ranges(b, target))
 			continue; /* the compare's default, in another procedure's cold code (gcc shares
@@ -1090,6 +1150,56 @@ struct jump_result {
 	int status;
 };
 
+/* Whether the jump-table sources of X and Y are the same run. */
+static bool same_run(const struct flow *f, size_t x, size_t y)
+{
+	uint32_t nx = f->in_start[x + 1] - f->tab_start[x], ny = f->in_start[y + 1] - f->tab_start[y];
+	return nx == ny &&
+	       memcmp(f->in_src + f->tab_start[x], f->in_src + f->tab_start[y], nx * sizeof *f->in_src) == 0;
+}
+
+/* f->run_of: per instruction with two or more jump-table sources, an id of
+ * their run (in_src from tab_start to the end of its sources), the same
+ * for the same runs.  gcc copies a computed goto's jump into its
+ * predecessors, each with the whole table: every label of CPython's
+ * interpreter has the same run of a hundred jumps, and a walk that went
+ * through one of them has visited them all: walk_back skips the others
+ * (it scanned every table edge of the procedure, per walk). */
+static void flow_runs(struct flow *f, size_t n)
+{
+	size_t nruns = 0;
+	for (size_t x = 0; x < n; x++) {
+		f->run_of[x] = UINT32_MAX;
+		nruns += f->in_start[x + 1] - f->tab_start[x] >= 2;
+	}
+	if (!nruns)
+		return;
+	size_t cap = 16;
+	while (cap < 2 * nruns)
+		cap *= 2;
+	uint32_t *slot = ls_xmalloc(cap * sizeof *slot); /* a representative instruction, or UINT32_MAX */
+	memset(slot, 0xff, cap * sizeof *slot);
+	uint32_t next_id = 0;
+	for (size_t x = 0; x < n; x++) {
+		uint32_t ts = f->tab_start[x], end = f->in_start[x + 1];
+		if (end - ts < 2)
+			continue;
+		uint64_t h = end - ts;
+		for (uint32_t k = ts; k < end; k++)
+			h = (h ^ f->in_src[k]) * 0x100000001b3ull;
+		size_t i = (size_t)(h ^ h >> 29) & (cap - 1);
+		while (slot[i] != UINT32_MAX && !same_run(f, slot[i], x))
+			i = (i + 1) & (cap - 1);
+		if (slot[i] == UINT32_MAX) {
+			slot[i] = (uint32_t)x;
+			f->run_of[x] = next_id++;
+		} else {
+			f->run_of[x] = f->run_of[slot[i]];
+		}
+	}
+	free(slot);
+}
+
 /* The flow's sources: direct branches, landing pads, and the jump tables
  * resolved so far (JR). */
 static void flow_sources(struct builder *b, const struct jump_result *jr, size_t njr)
@@ -1127,6 +1237,8 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 			if (t >= 0 && cfg->insns[t].addr == to)
 				SOURCE(t, i);
 		}
+		if (pass == 1) /* the jump tables' sources of each come next */
+			memcpy(f->tab_start, count, n * sizeof *count);
 		for (size_t r = 0; r < njr; r++)
 			for (size_t k = 0; k < jr[r].n; k++)
 				SOURCE(jr[r].targets[k], jr[r].insn);
@@ -1137,6 +1249,7 @@ static void flow_sources(struct builder *b, const struct jump_result *jr, size_t
 			(void)total;
 		}
 	}
+	flow_runs(f, n);
 }
 
 static void flow_init(struct builder *b)
@@ -1150,6 +1263,10 @@ static void flow_init(struct builder *b)
 	f->stack = ls_xmalloc((n + 1) * sizeof *f->stack);
 	f->active = ls_xcalloc(n + 1, 1);
 	f->cstamp = ls_xcalloc(n + 1, sizeof *f->cstamp);
+	f->falls = ls_xcalloc(n + 1, 1);
+	f->tab_start = ls_xcalloc(n + 1, sizeof *f->tab_start);
+	f->run_of = ls_xmalloc((n + 1) * sizeof *f->run_of);
+	f->run_stamp = ls_xcalloc(n + 1, sizeof *f->run_stamp);
 	f->entry = insn_index(cfg, b->proc->entry);
 	f->budget = JT_WALK_BUDGET(n);
 	size_t cap = 0;
@@ -1177,6 +1294,10 @@ static void flow_free(struct flow *f)
 	free(f->defs);
 	free(f->active);
 	free(f->cstamp);
+	free(f->falls);
+	free(f->tab_start);
+	free(f->run_of);
+	free(f->run_stamp);
 	free(f->q);
 	free(f->roots);
 	free(f->sp);
