@@ -211,10 +211,13 @@ struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, stru
 {
 	struct ls_cfg cfg = { 0 };
 	struct ls_loop_forest lf = { 0 };
-	bool have_cfg = false, have_loops = false;
+	bool built = false, have_cfg = false, have_loops = false;
 	if (dec && m->opt.want_loops) {
-		struct ls_cfg_env env = { .m = m, .dec = dec };
-		have_cfg = ls_cfg_build(&env, proc, &cfg) == 0 && cfg.nblocks > 0;
+		/* handed back when done: kept for the unwind recipes' own build
+		 * of the same code that may follow, without a copy */
+		struct ls_cfg_env env = { .m = m, .dec = dec, .hand_back = true };
+		built = ls_cfg_build(&env, proc, &cfg) == 0;
+		have_cfg = built && cfg.nblocks > 0;
 		if (have_cfg)
 			have_loops = ls_loop_forest_build(&cfg, &lf) == 0;
 	}
@@ -226,7 +229,7 @@ struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, stru
 	}
 	if (have_loops)
 		ls_loop_forest_free(&lf);
-	if (have_cfg)
-		ls_cfg_free(&cfg);
+	if (built)
+		ls_cfg_keep(m, proc, &cfg);
 	return s;
 }

@@ -895,35 +895,64 @@ static struct jt_result jt_copy(const struct builder *b)
 	return r;
 }
 
-/* A copy of what B built for its procedure (the whole CFG when
- * ls_cfg_build_alone would build the same, else its instructions and
- * maybe its jump tables), replacing the oldest kept. */
-static void keep_insns(struct ls_cfg_module *c, const struct builder *b)
+/* Into the oldest slot of the kept: PROC's instructions D, or its WHOLE
+ * CFG, and its jump tables JT (with their own copy JT_RANGES of PROC's
+ * sorted ranges). */
+static void keep_slot(struct ls_cfg_module *c, const struct ls_proc *proc, struct decoded d, struct ls_cfg whole,
+                      struct jt_result jt, ls_range *jt_ranges)
 {
-	const struct ls_cfg *cfg = b->cfg;
-	if (!cfg->ninsns || cfg->ninsns > LS_CFG_KEPT_MAX)
-		return;
-	struct ls_cfg whole = whole_copy(b);
-	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
-	struct jt_result jt = { 0 };
-	if (!whole.insns)
-		jt = jt_copy(b);
-	ls_range *ranges = sorted_ranges(b->proc);
-	ls_range *jt_ranges = jt.at ? sorted_ranges(b->proc) : NULL;
+	ls_range *ranges = sorted_ranges(proc);
 	pthread_mutex_lock(&c->lock);
 	struct kept *k = &c->kept[c->kept_next];
 	c->kept_next = (c->kept_next + 1) % LS_CFG_KEPT;
 	kept_free(k);
-	*k = (struct kept){ b->proc->entry, ranges, b->proc->nranges,
-	                    { insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad }, whole };
+	*k = (struct kept){ proc->entry, ranges, proc->nranges, d, whole };
 	if (jt.at) {
 		struct jt_kept *j = &c->jt_kept[c->jt_kept_next];
 		c->jt_kept_next = (c->jt_kept_next + 1) % LS_CFG_JT_KEPT;
 		free(j->ranges);
 		jt_result_free(&j->jt);
-		*j = (struct jt_kept){ b->proc->entry, jt_ranges, b->proc->nranges, jt };
+		*j = (struct jt_kept){ proc->entry, jt_ranges, proc->nranges, jt };
 	}
 	pthread_mutex_unlock(&c->lock);
+}
+
+void ls_cfg_keep(const ls_module *m, const struct ls_proc *proc, struct ls_cfg *cfg)
+{
+	if (!cfg->keep.pending) {
+		ls_cfg_free(cfg);
+		return;
+	}
+	/* the module's CFG state exists: ls_cfg_build made it */
+	struct ls_cfg_module *c = (struct ls_cfg_module *)ls_cfg_ready(m, true);
+	struct ls_cfg whole = *cfg;
+	whole.keep = (struct ls_cfg_keep){ 0 };
+	struct decoded d = { NULL, cfg->ninsns, cfg->ninsns, cfg->keep.fragments, cfg->keep.bad, cfg->keep.first_bad };
+	keep_slot(c, proc, d, whole, (struct jt_result){ 0 }, NULL);
+	memset(cfg, 0, sizeof *cfg);
+}
+
+/* A copy of what B built for its procedure (the whole CFG when
+ * ls_cfg_build_alone would build the same, else its instructions and
+ * maybe its jump tables), replacing the oldest kept.  The whole CFG of a
+ * caller that hands it back is kept then, without a copy. */
+static void keep_insns(struct ls_cfg_module *c, const struct builder *b, bool hand_back)
+{
+	const struct ls_cfg *cfg = b->cfg;
+	if (!cfg->ninsns || cfg->ninsns > LS_CFG_KEPT_MAX)
+		return;
+	if (hand_back && !b->calls_cut) {
+		b->cfg->keep = (struct ls_cfg_keep){ true, b->fragments, b->bad, b->first_bad };
+		return;
+	}
+	struct ls_cfg whole = whole_copy(b);
+	struct ls_insn *insns = whole.insns ? NULL : dup_array(cfg->insns, cfg->ninsns, sizeof *insns);
+	struct jt_result jt = { 0 };
+	if (!whole.insns)
+		jt = jt_copy(b);
+	ls_range *jt_ranges = jt.at ? sorted_ranges(b->proc) : NULL;
+	keep_slot(c, b->proc, (struct decoded){ insns, cfg->ninsns, cfg->ninsns, b->fragments, b->bad, b->first_bad },
+	          whole, jt, jt_ranges);
 }
 
 /* Whether code kept for ENTRY and RANGES (N, sorted) is PROC's; *SORTED:
@@ -986,7 +1015,7 @@ int ls_cfg_build(const struct ls_cfg_env *env, const struct ls_proc *proc, struc
 	struct builder b = { .m = m, .dec = env->dec, .proc = proc, .cache = c, .cfg = cfg, .reuse = reuse };
 	int rc = ls_cfg_run_builder(&b);
 	if (rc == 0 && m->opt.on_demand)
-		keep_insns((struct ls_cfg_module *)c, &b);
+		keep_insns((struct ls_cfg_module *)c, &b, env->hand_back);
 	ls_cfg_builder_done(&b);
 	if (rc < 0) {
 		ls_cfg_free(cfg);

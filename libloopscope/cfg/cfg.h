@@ -45,12 +45,22 @@ struct ls_cfg {
 	 * whose targets are unknown: the procedure's loops may be incomplete. */
 	uint32_t unresolved_jumps;
 	uint64_t first_unresolved;   /* the first one's address */
+	/* Set by ls_cfg_build when env->hand_back asked and this CFG is the
+	 * one ls_cfg_build_alone would make: ls_cfg_keep keeps it then. */
+	struct ls_cfg_keep {
+		bool pending, fragments;
+		size_t bad;
+		uint64_t first_bad;
+	} keep;
 };
 
 /* What the CFG builder needs to know of the rest of the module. */
 struct ls_cfg_env {
 	const ls_module *m;          /* text bytes, procs (tail calls, noreturn), options (warnings) */
 	struct ls_decoder *dec;      /* this thread's decoder */
+	/* The caller gives the CFG to ls_cfg_keep, not ls_cfg_free, when it
+	 * is done with it: kept then, not copied now (on demand). */
+	bool hand_back;
 };
 
 /* Decode PROC's ranges and build its CFG.  Problems (undecodable bytes, a
@@ -67,6 +77,9 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 /* The block containing ADDR, or -1. */
 int32_t ls_cfg_block_of(const struct ls_cfg *cfg, uint64_t addr);
 void ls_cfg_free(struct ls_cfg *cfg);
+/* Done with CFG, built by ls_cfg_build with env->hand_back for PROC: kept
+ * for a ls_cfg_build_alone of the same code that may follow, or freed. */
+void ls_cfg_keep(const ls_module *m, const struct ls_proc *proc, struct ls_cfg *cfg);
 
 /* Whether a call to TARGET never returns (known names, DW_AT_noreturn, or
  * proved by analysis: of every procedure at once, or with
