@@ -30,6 +30,7 @@ libloopscope_internal_la_SOURCES = \
 	libloopscope/dwarf/linemap.c libloopscope/dwarf/linemap.h \
 	libloopscope/dwarf/line_files.c libloopscope/dwarf/line_files.h \
 	libloopscope/cfg/decode.h libloopscope/cfg/decode_x86.c libloopscope/cfg/decode_x86_fast.c libloopscope/cfg/decode_x86_fast.h \
+	libloopscope/cfg/decode_x86_flow.c \
 	libloopscope/cfg/opcodes.h libloopscope/cfg/disasm.c \
 	libloopscope/cfg/cfg.c libloopscope/cfg/cfg.h libloopscope/cfg/cfg_private.h \
 	libloopscope/cfg/eh_frame.c libloopscope/cfg/jump_tables.c libloopscope/cfg/noreturn.c \

@@ -4,8 +4,10 @@
 # on every instruction it claims: tests/decode-diff decodes the code of each
 # binary both ways (a linear sweep, and every byte offset of the first 256
 # KiB of each code section) and compares struct ls_insn field by field and
-# the mnemonic.  Binaries: libc, libstdc++, bash, python3, gdb, perf,
-# objdump, ld, zlib where installed (real code of gcc -O2, with its nops,
+# the mnemonic; and ls_decode_flow (decode_x86_flow.c, the noreturn
+# proofs' decode) against ls_decode on length, kind, opcode and target.
+# Binaries: libc, libstdc++, bash, python3, gdb, perf, objdump, ld, zlib
+# where installed (real code of gcc -O2, with its nops,
 # endbr64, AVX); the fixtures built now with gcc and clang at -O0 and -O2,
 # and the hand-written assembly fixtures (undecodable bytes, jump tables,
 # prefixed calls and pushes of immediates: all the fast decoder's).

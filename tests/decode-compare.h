@@ -52,6 +52,29 @@ static int decode_both(struct ls_decoder *ref, struct ls_decoder *fast, const ui
 	return 1;
 }
 
+/* ls_decode_flow against ls_decode on BYTES (decoders FLOW and FULL):
+ * the length, address, kind, opcode and target must be the same.
+ * Returns 1 when decode_x86_flow.c took the bytes and agrees, 0 when it
+ * did not take them, -1 when it disagrees (both printed to OUT). */
+static int decode_flow_check(struct ls_decoder *full, struct ls_decoder *flow, const uint8_t *bytes, size_t len,
+                             uint64_t addr, FILE *out)
+{
+	struct ls_insn a, b;
+	size_t na = ls_decode(full, bytes, len, addr, &a);
+	size_t nb = ls_decode_flow(flow, bytes, len, addr, &b);
+	if (na == nb && a.addr == b.addr && a.len == b.len && a.kind == b.kind && a.opcode == b.opcode &&
+	    a.target == b.target)
+		return ls_x86_flow_decode(bytes, len, addr, &b) != 0;
+	if (!out)
+		return -1;
+	fprintf(out, "# flow mismatch at %#" PRIx64 ":", addr);
+	for (size_t i = 0; i < len && i < 15; i++)
+		fprintf(out, " %02x", bytes[i]);
+	fprintf(out, "\n#   full len=%zu kind=%u opcode=%u target=%#" PRIx64 "\n#   flow len=%zu kind=%u opcode=%u "
+	        "target=%#" PRIx64 "\n", na, a.kind, a.opcode, a.target, nb, b.kind, b.opcode, b.target);
+	return -1;
+}
+
 static void print_insn_fields(FILE *out, const char *who, const char *mn, const struct ls_insn *in)
 {
 	fprintf(out, "#   %-4s %-10s len=%u kind=%u nops=%u opcode=%u writes=%#x target=%#" PRIx64 "\n", who, mn,

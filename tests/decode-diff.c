@@ -9,7 +9,8 @@
  * must also agree on the misaligned bytes a jump-table or gap walk may feed
  * it).  Wherever the fast decoder claims an instruction, struct ls_insn
  * (every field) and the mnemonic must equal libopcodes' through the same
- * classification.  Prints TAP: one line per file, the first mismatches
+ * classification; and ls_decode_flow (decode_x86_flow.c) must give
+ * ls_decode's length, kind, opcode and target everywhere.  Prints TAP: one line per file, the first mismatches
  * field by field, the share of instructions the fast decoder handled
  * (coverage), and with -t the TOP mnemonics it left to libopcodes.  A file
  * without code fails, unless -z (object files of tables only).
@@ -30,7 +31,8 @@ struct tally {
 };
 
 struct stats {
-	size_t insns, fast, offsets, offsets_fast, mismatches;
+	size_t insns, fast, offsets, offsets_fast, mismatches, flow;
+	struct ls_decoder *full, *flowdec; /* ls_decode_flow against ls_decode */
 	struct tally left[512];
 	size_t nleft;
 };
@@ -52,6 +54,11 @@ static void one(struct ls_decoder *ref, struct ls_decoder *fast, const uint8_t *
                 struct stats *s, struct decode_pair *p, bool linear)
 {
 	int r = decode_both(ref, fast, b, len, addr, p);
+	int fr = decode_flow_check(s->full, s->flowdec, b, len, addr, s->mismatches < 10 ? stdout : NULL);
+	if (fr < 0)
+		s->mismatches++;
+	if (linear)
+		s->flow += fr > 0;
 	if (linear) {
 		s->insns++;
 		s->fast += r != 0;
@@ -98,6 +105,8 @@ static int check_file(const char *path, size_t every_bytes, int top, bool empty_
 	}
 	struct ls_decoder *ref = ls_decoder_new(EM_X86_64), *fast = ls_decoder_new(EM_X86_64);
 	struct stats *s = calloc(1, sizeof *s);
+	s->full = ls_decoder_new(EM_X86_64);
+	s->flowdec = ls_decoder_new(EM_X86_64);
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
@@ -107,13 +116,16 @@ static int check_file(const char *path, size_t every_bytes, int top, bool empty_
 			sweep(ref, fast, data->d_buf, data->d_size, sh.sh_addr, every_bytes, s);
 	}
 	ok((s->insns > 0 || empty_ok) && s->mismatches == 0,
-	   "%s: %zu instructions, %.1f%% by the fast decoder; %zu byte offsets, %.1f%%; %zu mismatches", path,
-	   s->insns, s->insns ? 100.0 * s->fast / s->insns : 0, s->offsets,
-	   s->offsets ? 100.0 * s->offsets_fast / s->offsets : 0, s->mismatches);
+	   "%s: %zu instructions, %.1f%% by the fast decoder; %zu byte offsets, %.1f%%; %zu mismatches; "
+	   "%.1f%% by the flow decoder", path, s->insns, s->insns ? 100.0 * s->fast / s->insns : 0, s->offsets,
+	   s->offsets ? 100.0 * s->offsets_fast / s->offsets : 0, s->mismatches,
+	   s->insns ? 100.0 * s->flow / s->insns : 0);
 	qsort(s->left, s->nleft, sizeof s->left[0], by_count);
 	for (int i = 0; i < top && (size_t)i < s->nleft; i++)
 		printf("#   left to libopcodes: %-12s %zu (%.2f%%)\n", s->left[i].mn, s->left[i].n,
 		       100.0 * s->left[i].n / s->insns);
+	ls_decoder_free(s->full);
+	ls_decoder_free(s->flowdec);
 	free(s);
 	ls_decoder_free(ref);
 	ls_decoder_free(fast);

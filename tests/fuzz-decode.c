@@ -6,7 +6,9 @@
  * branch target wraps); every offset of the rest is then decoded both ways
  * (tests/decode-compare.h).  Wherever the fast decoder claims an
  * instruction, struct ls_insn (every field) and the mnemonic must equal
- * libopcodes' answer: any difference aborts, with both printed.
+ * libopcodes' answer: any difference aborts, with both printed.  The same
+ * for ls_decode_flow (decode_x86_flow.c) against ls_decode: length, kind,
+ * opcode and target.
  *
  * Build (configure --enable-fuzz CC=clang):  make fuzz-decode
  * Seeds: the code of the fixtures built by scripts/fuzz-ci. */
@@ -19,12 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct ls_decoder *ref, *fast;
+	static struct ls_decoder *ref, *fast, *full, *flow;
 	static const uint64_t bases[4] = { 0x1000, 0x555555554000, 0xffffffff81000000, 0xfffffffffffffff0 };
 	if (!ref) {
 		ref = ls_decoder_new(EM_X86_64);
 		fast = ls_decoder_new(EM_X86_64);
-		if (!ref || !fast)
+		full = ls_decoder_new(EM_X86_64);
+		flow = ls_decoder_new(EM_X86_64);
+		if (!ref || !fast || !full || !flow)
 			abort();
 	}
 	if (size < 2)
@@ -40,6 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			print_mismatch(stderr, data + off, size - off, base + off, &p);
 			abort();
 		}
+		if (decode_flow_check(full, flow, data + off, size - off, base + off, stderr) < 0)
+			abort();
 	}
 	return 0;
 }

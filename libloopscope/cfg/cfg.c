@@ -328,7 +328,9 @@ uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct 
 		if (d->n + 1 > d->cap || !d->insns) /* (ls_grow's own test, without a call per instruction) */
 			d->insns = ls_grow(d->insns, &d->cap, d->n + 1, sizeof *d->insns);
 		struct ls_insn *in = &d->insns[d->n];
-		size_t n = ls_decode(dec, t->data + (addr - t->addr), end - addr, addr, in);
+		const uint8_t *bytes = t->data + (addr - t->addr);
+		size_t n = how & SWEEP_FLOW ? ls_decode_flow(dec, bytes, end - addr, addr, in)
+		                            : ls_decode(dec, bytes, end - addr, addr, in);
 		if (n == 0) {
 			if (!d->bad++)
 				d->first_bad = addr;

@@ -315,8 +315,9 @@ void ls_cfg_load_sections(const ls_module *m, struct ls_cfg_module *c);
  * skipped; C's thunks and kernel sites applied (C may be NULL), hlt in
  * the kernel going on.  HOW: SWEEP_FRAGMENT stops at a gap or at the first
  * instruction that does not fall through (included), SWEEP_AFTER_RET after
- * a ret.  Returns where it stopped. */
-enum { SWEEP_FRAGMENT = 1, SWEEP_AFTER_RET = 2 };
+ * a ret.  SWEEP_FLOW decodes with ls_decode_flow (no operands: for what
+ * reads only lengths, kinds and targets).  Returns where it stopped. */
+enum { SWEEP_FRAGMENT = 1, SWEEP_AFTER_RET = 2, SWEEP_FLOW = 4 };
 /* How many instructions to make room for before a sweep of BYTES of code
  * (at most LS_INSNS_ROOM_MAX): a few more than it usually holds (x86-64
  * code averages ~4 bytes an instruction), so that the array is seldom

@@ -73,6 +73,13 @@ void ls_decoder_free(struct ls_decoder *d);
  * length, or 0 when the bytes do not decode (insn->kind = LS_INSN_INVALID). */
 size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
                  struct ls_insn *insn);
+/* ls_decode for what only follows control flow (the noreturn proofs):
+ * insn->addr, len, kind, opcode and target are ls_decode's, but for the
+ * common instructions decode_x86_flow.c knows, nops and writes are 0,
+ * op[] is not written and the mnemonic is "" (no operand is built);
+ * elsewhere it is ls_decode. */
+size_t ls_decode_flow(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
+                      struct ls_insn *insn);
 /* The mnemonic of the instruction ls_decode decoded last (AT&T, prefixes
  * dropped: "movl", "vmovsd"), for what decode.h does not classify: the
  * accesses stage's load/store and width (data/accesses.c). */

@@ -769,3 +769,15 @@ size_t ls_decode(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_
 		return n;
 	return ls_decode_opcodes(d, bytes, len, addr, insn);
 }
+
+size_t ls_decode_flow(struct ls_decoder *d, const uint8_t *bytes, size_t len, uint64_t addr,
+                      struct ls_insn *insn)
+{
+	size_t n = ls_x86_flow_decode(bytes, len, addr, insn);
+	if (n) {
+		d->p.mnemonic[0] = 0;
+		return n;
+	}
+	/* whatever it does not take: the whole decode */
+	return ls_decode(d, bytes, len, addr, insn);
+}

@@ -1,4 +1,5 @@
-/* decode_x86_fast.h - the two x86-64 decoders behind ls_decode (decode.h).
+/* decode_x86_fast.h - the x86-64 decoders behind ls_decode and
+ * ls_decode_flow (decode.h).
  *
  * decode_x86_fast.c decodes the common instructions by hand; everything
  * else goes to libopcodes (decode_x86.c).  Both fill the whole struct
@@ -8,6 +9,9 @@
  * alone: the
  * differential test and fuzz target (tests/decode-diff.c,
  * tests/fuzz-decode.c) hold the fast one to libopcodes' answer.
+ * decode_x86_flow.c gives only the length, kind, opcode and direct target
+ * of the commonest of them (ls_decode_flow); the same tests hold it to
+ * ls_decode's.
  */
 #ifndef LOOPSCOPE_DECODE_X86_FAST_H
 #define LOOPSCOPE_DECODE_X86_FAST_H
@@ -27,6 +31,11 @@ struct ls_x86_parsed {
  * length, or 0 for "not handled" (INSN and P then hold garbage). */
 size_t ls_x86_fast_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct ls_insn *insn,
                           struct ls_x86_parsed *p);
+
+/* The length, kind, direct target and opcode of BYTES at ADDR into INSN
+ * (addr, len, kind, opcode, target; nops and writes 0) when it is one of
+ * the common instructions decode_x86_flow.c knows; 0 otherwise. */
+size_t ls_x86_flow_decode(const uint8_t *bytes, size_t len, uint64_t addr, struct ls_insn *insn);
 
 /* ls_decode with one path only: libopcodes, or the fast decoder (0 when
  * it does not handle the bytes).  For the tests; the mnemonic is then

@@ -485,10 +485,14 @@ static void dpush(struct dsolve *d, uint32_t k)
  * facts only), PLT calls and calls the summary does not gate; an exit is a
  * ret, or a tail call or fall-off the summary counts as one.  Such a path
  * proves the procedure returns in the least fixpoint, so the fact is the
- * same; without one, the decoded instructions go to the CFG builder as
- * they are (b->reuse), and nothing is decoded twice.  Only where the
- * builder's decode is that plain sweep: one range starting at the entry,
- * no thunks, kernel sites or fragment sections. */
+ * same.  The search reads only each instruction's address, length, kind
+ * and target, so the sweep decodes flow only (SWEEP_FLOW: no operands,
+ * 40% of ls_decode's work); without a path, the CFG builder decodes the
+ * procedure again, operands and all (it reads them for jump tables).
+ * That is 30% of the proofs' instructions in a system-wide report, and
+ * still a gain (issue 23: 1.2% of the first report).  Only where the builder's decode is that plain sweep: one
+ * range starting at the entry, no thunks, kernel sites or fragment
+ * sections. */
 
 struct quick {
 	const ls_module *m;
@@ -651,8 +655,8 @@ static bool quick_search(struct quick *q, bool finished)
 	return false;
 }
 
-/* Whether P returns, by a path in a prefix of its code; else every
- * instruction, in *D, for the CFG builder. */
+/* Whether P returns, by a path in a prefix of its code (decoded into *D,
+ * flow only: see above). */
 static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec,
                           const struct ls_proc *p, struct decoded *d)
 {
@@ -667,7 +671,7 @@ static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, str
 	size_t checkpoint = 32;
 	while (!proved && !finished) {
 		/* the builder's sweep (no thunks nor kernel sites here: quick_applies) */
-		q.done = ls_cfg_sweep(m, c, dec, d, q.done, q.hi, checkpoint, SWEEP_AFTER_RET);
+		q.done = ls_cfg_sweep(m, c, dec, d, q.done, q.hi, checkpoint, SWEEP_AFTER_RET | SWEEP_FLOW);
 		finished = q.done >= q.hi;
 		if (!d->n)
 			continue;
@@ -716,18 +720,18 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 		return;
 	}
 	struct decoded pre = { 0 };
-	if (quick_applies(m, d->c, proc) && quick_returns(m, d->c, dec, proc, &pre)) {
-		free(pre.insns);
+	bool quick = quick_applies(m, d->c, proc) && quick_returns(m, d->c, dec, proc, &pre);
+	free(pre.insns); /* flow only: never the builder's */
+	if (quick) {
 		d->slots[k].fixed = true;
 		dreturned(d, k);
 		return;
 	}
 	struct ls_cfg cfg = { 0 }; /* ls_cfg_run_builder fills it */
 	struct builder b = { .m = m, .dec = dec, .proc = proc, .cache = d->c, .all_calls_return = true,
-	                     .cfg = &cfg, .quiet = true, .warned_jt = true, .reuse = pre.insns ? &pre : NULL };
+	                     .cfg = &cfg, .quiet = true, .warned_jt = true };
 	struct summary sum = { 0 };
 	bool built = ls_cfg_run_builder(&b) == 0;
-	free(pre.insns); /* NULL once the builder took it */
 	if (built)
 		summarize(m, proc, &cfg, &sum);
 	ls_cfg_builder_done(&b);
