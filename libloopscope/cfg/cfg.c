@@ -313,8 +313,10 @@ static int cmp_range(const void *a, const void *b)
 uint64_t ls_cfg_sweep(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec, struct decoded *d,
                       uint64_t addr, uint64_t hi, size_t limit, unsigned how)
 {
+	const struct ls_text *t = NULL; /* the section of the last instruction: ADDR only grows */
 	while (addr < hi && d->n < limit) {
-		const struct ls_text *t = ls_text_find(m, addr);
+		if (!t || addr - t->addr >= t->size)
+			t = ls_text_find(m, addr);
 		if (!t) {
 			/* No bytes here (e.g. a range outside any code
 			 * section): skip to the next section inside the range. */
