@@ -1,9 +1,9 @@
 /* unit-sort.c - the stable sort of arrays in sorted runs
  * (libloopscope/support/sort.c), on arrays made of 1 to 2500 sorted runs
- * (the merge up to 64 runs; past that qsort sorts the rest, merged in),
- * of 0 to 5000 elements with
- * many equal keys, in elements of 16 bytes (the procedures' ranges) and
- * of 88 (their prototypes).  The oracles: the order is non-decreasing,
+ * (a natural merge sort: every run found, then merged), of 0 to 5000
+ * elements with many equal keys, in elements of 16, 24 and 32 bytes (the
+ * sizes with a merge of their own: ranges, intervals) and of 88 (the
+ * procedures' prototypes, the generic merge).  The oracles: the order is non-decreasing,
  * equal keys keep their original order (stability, from a sequence number
  * each element carries), and the result is byte for byte the one of a
  * plain insertion sort (stable by construction) of the same input.
@@ -96,9 +96,11 @@ int main(void)
 {
 	static const size_t sizes[] = { 0, 1, 2, 3, 17, 1000, 5000 };
 	static const size_t runs[] = { 1, 2, 3, 5, 8, 63, 64, 65, 100, 1000, 2500 };
-	for (size_t s = 0; s < 2; s++) {
-		size_t size = s ? sizeof(struct big) : sizeof(struct small);
-		int (*cmp)(const void *, const void *) = s ? cmp_big : cmp_small;
+	static const size_t esizes[] = { sizeof(struct small), 24, 32, sizeof(struct big) };
+	for (size_t s = 0; s < sizeof esizes / sizeof *esizes; s++) {
+		size_t size = esizes[s];
+		/* (both read the key alone, at offset 0) */
+		int (*cmp)(const void *, const void *) = size == sizeof(struct big) ? cmp_big : cmp_small;
 		int bad = 0, cases = 0;
 		for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
 			for (size_t r = 0; r < sizeof runs / sizeof *runs; r++, cases++)

@@ -5,8 +5,9 @@
  * qsort, a merge sort with n log n comparisons through a function pointer
  * (and an indirect sort for elements over 32 bytes), was 7% of a cold report
  * of a system-wide recording.  Finding the runs costs n - 1 comparisons and
- * merging k of them log2 k passes.  Stable, so the order is the one a stable
- * sort gives, whatever CMP calls equal.
+ * merging k of them log2 k passes, each element moved by a copy of its
+ * fixed size.  Stable, so the order is the one a stable sort gives,
+ * whatever CMP calls equal.
  */
 #include "support/base.h"
 #include "support/sort.h"
@@ -14,46 +15,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_RUNS = 64 }; /* more: the rest is sorted by qsort, as one run */
-
-/* Merges the sorted [LO, MID) and [MID, HI) of SRC into DST, stably. */
-static void merge(const char *src, char *dst, size_t lo, size_t mid, size_t hi, size_t size,
-                  int (*cmp)(const void *, const void *))
-{
-	size_t i = lo, j = mid, k = lo;
-	while (i < mid && j < hi) {
-		if (cmp(src + j * size, src + i * size) < 0) {
-			memcpy(dst + k++ * size, src + j++ * size, size);
-		} else {
-			memcpy(dst + k++ * size, src + i++ * size, size);
-		}
+/* Merges the sorted [LO, MID) and [MID, HI) of SRC into DST, stably,
+ * elements of SIZE bytes.  Instantiated for the common sizes, so that an
+ * element moves by a fixed-size copy the compiler inlines, not a memcpy
+ * call per element. */
+#define DEFINE_MERGE(NAME, SIZE_EXPR)                                                                        \
+	static void NAME(const char *src, char *dst, size_t lo, size_t mid, size_t hi, size_t size,            \
+	                 int (*cmp)(const void *, const void *))                                               \
+	{                                                                                                      \
+		(void)size;                                                                                    \
+		size_t i = lo, j = mid, k = lo;                                                                \
+		while (i < mid && j < hi) {                                                                    \
+			if (cmp(src + j * (SIZE_EXPR), src + i * (SIZE_EXPR)) < 0)                             \
+				memcpy(dst + k++ * (SIZE_EXPR), src + j++ * (SIZE_EXPR), (SIZE_EXPR));          \
+			else                                                                                   \
+				memcpy(dst + k++ * (SIZE_EXPR), src + i++ * (SIZE_EXPR), (SIZE_EXPR));          \
+		}                                                                                              \
+		memcpy(dst + k * (SIZE_EXPR), src + i * (SIZE_EXPR), (mid - i) * (SIZE_EXPR));                 \
+		k += mid - i;                                                                                  \
+		memcpy(dst + k * (SIZE_EXPR), src + j * (SIZE_EXPR), (hi - j) * (SIZE_EXPR));                  \
 	}
-	memcpy(dst + k * size, src + i * size, (mid - i) * size);
-	k += mid - i;
-	memcpy(dst + k * size, src + j * size, (hi - j) * size);
-}
+DEFINE_MERGE(merge8, 8)
+DEFINE_MERGE(merge16, 16)
+DEFINE_MERGE(merge24, 24)
+DEFINE_MERGE(merge32, 32)
+DEFINE_MERGE(merge_any, size)
 
+typedef void merge_fn(const char *, char *, size_t, size_t, size_t, size_t, int (*)(const void *, const void *));
+
+/* A natural merge sort: the runs found, then merged pairwise, log2 of
+ * their number passes.  As many runs as there are (a linker's
+ * relocations: one long sorted run, then a few thousand in any order;
+ * .eh_frame's FDEs: hundreds of runs) -- with N / 2 of them it is an
+ * ordinary merge sort. */
 void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	char *b = base;
-	size_t runs[MAX_RUNS + 2], nruns = 1;
+	size_t local[66], cap = sizeof local / sizeof *local, nruns = 1;
+	size_t *runs = local;
 	runs[0] = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (cmp(b + (i - 1) * size, b + i * size) <= 0)
 			continue;
-		if (nruns == MAX_RUNS) {
-			/* the rest as one run: qsort (stable) sorts it, the merge
-			 * below joins it to the runs before (a linker's relocations:
-			 * one long sorted run, then a few thousand in any order) */
-			qsort(b + i * size, n - i, size, cmp);
-			runs[nruns++] = i;
-			break;
+		if (nruns + 2 > cap) {
+			size_t ncap = cap * 4;
+			size_t *more = ls_xmalloc(ncap * sizeof *more);
+			memcpy(more, runs, nruns * sizeof *runs);
+			if (runs != local)
+				free(runs);
+			runs = more;
+			cap = ncap;
 		}
 		runs[nruns++] = i;
 	}
 	if (nruns == 1)
 		return;
 	runs[nruns] = n;
+	merge_fn *merge = size == 8 ? merge8 : size == 16 ? merge16 : size == 24 ? merge24
+	                : size == 32 ? merge32 : merge_any;
 	char *tmp = ls_xmalloc(n * size), *src = b, *dst = tmp;
 	while (nruns > 1) {
 		size_t k = 0;
@@ -73,6 +92,8 @@ void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, co
 	if (src != b)
 		memcpy(b, src, n * size);
 	free(tmp);
+	if (runs != local)
+		free(runs);
 }
 
 static int cmp_u64(const void *a, const void *b)

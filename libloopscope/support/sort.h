@@ -9,8 +9,7 @@
  * qsort (a stable merge sort at these sizes) leaves them, with N - 1
  * comparisons when they are sorted already and a merge of the runs when
  * there are a few (the procedures' tables are built from sorted parts:
- * symbols, PLT slots, FDEs, call targets); past 64 runs, qsort sorts the
- * rest and the merge joins it to the runs before. */
+ * symbols, PLT slots, FDEs, call targets), however many there are. */
 void ls_sort_runs(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* Sorts the N addresses at V and drops repeats: how many are left. */
 size_t ls_sort_unique_u64(uint64_t *v, size_t n);
