@@ -100,14 +100,27 @@ struct sym {
 	bool func;          /* STT_FUNC/STT_GNU_IFUNC, not an STT_NOTYPE label */
 };
 
-static int cmp_sym(const void *a, const void *b)
+static int cmp_sym_names(uint32_t a, uint32_t b, const void *syms)
 {
-	const struct sym *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1; /* best first */
-	return strcmp(x->name, y->name);
+	const struct sym *s = syms;
+	return strcmp(s[a].name, s[b].name);
+}
+
+/* The N symbols by address, best rank first, then name, then table order
+ * (the stable sort's): sorted as 16-byte keys, the rank negated into MID,
+ * rather than as 32-byte records that glibc's qsort moves with memcpy. */
+static struct sym *sort_symbols(struct sym *syms, size_t n)
+{
+	struct ls_sort_key *k = ls_xmalloc((n + 1) * sizeof *k);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct ls_sort_key){ syms[i].addr, ~((uint32_t)syms[i].rank ^ 0x80000000u), (uint32_t)i };
+	ls_sort_keys(k, n, false, cmp_sym_names, syms);
+	struct sym *sorted = ls_xmalloc((n + 1) * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = syms[k[i].pos];
+	free(k);
+	free(syms);
+	return sorted;
 }
 
 /* Global beats weak beats local; then fewer leading underscores (memcpy
@@ -172,7 +185,7 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		};
 	}
 	if (n)
-		qsort(syms, n, sizeof *syms, cmp_sym);
+		syms = sort_symbols(syms, n);
 	*nsyms = n;
 	return syms;
 }

@@ -29,6 +29,7 @@
 #include "elf/module.h"
 #include "elf/symbols.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,64 +74,6 @@ static uint64_t name_hash(const char *s)
 	return ls_hash64(s, strlen(s), 0x5bd1e995);
 }
 
-/* What the index and the text index are sorted by, 16 bytes rather than
- * the 56 of a symbol: POS is the symbol's place in the unsorted array, which
- * is filled in symbol-table order; MID the section (the index) or the
- * kallsyms rank (the text index).  Every key is unique (POS), so that any
- * correct sort gives the one order. */
-struct key {
-	uint64_t addr;
-	uint32_t mid, pos;
-};
-
-/* (mid, addr, pos) with MID_FIRST, else (addr, mid, pos). */
-static inline bool key_less(const struct key *x, const struct key *y, bool mid_first)
-{
-	if (mid_first && x->mid != y->mid)
-		return x->mid < y->mid;
-	if (x->addr != y->addr)
-		return x->addr < y->addr;
-	if (x->mid != y->mid)
-		return x->mid < y->mid;
-	return x->pos < y->pos;
-}
-
-/* A merge sort of the keys, the comparison inlined: glibc's qsort moves
- * 16-byte elements a byte run at a time through a function pointer. */
-static void sort_keys(struct key *v, size_t n, bool mid_first)
-{
-	enum { RUN = 16 };
-	for (size_t lo = 0; lo < n; lo += RUN) {
-		size_t hi = lo + RUN < n ? lo + RUN : n;
-		for (size_t i = lo + 1; i < hi; i++) {
-			struct key t = v[i];
-			size_t j = i;
-			for (; j > lo && key_less(&t, &v[j - 1], mid_first); j--)
-				v[j] = v[j - 1];
-			v[j] = t;
-		}
-	}
-	struct key *tmp = ls_xmalloc((n + 1) * sizeof *tmp), *src = v, *dst = tmp;
-	for (size_t w = RUN; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t a = lo, b = mid, o = lo;
-			while (a < mid && b < hi)
-				dst[o++] = key_less(&src[b], &src[a], mid_first) ? src[b++] : src[a++];
-			while (a < mid)
-				dst[o++] = src[a++];
-			while (b < hi)
-				dst[o++] = src[b++];
-		}
-		struct key *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, n * sizeof *v);
-	free(tmp);
-}
-
 static uint32_t leading_underscores(const char *s)
 {
 	uint32_t n = 0; /* a name of 2^31 underscores is past any real file */
@@ -140,33 +83,35 @@ static uint32_t leading_underscores(const char *s)
 }
 
 /* The text index, from the symbols in table order (before sort_syms):
- * indexes in the unsorted array, kallsyms' order. */
+ * indexes in the unsorted array, in scripts/kallsyms' compare_symbols()
+ * order: address, strong before weak, fewer leading underscores, table
+ * order.  Sorted as 16-byte keys: glibc's qsort_r read the records. */
 static void sort_text(struct ls_symindex *ix)
 {
-	struct key *k = ls_xmalloc((ix->ntext + 1) * sizeof *k);
+	struct ls_sort_key *k = ls_xmalloc((ix->ntext + 1) * sizeof *k);
 	size_t nt = 0;
 	for (size_t i = 0; i < ix->n; i++) {
 		const struct ls_sym *y = &ix->syms[i];
 		if (y->text)
-			k[nt++] = (struct key){ y->addr,
+			k[nt++] = (struct ls_sort_key){ y->addr,
 			                        (uint32_t)(y->bind == STB_WEAK) << 31 | leading_underscores(y->name),
 			                        (uint32_t)i };
 	}
-	sort_keys(k, nt, false);
+	ls_sort_keys(k, nt, false, NULL, NULL);
 	ix->text = ls_xmalloc((ix->ntext + 1) * sizeof *ix->text);
 	for (size_t i = 0; i < nt; i++)
 		ix->text[i] = k[i].pos;
 	free(k);
 }
 
-/* The symbols in (shndx, addr, order) order; the text index's entries
- * renumbered to match. */
+/* The symbols in (shndx, addr, order) order, sorted as 16-byte keys rather
+ * than 56-byte records; the text index's entries renumbered to match. */
 static void sort_syms(struct ls_symindex *ix)
 {
-	struct key *k = ls_xmalloc((ix->n + 1) * sizeof *k);
+	struct ls_sort_key *k = ls_xmalloc((ix->n + 1) * sizeof *k);
 	for (size_t i = 0; i < ix->n; i++)
-		k[i] = (struct key){ ix->syms[i].addr, ix->syms[i].shndx, (uint32_t)i };
-	sort_keys(k, ix->n, true);
+		k[i] = (struct ls_sort_key){ ix->syms[i].addr, ix->syms[i].shndx, (uint32_t)i };
+	ls_sort_keys(k, ix->n, true, NULL, NULL);
 	struct ls_sym *sorted = ls_xmalloc((ix->n + 1) * sizeof *sorted);
 	uint32_t *moved_to = ls_xmalloc((ix->n + 1) * sizeof *moved_to);
 	for (size_t i = 0; i < ix->n; i++) {
