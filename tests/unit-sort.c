@@ -7,7 +7,9 @@
  * equal keys keep their original order (stability, from a sequence number
  * each element carries), and the result is byte for byte the one of a
  * plain insertion sort (stable by construction) of the same input.
- * Prints TAP. */
+ * Also ls_sort_keys (the symbol tables' 16-byte keys), both orders, with
+ * and without a tie-break on the positions, against the insertion sort
+ * with the same comparison written out.  Prints TAP. */
 #include "support/sort.h"
 
 #include <stdint.h>
@@ -92,6 +94,60 @@ static int check(size_t n, size_t nruns, size_t size, int (*cmp)(const void *, c
 	return good;
 }
 
+/* ls_sort_keys' order, written out: the oracle's comparison. */
+static const uint32_t *tie_names; /* the tie-break's "names", by position */
+static int tie_of(uint32_t a, uint32_t b, const void *ctx)
+{
+	const uint32_t *names = ctx;
+	return names[a] < names[b] ? -1 : names[a] > names[b];
+}
+
+static int key_mid_first, key_tie;
+static int cmp_key(const void *a, const void *b)
+{
+	const struct ls_sort_key *x = a, *y = b;
+	if (key_mid_first && x->mid != y->mid)
+		return x->mid < y->mid ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->mid != y->mid)
+		return x->mid < y->mid ? -1 : 1;
+	int c = key_tie ? tie_of(x->pos, y->pos, tie_names) : 0;
+	if (c)
+		return c;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* N keys, positions shuffled, few distinct addresses, mids and names: many
+ * ties at every level. */
+static int check_keys(size_t n, int mid_first, int tie)
+{
+	struct ls_sort_key *a = malloc((n + 1) * sizeof *a), *o = malloc((n + 1) * sizeof *o);
+	uint32_t *names = malloc((n + 1) * sizeof *names);
+	for (size_t i = 0; i < n; i++) {
+		a[i] = (struct ls_sort_key){ rnd() % (1 + n / 8), (uint32_t)(rnd() % 4) | (uint32_t)(rnd() % 2) << 31,
+		                             (uint32_t)i };
+		names[i] = (uint32_t)(rnd() % 3);
+	}
+	for (size_t i = n; i > 1; i--) { /* positions in any order */
+		size_t j = rnd() % i;
+		uint32_t t = a[i - 1].pos;
+		a[i - 1].pos = a[j].pos;
+		a[j].pos = t;
+	}
+	memcpy(o, a, n * sizeof *a);
+	tie_names = names;
+	key_mid_first = mid_first;
+	key_tie = tie;
+	ls_sort_keys(a, n, mid_first, tie ? tie_of : NULL, names);
+	insertion_sort((char *)o, n, sizeof *o, cmp_key);
+	int good = memcmp(a, o, n * sizeof *a) == 0;
+	free(a);
+	free(o);
+	free(names);
+	return good;
+}
+
 int main(void)
 {
 	static const size_t sizes[] = { 0, 1, 2, 3, 17, 1000, 5000 };
@@ -130,6 +186,14 @@ int main(void)
 		free(w);
 	}
 	ok(good, "ls_sort_unique_u64: strictly increasing, every value kept, for 0-3000 addresses");
+	static const size_t nkeys[] = { 0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4099 };
+	for (int mode = 0; mode < 4; mode++) {
+		int bad = 0;
+		for (size_t i = 0; i < sizeof nkeys / sizeof *nkeys; i++)
+			bad += !check_keys(nkeys[i], mode & 1, mode >> 1);
+		ok(bad == 0, "ls_sort_keys by %s%s: 0-4099 keys as the insertion sort orders them (%d wrong)",
+		   mode & 1 ? "(mid, addr, " : "(addr, mid, ", mode >> 1 ? "tie, pos)" : "pos)", bad);
+	}
 	/* all equal keys: the input order stays */
 	ok(check(3000, 1, sizeof(struct small), cmp_small), "one run: left as it is");
 	return done_testing();

@@ -100,14 +100,27 @@ struct sym {
 	bool func;          /* STT_FUNC/STT_GNU_IFUNC, not an STT_NOTYPE label */
 };
 
-static int cmp_sym(const void *a, const void *b)
+static int cmp_sym_names(uint32_t a, uint32_t b, const void *syms)
 {
-	const struct sym *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1; /* best first */
-	return strcmp(x->name, y->name);
+	const struct sym *s = syms;
+	return strcmp(s[a].name, s[b].name);
+}
+
+/* The N symbols by address, best rank first, then name, then table order
+ * (the stable sort's): sorted as 16-byte keys, the rank negated into MID,
+ * rather than as 32-byte records that glibc's qsort moves with memcpy. */
+static struct sym *sort_symbols(struct sym *syms, size_t n)
+{
+	struct ls_sort_key *k = ls_xmalloc((n + 1) * sizeof *k);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct ls_sort_key){ syms[i].addr, ~((uint32_t)syms[i].rank ^ 0x80000000u), (uint32_t)i };
+	ls_sort_keys(k, n, false, cmp_sym_names, syms);
+	struct sym *sorted = ls_xmalloc((n + 1) * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = syms[k[i].pos];
+	free(k);
+	free(syms);
+	return sorted;
 }
 
 /* Global beats weak beats local; then fewer leading underscores (memcpy
@@ -172,7 +185,7 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		};
 	}
 	if (n)
-		qsort(syms, n, sizeof *syms, cmp_sym);
+		syms = sort_symbols(syms, n);
 	*nsyms = n;
 	return syms;
 }
@@ -371,11 +384,35 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 	free(c.r);
 }
 
-/* GOT slot -> symbol name, from the dynamic relocations. */
+/* GOT slot -> symbol name, from the dynamic relocations.  NAME is the
+ * ELF string table's (version and all) for JUMP_SLOT and GLOB_DAT, read
+ * only while the procedures are built and interned for the slots a PLT
+ * stub jumps through: libLLVM has 3,300 GLOB_DAT relocations and 480 PLT
+ * slots.  An IRELATIVE slot's name is interned already. */
 struct got_name {
 	uint64_t got;
 	const char *name;
 };
+
+/* The relocation type of entry I of RD (RELA or REL of the ELF class),
+ * without reading the rest: most dynamic relocations are RELATIVE ones
+ * (335,000 of libLLVM's 355,000), none of which names a PLT slot. */
+static unsigned rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i)
+{
+	size_t size = is64 ? (type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
+	                   : (type == SHT_RELA ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
+	size_t at = i * size + (is64 ? 8 : 4); /* r_info */
+	if (!rd->d_buf || at + (is64 ? 8 : 4) > rd->d_size)
+		return ~0u; /* ls_rel_at says why */
+	if (is64) {
+		uint64_t info;
+		memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+		return (unsigned)GELF_R_TYPE(info);
+	}
+	uint32_t info;
+	memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+	return ELF32_R_TYPE(info);
+}
 
 static int cmp_got(const void *a, const void *b)
 {
@@ -407,6 +444,9 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 		size_t nrel = sh.sh_size / sh.sh_entsize;
 		bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 		for (size_t i = 0; i < nrel; i++) {
+			unsigned t = rel_type_at(rd, sh.sh_type, is64, i);
+			if (t == R_X86_64_RELATIVE || t == R_X86_64_64)
+				continue;
 			GElf_Rela r;
 			if (!ls_rel_at(rd, sh.sh_type, is64, i, &r))
 				break;
@@ -439,7 +479,7 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 			if (!name || !*name)
 				continue;
 			g = ls_grow(g, &cap, n + 1, sizeof *g);
-			g[n++] = (struct got_name){ off, ls_intern_unversioned(&m->strings, name) };
+			g[n++] = (struct got_name){ off, name };
 		}
 	}
 	if (n)
@@ -501,7 +541,7 @@ static void add_plt_procs(struct builder *b, const struct sym *syms, size_t nsym
 			else if (p >= 1 && d[p - 1] == 0xf2)
 				start = p - 1; /* bnd */
 			slots = ls_grow(slots, &cap, nslots + 1, sizeof *slots);
-			slots[nslots++] = (struct slot){ start, hit->name };
+			slots[nslots++] = (struct slot){ start, ls_intern_unversioned(&m->strings, hit->name) };
 			p += 5;
 		}
 		for (size_t i = 0; i < nslots; i++) {

@@ -29,6 +29,7 @@
 #include "elf/module.h"
 #include "elf/symbols.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ struct ls_sym {
 	uint64_t addr;      /* link-time */
 	uint64_t elf_size;  /* st_size */
 	uint64_t sec_end;   /* end of its section (link-time) */
-	const char *name;   /* in the ELF string table, or interned without its @VERSION */
+	const char *name;   /* copied out of the ELF string table without its @VERSION */
 	uint32_t shndx;
 	uint32_t order;     /* position in the symbol table */
 	uint8_t type, bind;
@@ -51,7 +52,7 @@ struct ls_symindex {
 	size_t nslots;
 	uint32_t *text;        /* indices of text symbols, sorted by (addr, kallsyms order) */
 	size_t ntext;
-	struct ls_strtab strings; /* versioned names without the version (not the module's table: not ours to grow) */
+	struct ls_arena names; /* the names, copied (not the module's table: not ours to grow) */
 	struct got_names *got; /* built by the first ls_plt_slot_name */
 };
 
@@ -73,38 +74,69 @@ static uint64_t name_hash(const char *s)
 	return ls_hash64(s, strlen(s), 0x5bd1e995);
 }
 
-static int cmp_sec_addr(const void *a, const void *b)
+static uint32_t leading_underscores(const char *s)
 {
-	const struct ls_sym *x = a, *y = b;
-	if (x->shndx != y->shndx)
-		return x->shndx < y->shndx ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int leading_underscores(const char *s)
-{
-	int n = 0;
+	uint32_t n = 0; /* a name of 2^31 underscores is past any real file */
 	while (s[n] == '_')
 		n++;
 	return n;
 }
 
-/* scripts/kallsyms' compare_symbols(), for the text index (qsort_r: SYMS). */
-static int cmp_kallsyms(const void *a, const void *b, void *syms)
+/* The text index, from the symbols in table order (before sort_syms):
+ * indexes in the unsorted array, in scripts/kallsyms' compare_symbols()
+ * order: address, strong before weak, fewer leading underscores, table
+ * order.  Sorted as 16-byte keys: glibc's qsort_r read the records. */
+static void sort_text(struct ls_symindex *ix)
 {
-	const struct ls_sym *base = syms;
-	const struct ls_sym *x = &base[*(const uint32_t *)a], *y = &base[*(const uint32_t *)b];
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	bool wx = x->bind == STB_WEAK, wy = y->bind == STB_WEAK;
-	if (wx != wy)
-		return wx ? 1 : -1;
-	int ux = leading_underscores(x->name), uy = leading_underscores(y->name);
-	if (ux != uy)
-		return ux < uy ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	struct ls_sort_key *k = ls_xmalloc((ix->ntext + 1) * sizeof *k);
+	size_t nt = 0;
+	for (size_t i = 0; i < ix->n; i++) {
+		const struct ls_sym *y = &ix->syms[i];
+		if (y->text)
+			k[nt++] = (struct ls_sort_key){ y->addr,
+			                        (uint32_t)(y->bind == STB_WEAK) << 31 | leading_underscores(y->name),
+			                        (uint32_t)i };
+	}
+	ls_sort_keys(k, nt, false, NULL, NULL);
+	ix->text = ls_xmalloc((ix->ntext + 1) * sizeof *ix->text);
+	for (size_t i = 0; i < nt; i++)
+		ix->text[i] = k[i].pos;
+	free(k);
+}
+
+/* The symbols in (shndx, addr, order) order, sorted as 16-byte keys rather
+ * than 56-byte records; the text index's entries renumbered to match. */
+static void sort_syms(struct ls_symindex *ix)
+{
+	struct ls_sort_key *k = ls_xmalloc((ix->n + 1) * sizeof *k);
+	for (size_t i = 0; i < ix->n; i++)
+		k[i] = (struct ls_sort_key){ ix->syms[i].addr, ix->syms[i].shndx, (uint32_t)i };
+	ls_sort_keys(k, ix->n, true, NULL, NULL);
+	struct ls_sym *sorted = ls_xmalloc((ix->n + 1) * sizeof *sorted);
+	uint32_t *moved_to = ls_xmalloc((ix->n + 1) * sizeof *moved_to);
+	for (size_t i = 0; i < ix->n; i++) {
+		sorted[i] = ix->syms[k[i].pos];
+		moved_to[k[i].pos] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < ix->ntext; i++)
+		ix->text[i] = moved_to[ix->text[i]];
+	free(moved_to);
+	free(k);
+	free(ix->syms);
+	ix->syms = sorted;
+}
+
+/* NAME without its "@VERSION" or "@@VERSION", copied out of the ELF string
+ * table: its mapping raises SIGBUS once the file is truncated, and the index
+ * outlives this guarded build (sigbus.c).  Copied, not interned: the index
+ * compares names with strcmp, never by pointer, and a copy costs less than
+ * hashing each name into a table no one else asks. */
+static const char *copy_unversioned(struct ls_arena *a, const char *name)
+{
+	size_t n = strcspn(name, "@");
+	char *c = ls_arena_alloc(a, n + 1); /* zeroed: terminated */
+	memcpy(c, name, n);
+	return c;
 }
 
 /* Section index -> [addr, end) in link-time addresses, for every section. */
@@ -122,11 +154,8 @@ static void section_span(const ls_module *m, size_t shndx, uint64_t *lo, uint64_
 static struct ls_symindex *build_index(ls_module *m)
 {
 	struct ls_symindex *ix = ls_xcalloc(1, sizeof *ix);
-	struct ls_strtab *strings = &ix->strings;
 	int total = m->dwmod ? dwfl_module_getsymtab(m->dwmod) : 0;
 	size_t cap = 0;
-	if (total > 1)
-		ls_strtab_reserve(strings, (size_t)total); /* at most one name each: no growing on the way */
 	/* section ends, once per section rather than once per symbol */
 	size_t nsec = 0;
 	elf_getshdrnum(m->elf, &nsec);
@@ -155,12 +184,9 @@ static struct ls_symindex *build_index(ls_module *m)
 		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
 		struct ls_sym *y = &ix->syms[ix->n++];
 		const struct ls_text *t = ls_text_find(m, addr - m->bias);
-		/* names are copied out of the ELF string table: its mapping
-		 * raises SIGBUS once the file is truncated, and the index
-		 * outlives this guarded build (sigbus.c) */
 		*y = (struct ls_sym){
 			.addr = addr - m->bias, .elf_size = s.st_size, .sec_end = shndx < nsec ? sec_end[shndx] : 0,
-			.name = !*name ? "" : ls_intern_unversioned(strings, name),
+			.name = !*name ? "" : copy_unversioned(&ix->names, name),
 			.shndx = shndx, .order = (uint32_t)i, .type = (uint8_t)type,
 			.bind = (uint8_t)GELF_ST_BIND(s.st_info),
 			.text = t && *name && name[0] != '$' && strncmp(name, ".L", 2) != 0 &&
@@ -168,24 +194,20 @@ static struct ls_symindex *build_index(ls_module *m)
 		};
 	}
 	free(sec_end);
-	if (ix->n)
-		qsort(ix->syms, ix->n, sizeof *ix->syms, cmp_sec_addr);
-
 	size_t nnamed = 0;
 	for (size_t i = 0; i < ix->n; i++) {
 		nnamed += ix->syms[i].name[0] != 0;
 		ix->ntext += ix->syms[i].text;
 	}
+	sort_text(ix);
+	if (ix->n)
+		sort_syms(ix);
 	ix->nslots = 16;
 	while (ix->nslots < 2 * nnamed + 16)
 		ix->nslots *= 2;
 	ix->slots = ls_xcalloc(ix->nslots, sizeof *ix->slots);
-	ix->text = ls_xmalloc((ix->ntext + 1) * sizeof *ix->text);
-	size_t nt = 0;
 	for (size_t i = 0; i < ix->n; i++) {
 		const struct ls_sym *y = &ix->syms[i];
-		if (y->text)
-			ix->text[nt++] = (uint32_t)i;
 		if (!y->name[0])
 			continue;
 		size_t h = name_hash(y->name) & (ix->nslots - 1);
@@ -193,7 +215,6 @@ static struct ls_symindex *build_index(ls_module *m)
 			h = (h + 1) & (ix->nslots - 1);
 		ix->slots[h] = (uint32_t)i + 1;
 	}
-	qsort_r(ix->text, ix->ntext, sizeof *ix->text, cmp_kallsyms, ix->syms);
 	return ix;
 }
 
@@ -212,7 +233,7 @@ static void free_index(struct ls_symindex *ix)
 	free(ix->syms);
 	free(ix->slots);
 	free(ix->text);
-	ls_strtab_free(&ix->strings);
+	ls_arena_free(&ix->names);
 	free(ix);
 }
 

@@ -8,6 +8,9 @@
  * merging k of them log2 k passes, each element moved by a copy of its
  * fixed size.  Stable, so the order is the one a stable sort gives,
  * whatever CMP calls equal.
+ *
+ * Also a merge sort of 16-byte keys standing for bigger records (the
+ * symbol tables': ls_sort_keys), its comparison inlined.
  */
 #include "support/base.h"
 #include "support/sort.h"
@@ -112,4 +115,54 @@ size_t ls_sort_unique_u64(uint64_t *v, size_t n)
 		if (v[i] != v[k - 1])
 			v[k++] = v[i];
 	return k;
+}
+
+static inline bool key_less(const struct ls_sort_key *x, const struct ls_sort_key *y, bool mid_first,
+                            int (*tie)(uint32_t, uint32_t, const void *), const void *ctx)
+{
+	if (mid_first && x->mid != y->mid)
+		return x->mid < y->mid;
+	if (x->addr != y->addr)
+		return x->addr < y->addr;
+	if (x->mid != y->mid)
+		return x->mid < y->mid;
+	int c = tie ? tie(x->pos, y->pos, ctx) : 0;
+	if (c)
+		return c < 0;
+	return x->pos < y->pos;
+}
+
+void ls_sort_keys(struct ls_sort_key *v, size_t n, bool mid_first,
+                  int (*tie)(uint32_t a, uint32_t b, const void *ctx), const void *ctx)
+{
+	enum { RUN = 16 }; /* insertion-sorted runs, then merged */
+	for (size_t lo = 0; lo < n; lo += RUN) {
+		size_t hi = lo + RUN < n ? lo + RUN : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct ls_sort_key t = v[i];
+			size_t j = i;
+			for (; j > lo && key_less(&t, &v[j - 1], mid_first, tie, ctx); j--)
+				v[j] = v[j - 1];
+			v[j] = t;
+		}
+	}
+	struct ls_sort_key *tmp = ls_xmalloc((n + 1) * sizeof *tmp), *src = v, *dst = tmp;
+	for (size_t w = RUN; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t a = lo, b = mid, o = lo;
+			while (a < mid && b < hi)
+				dst[o++] = key_less(&src[b], &src[a], mid_first, tie, ctx) ? src[b++] : src[a++];
+			while (a < mid)
+				dst[o++] = src[a++];
+			while (b < hi)
+				dst[o++] = src[b++];
+		}
+		struct ls_sort_key *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+	free(tmp);
 }
