@@ -1279,7 +1279,7 @@ static void flow_init(struct builder *b)
 			}
 		}
 	if (f->nrefs)
-		qsort(f->refs, f->nrefs, sizeof *f->refs, cmp_u64);
+		ls_sort_runs(f->refs, f->nrefs, sizeof *f->refs, cmp_u64);
 }
 
 static void flow_free(struct flow *f)
@@ -1338,7 +1338,7 @@ void ls_jt_resolve(struct builder *b, uint8_t *leader)
 			x->n = 0;
 			x->status = jump_targets(b, x->insn, &x->targets, &x->n, &x->cap);
 			if (x->n > 1) { /* sorted and unique: a table repeats its cases */
-				qsort(x->targets, x->n, sizeof *x->targets, cmp_u32);
+				ls_sort_runs(x->targets, x->n, sizeof *x->targets, cmp_u32);
 				size_t u = 1;
 				for (size_t k = 1; k < x->n; k++)
 					if (x->targets[k] != x->targets[u - 1])

@@ -28,6 +28,7 @@
 #include "dwarf/linemap.h"
 #include "elf/module.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -590,7 +591,7 @@ static void build_segments(struct walker *w)
 	struct ls_inline_index *ix = w->ix;
 	size_t n = w->nivals;
 	if (n)
-		qsort(w->ivals, n, sizeof *w->ivals, cmp_ival);
+		ls_sort_runs(w->ivals, n, sizeof *w->ivals, cmp_ival);
 	const struct ival **heap = ls_xmalloc((n + 1) * sizeof *heap);
 	size_t nheap = 0, cap = 0, i = 0;
 	uint64_t cur = 0;
@@ -805,9 +806,9 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	drop_duplicates(&w);
 	build_segments(&w);
 	if (ix->nvars)
-		qsort(ix->vars, ix->nvars, sizeof *ix->vars, cmp_decl_line);
+		ls_sort_runs(ix->vars, ix->nvars, sizeof *ix->vars, cmp_decl_line);
 	if (ix->nlabels)
-		qsort(ix->labels, ix->nlabels, sizeof *ix->labels, cmp_decl_addr);
+		ls_sort_runs(ix->labels, ix->nlabels, sizeof *ix->labels, cmp_decl_addr);
 	ls_die_memo_free(w.die_memo);
 	free(w.sub_nodes);
 	free(w.ivals);

@@ -24,6 +24,7 @@
 #include "dwarf/linemap.h"
 #include "elf/module.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
@@ -195,7 +196,7 @@ static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *r
 		struct raw_row *r = raw + runs[i].start;
 		for (size_t k = 1; k < runs[i].len; k++)
 			if (cmp_raw(&r[k - 1], &r[k]) > 0) {
-				qsort(r, runs[i].len, sizeof *r, cmp_raw);
+				ls_sort_runs(r, runs[i].len, sizeof *r, cmp_raw);
 				break;
 			}
 	}
@@ -229,7 +230,7 @@ static struct raw_row *sort_rows(struct raw_row *raw, size_t nraw, struct run *r
 				memcpy(out + n, raw + runs[j].start, runs[j].len * sizeof *out);
 				n += runs[j].len;
 			}
-			qsort(out, n, sizeof *out, cmp_raw);
+			ls_sort_runs(out, n, sizeof *out, cmp_raw);
 			break;
 		}
 		tmp = ls_grow(tmp, &cap_tmp, tail, sizeof *tmp);

@@ -12,6 +12,7 @@
  * ls_file_close.
  */
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -302,7 +303,7 @@ static struct ls_file_syms *build_symbols(const ls_file *f)
 		return NULL;
 	}
 	if (n > 1) /* no symbols: V may be NULL, which qsort must not get */
-		qsort(v, n, sizeof *v, cmp_sym);
+		ls_sort_runs(v, n, sizeof *v, cmp_sym);
 	t->v = malloc((n + 1) * sizeof *t->v);
 	if (!t->v) {
 		free(v);

@@ -20,6 +20,7 @@
 #include "structure/lookup.h"
 #include "structure/scope.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 
@@ -51,7 +52,7 @@ static int cmp_seg(const void *a, const void *b)
 size_t ls_lookup_segs_sort(struct ls_stmt_seg *segs, size_t nsegs)
 {
 	if (nsegs > 1)
-		qsort(segs, nsegs, sizeof *segs, cmp_seg);
+		ls_sort_runs(segs, nsegs, sizeof *segs, cmp_seg);
 	/* Statements never overlap (each instruction is in exactly one); if a
 	 * corrupt input made them, the later one is clipped so lookups stay
 	 * deterministic. */

@@ -3,6 +3,7 @@
  * carries (said alike by the analysis and on a cache hit). */
 #include "structure/scope.h"
 #include "support/base.h"
+#include "support/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ void ls_scope_normalize_ranges(struct ls_scope *s)
 {
 	if (s->nranges < 2)
 		return;
-	qsort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+	ls_sort_runs(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
 	size_t n = 0;
 	for (size_t i = 0; i < s->nranges; i++) {
 		if (n && s->ranges[i].lo <= s->ranges[n - 1].hi) {

@@ -36,6 +36,7 @@
  * as such.
  */
 #include "structure/structure.h"
+#include "support/sort.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -291,7 +292,7 @@ static struct place *collect_places(const ls_module *m, const struct ls_proc *pr
 	while (up < n && pl[up - 1].addr < pl[up].addr)
 		up++;
 	if (up < n)
-		qsort(pl, n, sizeof *pl, cmp_place);
+		ls_sort_runs(pl, n, sizeof *pl, cmp_place);
 	struct kept_memo memo = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		pl[i].ctx = kept_context(inline_context_at(m, proc, pl[i].addr), &memo, &pl[i].cut);
@@ -453,7 +454,7 @@ static void number_parts(struct ls_scope *proc)
 	/* Loops with one file and line are consecutive in ORDER (preorder
 	 * kept among them); each is compared with the 64 before it. */
 	g_parts_loops = loops;
-	qsort(order, n, sizeof *order, cmp_line_then_order);
+	ls_sort_runs(order, n, sizeof *order, cmp_line_then_order);
 	for (size_t x = 1; x < n; x++)
 		for (size_t y = x; y-- > 0 && x - y <= 64;) {
 			const struct ls_scope *a = loops[order[y]], *b = loops[order[x]];
