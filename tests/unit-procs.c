@@ -454,6 +454,20 @@ static void build_fixtures(const char *dir)
 	unlink(src);
 }
 
+/* Each of the N ranges R's ends and the addresses one below them into
+ * ADDR: how many (4 N). */
+static size_t range_ends(const ls_range *r, size_t n, uint64_t *addr)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		addr[k++] = r[i].lo;
+		addr[k++] = r[i].lo - 1;
+		addr[k++] = r[i].hi;
+		addr[k++] = r[i].hi - 1;
+	}
+	return k;
+}
+
 /* The call-target filter's cover (ls_ranges_cover: sorted ranges, a
  * running maximum of their ends, a directory of blocks) against a plain
  * scan of the ranges, on ranges that overlap, nest, are empty, lie
@@ -485,13 +499,7 @@ static void check_cover_directory(void)
 			r[i].lo = sets[s].base + lcg(&x) % sets[s].span;
 			r[i].hi = r[i].lo + (i % 17 == 16 ? 0 : 1 + lcg(&x) % sets[s].len); /* some empty */
 		}
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			addr[k++] = r[i].lo;
-			addr[k++] = r[i].lo - 1;
-			addr[k++] = r[i].hi;
-			addr[k++] = r[i].hi - 1;
-		}
+		size_t k = range_ends(r, n, addr);
 		while (k < naddr)
 			addr[k++] = sets[s].base - 64 + lcg(&x) % (sets[s].span + sets[s].len + 128);
 		ls_ranges_cover(r, n, addr, naddr, in);
@@ -540,13 +548,7 @@ static void check_uncovered_code(void)
 			r[i].lo = sets[s].span ? lo - 64 + lcg(&x) % sets[s].span : lo;
 			r[i].hi = sets[s].span ? r[i].lo + (i % 17 == 16 ? 0 : 1 + lcg(&x) % sets[s].len) : hi;
 		}
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			addr[k++] = r[i].lo;
-			addr[k++] = r[i].lo - 1;
-			addr[k++] = r[i].hi;
-			addr[k++] = r[i].hi - 1;
-		}
+		size_t k = range_ends(r, n, addr);
 		for (size_t i = 0; i < m->ntext; i++)
 			for (int d = -2; d < 2; d++) {
 				addr[k++] = text[i].addr + (uint64_t)d;
