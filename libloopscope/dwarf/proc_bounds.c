@@ -209,7 +209,20 @@ struct reach {
 	const struct ls_text *t;
 	ls_target_filter wanted;
 	const void *ctx;
+	const struct ls_target_bits *bits;
 };
+
+/* WANTED's answer for TARGET, most often from the bits alone. */
+static inline bool maybe_wanted(const struct reach *r, uint64_t target)
+{
+	const struct ls_target_bits *g = r->bits;
+	if (g) {
+		uint64_t b = (target - g->base) >> g->shift;
+		if (target < g->base || b >= g->nblocks || !(g->bits[b >> 6] >> (b & 63) & 1))
+			return false;
+	}
+	return r->wanted(r->ctx, target);
+}
 
 /* The last start, at FIRST or after, of an instruction that may be a
  * direct call or jmp with a target that matters, given that the byte at
@@ -220,23 +233,35 @@ struct reach {
  * plus its displacement (rel32, or rel8 for eb), whatever the prefixes;
  * with one (data16 makes it rel16, masked) the decoder says.  Returns the
  * start's offset + 1, or 0 for none. */
-static size_t reaching_start(const struct reach *r, size_t first, size_t op)
+static size_t prefixed_start(const struct reach *r, size_t first, size_t op);
+
+static inline size_t reaching_start(const struct reach *r, size_t first, size_t op)
 {
 	const struct ls_text *t = r->t;
 	const uint8_t *d = t->data;
 	uint64_t at = t->addr + op;
 	size_t rel = d[op] == 0xeb ? 1 : 4;
 	if (t->size - op > rel &&
-	    r->wanted(r->ctx, at + 1 + rel + (uint64_t)(rel == 1 ? (int64_t)(int8_t)d[op + 1] : (int64_t)ls_s32le(d + op + 1))))
+	    maybe_wanted(r, at + 1 + rel + (uint64_t)(rel == 1 ? (int64_t)(int8_t)d[op + 1] : (int64_t)ls_s32le(d + op + 1))))
 		return op + 1;
-	/* the starts at or before a data16 or addr32 prefix */
+	/* (inline up to here: the scan asks millions of times, and the
+	 * answer is most often no, with no prefix before the opcode) */
+	return op > first && prefix_byte(d[op - 1]) ? prefixed_start(r, first, op) : 0;
+}
+
+/* reaching_start's search behind the prefixes before the opcode at OP:
+ * the starts at or before a data16 or addr32 prefix. */
+static size_t prefixed_start(const struct reach *r, size_t first, size_t op)
+{
+	const struct ls_text *t = r->t;
+	const uint8_t *d = t->data;
 	size_t i = op;
 	while (i > first && prefix_byte(d[i - 1]) && d[i - 1] != 0x66 && d[i - 1] != 0x67)
 		i--;
 	for (; i > first && prefix_byte(d[i - 1]); i--) {
 		struct ls_insn in;
 		if (ls_decode(r->dec, d + i - 1, t->size - (i - 1), t->addr + i - 1, &in) &&
-		    (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && r->wanted(r->ctx, in.target))
+		    (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && maybe_wanted(r, in.target))
 			return i;
 	}
 	return 0;
@@ -279,7 +304,7 @@ static inline unsigned branch_opcodes16(const uint8_t *d)
 
 /* One e8, e9 or eb byte at OP of the scan of reach_end: the instruction
  * start it may belong to, if that is later than *LAST. */
-static void reach_hit(const struct reach *r, size_t first, size_t op, size_t stop, uint64_t *last)
+static inline void reach_hit(const struct reach *r, size_t first, size_t op, size_t stop, uint64_t *last)
 {
 	size_t start = reaching_start(r, first, op);
 	if (start && start - 1 < stop && r->t->addr + start > *last)
@@ -350,14 +375,14 @@ static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range cod
 }
 
 size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, ls_target_filter wanted,
-                       const void *ctx, uint64_t **out)
+                       const void *ctx, const struct ls_target_bits *bits, uint64_t **out)
 {
 	size_t n = 0, cap = 0;
 	*out = NULL;
 	struct ls_decoder *dec = ls_decoder_new(m->ehdr.e_machine);
 	if (!dec)
 		return 0;
-	struct reach r = { m, dec, NULL, wanted, ctx };
+	struct reach r = { m, dec, NULL, wanted, ctx, bits };
 	for (size_t i = 0; i < ncode; i++) {
 		uint64_t end = wanted ? reach_end(&r, code[i].lo, code[i].hi) : code[i].hi;
 		if (end > code[i].lo)

@@ -874,7 +874,9 @@ static size_t add_inferred_procs(struct builder *b)
 		uint64_t *t = NULL;
 		struct target_filter tf = { m, &c, cover_dir_of(&c), gap_bits_of(m, &c) };
 		/* no uncovered code: no target can matter, nothing to decode */
-		size_t nt = tf.gaps.any ? ls_call_targets(m, c.r, c.n, uncovered_code, &tf, &t) : 0;
+		struct ls_target_bits tb = { tf.gaps.bits, tf.gaps.base, tf.gaps.nblocks, WHOLE_SHIFT };
+		size_t nt = tf.gaps.any ? ls_call_targets(m, c.r, c.n, uncovered_code, &tf, tf.gaps.bits ? &tb : NULL, &t)
+		                        : 0;
 		cover_dir_free(&tf.dir);
 		free(tf.gaps.bits);
 		for (size_t i = 0; i < nt; i++)

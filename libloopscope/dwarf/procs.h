@@ -50,13 +50,24 @@ void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
 size_t ls_fde_ranges(const ls_module *m, ls_range **out);
 /* Whether a call target matters to the caller of ls_call_targets. */
 typedef bool (*ls_target_filter)(const void *ctx, uint64_t target);
+/* What the filter says at once, tested before it is called: a target at
+ * or above BASE whose block of 1 << SHIFT bytes has its bit clear in
+ * BITS (NBLOCKS of them), or out of them, does not matter. */
+struct ls_target_bits {
+	const uint64_t *bits;
+	uint64_t base;
+	size_t nblocks;
+	unsigned shift;
+};
 /* The targets in code of the direct calls and of the jumps out of their
  * range (tail calls) in the CODE ranges, sorted, unique: how many, in *OUT.
  * With WANTED, only the ranges that may hold a call or jump to a target
  * WANTED(CTX, target) says matters are decoded: the targets that matter
- * are the same, the others may be missing. */
+ * are the same, the others may be missing.  BITS (or NULL) rules most
+ * candidates out without a call of WANTED: the scan meets an e8, e9 or eb
+ * byte every 30 bytes of code. */
 size_t ls_call_targets(const ls_module *m, const ls_range *code, size_t ncode, ls_target_filter wanted,
-                       const void *ctx, uint64_t **out);
+                       const void *ctx, const struct ls_target_bits *bits, uint64_t **out);
 /* Whether a function named NAME never returns (known names; in kernel code,
  * objtool's list too). */
 bool ls_noreturn_name(const ls_module *m, const char *name);
