@@ -206,6 +206,17 @@ void ls_analysis_want_indexes(const ls_module *cm)
 	pthread_mutex_unlock(&an->lock);
 }
 
+void ls_analysis_resolve_names(const ls_module *cm)
+{
+	ls_module *m = (ls_module *)cm; /* the analysis is logically const */
+	struct ls_analysis *an = m->an;
+	if (an)
+		pthread_mutex_lock(&an->lock);
+	ls_procs_resolve_names(m);
+	if (an)
+		pthread_mutex_unlock(&an->lock);
+}
+
 int ls_analysis_init(ls_module *m, ls_error *err)
 {
 	struct ls_analysis *an = ls_xcalloc(1, sizeof *an);
@@ -457,6 +468,7 @@ static int run_batch(ls_module *m, const uint32_t *procs, size_t n, ls_error *er
 	if (ls_analysis_indexes(m, err) < 0)
 		return -1;
 	ls_pipeline_want_lines(m, procs, n); /* read-only once the workers run */
+	ls_procs_resolve_names(m);            /* so are the names (they intern) */
 	struct batch b = { .m = m, .procs = procs, .nprocs = n };
 	b.results = ls_xcalloc(n + 1, sizeof *b.results);
 	atomic_init(&b.next, 0);

@@ -212,6 +212,7 @@ struct ls_scope *ls_pipeline_proc(ls_module *m, const struct ls_proc *proc, stru
 	struct ls_cfg cfg = { 0 };
 	struct ls_loop_forest lf = { 0 };
 	bool built = false, have_cfg = false, have_loops = false;
+	ls_proc_name(m, proc); /* the stages below read it */
 	if (dec && m->opt.want_loops) {
 		/* handed back when done: kept for the unwind recipes' own build
 		 * of the same code that may follow, without a copy */

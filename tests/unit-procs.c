@@ -599,6 +599,44 @@ static void check_uncovered_code(void)
 	free(m);
 }
 
+/* On demand, a symbol-only procedure's C++ name is demangled when first
+ * asked for: before, none is; after, every name, linkage name and
+ * noreturn mark equals the eager table's (the whole analysis'). */
+static void check_lazy_names(const char *tag, const char *path)
+{
+	ls_error err;
+	ls_module *eager = load(path), *lazy = ls_xcalloc(1, sizeof *lazy);
+	lazy->fd = -1;
+	ls_options_init(&lazy->opt);
+	lazy->opt.debug_file_path = "/nonexistent";
+	lazy->opt.warn = quiet_warn;
+	lazy->opt.on_demand = true;
+	if (!eager || ls_elf_open(lazy, path, &err) < 0 || ls_pipeline_indexes(lazy, &err) < 0) {
+		ok(0, "%s: %s loads, eager and on demand", tag, path);
+		unit_unload(lazy);
+		if (eager)
+			unit_unload(eager);
+		return;
+	}
+	size_t n = eager->procs.nprocs, pending = 0, differ = 0;
+	for (size_t i = 0; i < lazy->procs.nprocs; i++)
+		pending += lazy->procs.procs[i].name_pending;
+	for (size_t i = 0; i < n && lazy->procs.nprocs == n; i++) {
+		const struct ls_proc *a = &eager->procs.procs[i], *b = &lazy->procs.procs[i];
+		const char *name = ls_proc_name(lazy, b);
+		bool same = a->entry == b->entry && !strcmp(a->name, name) && a->noreturn == b->noreturn &&
+		            !a->linkage_name == !b->linkage_name &&
+		            (!a->linkage_name || !strcmp(a->linkage_name, b->linkage_name));
+		if (!same && differ++ < 3)
+			printf("# %s: %s / %s\n", tag, a->name, name);
+	}
+	ok(lazy->procs.nprocs == n && pending > n / 10 && differ == 0,
+	   "%s: %zu of %zu names left to demangle on demand; asked for, all equal the eager table's (%zu differ)",
+	   tag, pending, n, differ);
+	unit_unload(lazy);
+	unit_unload(eager);
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
@@ -638,6 +676,8 @@ int main(void)
 			continue;
 		}
 		check_filtered_sweep(big[i].tag, big[i].path, big[i].keep);
+		if (i > 0) /* the C++ ones */
+			check_lazy_names(big[i].tag, big[i].path);
 	}
 	return done_testing();
 }

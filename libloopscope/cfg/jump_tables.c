@@ -1074,9 +1074,9 @@ static long read_table(struct builder *b, const struct jt_val *e, uint32_t **out
 		if (other && other != b->proc && !b->warned_jt && !b->quiet) {
 			b->warned_jt = true;
 			ls_warn(&b->m->opt, "%s: %s: jump table at 0x%llx (jump at 0x%llx): entry %llu points into %s (0x%llx)",
-			        b->m->path, b->proc->name ? b->proc->name : "?", (unsigned long long)e->c,
+			        b->m->path, ls_proc_name(b->m, b->proc) ? b->proc->name : "?", (unsigned long long)e->c,
 			        (unsigned long long)cfg->insns[e->load].addr, (unsigned long long)k,
-			        other->name ? other->name : "another procedure", (unsigned long long)target);
+			        ls_proc_name(b->m, other) ? other->name : "another procedure", (unsigned long long)target);
 		}
 	}
 	return (long)(*nout - before);
@@ -1377,6 +1377,6 @@ void ls_jt_resolve(struct builder *b, uint8_t *leader)
 	b->flow = NULL;
 	if (cfg->unresolved_jumps && !b->quiet)
 		ls_warn(&b->m->opt, "%s: %s: %u indirect jump%s not resolved (first at 0x%llx): its loops may be incomplete",
-		        b->m->path, b->proc->name ? b->proc->name : "?", cfg->unresolved_jumps,
+		        b->m->path, ls_proc_name(b->m, b->proc) ? b->proc->name : "?", cfg->unresolved_jumps,
 		        cfg->unresolved_jumps == 1 ? "" : "s", (unsigned long long)cfg->first_unresolved);
 }

@@ -235,8 +235,26 @@ static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t
 	pr->p.nranges++;
 }
 
-/* Sets name and linkage name from symbol name RAW (interned). */
-static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
+/* Whether an Itanium name RAW may demangle to one ls_noreturn_name
+ * knows -- std::__throw_*, std::terminate() -- so that its procedure's
+ * noreturn mark needs it demangled now: a name in namespace std (_ZSt,
+ * or nested _ZN[cv-ref qualifiers]St).  Every other C++ name demangles to
+ * no name of that list. */
+static bool may_name_noreturn(const char *raw)
+{
+	if (strncmp(raw, "_ZSt", 4) == 0)
+		return true;
+	if (strncmp(raw, "_ZN", 3) != 0)
+		return false;
+	const char *q = raw + 3;
+	while (*q == 'r' || *q == 'V' || *q == 'K' || *q == 'R' || *q == 'O')
+		q++;
+	return q[0] == 'S' && q[1] == 't';
+}
+
+/* P's names from its symbol name RAW: the demangled one, RAW the linkage
+ * name; RAW alone when it does not demangle. */
+static void demangle_into(ls_module *m, struct ls_proc *p, const char *raw)
 {
 	char *d = ls_demangle(raw);
 	if (d) {
@@ -245,7 +263,43 @@ static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
 		free(d);
 	} else {
 		p->name = raw;
+		p->linkage_name = NULL;
 	}
+}
+
+/* Sets name and linkage name from symbol name RAW (interned). */
+static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
+{
+	demangle_into(m, p, raw);
+}
+
+/* The same for a procedure that is a symbol alone; on demand, a C++ name
+ * is demangled when first asked for (ls_proc_name). */
+static void name_from_symbol_later(ls_module *m, struct ls_proc *p, const char *raw)
+{
+	if (m->opt.on_demand && raw[0] == '_' && raw[1] == 'Z' && !may_name_noreturn(raw)) {
+		p->name = p->linkage_name = raw;
+		p->name_pending = true;
+		return;
+	}
+	demangle_into(m, p, raw);
+}
+
+const char *ls_proc_name(const ls_module *cm, const struct ls_proc *cp)
+{
+	if (cp->name_pending) {
+		/* logically const: the name is the one the table would have had */
+		struct ls_proc *p = (struct ls_proc *)cp;
+		demangle_into((ls_module *)cm, p, p->linkage_name);
+		p->name_pending = false;
+	}
+	return cp->name;
+}
+
+void ls_procs_resolve_names(ls_module *m)
+{
+	for (size_t i = 0; i < m->procs.nprocs; i++)
+		ls_proc_name(m, &m->procs.procs[i]);
 }
 
 static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t nsyms)
@@ -375,7 +429,9 @@ static void add_symbol_procs(struct builder *b, const struct sym *syms, size_t n
 			struct proto *pr = add_proto(b);
 			struct ls_proc *p = &pr->p;
 			p->entry = lo;
-			name_from_symbol(m, p, syms[i].name);
+			name_from_symbol_later(m, p, syms[i].name);
+			/* (a pending name is the symbol's: may_name_noreturn says why
+			 * its demangled form cannot be one of the list) */
 			p->noreturn = ls_noreturn_name(m, p->name) || ls_noreturn_name(m, syms[i].name);
 			add_range(b, pr, lo, hi);
 		}
@@ -1234,6 +1290,7 @@ static size_t proc_views(const ls_module *m, struct proc_view **out)
 	struct proc_view *v = NULL;
 	/* on demand, before the whole tree: the table, as the whole analysis has it */
 	ls_analysis_want_indexes(m);
+	ls_analysis_resolve_names(m);
 	if (m->procs.nprocs) {
 		v = ls_xmalloc(m->procs.nprocs * sizeof *v);
 		for (size_t i = 0; i < m->procs.nprocs; i++) {

@@ -19,6 +19,11 @@ struct ls_proc {
 	bool noreturn;             /* DW_AT_noreturn or a known non-returning name */
 	bool is_plt;               /* name@plt */
 	bool inferred;             /* no symbol names it: found from .eh_frame or calls (sub_ADDR) */
+	/* On demand, a C++ symbol's name is demangled when first asked for
+	 * (ls_proc_name): until then NAME and LINKAGE_NAME are both the
+	 * mangled name.  A report prints a few hundred of the 10^5 names of
+	 * libLLVM's table, and demangling them all was 6% of its first run. */
+	bool name_pending;
 	const struct ls_inl_node *die_node; /* its subprogram node in the inline tree, or NULL */
 };
 
@@ -42,6 +47,13 @@ struct ls_procs {
 };
 
 void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
+
+/* P's name, demangled now if it was not yet (P->name_pending): under the
+ * analysis' lock or where no other thread analyzes M (it interns). */
+const char *ls_proc_name(const ls_module *m, const struct ls_proc *p);
+/* Every pending name of M's table demangled (ls_proc_name), for what
+ * reads the names of all procedures; the same lock as ls_proc_name. */
+void ls_procs_resolve_names(ls_module *m);
 
 /* ---- procedures no symbol names (proc_bounds.c) ------------------------------ */
 

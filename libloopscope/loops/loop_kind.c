@@ -70,10 +70,11 @@ static bool probes_stack(const struct ls_cfg *cfg, const struct ls_loop_forest *
 
 /* Whether PROC_NAME (a callee's name, linkage or demangled) is operator
  * new[] (WANT_NEW) or operator delete[]. */
-static bool is_array_op(const struct ls_proc *p, bool want_new)
+static bool is_array_op(const ls_module *m, const struct ls_proc *p, bool want_new)
 {
 	if (!p)
 		return false;
+	ls_proc_name(m, p);
 	const char *ln = p->linkage_name ? p->linkage_name : p->name;
 	if (ln && strncmp(ln, want_new ? "_Zna" : "_Zda", 4) == 0)
 		return true;
@@ -111,7 +112,7 @@ static bool calls_array_op(const ls_module *m, const struct ls_cfg *cfg, uint32_
 		const char *f;
 		unsigned l;
 		if (x >= 0 && seen_from(&ps->pl[x], lca, &f, &l) && l == line->line && f == line->file &&
-		    is_array_op(ls_procs_at_entry(&m->procs, in->target), want_new))
+		    is_array_op(m, ls_procs_at_entry(&m->procs, in->target), want_new))
 			return true;
 	}
 	return false;

@@ -1561,7 +1561,7 @@ static bool loop_calls(const ls_module *m, const struct ls_cfg *cfg, const struc
 				continue;
 			const struct ls_proc *p = ls_procs_at_entry(&m->procs, in->target);
 			size_t n;
-			const char *pn = p ? short_name(p->name, &n) : NULL;
+			const char *pn = p ? short_name(ls_proc_name(m, p), &n) : NULL;
 			if (pn && n == len && memcmp(pn, name, len) == 0)
 				return true;
 		}

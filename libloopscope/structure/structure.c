@@ -659,7 +659,7 @@ struct ls_scope *ls_structure_build_proc(const ls_module *m, const struct ls_pro
                                          struct ls_arena *arena)
 {
 	struct ls_scope *ps = ls_scope_new(arena, LS_SCOPE_PROC, NULL);
-	ps->name = proc->name;
+	ps->name = ls_proc_name(m, proc);
 	ps->linkage_name = proc->linkage_name;
 	ps->file = proc->file;
 	ps->line = proc->line;
