@@ -749,7 +749,7 @@ int ls_cfg_run_builder(struct builder *b)
 	 * file declaring a gigabyte one) is not decoded: its instructions would
 	 * take gigabytes.  Its statements still come from the line table. */
 	uint64_t bytes = code_bytes(b);
-	if (ls_kernel_code32(b->m, ls_proc_name(b->m, proc)))
+	if (b->m->kernel && ls_kernel_code32(b->m, ls_proc_name(b->m, proc)))
 		return -1;
 	if (bytes > LS_MAX_PROC_CODE) {
 		if (!b->quiet)
@@ -1042,7 +1042,7 @@ int ls_cfg_build_alone(const struct ls_cfg_env *env, const struct ls_proc *proc,
 	bool have = take_kept((struct ls_cfg_module *)c, proc, &kept, &whole, &jt);
 	if (whole.insns) {
 		/* (the one test of the builder's that reads PROC's name, not its code) */
-		if (ls_kernel_code32(env->m, ls_proc_name(env->m, proc))) {
+		if (env->m->kernel && ls_kernel_code32(env->m, ls_proc_name(env->m, proc))) {
 			ls_cfg_free(&whole);
 			return -1;
 		}
