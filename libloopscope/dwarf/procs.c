@@ -237,19 +237,32 @@ static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t
 
 /* Whether an Itanium name RAW may demangle to one ls_noreturn_name
  * knows -- std::__throw_*, std::terminate() -- so that its procedure's
- * noreturn mark needs it demangled now: a name in namespace std (_ZSt,
- * or nested _ZN[cv-ref qualifiers]St).  Every other C++ name demangles to
- * no name of that list. */
+ * noreturn mark needs it demangled now: a name whose first component in
+ * namespace std (_ZSt, or nested: _ZN, cv-ref qualifiers, St) is
+ * __throw_... or terminate.  Any other C++ name demangles to none of the
+ * list (a template function's, with its return type first, neither). */
 static bool may_name_noreturn(const char *raw)
 {
-	if (strncmp(raw, "_ZSt", 4) == 0)
-		return true;
-	if (strncmp(raw, "_ZN", 3) != 0)
+	const char *q;
+	if (strncmp(raw, "_ZSt", 4) == 0) {
+		q = raw + 4;
+	} else if (strncmp(raw, "_ZN", 3) == 0) {
+		q = raw + 3;
+		while (*q == 'r' || *q == 'V' || *q == 'K' || *q == 'R' || *q == 'O')
+			q++;
+		if (q[0] != 'S' || q[1] != 't')
+			return false;
+		q += 2;
+	} else {
 		return false;
-	const char *q = raw + 3;
-	while (*q == 'r' || *q == 'V' || *q == 'K' || *q == 'R' || *q == 'O')
+	}
+	if (*q == 'L') /* internal linkage */
 		q++;
-	return q[0] == 'S' && q[1] == 't';
+	if (*q < '0' || *q > '9')
+		return true; /* an operator, a substitution: demangled to know */
+	char *id;
+	unsigned long len = strtoul(q, &id, 10);
+	return (len >= 8 && strncmp(id, "__throw_", 8) == 0) || (len == 9 && strncmp(id, "terminate", 9) == 0);
 }
 
 /* P's names from its symbol name RAW: the demangled one, RAW the linkage
