@@ -206,17 +206,6 @@ void ls_analysis_want_indexes(const ls_module *cm)
 	pthread_mutex_unlock(&an->lock);
 }
 
-void ls_analysis_resolve_names(const ls_module *cm)
-{
-	ls_module *m = (ls_module *)cm; /* the analysis is logically const */
-	struct ls_analysis *an = m->an;
-	if (an)
-		pthread_mutex_lock(&an->lock);
-	ls_procs_resolve_names(m);
-	if (an)
-		pthread_mutex_unlock(&an->lock);
-}
-
 int ls_analysis_init(ls_module *m, ls_error *err)
 {
 	struct ls_analysis *an = ls_xcalloc(1, sizeof *an);

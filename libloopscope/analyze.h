@@ -94,9 +94,6 @@ int ls_analysis_indexes(ls_module *m, ls_error *err);
  * looked for where the whole analysis looks.  A failure is kept for
  * ls_module_error. */
 void ls_analysis_want_indexes(const ls_module *m);
-/* Every name of the procedure table demangled (dwarf/procs.h's
- * ls_procs_resolve_names), under the analysis' lock. */
-void ls_analysis_resolve_names(const ls_module *m);
 /* The source files the analysis looked at so far into m->source_probes
  * (sorted by path, each once), for the cache store. */
 void ls_analysis_keep_probes(ls_module *m);

@@ -311,8 +311,11 @@ const char *ls_proc_name(const ls_module *cm, const struct ls_proc *cp)
 
 void ls_procs_resolve_names(ls_module *m)
 {
+	if (m->procs.names_resolved)
+		return;
 	for (size_t i = 0; i < m->procs.nprocs; i++)
 		ls_proc_name(m, &m->procs.procs[i]);
+	m->procs.names_resolved = true;
 }
 
 static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t nsyms)
@@ -1303,7 +1306,7 @@ static size_t proc_views(const ls_module *m, struct proc_view **out)
 	struct proc_view *v = NULL;
 	/* on demand, before the whole tree: the table, as the whole analysis has it */
 	ls_analysis_want_indexes(m);
-	ls_analysis_resolve_names(m);
+	ls_procs_resolve_names((ls_module *)m); /* (logically const: the names it would have had) */
 	if (m->procs.nprocs) {
 		v = ls_xmalloc(m->procs.nprocs * sizeof *v);
 		for (size_t i = 0; i < m->procs.nprocs; i++) {

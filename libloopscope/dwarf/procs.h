@@ -30,6 +30,7 @@ struct ls_proc {
 struct ls_procs {
 	struct ls_proc *procs;     /* sorted by entry */
 	size_t nprocs;
+	bool names_resolved;       /* no name_pending left (ls_procs_resolve_names) */
 	/* Address index: each range of each proc, sorted by lo, non-overlapping
 	 * (overrunning DWARF ranges clamped at the next symbol, thesis 4.3). */
 	struct ls_proc_range { uint64_t lo, hi; uint32_t proc; } *index;
@@ -52,7 +53,10 @@ void ls_procs_build(ls_module *m); /* cannot fail: bad entries are skipped */
  * analysis' lock or where no other thread analyzes M (it interns). */
 const char *ls_proc_name(const ls_module *m, const struct ls_proc *p);
 /* Every pending name of M's table demangled (ls_proc_name), for what
- * reads the names of all procedures; the same lock as ls_proc_name. */
+ * reads the names of all procedures.  Not under the analysis' lock, which
+ * its callers may hold (a kernel's jump labels are found by name during
+ * an analysis): by the thread that analyzes M, or where none does; once
+ * done, it only reads (a threaded batch does it before its workers). */
 void ls_procs_resolve_names(ls_module *m);
 
 /* ---- procedures no symbol names (proc_bounds.c) ------------------------------ */
