@@ -22,17 +22,23 @@
  * walk skips millions of DIEs (types, declarations) of a few hundred
  * abbreviations, and dwarf_getattrs' callback per attribute was half of
  * the inline tree's time.  The walker owns the memo (one walk, one
- * thread); an entry holds for the unit whose GEN it has. */
+ * thread); an entry holds for the unit whose GEN it has.  It also keeps
+ * the abbreviation libdw found for the code, which ls_die_at gives the
+ * DIEs it makes: libdw's own lookup (a concurrent hash table) cost more
+ * per DIE than the rest of the skipping. */
 #define MEMO_SLOTS 256
 #define MEMO_FORMS 24
 struct abbrev_memo {
-	const Dwarf_Abbrev *abbrev;
+	Dwarf_Abbrev *abbrev;
 	uint64_t gen;
+	uint64_t code;
 	uint8_t nforms;               /* MEMO_NONE: ask libdw */
 	uint8_t sibling;              /* the index of DW_AT_sibling, or MEMO_NONE */
+	int8_t size[MEMO_FORMS];      /* of each value in the DIE; VARIABLE_SIZE: form_size says */
 	uint16_t forms[MEMO_FORMS];
 };
 #define MEMO_NONE 0xff
+#define VARIABLE_SIZE (-1)
 struct ls_die_memo {
 	uint64_t gen;                 /* of the last unit */
 	struct abbrev_memo slot[MEMO_SLOTS];
@@ -194,12 +200,37 @@ static const unsigned char *scan_attrs(const struct ls_die_unit *u, Dwarf_Die *d
 	return s->end;
 }
 
+/* The size of every value of FORM in this unit, or VARIABLE_SIZE. */
+static int fixed_size(const struct ls_die_unit *u, unsigned form)
+{
+	static const unsigned char none[16];
+	switch (form) {
+	case DW_FORM_implicit_const: /* its value is in the abbreviation, not the DIE */
+		return 0;
+	case DW_FORM_udata: case DW_FORM_sdata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index: case DW_FORM_GNU_str_index:
+	case DW_FORM_string: case DW_FORM_block1: case DW_FORM_block2: case DW_FORM_block4:
+	case DW_FORM_block: case DW_FORM_exprloc:
+		return VARIABLE_SIZE;
+	default: { /* the fixed sizes, and -1 for the forms not known here */
+		long n = form_size(u, form, none, none + 16);
+		return n >= 0 && n <= 16 ? (int)n : VARIABLE_SIZE;
+	}
+	}
+}
+
+static struct abbrev_memo *memo_slot(const struct ls_die_unit *u, uint64_t code)
+{
+	return &u->memo->slot[code % MEMO_SLOTS];
+}
+
 static const struct abbrev_memo *abbrev_forms(const struct ls_die_unit *u, Dwarf_Abbrev *ab, uint64_t code)
 {
-	struct abbrev_memo *e = &u->memo->slot[code % MEMO_SLOTS];
-	if (e->gen == u->gen && e->abbrev == ab)
+	struct abbrev_memo *e = memo_slot(u, code);
+	if (e->gen == u->gen && e->code == code && e->abbrev == ab)
 		return e;
-	*e = (struct abbrev_memo){ .abbrev = ab, .gen = u->gen, .nforms = MEMO_NONE, .sibling = MEMO_NONE };
+	*e = (struct abbrev_memo){ .abbrev = ab, .gen = u->gen, .code = code, .nforms = MEMO_NONE,
+	                           .sibling = MEMO_NONE };
 	/* to the terminator: not dwarf_getattrcnt, whose count libdw 0.188
 	 * gets short for some of gcc 12's DWARF 5 C++ abbreviations (with
 	 * DW_FORM_implicit_const; {fmt}'s units came out corrupt) */
@@ -211,6 +242,7 @@ static const struct abbrev_memo *abbrev_forms(const struct ls_die_unit *u, Dwarf
 			return e;
 		}
 		e->forms[n] = (uint16_t)form;
+		e->size[n] = (int8_t)fixed_size(u, form);
 		if (name == DW_AT_sibling)
 			e->sibling = (uint8_t)n;
 	}
@@ -235,16 +267,16 @@ static const unsigned char *attrs_end(const struct ls_die_unit *u, Dwarf_Die *di
 	*s = (struct attrs_scan){ .u = u };
 	p += code;
 	for (unsigned i = 0; i < e->nforms; i++) {
-		if (e->forms[i] == DW_FORM_implicit_const)
-			continue; /* its value is in the abbreviation, not the DIE */
-		long size = form_size(u, e->forms[i], p, u->end);
-		if (size < 0)
+		long size = e->size[i];
+		if (size == VARIABLE_SIZE && (p > u->end || (size = form_size(u, e->forms[i], p, u->end)) < 0))
 			return NULL; /* runs past the unit, or a form not known here */
 		if (i == e->sibling)
 			s->sibling = (Dwarf_Attribute){ .code = DW_AT_sibling, .form = e->forms[i],
 			                                .valp = (unsigned char *)p, .cu = u->cu };
 		p += size;
 	}
+	if (p > u->end)
+		return NULL; /* runs past the unit */
 	s->end = p;
 	return p;
 }
@@ -264,6 +296,13 @@ int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *ne
 	/* What dwarf_die_addr_die makes once it has found the unit, which is
 	 * known here: the abbreviation is read on first use. */
 	*next = (Dwarf_Die){ .addr = (void *)p, .cu = u->cu };
+	if (u->memo) {
+		size_t len = leb_len(p, u->end);
+		uint64_t code = read_uleb(p, len);
+		const struct abbrev_memo *e = memo_slot(u, code);
+		if (len && len <= 9 && e->gen == u->gen && e->code == code) /* libdw reads 10 bytes at most */
+			next->abbrev = e->abbrev; /* what libdw would look up for CODE */
+	}
 	return 0;
 }
 

@@ -346,14 +346,14 @@ static void add_decl(struct walker *w, Dwarf_Die *die, const struct ls_inl_node 
 static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func, struct ls_inl_node *scope,
 		      struct ls_inl_node **dfunc, struct ls_inl_node **dscope)
 {
-	Dwarf_Die child = *die;
+	Dwarf_Die *child = die; /* not a copy: libdw fills in its abbreviation for the walk */
 	bool descend = false;
 	{
-		int tag = dwarf_tag(&child);
+		int tag = dwarf_tag(child);
 		switch (tag) {
 		case DW_TAG_subprogram: {
 			uint64_t entry = 0;
-			size_t nr = die_ranges(w, &child, &entry);
+			size_t nr = die_ranges(w, child, &entry);
 			if (nr == 0) {
 				/* A declaration or abstract instance: no code, but in
 				 * C++ a local class's methods may be defined inside. */
@@ -361,8 +361,8 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 					*dfunc = NULL, *dscope = NULL, descend = true;
 				break;
 			}
-			struct origin_names on = resolve_names(w, &child);
-			struct ls_inl_node *n = new_node(w, LS_INL_SUBPROGRAM, &child);
+			struct origin_names on = resolve_names(w, child);
+			struct ls_inl_node *n = new_node(w, LS_INL_SUBPROGRAM, child);
 			n->name = on.name;
 			n->linkage_name = on.linkage_name;
 			n->decl_file = on.decl_file;
@@ -383,11 +383,11 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			break;
 		}
 		case DW_TAG_inlined_subroutine: {
-			size_t nr = func ? die_ranges(w, &child, NULL) : 0;
+			size_t nr = func ? die_ranges(w, child, NULL) : 0;
 			if (nr == 0)
 				break; /* no code of its own left: its children have none either */
-			struct origin_names on = resolve_names(w, &child);
-			struct ls_inl_node *n = new_node(w, LS_INL_INLINED, &child);
+			struct origin_names on = resolve_names(w, child);
+			struct ls_inl_node *n = new_node(w, LS_INL_INLINED, child);
 			n->parent = func;
 			n->block = scope && scope->kind == LS_INL_LEXICAL ? scope : NULL;
 			n->depth = func->depth + 1;
@@ -397,11 +397,11 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			n->decl_line = on.decl_line;
 			Dwarf_Attribute a;
 			Dwarf_Word v;
-			if (dwarf_attr(&child, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0)
+			if (dwarf_attr(child, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0)
 				n->call_file = cu_file(w, v);
-			if (dwarf_attr(&child, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
+			if (dwarf_attr(child, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
 				n->call_line = (unsigned)v;
-			if (dwarf_attr(&child, DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
+			if (dwarf_attr(child, DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
 				n->call_column = (unsigned)v;
 			add_ivals(w, nr, n->depth);
 			*dfunc = n, *dscope = n, descend = true;
@@ -409,9 +409,9 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 		}
 		case DW_TAG_lexical_block: {
 			struct ls_inl_node *inner = scope;
-			if (func && dwarf_hasattr(&child, DW_AT_low_pc) + dwarf_hasattr(&child, DW_AT_ranges)) {
-				struct ls_inl_node *n = new_node(w, LS_INL_LEXICAL, &child);
-				if (die_ranges(w, &child, NULL))
+			if (func && dwarf_hasattr(child, DW_AT_low_pc) + dwarf_hasattr(child, DW_AT_ranges)) {
+				struct ls_inl_node *n = new_node(w, LS_INL_LEXICAL, child);
+				if (die_ranges(w, child, NULL))
 					n->lo = w->ranges[0].lo;
 				n->parent = scope;
 				n->depth = func->depth;
@@ -424,7 +424,7 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 		case DW_TAG_variable:
 		case DW_TAG_label:
 			if (func)
-				add_decl(w, &child, scope, tag == DW_TAG_label);
+				add_decl(w, child, scope, tag == DW_TAG_label);
 			break;
 		/* Containers that may hold function definitions (not in C). */
 		case DW_TAG_namespace:
