@@ -27,7 +27,7 @@
  * DIEs it makes: libdw's own lookup (a concurrent hash table) cost more
  * per DIE than the rest of the skipping. */
 #define MEMO_SLOTS 256
-#define MEMO_FORMS 24
+#define MEMO_FORMS LS_DIE_MAX_ATTRS
 struct abbrev_memo {
 	Dwarf_Abbrev *abbrev;
 	uint64_t gen;
@@ -36,6 +36,9 @@ struct abbrev_memo {
 	uint8_t sibling;              /* the index of DW_AT_sibling, or MEMO_NONE */
 	int8_t size[MEMO_FORMS];      /* of each value in the DIE; VARIABLE_SIZE: form_size says */
 	uint16_t forms[MEMO_FORMS];
+	uint16_t names[MEMO_FORMS];
+	bool implicit_read;           /* IMPLICIT holds the DW_FORM_implicit_const values */
+	const unsigned char *implicit[MEMO_FORMS]; /* in the abbreviation, as libdw points to them */
 };
 #define MEMO_NONE 0xff
 #define VARIABLE_SIZE (-1)
@@ -237,17 +240,43 @@ static const struct abbrev_memo *abbrev_forms(const struct ls_die_unit *u, Dwarf
 	size_t n = 0;
 	unsigned name, form;
 	for (; dwarf_getabbrevattr_data(ab, n, &name, &form, NULL, NULL) == 0; n++) {
-		if (n == MEMO_FORMS || form == DW_FORM_indirect) {
+		if (n == MEMO_FORMS || form == DW_FORM_indirect || name > UINT16_MAX) {
 			e->sibling = MEMO_NONE;
 			return e;
 		}
 		e->forms[n] = (uint16_t)form;
+		e->names[n] = (uint16_t)name;
 		e->size[n] = (int8_t)fixed_size(u, form);
 		if (name == DW_AT_sibling)
 			e->sibling = (uint8_t)n;
 	}
 	e->nforms = (uint8_t)n;
 	return e;
+}
+
+struct implicit_scan {
+	struct abbrev_memo *e;
+	unsigned i;
+};
+
+static int implicit_value(Dwarf_Attribute *a, void *arg)
+{
+	struct implicit_scan *s = arg;
+	if (s->i >= s->e->nforms || a->code != s->e->names[s->i] || a->form != s->e->forms[s->i])
+		return DWARF_CB_ABORT;
+	s->e->implicit[s->i++] = a->valp;
+	return DWARF_CB_OK;
+}
+
+/* Where libdw points the DW_FORM_implicit_const values of E's
+ * abbreviation (into .debug_abbrev), read once from DIE, one of its DIEs. */
+static bool read_implicit(struct abbrev_memo *e, Dwarf_Die *die)
+{
+	if (!e->implicit_read) {
+		struct implicit_scan s = { e, 0 };
+		e->implicit_read = dwarf_getattrs(die, implicit_value, &s, 0) == 1 && s.i == e->nforms;
+	}
+	return e->implicit_read;
 }
 
 /* Just past DIE's attributes, as scan_attrs finds it, with
@@ -285,6 +314,37 @@ const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *di
 {
 	struct attrs_scan s;
 	return attrs_end(u, die, &s);
+}
+
+int ls_die_attrs(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Attribute attrs[LS_DIE_MAX_ATTRS])
+{
+	const unsigned char *p = die->addr;
+	if (!u->memo || die->cu != u->cu || p < u->start || p >= u->end)
+		return -1;
+	size_t len = leb_len(p, u->end);
+	if (!len || len > 9)
+		return -1; /* libdw reads 10 bytes at most: it might find another code */
+	uint64_t code = read_uleb(p, len);
+	struct abbrev_memo *e = memo_slot(u, code);
+	if (!die->abbrev && e->gen == u->gen && e->code == code)
+		die->abbrev = e->abbrev;
+	if (dwarf_haschildren(die) < 0 || !die->abbrev || die->abbrev == DWARF_END_ABBREV)
+		return -1;
+	if (abbrev_forms(u, die->abbrev, code)->nforms == MEMO_NONE)
+		return -1;
+	p += len;
+	for (unsigned i = 0; i < e->nforms; i++) {
+		long size = e->size[i];
+		if (size == VARIABLE_SIZE && (p > u->end || (size = form_size(u, e->forms[i], p, u->end)) < 0))
+			return -1;
+		const unsigned char *valp = p;
+		if (e->forms[i] == DW_FORM_implicit_const && !(valp = read_implicit(e, die) ? e->implicit[i] : NULL))
+			return -1;
+		attrs[i] = (Dwarf_Attribute){ .code = e->names[i], .form = e->forms[i],
+		                              .valp = (unsigned char *)valp, .cu = u->cu };
+		p += size;
+	}
+	return p <= u->end ? e->nforms : -1;
 }
 
 int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *next)

@@ -28,6 +28,11 @@ bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie, struct ls_die_mem
  * terminator of its list.  NULL if unknown (a form not known here, or
  * corrupt data): ask dwarf_child/dwarf_siblingof. */
 const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *die);
+/* DIE's attributes in the order of its abbreviation, as dwarf_getattrs
+ * would give them, read in one pass: the count, or -1 if unknown here
+ * (another unit, a form not known, corrupt data): ask libdw. */
+#define LS_DIE_MAX_ATTRS 24
+int ls_die_attrs(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Attribute attrs[LS_DIE_MAX_ATTRS]);
 /* Just past DIE's whole subtree, scanned once; NULL if unknown. */
 const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *die);
 /* What is at P, just past a DIE or a subtree: 1 a list's terminator, 0 a

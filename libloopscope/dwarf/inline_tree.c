@@ -31,6 +31,7 @@
 #include "support/sort.h"
 
 #include <dwarf.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,31 @@ struct walker {
 	size_t cap_sub_nodes;
 	size_t cap_vars, cap_labels;
 	struct ls_die_memo *die_memo; /* die_order.c's, for every unit */
+	struct ls_die_unit unit;      /* the unit being walked, for die_order.c */
+	bool unit_fast;               /* UNIT is known: die_order.c reads its DIEs */
+};
+
+/* The attributes the walk reads, all read in one pass over a DIE
+ * (ls_die_attrs): one dwarf_attr each walked the DIE's abbreviation and
+ * attributes again, several times per DIE (dwarf_ranges alone asks for
+ * high_pc, low_pc, then low_pc again). */
+enum die_attr {
+	A_LOW_PC, A_HIGH_PC, A_RANGES, A_ENTRY_PC, A_ORIGIN, A_SPECIFICATION, A_NAME, A_LINKAGE_NAME,
+	A_MIPS_LINKAGE_NAME, A_DECL_FILE, A_DECL_LINE, A_NORETURN, A_CALL_FILE, A_CALL_LINE, A_CALL_COLUMN,
+	A_COUNT
+};
+static const unsigned die_attr_names[A_COUNT] = {
+	[A_LOW_PC] = DW_AT_low_pc, [A_HIGH_PC] = DW_AT_high_pc, [A_RANGES] = DW_AT_ranges,
+	[A_ENTRY_PC] = DW_AT_entry_pc, [A_ORIGIN] = DW_AT_abstract_origin,
+	[A_SPECIFICATION] = DW_AT_specification, [A_NAME] = DW_AT_name,
+	[A_LINKAGE_NAME] = DW_AT_linkage_name, [A_MIPS_LINKAGE_NAME] = DW_AT_MIPS_linkage_name,
+	[A_DECL_FILE] = DW_AT_decl_file, [A_DECL_LINE] = DW_AT_decl_line, [A_NORETURN] = DW_AT_noreturn,
+	[A_CALL_FILE] = DW_AT_call_file, [A_CALL_LINE] = DW_AT_call_line, [A_CALL_COLUMN] = DW_AT_call_column,
+};
+/* What dwarf_attr would give for each, .valp NULL for none. */
+struct die_attrs {
+	Dwarf_Attribute a[A_COUNT];
+	bool by_libdw;                /* read by dwarf_attr: die_order.c could not */
 };
 
 /* The unit's file table the way libdw 0.188 gives it, when LF cannot:
@@ -133,12 +159,99 @@ static const char *cu_file(struct walker *w, Dwarf_Word idx)
 	return w->file_names[idx];
 }
 
-static const char *attr_string(Dwarf_Die *die, unsigned name)
+static int die_attr_slot(unsigned name)
 {
-	Dwarf_Attribute a;
-	if (!dwarf_attr_integrate(die, name, &a))
-		return NULL;
-	return dwarf_formstring(&a);
+	switch (name) {
+	case DW_AT_low_pc: return A_LOW_PC;
+	case DW_AT_high_pc: return A_HIGH_PC;
+	case DW_AT_ranges: return A_RANGES;
+	case DW_AT_entry_pc: return A_ENTRY_PC;
+	case DW_AT_abstract_origin: return A_ORIGIN;
+	case DW_AT_specification: return A_SPECIFICATION;
+	case DW_AT_name: return A_NAME;
+	case DW_AT_linkage_name: return A_LINKAGE_NAME;
+	case DW_AT_MIPS_linkage_name: return A_MIPS_LINKAGE_NAME;
+	case DW_AT_decl_file: return A_DECL_FILE;
+	case DW_AT_decl_line: return A_DECL_LINE;
+	case DW_AT_noreturn: return A_NORETURN;
+	case DW_AT_call_file: return A_CALL_FILE;
+	case DW_AT_call_line: return A_CALL_LINE;
+	case DW_AT_call_column: return A_CALL_COLUMN;
+	default: return -1;
+	}
+}
+
+/* DIE's attributes of interest into DA: the first of each name, as
+ * dwarf_attr finds it. */
+static void read_attrs(struct walker *w, Dwarf_Die *die, struct die_attrs *da)
+{
+	Dwarf_Attribute all[LS_DIE_MAX_ATTRS];
+	int n = w->unit_fast ? ls_die_attrs(&w->unit, die, all) : -1;
+	for (int k = 0; k < A_COUNT; k++)
+		da->a[k].valp = NULL; /* none (the rest is only read when there is one) */
+	da->by_libdw = false;
+	if (n < 0) { /* another unit, or data die_order.c does not know: libdw's way */
+		for (int k = 0; k < A_COUNT; k++)
+			if (!dwarf_attr(die, die_attr_names[k], &da->a[k]))
+				da->a[k].valp = NULL;
+		da->by_libdw = true;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int k = die_attr_slot(all[i].code);
+		if (k >= 0 && !da->a[k].valp)
+			da->a[k] = all[i];
+	}
+}
+
+static Dwarf_Attribute *has_attr(struct die_attrs *da, enum die_attr k)
+{
+	return da->a[k].valp ? &da->a[k] : NULL;
+}
+
+/* dwarf_attr_integrate for the attributes WANT of DIE (whose own are DA)
+ * at once: OUT gets each from the first DIE that has it in the chain DIE
+ * -> DW_AT_abstract_origin (else DW_AT_specification) -> ..., at most 16
+ * links, as libdw 0.188 follows it; each DIE of the chain read once. */
+static void integrate_attrs(struct walker *w, Dwarf_Die *die, const struct die_attrs *da,
+                            const enum die_attr *want, size_t nwant, struct die_attrs *out)
+{
+	struct die_attrs linked_attrs;
+	const struct die_attrs *cur = da;
+	Dwarf_Die link = { 0 };
+	bool linked = false;
+	for (size_t i = 0; i < nwant; i++)
+		out->a[want[i]].valp = NULL;
+	for (int chain = 16;;) {
+		bool missing = false;
+		for (size_t i = 0; i < nwant; i++) {
+			if (!out->a[want[i]].valp)
+				out->a[want[i]] = cur->a[want[i]];
+			missing |= !out->a[want[i]].valp;
+		}
+		if (!missing)
+			return;
+		const Dwarf_Attribute *ref = cur->a[A_ORIGIN].valp ? &cur->a[A_ORIGIN] : NULL;
+		if (!ref && cur->a[A_SPECIFICATION].valp)
+			ref = &cur->a[A_SPECIFICATION];
+		if (!ref)
+			break;
+		Dwarf_Attribute r = *ref;
+		if (!dwarf_formref_die(&r, &link))
+			return;
+		linked = true;
+		if (chain-- == 0)
+			break;
+		read_attrs(w, &link, &linked_attrs);
+		cur = &linked_attrs;
+	}
+	/* The chain ended on a unit's DIE: libdw then asks a split unit's
+	 * skeleton.  Never seen in practice; libdw's own way, to be exact. */
+	Dwarf_Die cu_die;
+	if (linked && dwarf_cu_die(link.cu, &cu_die, NULL, NULL, NULL, NULL, NULL, NULL) && cu_die.addr == link.addr)
+		for (size_t i = 0; i < nwant; i++)
+			if (!out->a[want[i]].valp && !dwarf_attr_integrate(die, die_attr_names[want[i]], &out->a[want[i]]))
+				out->a[want[i]].valp = NULL;
 }
 
 static struct origin_names *cache_slot(struct walker *w, Dwarf_Off key)
@@ -164,23 +277,22 @@ static struct origin_names *cache_slot(struct walker *w, Dwarf_Off key)
 	return &w->cache[j];
 }
 
-/* DW_AT_decl_file (through origins), resolved in the file table of the CU
+/* DW_AT_decl_file A (found through origins), resolved in the file table of the CU
  * that holds the attribute.  Not dwarf_decl_file: libdw 0.188 takes file
  * index 0 for "none", but in DWARF 5 it is the primary source file, and
  * clang uses it. */
-static const char *decl_file(struct walker *w, Dwarf_Die *die)
+static const char *decl_file(struct walker *w, Dwarf_Attribute *a)
 {
-	Dwarf_Attribute a;
 	Dwarf_Word idx;
-	if (!dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0)
+	if (!a->valp || dwarf_formudata(a, &idx) != 0)
 		return NULL;
-	if (a.cu == w->cudie.cu)
+	if (a->cu == w->cudie.cu)
 		return cu_file(w, idx);
 	/* An origin in another unit (dwz partial units, LTO). */
 	Dwarf_Die cudie;
 	Dwarf_Files *files;
 	size_t nfiles;
-	if (!dwarf_cu_die(a.cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
+	if (!dwarf_cu_die(a->cu, &cudie, NULL, NULL, NULL, NULL, NULL, NULL) ||
 	    dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || idx >= nfiles)
 		return NULL;
 	Dwarf_Attribute ca;
@@ -188,27 +300,41 @@ static const char *decl_file(struct walker *w, Dwarf_Die *die)
 	return ls_cu_file_path(&w->m->strings, files, idx, dir ? dir : w->comp_dir);
 }
 
-/* Name, linkage name, declaration and noreturn of DIE, through its
- * abstract origin and specification chains. */
-static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die)
+/* The declaration line of integrated attributes IA, 0 if none (as
+ * dwarf_decl_line answers). */
+static unsigned decl_line(struct die_attrs *ia)
 {
-	Dwarf_Attribute a;
+	Dwarf_Word line;
+	if (!has_attr(ia, A_DECL_LINE) || dwarf_formudata(&ia->a[A_DECL_LINE], &line) != 0 || line > INT_MAX)
+		return 0;
+	return (unsigned)line;
+}
+
+/* Name, linkage name, declaration and noreturn of DIE (its attributes
+ * DA), through its abstract origin and specification chains. */
+static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die, struct die_attrs *da)
+{
 	Dwarf_Die origin;
 	Dwarf_Off key = 0;
 	struct origin_names *slot = NULL;
 	/* Cache only by abstract origin: that is what inlined copies share,
 	 * and the answer does not depend on the referring DIE. */
-	if (dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin)) {
+	if (has_attr(da, A_ORIGIN) && dwarf_formref_die(&da->a[A_ORIGIN], &origin)) {
 		key = dwarf_dieoffset(&origin) + 1;
 		slot = cache_slot(w, key);
 		if (slot->name)
 			return *slot;
 	}
+	static const enum die_attr want[] = {
+		A_LINKAGE_NAME, A_MIPS_LINKAGE_NAME, A_NAME, A_DECL_FILE, A_DECL_LINE, A_NORETURN,
+	};
+	struct die_attrs ia;
+	integrate_attrs(w, die, da, want, sizeof want / sizeof *want, &ia);
 	struct origin_names r = { .key = key };
-	const char *linkage = attr_string(die, DW_AT_linkage_name);
-	if (!linkage)
-		linkage = attr_string(die, DW_AT_MIPS_linkage_name);
-	const char *name = attr_string(die, DW_AT_name);
+	const char *linkage = has_attr(&ia, A_LINKAGE_NAME) ? dwarf_formstring(&ia.a[A_LINKAGE_NAME]) : NULL;
+	if (!linkage && has_attr(&ia, A_MIPS_LINKAGE_NAME))
+		linkage = dwarf_formstring(&ia.a[A_MIPS_LINKAGE_NAME]);
+	const char *name = has_attr(&ia, A_NAME) ? dwarf_formstring(&ia.a[A_NAME]) : NULL;
 	struct ls_strtab *t = &w->m->strings;
 	if (linkage) {
 		char *d = ls_demangle(linkage);
@@ -218,12 +344,10 @@ static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die)
 	} else {
 		r.name = ls_intern(t, name ? name : "??");
 	}
-	r.decl_file = decl_file(w, die);
-	int line = 0;
-	if (dwarf_decl_line(die, &line) == 0 && line > 0)
-		r.decl_line = (unsigned)line;
+	r.decl_file = decl_file(w, &ia.a[A_DECL_FILE]);
+	r.decl_line = decl_line(&ia);
 	bool flag = false;
-	if (dwarf_attr_integrate(die, DW_AT_noreturn, &a) && dwarf_formflag(&a, &flag) == 0)
+	if (has_attr(&ia, A_NORETURN) && dwarf_formflag(&ia.a[A_NORETURN], &flag) == 0)
 		r.noreturn = flag;
 	if (slot)
 		*slot = r;
@@ -232,19 +356,45 @@ static struct origin_names resolve_names(struct walker *w, Dwarf_Die *die)
 	return r;
 }
 
+/* dwarf_ranges(DIE, OFF, ...), the usual single range (low_pc/high_pc)
+ * from DIE's attributes DA as libdw 0.188 reads it, without reading them
+ * again; a DIE that has none has no ranges either (DIE is never a unit's,
+ * whose ranges may come from its skeleton). */
+static ptrdiff_t next_range(Dwarf_Die *die, struct die_attrs *da, ptrdiff_t off, Dwarf_Addr *base,
+                            Dwarf_Addr *start, Dwarf_Addr *end)
+{
+	if (off == 1)
+		return 0; /* the single range was given */
+	if (off == 0) {
+		Dwarf_Attribute *lo = has_attr(da, A_LOW_PC), *hi = has_attr(da, A_HIGH_PC);
+		Dwarf_Word len;
+		if (lo && hi && dwarf_formaddr(lo, start) == 0) {
+			if (dwarf_formaddr(hi, end) == 0)
+				return 1;
+			if (dwarf_formudata(hi, &len) == 0) {
+				*end = *start + len; /* DWARF 4: high_pc as the length */
+				return 1;
+			}
+		}
+		if (!has_attr(da, A_RANGES))
+			return 0;
+	}
+	return dwarf_ranges(die, off, base, start, end);
+}
+
 /* The code ranges of DIE, as link-time addresses, sorted; ranges outside
  * every text section are dropped (discarded COMDAT or --gc-sections code
  * keeps its DWARF at address 0) and ranges are clamped to their section.
  * *ENTRY gets the entry: DW_AT_entry_pc/low_pc, else the first range in
  * DWARF order (gcc lists the hot part of a split function first). */
-static size_t die_ranges(struct walker *w, Dwarf_Die *die, uint64_t *entry)
+static size_t die_ranges(struct walker *w, Dwarf_Die *die, struct die_attrs *da, uint64_t *entry)
 {
 	size_t n = 0;
 	Dwarf_Addr base, start, end;
 	ptrdiff_t off = 0;
 	bool first = true;
 	uint64_t first_lo = 0;
-	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+	while ((off = next_range(die, da, off, &base, &start, &end)) > 0) {
 		if (end <= start)
 			continue;
 		uint64_t lo = start - w->shift, hi = end - w->shift;
@@ -277,7 +427,11 @@ static size_t die_ranges(struct walker *w, Dwarf_Die *die, uint64_t *entry)
 	if (entry && n) {
 		Dwarf_Addr e;
 		*entry = first_lo;
-		if (dwarf_entrypc(die, &e) == 0) {
+		/* dwarf_entrypc */
+		Dwarf_Attribute *a = has_attr(da, A_ENTRY_PC);
+		if (!a)
+			a = has_attr(da, A_LOW_PC);
+		if (a && dwarf_formaddr(a, &e) == 0) {
 			uint64_t el = e - w->shift;
 			for (size_t i = 0; i < n; i++)
 				if (el >= w->ranges[i].lo && el < w->ranges[i].hi)
@@ -316,20 +470,24 @@ static void add_decl(struct walker *w, Dwarf_Die *die, const struct ls_inl_node 
 	struct ls_inline_index *ix = w->ix;
 	Dwarf_Addr pc = 0;
 	uint64_t addr = 0;
+	struct die_attrs da, ia;
+	read_attrs(w, die, &da);
 	if (label) {
-		if (dwarf_lowpc(die, &pc) != 0)
+		if (!has_attr(&da, A_LOW_PC) || dwarf_formaddr(&da.a[A_LOW_PC], &pc) != 0) /* dwarf_lowpc */
 			return;
 		addr = pc - w->shift;
 		if (!ls_text_find(w->m, addr))
 			return;
 	}
-	int line = 0;
-	if (dwarf_decl_line(die, &line) != 0 || line <= 0)
+	static const enum die_attr want[] = { A_DECL_LINE, A_DECL_FILE };
+	integrate_attrs(w, die, &da, want, 2, &ia);
+	unsigned line = decl_line(&ia);
+	if (!line)
 		return;
-	const char *file = decl_file(w, die);
+	const char *file = decl_file(w, &ia.a[A_DECL_FILE]);
 	if (!file)
 		return;
-	struct ls_decl_line d = { file, (unsigned)line, addr, scope && scope->kind == LS_INL_LEXICAL ? scope->lo : 0 };
+	struct ls_decl_line d = { file, line, addr, scope && scope->kind == LS_INL_LEXICAL ? scope->lo : 0 };
 	if (label) {
 		ix->labels = ls_grow(ix->labels, &w->cap_labels, ix->nlabels + 1, sizeof *ix->labels);
 		ix->labels[ix->nlabels++] = d;
@@ -348,12 +506,14 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 {
 	Dwarf_Die *child = die; /* not a copy: libdw fills in its abbreviation for the walk */
 	bool descend = false;
+	struct die_attrs da;
 	{
 		int tag = dwarf_tag(child);
 		switch (tag) {
 		case DW_TAG_subprogram: {
 			uint64_t entry = 0;
-			size_t nr = die_ranges(w, child, &entry);
+			read_attrs(w, child, &da);
+			size_t nr = die_ranges(w, child, &da, &entry);
 			if (nr == 0) {
 				/* A declaration or abstract instance: no code, but in
 				 * C++ a local class's methods may be defined inside. */
@@ -361,7 +521,7 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 					*dfunc = NULL, *dscope = NULL, descend = true;
 				break;
 			}
-			struct origin_names on = resolve_names(w, child);
+			struct origin_names on = resolve_names(w, child, &da);
 			struct ls_inl_node *n = new_node(w, LS_INL_SUBPROGRAM, child);
 			n->name = on.name;
 			n->linkage_name = on.linkage_name;
@@ -383,10 +543,13 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			break;
 		}
 		case DW_TAG_inlined_subroutine: {
-			size_t nr = func ? die_ranges(w, child, NULL) : 0;
+			if (!func)
+				break;
+			read_attrs(w, child, &da);
+			size_t nr = die_ranges(w, child, &da, NULL);
 			if (nr == 0)
 				break; /* no code of its own left: its children have none either */
-			struct origin_names on = resolve_names(w, child);
+			struct origin_names on = resolve_names(w, child, &da);
 			struct ls_inl_node *n = new_node(w, LS_INL_INLINED, child);
 			n->parent = func;
 			n->block = scope && scope->kind == LS_INL_LEXICAL ? scope : NULL;
@@ -395,13 +558,12 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 			n->linkage_name = on.linkage_name;
 			n->decl_file = on.decl_file;
 			n->decl_line = on.decl_line;
-			Dwarf_Attribute a;
 			Dwarf_Word v;
-			if (dwarf_attr(child, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0)
+			if (has_attr(&da, A_CALL_FILE) && dwarf_formudata(&da.a[A_CALL_FILE], &v) == 0)
 				n->call_file = cu_file(w, v);
-			if (dwarf_attr(child, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
+			if (has_attr(&da, A_CALL_LINE) && dwarf_formudata(&da.a[A_CALL_LINE], &v) == 0)
 				n->call_line = (unsigned)v;
-			if (dwarf_attr(child, DW_AT_call_column, &a) && dwarf_formudata(&a, &v) == 0)
+			if (has_attr(&da, A_CALL_COLUMN) && dwarf_formudata(&da.a[A_CALL_COLUMN], &v) == 0)
 				n->call_column = (unsigned)v;
 			add_ivals(w, nr, n->depth);
 			*dfunc = n, *dscope = n, descend = true;
@@ -409,9 +571,14 @@ static bool visit_die(struct walker *w, Dwarf_Die *die, struct ls_inl_node *func
 		}
 		case DW_TAG_lexical_block: {
 			struct ls_inl_node *inner = scope;
-			if (func && dwarf_hasattr(child, DW_AT_low_pc) + dwarf_hasattr(child, DW_AT_ranges)) {
+			if (func)
+				read_attrs(w, child, &da);
+			/* as dwarf_hasattr answers: from the abbreviation, even
+			 * when the DIE's values cannot be read */
+			if (func && (da.by_libdw ? dwarf_hasattr(child, DW_AT_low_pc) + dwarf_hasattr(child, DW_AT_ranges)
+			                         : has_attr(&da, A_LOW_PC) || has_attr(&da, A_RANGES))) {
 				struct ls_inl_node *n = new_node(w, LS_INL_LEXICAL, child);
-				if (die_ranges(w, child, NULL))
+				if (die_ranges(w, child, &da, NULL))
 					n->lo = w->ranges[0].lo;
 				n->parent = scope;
 				n->depth = func->depth;
@@ -466,8 +633,8 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		w->bad = true;
 	if (rc != 0)
 		return;
-	struct ls_die_unit unit;
-	bool fast = ls_die_unit_init(&unit, die, w->die_memo);
+	struct ls_die_unit *unit = &w->unit;
+	bool fast = w->unit_fast = ls_die_unit_init(unit, die, w->die_memo);
 	/* Subprograms whose subtree the walk is in, with the depth of their
 	 * DIE: nodes are made in DIE order, so a subprogram's nodes end where
 	 * the walk next visits a DIE at its depth or above. */
@@ -507,10 +674,10 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 				continue;
 			}
 			/* No children, or not walked: scanned once, here. */
-			end = fast ? ls_die_subtree_end(&unit, &f->die) : NULL;
+			end = fast ? ls_die_subtree_end(unit, &f->die) : NULL;
 		}
 		/* This level goes on with the sibling. */
-		rc = end ? ls_die_at(&unit, end, &f->die) : dwarf_siblingof(&f->die, &f->die);
+		rc = end ? ls_die_at(unit, end, &f->die) : dwarf_siblingof(&f->die, &f->die);
 		if (rc < 0) {
 			w->bad = true;
 			break;
@@ -524,7 +691,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		 * parent's subtree ends. */
 		if (--n)
 			stack[n - 1].kids_end = end;
-		else if (end && !ls_die_unit_rest_is_padding(&unit, end + 1))
+		else if (end && !ls_die_unit_rest_is_padding(unit, end + 1))
 			w->bad = true, w->why = "DIEs past the end of its tree"; /* zeros cut it short */
 	}
 	for (; nopen; nopen--)
