@@ -366,6 +366,22 @@ int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *ne
 	return 0;
 }
 
+int ls_die_child(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Die *child)
+{
+	int kids = dwarf_haschildren(die);
+	const unsigned char *p = kids > 0 ? ls_die_attrs_end(u, die) : NULL;
+	if (!p)
+		return kids == 0 ? 1 : dwarf_child(die, child); /* libdw's answer, and its error */
+	/* as dwarf_child reads it: a first entry of 0, even as 0x80...0x00,
+	 * is no child; the child starts where the attributes end */
+	const unsigned char *code = p;
+	while (code < u->end && *code == 0x80)
+		code++;
+	if (code >= u->end || *code == 0)
+		return 1;
+	return ls_die_at(u, p, child);
+}
+
 /* Where a DIE's DW_AT_sibling A says its subtree ends (gcc writes one for
  * every DIE with children but the last of its list), or NULL: none, or
  * not believable.  It must lie past the DIE's attributes ATTRS_END, in the

@@ -33,6 +33,9 @@ const unsigned char *ls_die_attrs_end(const struct ls_die_unit *u, Dwarf_Die *di
  * (another unit, a form not known, corrupt data): ask libdw. */
 #define LS_DIE_MAX_ATTRS 24
 int ls_die_attrs(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Attribute attrs[LS_DIE_MAX_ATTRS]);
+/* dwarf_child(DIE, CHILD), from where DIE's attributes end when that is
+ * known here (libdw scans them again). */
+int ls_die_child(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Die *child);
 /* Just past DIE's whole subtree, scanned once; NULL if unknown. */
 const unsigned char *ls_die_subtree_end(const struct ls_die_unit *u, Dwarf_Die *die);
 /* What is at P, just past a DIE or a subtree: 1 a list's terminator, 0 a

@@ -662,7 +662,7 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 				open[nopen++] = (struct open_sub){ ix->nsubs - 1, depth };
 			}
 			f->walked = true;
-			rc = descend ? dwarf_child(&f->die, &child) : 1;
+			rc = !descend ? 1 : fast ? ls_die_child(unit, &f->die, &child) : dwarf_child(&f->die, &child);
 			if (rc < 0) {
 				w->bad = true;
 				break;
