@@ -700,12 +700,27 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 	free(stack);
 }
 
-static int cmp_ival(const void *a, const void *b)
+/* The intervals by address, then node, through sort keys: made in DIE
+ * order, they come in many short runs (a call's ranges nest in its
+ * caller's), which ls_sort_runs merged through a comparison function.
+ * Their nodes never decrease in that order, so by address, then place,
+ * is by address, then node, stable. */
+static void sort_ivals(struct walker *w)
 {
-	const struct ival *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
+	size_t n = w->nivals;
+	if (n < 2)
+		return;
+	struct ls_sort_key *keys = ls_xmalloc(n * sizeof *keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct ls_sort_key){ .addr = w->ivals[i].lo, .pos = (uint32_t)i };
+	ls_sort_keys(keys, n, false, NULL, NULL);
+	struct ival *sorted = ls_xmalloc(n * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = w->ivals[keys[i].pos];
+	free(keys);
+	free(w->ivals);
+	w->ivals = sorted;
+	w->cap_ivals = n;
 }
 
 /* Heap order: the deepest interval wins; among equally deep ones (bad or
@@ -757,8 +772,7 @@ static void build_segments(struct walker *w)
 {
 	struct ls_inline_index *ix = w->ix;
 	size_t n = w->nivals;
-	if (n)
-		ls_sort_runs(w->ivals, n, sizeof *w->ivals, cmp_ival);
+	sort_ivals(w);
 	const struct ival **heap = ls_xmalloc((n + 1) * sizeof *heap);
 	size_t nheap = 0, cap = 0, i = 0;
 	uint64_t cur = 0;
@@ -869,12 +883,24 @@ static int cmp_decl_line(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static int cmp_decl_addr(const void *a, const void *b)
+/* V by cmp_decl_line's order (file, then line), or BY_ADDR by address,
+ * then line; stable.  Through sort keys, as the intervals: ls_sort_runs
+ * merged their many short runs through a comparison function. */
+static void sort_decls(struct ls_decl_line *v, size_t n, bool by_addr)
 {
-	const struct ls_decl_line *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
+	if (n < 2)
+		return;
+	struct ls_sort_key *keys = ls_xmalloc(n * sizeof *keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct ls_sort_key){ .addr = by_addr ? v[i].addr : (uintptr_t)v[i].file,
+		                                .mid = v[i].line, .pos = (uint32_t)i };
+	ls_sort_keys(keys, n, false, NULL, NULL);
+	struct ls_decl_line *sorted = ls_xmalloc(n * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = v[keys[i].pos];
+	memcpy(v, sorted, n * sizeof *v);
+	free(sorted);
+	free(keys);
 }
 
 int ls_inline_build(ls_module *m, ls_error *err)
@@ -973,9 +999,9 @@ int ls_inline_build(ls_module *m, ls_error *err)
 	drop_duplicates(&w);
 	build_segments(&w);
 	if (ix->nvars)
-		ls_sort_runs(ix->vars, ix->nvars, sizeof *ix->vars, cmp_decl_line);
+		sort_decls(ix->vars, ix->nvars, false);
 	if (ix->nlabels)
-		ls_sort_runs(ix->labels, ix->nlabels, sizeof *ix->labels, cmp_decl_addr);
+		sort_decls(ix->labels, ix->nlabels, true);
 	ls_die_memo_free(w.die_memo);
 	free(w.sub_nodes);
 	free(w.ivals);
