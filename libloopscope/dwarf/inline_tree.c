@@ -680,6 +680,8 @@ static void walk_children(struct walker *w, Dwarf_Die *die)
 		rc = end ? ls_die_at(unit, end, &f->die) : dwarf_siblingof(&f->die, &f->die);
 		if (rc < 0) {
 			w->bad = true;
+			if (end) /* libdw was not asked: its last error is another DIE's */
+				w->why = "a list of DIEs without its terminator";
 			break;
 		}
 		if (rc == 0) {
