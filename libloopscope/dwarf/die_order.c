@@ -78,7 +78,7 @@ bool ls_die_unit_init(struct ls_die_unit *u, Dwarf_Die *cudie, struct ls_die_mem
 	u->gen = memo ? ++memo->gen : 0;
 	u->end = base + next;
 	u->version = version;
-	u->addr_size = addr_size;
+	u->addr_size = addr_size == 4 || addr_size == 8 ? addr_size : 8; /* as libdw reads a corrupt one */
 	u->offset_size = offset_size;
 	return true;
 }
@@ -369,7 +369,11 @@ int ls_die_at(const struct ls_die_unit *u, const unsigned char *p, Dwarf_Die *ne
 int ls_die_child(const struct ls_die_unit *u, Dwarf_Die *die, Dwarf_Die *child)
 {
 	int kids = dwarf_haschildren(die);
-	const unsigned char *p = kids > 0 ? ls_die_attrs_end(u, die) : NULL;
+	/* libdw reads an abbreviation code of 10 bytes at most: a longer
+	 * one (corrupt) puts its attributes elsewhere */
+	const unsigned char *a = die->addr;
+	size_t len = die->cu == u->cu && a >= u->start && a < u->end ? leb_len(a, u->end) : 0;
+	const unsigned char *p = kids > 0 && len && len <= 9 ? ls_die_attrs_end(u, die) : NULL;
 	if (!p)
 		return kids == 0 ? 1 : dwarf_child(die, child); /* libdw's answer, and its error */
 	/* as dwarf_child reads it: a first entry of 0, even as 0x80...0x00,
