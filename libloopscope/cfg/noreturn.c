@@ -387,6 +387,7 @@ struct dslot {
 	bool fixed;            /* its fact needs no search (noreturn, PLT, no CFG) */
 	bool returns;
 	bool queued;
+	struct quick *quick;   /* a quick proof waiting for its callees' facts, or NULL */
 	struct summary sum;
 	uint32_t *rdeps;       /* slots of the members that call it */
 	size_t nrdeps, cap_rdeps;
@@ -404,6 +405,10 @@ struct dsolve {
 	size_t cap_search;
 	uint32_t *frontier;    /* the last search's closed calls */
 	size_t nfrontier, cap_frontier;
+	int32_t *adds;         /* procedures to add to S (dadd), the waiting proofs' callees */
+	size_t nadds, cap_adds;
+	uint32_t *waiting;     /* members whose quick proof waits (the last to wait on top) */
+	size_t nwaiting, cap_waiting;
 };
 
 /* The slot of procedure P in this solve, made on first use (c->dslot
@@ -482,24 +487,25 @@ static void dpush(struct dsolve *d, uint32_t k)
  * a time, and looks in what it has for a path from the entry to a return
  * along edges the summary CFG has too: fall-through, the direct jumps
  * inside the procedure, calls whose procedure is known to return (final
- * facts only), PLT calls and calls the summary does not gate; an exit is a
- * ret, or a tail call or fall-off the summary counts as one.  Such a path
- * proves the procedure returns in the least fixpoint, so the fact is the
- * same.  The search reads only each instruction's address, length, kind
- * and target, so the sweep decodes flow only (SWEEP_FLOW: no operands,
- * 40% of ls_decode's work); without a path, the CFG builder decodes the
- * procedure again, operands and all (it reads them for jump tables).
- * That is 30% of the proofs' instructions in a system-wide report, and
- * still a gain (issue 23: 1.2% of the first report).  Only where the builder's decode is that plain sweep: one
- * range starting at the entry, no thunks, kernel sites or fragment
- * sections. */
+ * facts, or members of the solve proved to return), PLT calls and calls
+ * the summary does not gate; an exit is a ret, or a tail call or fall-off
+ * the summary counts as one.  Such a path proves the procedure returns in
+ * the least fixpoint, so the fact is the same.  A proof that finds no path
+ * but was stopped by calls to procedures with no fact yet waits for them
+ * (dwait) and goes on where it stopped when one of them returns.  The
+ * search reads only each instruction's address, length, kind and target,
+ * so the sweep decodes flow only (SWEEP_FLOW: no operands, 40% of
+ * ls_decode's work); without a path, the CFG builder decodes the procedure
+ * again, operands and all (it reads them for jump tables).  Only where the
+ * builder's decode is that plain sweep: one range starting at the entry,
+ * no thunks, kernel sites or fragment sections. */
 
 struct quick {
 	const ls_module *m;
-	const struct ls_cfg_module *c;
+	const struct dsolve *ds;   /* the solve: which facts are known */
 	const struct ls_proc *p;
 	uint64_t lo, hi, done;     /* the range, and how far the sweep got */
-	struct decoded *d;         /* the instructions so far */
+	struct decoded d;          /* the instructions so far (flow only: never the builder's) */
 	uint64_t *inner;           /* other procedures' entries in [lo, hi), sorted */
 	size_t ninner;
 	/* The search so far (quick_search goes on from it as the prefix
@@ -511,6 +517,13 @@ struct quick {
 	uint32_t *stack, *pending;
 	size_t sp, npending, cap_stack, cap_pending;
 	bool started;
+	/* The visits that found a call (or tail call) to a procedure whose
+	 * fact is not known yet, to make again once it is. */
+	struct quick_blocked {
+		uint32_t insn;
+		int32_t proc;
+	} *blocked;
+	size_t nblocked, cap_blocked;
 };
 
 static bool quick_applies(const ls_module *m, const struct ls_cfg_module *c, const struct ls_proc *p)
@@ -530,12 +543,27 @@ static int64_t quick_index(const struct quick *q, uint64_t addr)
 {
 	if (addr >= q->done)
 		return -2;
-	return insns_find(q->d->insns, q->d->n, addr);
+	return insns_find(q->d.insns, q->d.n, addr);
 }
 
-/* Whether a tail call to TARGET is an exit as summarize() counts it, with
- * the facts known now. */
-static bool quick_tail_exits(const struct quick *q, uint64_t target)
+/* Whether procedure T returns, as far as the solve knows now (final facts,
+ * and the members of S found to return: proved too).  When that is not
+ * known yet, the visit of instruction I that asks is noted, to make again. */
+static bool quick_proc_returns(struct quick *q, const struct ls_proc *t, uint32_t i)
+{
+	int32_t ti = ls_cfg_proc_index(q->m, t);
+	if (dreturns(q->ds, ti))
+		return true;
+	if (!fact_of(q->ds->c, ti)) {
+		q->blocked = ls_grow(q->blocked, &q->cap_blocked, q->nblocked + 1, sizeof *q->blocked);
+		q->blocked[q->nblocked++] = (struct quick_blocked){ i, ti };
+	}
+	return false;
+}
+
+/* Whether a tail call to TARGET (by instruction I) is an exit as
+ * summarize() counts it, with the facts known now. */
+static bool quick_tail_exits(struct quick *q, uint64_t target, uint32_t i)
 {
 	const struct ls_proc *t = ls_cfg_at_entry(q->m, target);
 	if (!t)
@@ -546,24 +574,25 @@ static bool quick_tail_exits(const struct quick *q, uint64_t target)
 		return true;
 	if (t->noreturn)
 		return false;
-	return t->is_plt || fact_of(q->c, ls_cfg_proc_index(q->m, t)) == LS_FACT_RETURNS;
+	return t->is_plt || quick_proc_returns(q, t, i);
 }
 
-/* Whether the summary lets a call to TARGET through, with the facts known now. */
-static bool quick_call_passes(const struct quick *q, uint64_t target)
+/* Whether the summary lets a call to TARGET (instruction I) through, with
+ * the facts known now. */
+static bool quick_call_passes(struct quick *q, uint64_t target, uint32_t i)
 {
 	const struct ls_proc *t = ls_cfg_at_entry(q->m, target);
 	if (!t)
 		return !extern_noreturn(q->m, target);
 	if (t->noreturn)
 		return false;
-	return t->is_plt || t == q->p || fact_of(q->c, ls_cfg_proc_index(q->m, t)) == LS_FACT_RETURNS;
+	return t->is_plt || t == q->p || quick_proc_returns(q, t, i);
 }
 
-/* A direct jump's edge: -1 none (a tail call, or *LATER: its target is
- * not decoded yet), else the instruction it goes to; *EXIT when it is a
- * tail call that counts as an exit. */
-static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit, bool *later)
+/* A direct jump's edge (instruction I's): -1 none (a tail call, or
+ * *LATER: its target is not decoded yet), else the instruction it goes
+ * to; *EXIT when it is a tail call that counts as an exit. */
+static int64_t quick_jump(struct quick *q, uint32_t i, uint64_t target, bool *exit, bool *later)
 {
 	bool tail = target < q->lo || target >= q->hi;
 	if (!tail && target != q->p->entry)
@@ -574,7 +603,7 @@ static int64_t quick_jump(const struct quick *q, uint64_t target, bool *exit, bo
 		return -1;
 	}
 	if (k == -1)
-		*exit = quick_tail_exits(q, target);
+		*exit = quick_tail_exits(q, target, i);
 	return k;
 }
 
@@ -592,7 +621,7 @@ static void quick_push(struct quick *q, uint32_t i)
  * made again. */
 static bool quick_search(struct quick *q, bool finished)
 {
-	size_t n = q->d->n;
+	size_t n = q->d.n;
 	if (n > q->nseen) {
 		q->seen = ls_grow(q->seen, &q->cap_seen, n, 1);
 		memset(q->seen + q->nseen, 0, n - q->nseen);
@@ -608,9 +637,9 @@ static bool quick_search(struct quick *q, bool finished)
 	q->npending = 0;
 	while (q->sp) {
 		uint32_t i = q->stack[--q->sp];
-		const struct ls_insn *in = &q->d->insns[i];
+		const struct ls_insn *in = &q->d.insns[i];
 		bool has_next = i + 1 < n, exit = false, later = !has_next && !finished;
-		bool contiguous = has_next && q->d->insns[i + 1].addr == in->addr + in->len;
+		bool contiguous = has_next && q->d.insns[i + 1].addr == in->addr + in->len;
 		bool falls_off = has_next ? !contiguous : finished;
 		int64_t to = -1;
 		bool through = false;
@@ -623,16 +652,16 @@ static bool quick_search(struct quick *q, bool finished)
 			exit = falls_off;
 			break;
 		case LS_INSN_CALL:
-			through = quick_call_passes(q, in->target);
+			through = quick_call_passes(q, in->target, i);
 			exit = through && falls_off;
 			break;
 		case LS_INSN_CJUMP:
-			to = quick_jump(q, in->target, &exit, &later);
+			to = quick_jump(q, i, in->target, &exit, &later);
 			through = true;
 			exit = exit || falls_off;
 			break;
 		case LS_INSN_JUMP:
-			to = quick_jump(q, in->target, &exit, &later);
+			to = quick_jump(q, i, in->target, &exit, &later);
 			break;
 		default:
 			break; /* indirect jumps: their tables are not read here */
@@ -655,38 +684,65 @@ static bool quick_search(struct quick *q, bool finished)
 	return false;
 }
 
-/* Whether P returns, by a path in a prefix of its code (decoded into *D,
- * flow only: see above). */
-static bool quick_returns(const ls_module *m, const struct ls_cfg_module *c, struct ls_decoder *dec,
-                          const struct ls_proc *p, struct decoded *d)
+/* Whether P returns, by a path in a prefix of its code (decoded into
+ * Q->d, flow only: see above).  Q is P's proof, made by quick_start. */
+static bool quick_returns(struct quick *q, struct ls_decoder *dec)
 {
-	struct quick q = { .m = m, .c = c, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi, .d = d };
-	q.done = q.lo;
-	/* (a proof decodes two thirds of its procedure on average) */
-	d->insns = ls_grow(d->insns, &d->cap, ls_cfg_insns_room((q.hi - q.lo) * 2 / 3), sizeof *d->insns);
-	q.ninner = ls_cfg_entries_within(m, p->ranges, 1, p, &q.inner);
+	struct decoded *d = &q->d;
 	/* searched at each ret (a path to it may be there already), and at
 	 * 32, 64, 128... instructions (jumps forward needed their targets) */
 	bool proved = false, finished = false;
 	size_t checkpoint = 32;
 	while (!proved && !finished) {
 		/* the builder's sweep (no thunks nor kernel sites here: quick_applies) */
-		q.done = ls_cfg_sweep(m, c, dec, d, q.done, q.hi, checkpoint, SWEEP_AFTER_RET | SWEEP_FLOW);
-		finished = q.done >= q.hi;
+		q->done = ls_cfg_sweep(q->m, q->ds->c, dec, d, q->done, q->hi, checkpoint, SWEEP_AFTER_RET | SWEEP_FLOW);
+		finished = q->done >= q->hi;
 		if (!d->n)
 			continue;
 		bool at_ret = d->insns[d->n - 1].kind == LS_INSN_RET;
 		if (at_ret || finished || d->n >= checkpoint) {
-			proved = quick_search(&q, finished);
+			proved = quick_search(q, finished);
 			if (d->n >= checkpoint)
 				checkpoint *= 2;
 		}
 	}
-	free(q.seen);
-	free(q.stack);
-	free(q.pending);
-	free(q.inner);
 	return proved;
+}
+
+static struct quick *quick_start(const struct dsolve *ds, const struct ls_proc *p)
+{
+	struct quick *q = ls_xcalloc(1, sizeof *q);
+	*q = (struct quick){ .m = ds->m, .ds = ds, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi };
+	q->done = q->lo;
+	/* (a proof decodes two thirds of its procedure on average) */
+	q->d.insns = ls_grow(q->d.insns, &q->d.cap, ls_cfg_insns_room((q->hi - q->lo) * 2 / 3), sizeof *q->d.insns);
+	q->ninner = ls_cfg_entries_within(ds->m, p->ranges, 1, p, &q->inner);
+	return q;
+}
+
+/* Whether the proof, all decoded and waiting, goes through now: the
+ * visits that found a call whose fact was not known are made again. */
+static bool quick_resume(struct quick *q)
+{
+	for (size_t k = 0; k < q->nblocked; k++) {
+		q->pending = ls_grow(q->pending, &q->cap_pending, q->npending + 1, sizeof *q->pending);
+		q->pending[q->npending++] = q->blocked[k].insn;
+	}
+	q->nblocked = 0;
+	return quick_search(q, true);
+}
+
+static void quick_free(struct quick *q)
+{
+	if (!q)
+		return;
+	free(q->d.insns);
+	free(q->seen);
+	free(q->stack);
+	free(q->pending);
+	free(q->inner);
+	free(q->blocked);
+	free(q);
 }
 
 /* Member K returns: the members that call it are searched again. */
@@ -699,34 +755,12 @@ static void dreturned(struct dsolve *d, uint32_t k)
 			dpush(d, s->rdeps[i]);
 }
 
-/* P into S: its summary (a CFG with every call returning), the reverse
+/* Member K's summary (a CFG with every call returning), the reverse
  * dependencies of its calls, and a search queued. */
-static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
+static void dbuild(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
 {
-	uint32_t k = dslot_of(d, p);
-	if (d->slots[k].member)
-		return;
-	d->slots[k].member = true;
 	const ls_module *m = d->m;
-	const struct ls_proc *proc = &m->procs.procs[p];
-	struct dslot *s = &d->slots[k];
-	if (proc->noreturn) {
-		s->fixed = true;
-		return;
-	}
-	if (proc->is_plt || !dec) {
-		s->fixed = true;
-		dreturned(d, k);
-		return;
-	}
-	struct decoded pre = { 0 };
-	bool quick = quick_applies(m, d->c, proc) && quick_returns(m, d->c, dec, proc, &pre);
-	free(pre.insns); /* flow only: never the builder's */
-	if (quick) {
-		d->slots[k].fixed = true;
-		dreturned(d, k);
-		return;
-	}
+	const struct ls_proc *proc = &m->procs.procs[d->slots[k].proc];
 	struct ls_cfg cfg = { 0 }; /* ls_cfg_run_builder fills it */
 	struct builder b = { .m = m, .dec = dec, .proc = proc, .cache = d->c, .all_calls_return = true,
 	                     .cfg = &cfg, .quiet = true, .warned_jt = true };
@@ -736,7 +770,7 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 		summarize(m, proc, &cfg, &sum);
 	ls_cfg_builder_done(&b);
 	ls_cfg_free(&cfg);
-	s = &d->slots[k]; /* the builder does not touch the slots, but be plain about it */
+	struct dslot *s = &d->slots[k];
 	if (!built) {
 		s->fixed = true;
 		dreturned(d, k); /* the callers waiting for it go on */
@@ -764,6 +798,86 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 	dpush(d, k);
 }
 
+/* Member K's quick proof waits for the facts of the procedures it found
+ * called with none: they join S (their proofs are mostly quick too), and
+ * the first of them found to return searches K again (dsearch).  Rather
+ * than summarize K at once, which costs a whole decode and CFG: most
+ * such procedures return after all (issue 23: 2443 of 2471). */
+static void dwait(struct dsolve *d, uint32_t k)
+{
+	const struct quick *q = d->slots[k].quick;
+	for (size_t i = 0; i < q->nblocked; i++) {
+		int32_t p = q->blocked[i].proc;
+		uint32_t t = dslot_of(d, p);
+		struct dslot *ts = &d->slots[t];
+		if (!ts->member) {
+			d->adds = ls_grow(d->adds, &d->cap_adds, d->nadds + 1, sizeof *d->adds);
+			d->adds[d->nadds++] = p;
+		}
+		if (ts->nrdeps && ts->rdeps[ts->nrdeps - 1] == k)
+			continue;
+		ts->rdeps = ls_grow(ts->rdeps, &ts->cap_rdeps, ts->nrdeps + 1, sizeof *ts->rdeps);
+		ts->rdeps[ts->nrdeps++] = k;
+	}
+}
+
+/* P into S: proved to return at once (quick_returns), or waiting for
+ * its callees' facts (dwait), or summarized (dbuild). */
+static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
+{
+	uint32_t k = dslot_of(d, p);
+	if (d->slots[k].member)
+		return;
+	d->slots[k].member = true;
+	const ls_module *m = d->m;
+	const struct ls_proc *proc = &m->procs.procs[p];
+	struct dslot *s = &d->slots[k];
+	if (proc->noreturn) {
+		s->fixed = true;
+		return;
+	}
+	if (proc->is_plt || !dec) {
+		s->fixed = true;
+		dreturned(d, k);
+		return;
+	}
+	if (quick_applies(m, d->c, proc)) {
+		struct quick *q = quick_start(d, proc);
+		if (quick_returns(q, dec)) {
+			quick_free(q);
+			d->slots[k].fixed = true;
+			dreturned(d, k);
+			return;
+		}
+		if (q->nblocked) {
+			d->slots[k].quick = q;
+			d->waiting = ls_grow(d->waiting, &d->cap_waiting, d->nwaiting + 1, sizeof *d->waiting);
+			d->waiting[d->nwaiting++] = k;
+			dwait(d, k);
+			return;
+		}
+		quick_free(q);
+	}
+	dbuild(d, dec, k);
+}
+
+/* Nothing left to search: the last member still waiting for facts that
+ * will not come by quick proofs is summarized.  False when none waits. */
+static bool dbuild_waiting(struct dsolve *d, struct ls_decoder *dec)
+{
+	while (d->nwaiting) {
+		uint32_t k = d->waiting[--d->nwaiting];
+		struct dslot *s = &d->slots[k];
+		if (!s->quick)
+			continue; /* proved since */
+		quick_free(s->quick);
+		s->quick = NULL;
+		dbuild(d, dec, k);
+		return true;
+	}
+	return false;
+}
+
 /* Searches member K: found to return, it reopens its callers; else the
  * procedures it is waiting for join S. */
 static void dsearch(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
@@ -771,6 +885,17 @@ static void dsearch(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
 	struct dslot *s = &d->slots[k];
 	if (s->fixed || s->returns)
 		return;
+	if (s->quick) {
+		if (quick_resume(s->quick)) {
+			quick_free(s->quick);
+			s->quick = NULL;
+			s->fixed = true;
+			dreturned(d, k);
+		} else {
+			dwait(d, k);
+		}
+		return;
+	}
 	d->nfrontier = 0;
 	if (summary_search(&s->sum, dreturns, d, d->seen, d->stack, dfrontier, d)) {
 		dreturned(d, k);
@@ -806,10 +931,16 @@ static void demand_solve(const ls_module *m, struct ls_cfg_module *c, int32_t t)
 	d.seen = ls_xmalloc(1);
 	d.stack = ls_xmalloc(sizeof *d.stack);
 	dadd(&d, c->dec, t);
-	while (d.nwork) {
-		uint32_t k = d.work[--d.nwork];
-		d.slots[k].queued = false;
-		dsearch(&d, c->dec, k);
+	for (;;) {
+		if (d.nadds) {
+			dadd(&d, c->dec, d.adds[--d.nadds]);
+		} else if (d.nwork) {
+			uint32_t k = d.work[--d.nwork];
+			d.slots[k].queued = false;
+			dsearch(&d, c->dec, k);
+		} else if (!dbuild_waiting(&d, c->dec)) {
+			break;
+		}
 	}
 	for (size_t k = 0; k < d.nslots; k++) {
 		struct dslot *s = &d.slots[k];
@@ -818,8 +949,11 @@ static void demand_solve(const ls_module *m, struct ls_cfg_module *c, int32_t t)
 			                 __ATOMIC_RELEASE);
 		free_summary(&s->sum);
 		free(s->rdeps);
+		quick_free(s->quick); /* (none left: a proof waits only while work is) */
 	}
 	free(d.slots);
+	free(d.adds);
+	free(d.waiting);
 	free(d.work);
 	free(d.seen);
 	free(d.stack);
