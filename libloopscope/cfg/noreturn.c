@@ -410,6 +410,7 @@ struct dsolve {
 	size_t nadds, cap_adds;
 	uint32_t *waiting;     /* members whose quick proof waits (the last to wait on top) */
 	size_t nwaiting, cap_waiting;
+	bool quick_module;     /* quick proofs may apply (quick_applies_module, once a solve) */
 };
 
 /* The slot of procedure P in this solve, made on first use (c->dslot
@@ -528,15 +529,21 @@ struct quick {
 	size_t nblocked, cap_blocked;
 };
 
-static bool quick_applies(const ls_module *m, const struct ls_cfg_module *c, const struct ls_proc *p)
+/* Whether the builder's decode is a plain sweep in module M (see above). */
+static bool quick_applies_module(const ls_module *m, const struct ls_cfg_module *c)
 {
-	if (m->kernel || c->nthunks || c->nksites || p->nranges != 1 || p->entry != p->ranges[0].lo ||
-	    p->ranges[0].hi - p->ranges[0].lo > ((uint64_t)64 << 20))
+	if (m->kernel || c->nthunks || c->nksites)
 		return false;
 	for (size_t i = 0; i < m->ntext; i++)
 		if (ls_cfg_fragment_section(m->text[i].name))
 			return false;
 	return true;
+}
+
+/* ... and for P, in a module where it is (d->quick_module). */
+static bool quick_applies(const struct ls_proc *p)
+{
+	return p->nranges == 1 && p->entry == p->ranges[0].lo && p->ranges[0].hi - p->ranges[0].lo <= ((uint64_t)64 << 20);
 }
 
 /* The index of the decoded instruction holding ADDR: -1 for none (a gap
@@ -609,7 +616,7 @@ static int64_t quick_jump(struct quick *q, uint32_t i, uint64_t target, bool *ex
 	return k;
 }
 
-static void quick_push(struct quick *q, uint32_t i)
+static inline void quick_push(struct quick *q, uint32_t i)
 {
 	if (q->sp + 1 > q->cap_stack || !q->stack) /* (ls_grow's own test, without a call per push) */
 		q->stack = ls_grow(q->stack, &q->cap_stack, q->sp + 1, sizeof *q->stack);
@@ -881,7 +888,7 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 		dreturned(d, k);
 		return;
 	}
-	if (quick_applies(m, d->c, proc)) {
+	if (d->quick_module && quick_applies(proc)) {
 		struct quick *q = quick_start(d, proc);
 		if (quick_returns(q, dec)) {
 			quick_free(q);
@@ -967,7 +974,7 @@ static void demand_solve(const ls_module *m, struct ls_cfg_module *c, int32_t t)
 		c->dec_made = true;
 	}
 	c->gen++;
-	struct dsolve d = { .m = m, .c = c };
+	struct dsolve d = { .m = m, .c = c, .quick_module = quick_applies_module(m, c) };
 	d.seen = ls_xmalloc(1);
 	d.stack = ls_xmalloc(sizeof *d.stack);
 	dadd(&d, c->dec, t);
