@@ -520,6 +520,7 @@ struct quick {
 	uint32_t *stack, *pending;
 	size_t sp, npending, cap_stack, cap_pending;
 	bool started;
+	size_t checkpoint;         /* the next search when the sweep gets this far */
 	/* The visits that found a call (or tail call) to a procedure whose
 	 * fact is not known yet, to make again once it is. */
 	struct quick_blocked {
@@ -730,27 +731,32 @@ static void quick_sweep(struct quick *q, struct ls_decoder *dec, size_t limit)
 }
 
 /* Whether P returns, by a path in a prefix of its code (decoded into
- * Q->d, flow only: see above).  Q is P's proof, made by quick_start. */
-static bool quick_returns(struct quick *q, struct ls_decoder *dec)
+ * Q->d, flow only: see above), going on from where Q, P's proof (made by
+ * quick_start), stopped; SEARCH_NOW: with a search first. */
+static bool quick_returns(struct quick *q, struct ls_decoder *dec, bool search_now)
 {
-	struct decoded *d = &q->d;
 	/* searched at each ret (a path to it may be there already), and at
 	 * 32, 64, 128... instructions (jumps forward needed their targets) */
-	bool proved = false, finished = false;
-	size_t checkpoint = 32;
-	while (!proved && !finished) {
-		quick_sweep(q, dec, checkpoint);
-		finished = q->done >= q->hi;
-		if (!d->n)
-			continue;
-		bool at_ret = d->insns[d->n - 1].kind == LS_INSN_RET;
-		if (at_ret || finished || d->n >= checkpoint) {
-			proved = quick_search(q, finished);
-			if (d->n >= checkpoint)
-				checkpoint *= 2;
+	for (;;) {
+		bool finished = q->done >= q->hi;
+		size_t n = q->d.n;
+		if (n && (search_now || finished || n >= q->checkpoint || q->d.insns[n - 1].kind == LS_INSN_RET)) {
+			search_now = false;
+			if (quick_search(q, finished))
+				return true;
+			if (n >= q->checkpoint)
+				q->checkpoint *= 2;
+			/* No visit waits for code not decoded yet: what is
+			 * reached has all its edges, the rest of the code
+			 * would give no path (issue 23: the failed proofs
+			 * decoded to the end). */
+			if (!q->npending)
+				return false;
+		} else if (finished) {
+			return false;
 		}
+		quick_sweep(q, dec, q->checkpoint);
 	}
-	return proved;
 }
 
 static struct quick *quick_start(const struct dsolve *ds, const struct ls_proc *p)
@@ -758,6 +764,7 @@ static struct quick *quick_start(const struct dsolve *ds, const struct ls_proc *
 	struct quick *q = ls_xcalloc(1, sizeof *q);
 	*q = (struct quick){ .m = ds->m, .ds = ds, .p = p, .lo = p->ranges[0].lo, .hi = p->ranges[0].hi };
 	q->done = q->lo;
+	q->checkpoint = 32;
 	const struct ls_text *t = ls_text_find(ds->m, q->lo);
 	if (t && q->hi - t->addr <= t->size)
 		q->text = t;
@@ -767,16 +774,17 @@ static struct quick *quick_start(const struct dsolve *ds, const struct ls_proc *
 	return q;
 }
 
-/* Whether the proof, all decoded and waiting, goes through now: the
- * visits that found a call whose fact was not known are made again. */
-static bool quick_resume(struct quick *q)
+/* Whether the proof, waiting, goes through now: the visits that found a
+ * call whose fact was not known are made again (and the sweep goes on if
+ * they reach code not decoded yet). */
+static bool quick_resume(struct quick *q, struct ls_decoder *dec)
 {
 	for (size_t k = 0; k < q->nblocked; k++) {
 		q->pending = ls_grow(q->pending, &q->cap_pending, q->npending + 1, sizeof *q->pending);
 		q->pending[q->npending++] = q->blocked[k].insn;
 	}
 	q->nblocked = 0;
-	return quick_search(q, true);
+	return quick_returns(q, dec, true);
 }
 
 static void quick_free(struct quick *q)
@@ -890,7 +898,7 @@ static void dadd(struct dsolve *d, struct ls_decoder *dec, int32_t p)
 	}
 	if (d->quick_module && quick_applies(proc)) {
 		struct quick *q = quick_start(d, proc);
-		if (quick_returns(q, dec)) {
+		if (quick_returns(q, dec, false)) {
 			quick_free(q);
 			d->slots[k].fixed = true;
 			dreturned(d, k);
@@ -933,7 +941,7 @@ static void dsearch(struct dsolve *d, struct ls_decoder *dec, uint32_t k)
 	if (s->fixed || s->returns)
 		return;
 	if (s->quick) {
-		if (quick_resume(s->quick)) {
+		if (quick_resume(s->quick, dec)) {
 			quick_free(s->quick);
 			s->quick = NULL;
 			s->fixed = true;
