@@ -770,6 +770,7 @@ static struct quick *quick_start(const struct dsolve *ds, const struct ls_proc *
 		q->text = t;
 	/* (a proof decodes two thirds of its procedure on average) */
 	q->d.insns = ls_grow(q->d.insns, &q->d.cap, ls_cfg_insns_room((q->hi - q->lo) * 2 / 3), sizeof *q->d.insns);
+	q->seen = ls_grow(q->seen, &q->cap_seen, q->d.cap, 1); /* (rather than a realloc a search) */
 	q->ninner = ls_cfg_entries_within(ds->m, p->ranges, 1, p, &q->inner);
 	return q;
 }
