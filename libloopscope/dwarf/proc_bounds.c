@@ -260,7 +260,7 @@ static size_t prefixed_start(const struct reach *r, size_t first, size_t op)
 		i--;
 	for (; i > first && prefix_byte(d[i - 1]); i--) {
 		struct ls_insn in;
-		if (ls_decode(r->dec, d + i - 1, t->size - (i - 1), t->addr + i - 1, &in) &&
+		if (ls_decode_flow(r->dec, d + i - 1, t->size - (i - 1), t->addr + i - 1, &in) &&
 		    (in.kind == LS_INSN_CALL || in.kind == LS_INSN_JUMP) && in.target && maybe_wanted(r, in.target))
 			return i;
 	}
@@ -359,7 +359,10 @@ static void sweep_range(const ls_module *m, struct ls_decoder *dec, ls_range cod
 				a = t->addr;
 		}
 		struct ls_insn in;
-		size_t len = ls_decode(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in);
+		/* only the length, kind and target: what ls_decode_flow gives
+		 * as ls_decode does, without building the operands (the full
+		 * decode was a quarter of this stage in libLLVM) */
+		size_t len = ls_decode_flow(dec, t->data + (a - t->addr), t->addr + t->size - a, a, &in);
 		if (!len) {
 			a++;
 			continue;
