@@ -709,15 +709,23 @@ struct cover_dir {
 enum { WHOLE_SHIFT = 4 };
 #define WHOLE_SPAN_MAX ((uint64_t)1 << 30)
 
-/* Sets bits [FROM, TO) of BITS. */
+/* Sets bits [FROM, TO) of BITS, a word at a time: called for every range
+ * of a cover (100,000 in libLLVM), where a bit at a time up to the next
+ * word was 0.5% of a cold report of a system-wide recording. */
 static void set_bits(uint64_t *bits, size_t from, size_t to)
 {
-	for (; from < to && (from & 63); from++)
-		bits[from >> 6] |= (uint64_t)1 << (from & 63);
-	for (; from + 64 <= to; from += 64)
-		bits[from >> 6] = ~(uint64_t)0;
-	for (; from < to; from++)
-		bits[from >> 6] |= (uint64_t)1 << (from & 63);
+	if (from >= to)
+		return;
+	size_t w = from >> 6, last = (to - 1) >> 6;
+	uint64_t head = ~(uint64_t)0 << (from & 63), tail = ~(uint64_t)0 >> (63 - ((to - 1) & 63));
+	if (w == last) {
+		bits[w] |= head & tail;
+		return;
+	}
+	bits[w++] |= head;
+	for (; w < last; w++)
+		bits[w] = ~(uint64_t)0;
+	bits[last] |= tail;
 }
 
 /* The bits of the 16-byte blocks each inside one range of C (D's base). */
