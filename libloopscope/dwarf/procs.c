@@ -270,8 +270,8 @@ static bool may_name_noreturn(const char *raw)
 	return (len >= 8 && strncmp(id, "__throw_", 8) == 0) || (len == 9 && strncmp(id, "terminate", 9) == 0);
 }
 
-/* P's names from its symbol name RAW: the demangled one, RAW the linkage
- * name; RAW alone when it does not demangle. */
+/* P's names from its symbol name RAW (interned): the demangled one, RAW
+ * the linkage name; RAW alone when it does not demangle. */
 static void demangle_into(ls_module *m, struct ls_proc *p, const char *raw)
 {
 	char *d = ls_demangle(raw);
@@ -283,12 +283,6 @@ static void demangle_into(ls_module *m, struct ls_proc *p, const char *raw)
 		p->name = raw;
 		p->linkage_name = NULL;
 	}
-}
-
-/* Sets name and linkage name from symbol name RAW (interned). */
-static void name_from_symbol(ls_module *m, struct ls_proc *p, const char *raw)
-{
-	demangle_into(m, p, raw);
 }
 
 /* The same for a procedure that is a symbol alone; on demand, a C++ name
@@ -364,7 +358,7 @@ static void add_dwarf_procs(struct builder *b, const struct sym *syms, size_t ns
 		 * one, the DWARF name. */
 		size_t j = sym_lower_bound(syms, nsyms, p->entry);
 		if (j < nsyms && syms[j].addr == p->entry) {
-			name_from_symbol(m, p, syms[j].name);
+			demangle_into(m, p, syms[j].name);
 			if (!p->linkage_name && sub->node->linkage_name)
 				p->linkage_name = sub->node->linkage_name;
 		} else {
