@@ -34,15 +34,22 @@ struct rd {
 	bool ok;
 };
 
-static uint64_t rd_n(struct rd *r, size_t n)
+/* The little-endian value of N <= 8 bytes.  Inline, with N a constant in
+ * every caller: a fixed-size load, where a loop over the bytes was a third
+ * of the walk over libLLVM's 250,000 FDEs. */
+static inline uint64_t rd_n(struct rd *r, size_t n)
 {
 	if (!r->ok || (size_t)(r->end - r->p) < n) {
 		r->ok = false;
 		return 0;
 	}
 	uint64_t v = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, r->p, n);
+#else
 	for (size_t i = 0; i < n; i++)
 		v |= (uint64_t)r->p[i] << (8 * i);
+#endif
 	r->p += n;
 	r->addr += n;
 	return v;
@@ -62,7 +69,7 @@ static uint64_t rd_uleb(struct rd *r)
 }
 
 /* A DW_EH_PE_* value: absptr or pcrel, of 2, 4 or 8 bytes, signed or not. */
-static uint64_t rd_encoded(struct rd *r, uint8_t enc)
+static inline uint64_t rd_encoded(struct rd *r, uint8_t enc)
 {
 	uint64_t at = r->addr, v;
 	switch (enc & 0x0f) {
@@ -150,7 +157,11 @@ static void fdes_of(const ls_module *m, const uint8_t *data, uint64_t size, uint
 			continue;
 		uint64_t lo = rd_encoded(&e, (uint8_t)enc);
 		uint64_t len = rd_encoded(&e, (uint8_t)(enc & 0x0f));
-		if (e.ok && len && lo + len > lo && ls_text_find(m, lo) && ls_text_find(m, lo + len - 1))
+		if (!e.ok || !len || lo + len <= lo)
+			continue;
+		/* both ends in code: most often in one section, one lookup */
+		const struct ls_text *t = ls_text_find(m, lo);
+		if (t && (lo + len - 1 - t->addr < t->size || ls_text_find(m, lo + len - 1)))
 			add(v, n, cap, lo, lo + len);
 	}
 }
