@@ -466,26 +466,6 @@ struct got_name {
 	const char *name;
 };
 
-/* The relocation type of entry I of RD (RELA or REL of the ELF class),
- * without reading the rest: most dynamic relocations are RELATIVE ones
- * (335,000 of libLLVM's 355,000), none of which names a PLT slot. */
-static unsigned rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i)
-{
-	size_t size = is64 ? (type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
-	                   : (type == SHT_RELA ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
-	size_t at = i * size + (is64 ? 8 : 4); /* r_info */
-	if (!rd->d_buf || at + (is64 ? 8 : 4) > rd->d_size)
-		return ~0u; /* ls_rel_at says why */
-	if (is64) {
-		uint64_t info;
-		memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
-		return (unsigned)GELF_R_TYPE(info);
-	}
-	uint32_t info;
-	memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
-	return ELF32_R_TYPE(info);
-}
-
 static int cmp_got(const void *a, const void *b)
 {
 	const struct got_name *x = a, *y = b;
@@ -516,7 +496,7 @@ static void collect_got_names(ls_module *m, const struct sym *syms, size_t nsyms
 		size_t nrel = sh.sh_size / sh.sh_entsize;
 		bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 		for (size_t i = 0; i < nrel; i++) {
-			unsigned t = rel_type_at(rd, sh.sh_type, is64, i);
+			unsigned t = ls_rel_type_at(rd, sh.sh_type, is64, i);
 			if (t == R_X86_64_RELATIVE || t == R_X86_64_64)
 				continue;
 			GElf_Rela r;

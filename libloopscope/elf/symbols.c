@@ -516,6 +516,23 @@ bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out)
 	return true;
 }
 
+unsigned ls_rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i)
+{
+	size_t size = is64 ? (type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
+	                   : (type == SHT_RELA ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
+	size_t at = i * size + (is64 ? 8 : 4); /* r_info */
+	if (!rd->d_buf || at + (is64 ? 8 : 4) > rd->d_size)
+		return ~0u; /* ls_rel_at says why */
+	if (is64) {
+		uint64_t info;
+		memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+		return (unsigned)GELF_R_TYPE(info);
+	}
+	uint32_t info;
+	memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+	return ELF32_R_TYPE(info);
+}
+
 /* One dynamic relocation section's GOT slots, as procs.c names PLT slots
  * (JUMP_SLOT and GLOB_DAT by their .dynsym symbol, IRELATIVE unnamed). */
 static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, struct got_names *g, size_t *cap)
@@ -531,6 +548,11 @@ static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, 
 	size_t nrel = sh->sh_size / sh->sh_entsize;
 	bool is64 = gelf_getclass(m->elf) == ELFCLASS64;
 	for (size_t i = 0; i < nrel; i++) {
+		/* the type first: most are RELATIVE ones, none of which fills
+		 * a GOT slot a PLT stub jumps through */
+		unsigned t = ls_rel_type_at(rd, sh->sh_type, is64, i);
+		if (t == R_X86_64_RELATIVE || t == R_X86_64_64)
+			continue;
 		GElf_Rela r;
 		if (!ls_rel_at(rd, sh->sh_type, is64, i, &r))
 			break;

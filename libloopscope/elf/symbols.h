@@ -32,5 +32,9 @@ int ls_plt_slot_name(const ls_module *m, uint64_t addr, const char **name);
  * gelf_getrela's copy of each was most of a walk over libLLVM's 355,000
  * dynamic relocations for the few that name GOT slots (procs.c, here). */
 bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out);
+/* The type of relocation I of such a section, without reading the rest
+ * (~0u past the data): most dynamic relocations are RELATIVE ones
+ * (335,000 of libLLVM's 355,000), none of which names a PLT slot. */
+unsigned ls_rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i);
 
 #endif
