@@ -151,9 +151,11 @@ static int sym_rank(const GElf_Sym *s, const char *name)
 
 static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 {
-	struct sym *syms = NULL;
 	size_t n = 0, cap = 0;
 	int total = dwfl_module_getsymtab(m->dwmod);
+	/* room for them all at once, not a growth check a symbol (a
+	 * transient array: sort_symbols copies out the ones kept) */
+	struct sym *syms = ls_grow(NULL, &cap, total > 0 ? (size_t)total : 1, sizeof *syms);
 	for (int i = 1; i < total; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
@@ -181,7 +183,6 @@ static struct sym *collect_symbols(ls_module *m, size_t *nsyms)
 		 * to the procedures that jump into it (cfg.c). */
 		if (strncmp(t->name, ".altinstr_", 10) == 0)
 			continue;
-		syms = ls_grow(syms, &cap, n + 1, sizeof *syms);
 		syms[n++] = (struct sym){
 			.addr = a, .size = s.st_size,
 			.name = ls_intern_unversioned(&m->strings, name),

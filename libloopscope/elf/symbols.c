@@ -195,6 +195,9 @@ static struct ls_symindex *build_index(ls_module *m)
 		uint64_t lo;
 		section_span(m, i, &lo, &sec_end[i]);
 	}
+	/* room for them all at once: growing the array a symbol at a time
+	 * (130,000 in libLLVM) was 4% of the build */
+	ix->syms = ls_grow(NULL, &cap, total > 0 ? (size_t)total : 1, sizeof *ix->syms);
 	for (int i = 1; i < total; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
@@ -212,7 +215,6 @@ static struct ls_symindex *build_index(ls_module *m)
 		if (!name || s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || type == STT_FILE ||
 		    shndx == SHN_UNDEF || shndx >= SHN_LORESERVE || (elf != m->elf && m->relocatable))
 			continue;
-		ix->syms = ls_grow(ix->syms, &cap, ix->n + 1, sizeof *ix->syms);
 		struct ls_sym *y = &ix->syms[ix->n++];
 		const struct ls_text *t = ls_text_find(m, addr - m->bias);
 		*y = (struct ls_sym){
