@@ -25,6 +25,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_SCAN 1
+#endif
 
 /* ---- .eh_frame ---------------------------------------------------------- */
 
@@ -381,6 +385,28 @@ static inline void reach_hit(const struct reach *r, size_t first, size_t op, siz
 		*last = r->t->addr + start;
 }
 
+#ifdef HAVE_AVX2_SCAN
+/* reach_end's scan of [OP, STOP) of the section, 32 bytes a step, on a CPU
+ * with AVX2 (x86-64 ones since 2013): the scan goes over all the code of a
+ * binary without .symtab (110 MB in a system-wide recording's), and its
+ * steps, more than the bytes it finds, were most of its cost.  Returns
+ * where it stopped (fewer than 32 bytes before STOP). */
+__attribute__((target("avx2"))) static size_t scan_avx2(const struct reach *r, size_t first, size_t op, size_t stop,
+                                                         uint64_t *last)
+{
+	const uint8_t *d = r->t->data;
+	const __m256i fe = _mm256_set1_epi8((char)0xfe), e8 = _mm256_set1_epi8((char)0xe8);
+	const __m256i eb = _mm256_set1_epi8((char)0xeb);
+	for (; op + 32 <= stop; op += 32) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(d + op));
+		__m256i hit = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, fe), e8), _mm256_cmpeq_epi8(v, eb));
+		for (unsigned bytes = (unsigned)_mm256_movemask_epi8(hit); bytes; bytes &= bytes - 1)
+			reach_hit(r, first, op + (size_t)__builtin_ctz(bytes), stop, last);
+	}
+	return op;
+}
+#endif
+
 /* Where decoding [LO, HI) may stop and still give every call or tail-call
  * target that matters: after the last instruction start that may be a
  * direct call or jmp to one (its opcode in the range, or just after it
@@ -397,6 +423,10 @@ static uint64_t reach_end(struct reach *r, uint64_t lo, uint64_t hi)
 		r->t = t;
 		const uint8_t *d = t->data;
 		size_t first = a - t->addr, stop = hi - t->addr < t->size ? hi - t->addr : t->size, op = first;
+#ifdef HAVE_AVX2_SCAN
+		if (__builtin_cpu_supports("avx2"))
+			op = scan_avx2(r, first, op, stop, &last);
+#endif
 #ifdef __SSE2__
 		for (; op + 16 <= stop; op += 16)
 			for (unsigned bytes = branch_opcodes16(d + op); bytes; bytes &= bytes - 1)
