@@ -518,23 +518,6 @@ bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out)
 	return true;
 }
 
-unsigned ls_rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i)
-{
-	size_t size = is64 ? (type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
-	                   : (type == SHT_RELA ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
-	size_t at = i * size + (is64 ? 8 : 4); /* r_info */
-	if (!rd->d_buf || at + (is64 ? 8 : 4) > rd->d_size)
-		return ~0u; /* ls_rel_at says why */
-	if (is64) {
-		uint64_t info;
-		memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
-		return (unsigned)GELF_R_TYPE(info);
-	}
-	uint32_t info;
-	memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
-	return ELF32_R_TYPE(info);
-}
-
 /* One dynamic relocation section's GOT slots, as procs.c names PLT slots
  * (JUMP_SLOT and GLOB_DAT by their .dynsym symbol, IRELATIVE unnamed). */
 static void got_names_of(const ls_module *m, Elf_Scn *scn, const GElf_Shdr *sh, struct got_names *g, size_t *cap)

@@ -5,6 +5,8 @@
 
 #include "support/base.h"
 
+#include <string.h>
+
 /* ---- the symbol table by name and address (symbols.c) ---------------------- */
 
 /* Built on first use, from the ELF symbol table (the same with and without
@@ -34,7 +36,23 @@ int ls_plt_slot_name(const ls_module *m, uint64_t addr, const char **name);
 bool ls_rel_at(Elf_Data *rd, uint32_t type, bool is64, size_t i, GElf_Rela *out);
 /* The type of relocation I of such a section, without reading the rest
  * (~0u past the data): most dynamic relocations are RELATIVE ones
- * (335,000 of libLLVM's 355,000), none of which names a PLT slot. */
-unsigned ls_rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i);
+ * (335,000 of libLLVM's 355,000), none of which names a PLT slot.
+ * Inline: asked of each of them. */
+static inline unsigned ls_rel_type_at(Elf_Data *rd, uint32_t type, bool is64, size_t i)
+{
+	size_t size = is64 ? (type == SHT_RELA ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel))
+	                   : (type == SHT_RELA ? sizeof(Elf32_Rela) : sizeof(Elf32_Rel));
+	size_t at = i * size + (is64 ? 8 : 4); /* r_info */
+	if (!rd->d_buf || at + (is64 ? 8 : 4) > rd->d_size)
+		return ~0u; /* ls_rel_at says why */
+	if (is64) {
+		uint64_t info;
+		memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+		return (unsigned)GELF_R_TYPE(info);
+	}
+	uint32_t info;
+	memcpy(&info, (const char *)rd->d_buf + at, sizeof info);
+	return ELF32_R_TYPE(info);
+}
 
 #endif
