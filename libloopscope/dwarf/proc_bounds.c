@@ -127,7 +127,8 @@ static int cie_encoding(const uint8_t *p, const uint8_t *end, uint64_t addr)
 
 static void add(ls_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
 {
-	*v = ls_grow(*v, cap, *n + 1, sizeof **v);
+	if (*n == *cap) /* the call only when full: one add an FDE */
+		*v = ls_grow(*v, cap, *n + 1, sizeof **v);
 	(*v)[(*n)++] = (ls_range){ lo, hi };
 }
 

@@ -217,9 +217,12 @@ struct builder {
 	size_t nranges, cap_ranges;
 };
 
+/* (ls_grow called only when full, in add_range too: once a procedure,
+ * 250,000 in a system-wide report's libraries) */
 static struct proto *add_proto(struct builder *b)
 {
-	b->protos = ls_grow(b->protos, &b->cap_protos, b->nprotos + 1, sizeof *b->protos);
+	if (b->nprotos == b->cap_protos)
+		b->protos = ls_grow(b->protos, &b->cap_protos, b->nprotos + 1, sizeof *b->protos);
 	struct proto *pr = &b->protos[b->nprotos++];
 	memset(pr, 0, sizeof *pr);
 	pr->first_range = b->nranges;
@@ -236,7 +239,8 @@ static void reserve_protos(struct builder *b, size_t n)
 
 static void add_range(struct builder *b, struct proto *pr, uint64_t lo, uint64_t hi)
 {
-	b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
+	if (b->nranges == b->cap_ranges)
+		b->ranges = ls_grow(b->ranges, &b->cap_ranges, b->nranges + 1, sizeof *b->ranges);
 	b->ranges[b->nranges++] = (ls_range){ lo, hi };
 	pr->p.nranges++;
 }
