@@ -399,6 +399,7 @@ static const char *header_problem(const struct cache_header *h, const struct cac
 	uint64_t hs = h->head_size;
 	if (hs >= sizeof *h && hs <= size && hs % 8 == 0 &&
 	    section_ok(h->procs_off, h->nprocs, sizeof(struct cache_proc), hs) &&
+	    section_ok(h->recs_off, h->nrecs, sizeof(struct cache_proc_recs), hs) &&
 	    section_ok(h->index_off, h->nindex, sizeof(struct cache_range), hs) &&
 	    section_ok(h->probes_off, h->nprobes, sizeof(struct cache_probe), hs) &&
 	    section_ok(h->missing_off, h->nmissing, sizeof(uint32_t), hs) &&
@@ -469,35 +470,47 @@ static const char *identity_problem(const ls_module *m, const struct cache_heade
 	return inputs_problem(h, head, strtab, buf, size);
 }
 
+/* Whether procedure P's records' place R (all zero if it has none) says
+ * what its flags do, each record inside the file and after the head. */
+static bool recs_ok(const struct cache_header *h, const struct cache_proc *p, const struct cache_proc_recs *r)
+{
+	bool has_record = (p->flags & CACHE_PROC_ANALYZED) && !(p->flags & CACHE_PROC_EMPTY);
+	if (has_record ? (r->rec_off < h->head_size || r->rec_off % 8 || r->rec_size < sizeof(struct cache_record) ||
+			  r->rec_off > h->file_size || r->rec_size > h->file_size - r->rec_off)
+		       : (r->rec_off != 0 || r->rec_size != 0))
+		return false;
+	if ((p->flags & CACHE_PROC_ACCESSES) ? (r->acc_off < h->head_size || r->acc_off % 8 ||
+	                                        r->acc_size < sizeof(struct cache_acc_record) ||
+	                                        r->acc_off > h->file_size || r->acc_size > h->file_size - r->acc_off)
+	                                     : (r->acc_off != 0 || r->acc_size != 0))
+		return false;
+	/* a place only for a procedure with records, each its own, in order */
+	return p->recs == CACHE_NONE || has_record || (p->flags & CACHE_PROC_ACCESSES);
+}
+
 /* Whether the directory and the owner index of head E are well formed:
- * procedures by ascending entry, each record inside the file and after the
- * head, the index ascending and non-overlapping, naming procedures there
- * are. */
+ * procedures by ascending entry, their records' places taken in order,
+ * once each, the records as their flags say, the index ascending and
+ * non-overlapping, naming procedures there are. */
 static bool directory_ok(const struct ls_cache_entry *e)
 {
 	const struct cache_header *h = &e->h;
+	uint64_t nrecs = 0;
 	for (uint64_t i = 0; i < h->nprocs; i++) {
 		const struct cache_proc *p = &e->procs[i];
 		if (i && p->entry <= e->procs[i - 1].entry)
 			return false;
 		if (p->flags & ~(uint32_t)CACHE_PROC_FLAGS)
 			return false;
-		bool has_record = (p->flags & CACHE_PROC_ANALYZED) && !(p->flags & CACHE_PROC_EMPTY);
-		if (has_record ? (p->rec_off < h->head_size || p->rec_off % 8 ||
-				  p->rec_size < sizeof(struct cache_record) || p->rec_off > h->file_size ||
-				  p->rec_size > h->file_size - p->rec_off)
-			       : (p->rec_off != 0 || p->rec_size != 0))
-			return false;
 		if ((p->flags & CACHE_PROC_RETURNS) && (p->flags & CACHE_PROC_NEVER))
 			return false;
-		if ((p->flags & CACHE_PROC_ACCESSES) ? (p->acc_off < h->head_size || p->acc_off % 8 ||
-		                                        p->acc_size < sizeof(struct cache_acc_record) ||
-		                                        p->acc_off > h->file_size || p->acc_size > h->file_size - p->acc_off)
-		                                     : (p->acc_off != 0 || p->acc_size != 0))
+		if (p->recs != CACHE_NONE && p->recs != nrecs++)
 			return false;
-		if (p->pad)
+		if (nrecs > h->nrecs || !recs_ok(h, p, ls_cache_recs_of(e, i)))
 			return false;
 	}
+	if (nrecs != h->nrecs)
+		return false;
 	for (uint64_t i = 0; i < h->nindex; i++) {
 		const struct cache_range *r = &e->index[i];
 		if (r->lo >= r->hi || r->proc >= h->nprocs || (i && r->lo < e->index[i - 1].hi))
@@ -545,6 +558,7 @@ struct ls_cache_entry *ls_cache_entry_read(const ls_module *m, int fd, const cha
 	if (ls_cache_checksum(e->head, e->h.head_size) != e->h.checksum)
 		goto fail;
 	e->procs = (const struct cache_proc *)(e->head + e->h.procs_off);
+	e->recs = (const struct cache_proc_recs *)(e->head + e->h.recs_off);
 	e->index = (const struct cache_range *)(e->head + e->h.index_off);
 	e->probes = (const struct cache_probe *)(e->head + e->h.probes_off);
 	e->missing = (const uint32_t *)(e->head + e->h.missing_off);
@@ -653,16 +667,16 @@ void ls_cache_seed_facts(const ls_module *m)
 
 bool ls_cache_record_read(const struct ls_cache_entry *e, size_t i, void *buf)
 {
-	const struct cache_proc *p = &e->procs[i];
-	return ls_cache_read_all(e->fd, buf, p->rec_size, (off_t)p->rec_off) &&
-	       ls_hash64(buf, p->rec_size, 0) == p->rec_checksum;
+	const struct cache_proc_recs *r = ls_cache_recs_of(e, i);
+	return ls_cache_read_all(e->fd, buf, r->rec_size, (off_t)r->rec_off) &&
+	       ls_hash64(buf, r->rec_size, 0) == r->rec_checksum;
 }
 
 bool ls_cache_acc_record_read(const struct ls_cache_entry *e, size_t i, void *buf)
 {
-	const struct cache_proc *p = &e->procs[i];
-	return ls_cache_read_all(e->fd, buf, p->acc_size, (off_t)p->acc_off) &&
-	       ls_hash64(buf, p->acc_size, 0) == p->acc_checksum;
+	const struct cache_proc_recs *r = ls_cache_recs_of(e, i);
+	return ls_cache_read_all(e->fd, buf, r->acc_size, (off_t)r->acc_off) &&
+	       ls_hash64(buf, r->acc_size, 0) == r->acc_checksum;
 }
 
 /* The record's arrays, its counts checked against its size. */
@@ -854,11 +868,12 @@ int ls_cache_load_proc(ls_module *m, size_t i, struct ls_arena *a, struct ls_pro
 	if (p->flags & CACHE_PROC_EMPTY)
 		return 1;
 	/* 8-aligned in the arena: the arrays are read in place */
-	char *buf = ls_arena_alloc(a, p->rec_size);
+	uint32_t size = ls_cache_recs_of(e, i)->rec_size;
+	char *buf = ls_arena_alloc(a, size);
 	const char *why = "cannot be read, or its checksum does not match";
 	if (ls_cache_record_read(e, i, buf)) {
 		why = "does not check";
-		if (record_parse(buf, p->rec_size, p->entry, a, out)) {
+		if (record_parse(buf, size, p->entry, a, out)) {
 			if (out->scope)
 				warn_marks(m, out->scope);
 			return 1;
@@ -920,10 +935,10 @@ int ls_cache_forge(void *file, size_t size, ls_module *m)
 		h.build_id_str = CACHE_NONE; /* fails the identity check: a miss */
 	}
 	/* The records' checksums, where the directory's fields make sense. */
-	if (h.procs_off % 8 == 0 && h.procs_off >= sizeof h && h.procs_off <= h.head_size &&
-	    h.nprocs <= (h.head_size - h.procs_off) / sizeof(struct cache_proc)) {
-		struct cache_proc *p = (struct cache_proc *)((char *)file + h.procs_off);
-		for (uint64_t i = 0; i < h.nprocs; i++) {
+	if (h.recs_off % 8 == 0 && h.recs_off >= sizeof h && h.recs_off <= h.head_size &&
+	    h.nrecs <= (h.head_size - h.recs_off) / sizeof(struct cache_proc_recs)) {
+		struct cache_proc_recs *p = (struct cache_proc_recs *)((char *)file + h.recs_off);
+		for (uint64_t i = 0; i < h.nrecs; i++) {
 			if (p[i].rec_off <= size && p[i].rec_size <= size - p[i].rec_off)
 				p[i].rec_checksum = ls_hash64((char *)file + p[i].rec_off, p[i].rec_size, 0);
 			if (p[i].acc_off <= size && p[i].acc_size <= size - p[i].acc_off)

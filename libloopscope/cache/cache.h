@@ -30,8 +30,11 @@ struct ls_proc_done;
  * the head, so that a hit says they are missing as the first run did.
  * 13: the accesses of the procedures asked about (issue 25), one record
  * each beside the procedure's, so that a data view of a cached recording
- * reads no DWARF. */
-#define LS_CACHE_FORMAT_VERSION 13
+ * reads no DWARF.
+ * 14: the records' offsets, sizes and checksums apart from the directory,
+ * for the procedures that have records only (a large library's entry, of
+ * which few procedures were analyzed, was mostly an empty directory). */
+#define LS_CACHE_FORMAT_VERSION 14
 
 /* cache.c: M's entry, if there is one that holds for M: m->cache (its
  * head checked, its records read later), else NULL and a -v note saying

@@ -249,7 +249,7 @@ static char *entry_record(const ls_module *m, size_t i, size_t *size, const char
 	pthread_mutex_lock(&m->an->lock);
 	const struct ls_cache_entry *e = m->cache;
 	if (e && i < e->h.nprocs && (e->procs[i].flags & CACHE_PROC_ACCESSES)) {
-		*size = e->procs[i].acc_size;
+		*size = ls_cache_recs_of(e, i)->acc_size;
 		buf = malloc(*size ? *size : 1);
 		*why = "cannot be read, or its checksum does not match";
 		if (buf && !ls_cache_acc_record_read(e, i, buf)) {

@@ -6,8 +6,9 @@
  *
  *   head     struct cache_header (the key: format, producer, the binary,
  *            the options, the debug file), the directory (every procedure
- *            of the module by entry: where its record is, its checksum,
- *            what is known of it), the owner index (which procedure owns
+ *            of the module by entry: what is known of it, and where its
+ *            records' places are if it has any), those places (the
+ *            records' offsets, sizes and checksums), the owner index (which procedure owns
  *            each address), the source files the loop lines looked at,
  *            and the head's strings.  One checksum covers the head.
  *   records  one per procedure analyzed and not empty, anywhere after the
@@ -78,6 +79,9 @@ struct cache_header {
 	 * names DWARF gives them (sorted string offsets, uint32_t each): a hit
 	 * says they are missing as the run that stored the entry did. */
 	uint64_t nmissing, missing_off;
+	/* Where the records of the procedures that have some are (struct
+	 * cache_proc_recs, by entry; since format 14). */
+	uint64_t nrecs, recs_off;
 };
 
 /* A procedure of the directory. */
@@ -91,13 +95,20 @@ enum {
 };
 struct cache_proc {
 	uint64_t entry;
+	uint32_t flags;          /* CACHE_PROC_* */
+	uint32_t recs;           /* its records' place in the recs table, or CACHE_NONE */
+};
+
+/* Where a procedure's records are, for the procedures that have one
+ * (since format 14: apart from the directory, whose every procedure of a
+ * large library had its 40 bytes, though few of them are ever analyzed --
+ * most of the bytes a first report wrote and a second one read). */
+struct cache_proc_recs {
 	uint64_t rec_off;        /* its record; 0 without */
 	uint64_t rec_checksum;   /* ls_hash64 of the record's bytes */
-	uint32_t rec_size;
-	uint32_t flags;          /* CACHE_PROC_* */
 	uint64_t acc_off;        /* its accesses record (CACHE_PROC_ACCESSES); 0 without */
 	uint64_t acc_checksum;   /* ls_hash64 of that record's bytes */
-	uint32_t acc_size, pad;
+	uint32_t rec_size, acc_size;
 };
 
 /* The owner index: [lo, hi) is procedure PROC's. */
@@ -173,6 +184,7 @@ _Static_assert(sizeof(ls_range) == 16, "ls_range is stored raw");
 _Static_assert(sizeof(ls_edge) == 16, "ls_edge is stored raw");
 _Static_assert(sizeof(struct cache_header) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_proc) % 8 == 0, "sections are 8-aligned");
+_Static_assert(sizeof(struct cache_proc_recs) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_range) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_record) % 8 == 0, "sections are 8-aligned");
 _Static_assert(sizeof(struct cache_scope) % 8 == 0, "sections are 8-aligned");
@@ -251,6 +263,7 @@ struct ls_cache_entry {
 	struct cache_header h;
 	char *head;                      /* h.head_size bytes */
 	const struct cache_proc *procs;
+	const struct cache_proc_recs *recs;
 	const struct cache_range *index;
 	const struct cache_probe *probes;
 	const uint32_t *missing;         /* h.nmissing string offsets */
@@ -295,6 +308,13 @@ bool ls_cache_record_read(const struct ls_cache_entry *e, size_t i, void *buf);
 /* Procedure I's accesses record of E into BUF (its acc_size bytes), its
  * checksum checked. */
 bool ls_cache_acc_record_read(const struct ls_cache_entry *e, size_t i, void *buf);
+/* Where procedure I's records are in E (all zero when it has none). */
+static inline const struct cache_proc_recs *ls_cache_recs_of(const struct ls_cache_entry *e, size_t i)
+{
+	static const struct cache_proc_recs none;
+	uint32_t r = e->procs[i].recs;
+	return r == CACHE_NONE ? &none : &e->recs[r];
+}
 /* cache_accesses.c, for cache_store.c: procedure I's accesses computed by
  * this run, as a record (NULL if none; *SIZE, *CHECKSUM set). */
 const void *ls_cache_accesses_made(const ls_module *m, size_t i, uint32_t *size, uint64_t *checksum);

@@ -359,6 +359,8 @@ struct store {
 	struct cache_key *k;
 	const struct ls_cache_entry *other; /* the entry on disk now, when another run stored it */
 	struct cache_proc *procs;
+	struct cache_proc_recs *recs; /* offsets from the body's start, until the head is laid out */
+	size_t nrecs, cap_recs;
 	struct probe *probes;
 	size_t nprobes, cap_probes;
 	const char **missing;       /* source files not found, DWARF's names */
@@ -366,10 +368,13 @@ struct store {
 	uint32_t *missing_strs;     /* their string offsets in the head */
 	struct cache_strtab head_strs;
 	int fd;
-	uint64_t off;               /* where the next record goes */
+	/* The records, in memory until the head's size is known (the head
+	 * goes first, and its recs table is as long as the records are
+	 * many); then written in one call, not one each. */
+	char *body;
+	uint64_t off;               /* the body's size: where the next record goes */
+	size_t cap_body;
 	struct record_writer w;
-	char *copy;                 /* a copied record */
-	size_t cap_copy;
 };
 
 static void add_probe(struct store *st, const char *path, const struct cache_probe *p)
@@ -482,24 +487,42 @@ static struct ls_cache_entry *other_entry(const ls_module *m, struct cache_key *
 	return e;
 }
 
-/* Record I of entry E, copied into the new file (if it checks). */
+/* Procedure I's records' place in the new entry, made when it has none. */
+static struct cache_proc_recs *recs_of(struct store *st, size_t i)
+{
+	if (st->procs[i].recs == CACHE_NONE) {
+		st->recs = ls_grow(st->recs, &st->cap_recs, st->nrecs + 1, sizeof *st->recs);
+		st->recs[st->nrecs] = (struct cache_proc_recs){ 0 };
+		st->procs[i].recs = (uint32_t)st->nrecs++;
+	}
+	return &st->recs[st->procs[i].recs];
+}
+
+/* Room for a record of SIZE bytes at the body's end (zero-padded to 8). */
+static char *body_room(struct store *st, uint32_t size)
+{
+	uint64_t end = st->off + cache_align8(size);
+	st->body = ls_grow(st->body, &st->cap_body, end, 1);
+	memset(st->body + st->off + size, 0, end - st->off - size);
+	return st->body + st->off;
+}
+
+/* Record I of entry E, copied into the new entry (if it checks). */
 static bool copy_record(struct store *st, const struct ls_cache_entry *e, size_t i)
 {
-	const struct cache_proc *p = &e->procs[i];
-	st->copy = ls_grow(st->copy, &st->cap_copy, p->rec_size, 1);
-	if (!ls_cache_record_read(e, i, st->copy))
+	const struct cache_proc_recs *p = ls_cache_recs_of(e, i);
+	if (!ls_cache_record_read(e, i, body_room(st, p->rec_size)))
 		return false;
-	if (!write_all(st->fd, st->copy, p->rec_size, (off_t)st->off))
-		return false;
-	st->procs[i].rec_off = st->off;
-	st->procs[i].rec_size = p->rec_size;
-	st->procs[i].rec_checksum = p->rec_checksum;
+	struct cache_proc_recs *r = recs_of(st, i);
+	r->rec_off = st->off;
+	r->rec_size = p->rec_size;
+	r->rec_checksum = p->rec_checksum;
 	st->off += cache_align8(p->rec_size);
 	return true;
 }
 
 /* Whether entry E has procedure I's analysis; copies it (or marks it
- * empty).  -1 on a write error. */
+ * empty). */
 static int from_entry(struct store *st, const struct ls_cache_entry *e, size_t i)
 {
 	if (!e || !(e->procs[i].flags & CACHE_PROC_ANALYZED))
@@ -515,67 +538,64 @@ static int from_entry(struct store *st, const struct ls_cache_entry *e, size_t i
 	return 0;
 }
 
-/* Procedure I's accesses record of entry E, copied into the new file (if
- * it checks); -1 on a write error. */
-static int copy_acc_record(struct store *st, const struct ls_cache_entry *e, size_t i)
+/* Procedure I's accesses record of entry E, copied into the new entry
+ * (if it checks). */
+static bool copy_acc_record(struct store *st, const struct ls_cache_entry *e, size_t i)
 {
-	const struct cache_proc *p = &e->procs[i];
-	if (!(p->flags & CACHE_PROC_ACCESSES))
-		return 0;
-	st->copy = ls_grow(st->copy, &st->cap_copy, p->acc_size, 1);
-	if (!ls_cache_acc_record_read(e, i, st->copy))
-		return 0;
-	if (!write_all(st->fd, st->copy, p->acc_size, (off_t)st->off))
-		return -1;
-	st->procs[i].acc_off = st->off;
-	st->procs[i].acc_size = p->acc_size;
-	st->procs[i].acc_checksum = p->acc_checksum;
+	if (!(e->procs[i].flags & CACHE_PROC_ACCESSES))
+		return false;
+	const struct cache_proc_recs *p = ls_cache_recs_of(e, i);
+	if (!ls_cache_acc_record_read(e, i, body_room(st, p->acc_size)))
+		return false;
+	struct cache_proc_recs *r = recs_of(st, i);
+	r->acc_off = st->off;
+	r->acc_size = p->acc_size;
+	r->acc_checksum = p->acc_checksum;
 	st->procs[i].flags |= CACHE_PROC_ACCESSES;
 	st->off += cache_align8(p->acc_size);
-	return 1;
+	return true;
 }
 
-/* Procedure I's accesses into the new file: computed here, or from the
+/* Procedure I's accesses into the new entry: computed here, or from the
  * entries (data/accesses.c, cache_accesses.c). */
-static bool store_accesses(struct store *st, size_t i)
+static void store_accesses(struct store *st, size_t i)
 {
 	uint32_t size;
 	uint64_t sum;
 	const void *made = ls_cache_accesses_made(st->m, i, &size, &sum);
 	if (made) {
-		if (!write_all(st->fd, made, size, (off_t)st->off))
-			return false;
-		st->procs[i].acc_off = st->off;
-		st->procs[i].acc_size = size;
-		st->procs[i].acc_checksum = sum;
+		memcpy(body_room(st, size), made, size);
+		struct cache_proc_recs *r = recs_of(st, i);
+		r->acc_off = st->off;
+		r->acc_size = size;
+		r->acc_checksum = sum;
 		st->procs[i].flags |= CACHE_PROC_ACCESSES;
 		st->off += cache_align8(size);
-		return true;
+		return;
 	}
-	int rc = st->m->cache ? copy_acc_record(st, st->m->cache, i) : 0;
-	if (rc == 0 && st->other)
-		rc = copy_acc_record(st, st->other, i);
-	return rc >= 0;
+	if (!(st->m->cache && copy_acc_record(st, st->m->cache, i)) && st->other)
+		copy_acc_record(st, st->other, i);
 }
 
-/* Procedure I into the new file: analyzed here, or from the entries. */
-static bool store_proc(struct store *st, size_t i)
+/* Procedure I into the new entry: analyzed here, or from the entries. */
+static void store_proc(struct store *st, size_t i)
 {
 	ls_module *m = st->m;
 	const struct ls_proc_done *d = __atomic_load_n(&m->an->done[i], __ATOMIC_ACQUIRE);
 	st->procs[i].entry = m->an->dir.entries[i];
+	st->procs[i].recs = CACHE_NONE;
 	if (d && !d->from_cache) {
 		if (!d->scope) {
 			st->procs[i].flags |= CACHE_PROC_ANALYZED | CACHE_PROC_EMPTY;
 		} else {
 			size_t size = make_record(&st->w, st->procs[i].entry, d);
 			if (size) {
-				if (!write_all(st->fd, st->w.buf, size, (off_t)st->off))
-					return false;
+				memcpy(body_room(st, (uint32_t)size), st->w.buf, size);
 				st->procs[i].flags |= CACHE_PROC_ANALYZED;
-				st->procs[i].rec_off = st->off;
-				st->procs[i].rec_size = (uint32_t)size;
-				st->procs[i].rec_checksum = ls_hash64(st->w.buf, size, 0);
+				struct cache_proc_recs *r = recs_of(st, i);
+				r->rec_off = st->off;
+				r->rec_size = (uint32_t)size;
+				r->rec_checksum = ls_hash64(st->w.buf, size, 0);
 				st->off += cache_align8(size);
 			}
 		}
@@ -589,7 +609,7 @@ static bool store_proc(struct store *st, size_t i)
 			fact = (es[k]->procs[i].flags & CACHE_PROC_RETURNS) ? LS_FACT_RETURNS : LS_FACT_NEVER;
 	if (fact != LS_FACT_UNKNOWN)
 		st->procs[i].flags |= fact == LS_FACT_RETURNS ? CACHE_PROC_RETURNS : CACHE_PROC_NEVER;
-	return store_accesses(st, i);
+	store_accesses(st, i);
 }
 
 /* The head: header, directory, index, probes, strings. */
@@ -631,6 +651,9 @@ static void make_header(struct store *st, struct cache_header *h)
 	h->nprocs = d->nprocs;
 	h->procs_off = off;
 	off += d->nprocs * sizeof(struct cache_proc);
+	h->nrecs = st->nrecs;
+	h->recs_off = off;
+	off += st->nrecs * sizeof(struct cache_proc_recs);
 	h->nindex = d->nindex;
 	h->index_off = off;
 	off += d->nindex * sizeof(struct cache_range);
@@ -651,6 +674,8 @@ static void fill_head(struct store *st, struct cache_header *h, char *buf)
 	const struct ls_directory *d = &st->m->an->dir;
 	memset(buf, 0, h->head_size);
 	memcpy(buf + h->procs_off, st->procs, d->nprocs * sizeof *st->procs);
+	if (st->nrecs)
+		memcpy(buf + h->recs_off, st->recs, st->nrecs * sizeof *st->recs);
 	struct cache_range *ix = (struct cache_range *)(buf + h->index_off);
 	for (size_t i = 0; i < d->nindex; i++)
 		ix[i] = (struct cache_range){ d->index[i].lo, d->index[i].hi, d->index[i].proc, 0 };
@@ -666,26 +691,32 @@ static void fill_head(struct store *st, struct cache_header *h, char *buf)
 	memcpy(buf, h, sizeof *h);
 }
 
-/* The records after the head, then the head, into ST->fd: false on a
- * write error (errno) or a string table too large. */
+/* The records, then the head before them, into ST->fd: false on a write
+ * error (errno) or a string table too large. */
 static bool write_file(struct store *st)
 {
 	const struct ls_directory *d = &st->m->an->dir;
 	st->procs = ls_xcalloc(d->nprocs + 1, sizeof *st->procs);
+	for (size_t i = 0; i < d->nprocs; i++)
+		store_proc(st, i);
 	struct cache_header h;
 	make_header(st, &h);
 	if (st->head_strs.overflow) {
 		errno = EFBIG;
 		return false;
 	}
-	st->off = h.head_size;
-	for (size_t i = 0; i < d->nprocs; i++)
-		if (!store_proc(st, i))
-			return false;
-	h.file_size = st->off;
+	for (size_t r = 0; r < st->nrecs; r++) { /* from the body's start to the file's */
+		if (st->recs[r].rec_size)
+			st->recs[r].rec_off += h.head_size;
+		if (st->recs[r].acc_size)
+			st->recs[r].acc_off += h.head_size;
+	}
+	h.file_size = h.head_size + st->off;
+	st->off = h.file_size; /* (what write_entry weighs) */
 	char *buf = ls_xmalloc(h.head_size);
 	fill_head(st, &h, buf);
-	bool ok = write_all(st->fd, buf, h.head_size, 0) && ftruncate(st->fd, (off_t)h.file_size) == 0;
+	bool ok = write_all(st->fd, buf, h.head_size, 0) &&
+	          write_all(st->fd, st->body, h.file_size - h.head_size, (off_t)h.head_size);
 	free(buf);
 	return ok;
 }
@@ -701,7 +732,8 @@ static void store_free(struct store *st)
 	ls_cache_strs_free(&st->w.strs);
 	free(st->w.stmts.slots);
 	free(st->w.buf);
-	free(st->copy);
+	free(st->recs);
+	free(st->body);
 	ls_cache_key_release(st->k);
 	free(st->k);
 	free(st);
