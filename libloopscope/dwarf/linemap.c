@@ -516,12 +516,21 @@ struct line_unit {
  * they jump, so that a unit read later remakes only the few islands its
  * rows fall among, and m->lines is a copy, not a keep_rows of every row
  * read, each time. */
+/* What lay_out goes on from after an island: the map's counts, and its
+ * last two rows then (the next island's may change them). */
+struct laid {
+	size_t nrows, nhidden;
+	struct ls_line_row tail[2];
+};
+
 struct island {
 	uint64_t lo, hi;                /* the first and last rows' addresses */
 	bool first_end, last_end;       /* only ends of sequences at LO / at HI */
 	struct raw_row *raw;            /* sorted */
 	size_t nraw;
 	struct ls_linemap map;          /* keep_rows of RAW */
+	struct laid after;              /* m->lines as lay_out left it after this island */
+	size_t low_rows;                /* the fewest rows it left after this or a later one */
 };
 
 struct ls_line_units {
@@ -530,6 +539,8 @@ struct ls_line_units {
 	uint64_t shift;
 	struct island *isl;             /* by address, disjoint */
 	size_t nisl, cap_isl;
+	size_t changed;                 /* the first island added or merged since lay_out */
+	size_t cap_rows, cap_hidden;    /* of m->lines' arrays, which lay_out grows */
 };
 
 static void free_units(struct ls_line_units *u)
@@ -685,6 +696,8 @@ static void add_island(const ls_module *m, struct ls_line_units *u, struct raw_r
 		x.nraw += u->isl[k].nraw;
 		ls_linemap_free(&u->isl[k].map);
 	}
+	if (i < u->changed)
+		u->changed = i;
 	if (j > i) { /* (none yet: no array to move in) */
 		memmove(u->isl + i, u->isl + j, (u->nisl - j) * sizeof *u->isl);
 		u->nisl -= j - i;
@@ -729,8 +742,59 @@ static void push_gap(struct ls_linemap *lm, uint64_t addr)
 	lm->rows[lm->nrows++] = (struct ls_line_row){ .addr = addr };
 }
 
+/* Island I of LM, begun as keep_rows goes on from the row before it. */
+static void lay_island(ls_module *m, struct ls_line_units *u, size_t i)
+{
+	struct ls_linemap *lm = &m->lines;
+	const struct island *x = &u->isl[i];
+	struct ls_line_row *last = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
+	if (last && !u->isl[i - 1].last_end) {
+		/* not the end of the map: its gap at the section's end
+		 * is keep_rows' to make, or not, at X's first row */
+		lm->nrows--;
+		last = &lm->rows[lm->nrows - 1];
+		const struct ls_text *t = ls_text_find(m, last->addr);
+		if (t && x->lo > t->addr + t->size)
+			push_gap(lm, t->addr + t->size);
+		last = &lm->rows[lm->nrows - 1];
+	}
+	if (last && x->first_end && last->file)
+		push_gap(lm, x->lo); /* the end of sequence X alone skipped */
+	else if (last && !x->first_end && !last->file && last->addr == x->lo)
+		lm->nrows--; /* X's row at that address wins over the gap */
+	if (x->map.nrows) /* (an island of ends of sequences alone has none) */
+		memcpy(lm->rows + lm->nrows, x->map.rows, x->map.nrows * sizeof *lm->rows);
+	lm->nrows += x->map.nrows;
+	if (x->map.nhidden)
+		memcpy(lm->hidden + lm->nhidden, x->map.hidden, x->map.nhidden * sizeof *lm->hidden);
+	lm->nhidden += x->map.nhidden;
+}
+
+/* The island after which lay_out may go on, as it left the map then (the
+ * islands before U->changed are as they were), or -1 to start over.  An
+ * island changes at most the two rows before it: the rows below those
+ * after island P are as P left them if no later island left fewer. */
+static ptrdiff_t resume_after(ls_module *m, struct ls_line_units *u)
+{
+	struct ls_linemap *lm = &m->lines;
+	ptrdiff_t p = (ptrdiff_t)u->changed - 1;
+	while (p >= 0 && u->isl[p].low_rows < u->isl[p].after.nrows)
+		p--;
+	if (p < 0 || !lm->rows)
+		return -1;
+	const struct laid *a = &u->isl[p].after;
+	lm->nrows = a->nrows;
+	lm->nhidden = a->nhidden;
+	for (size_t k = 0; k < 2 && k < a->nrows; k++)
+		lm->rows[a->nrows - 1 - k] = a->tail[k];
+	return p;
+}
+
 /* m->lines: the islands end to end, each begun as keep_rows goes on
- * from the row before it. */
+ * from the row before it.  Laid out again from the first island that
+ * changed, not from the first: the map is laid out once per batch of
+ * units read, and a large library's rows were copied whole each time
+ * (2% of the first report of a system-wide recording). */
 static void lay_out(ls_module *m, struct ls_line_units *u)
 {
 	struct ls_linemap *lm = &m->lines;
@@ -739,42 +803,38 @@ static void lay_out(ls_module *m, struct ls_line_units *u)
 		nrows += u->isl[i].map.nrows + 1;
 		nhidden += u->isl[i].map.nhidden;
 	}
-	free(lm->rows);
-	free(lm->hidden);
-	lm->rows = ls_xmalloc((nrows + 1) * sizeof *lm->rows);
-	lm->hidden = ls_xmalloc((nhidden + 1) * sizeof *lm->hidden);
-	lm->nrows = lm->nhidden = 0;
-	for (size_t i = 0; i < u->nisl; i++) {
-		const struct island *x = &u->isl[i];
-		struct ls_line_row *last = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
-		if (last && !u->isl[i - 1].last_end) {
-			/* not the end of the map: its gap at the section's end
-			 * is keep_rows' to make, or not, at X's first row */
-			lm->nrows--;
-			last = &lm->rows[lm->nrows - 1];
-			const struct ls_text *t = ls_text_find(m, last->addr);
-			if (t && x->lo > t->addr + t->size)
-				push_gap(lm, t->addr + t->size);
-			last = &lm->rows[lm->nrows - 1];
-		}
-		if (last && x->first_end && last->file)
-			push_gap(lm, x->lo); /* the end of sequence X alone skipped */
-		else if (last && !x->first_end && !last->file && last->addr == x->lo)
-			lm->nrows--; /* X's row at that address wins over the gap */
-		if (x->map.nrows) /* (an island of ends of sequences alone has none) */
-			memcpy(lm->rows + lm->nrows, x->map.rows, x->map.nrows * sizeof *lm->rows);
-		lm->nrows += x->map.nrows;
-		if (x->map.nhidden)
-			memcpy(lm->hidden + lm->nhidden, x->map.hidden, x->map.nhidden * sizeof *lm->hidden);
-		lm->nhidden += x->map.nhidden;
+	ptrdiff_t p = resume_after(m, u);
+	if (p < 0) {
+		free(lm->rows);
+		free(lm->hidden);
+		lm->rows = lm->hidden = NULL;
+		u->cap_rows = u->cap_hidden = 0;
+		lm->nrows = lm->nhidden = 0;
 	}
+	lm->rows = ls_grow(lm->rows, &u->cap_rows, nrows + 1, sizeof *lm->rows);
+	lm->hidden = ls_grow(lm->hidden, &u->cap_hidden, nhidden + 1, sizeof *lm->hidden);
+	for (size_t i = (size_t)(p + 1); i < u->nisl; i++) {
+		lay_island(m, u, i);
+		struct laid *a = &u->isl[i].after;
+		*a = (struct laid){ lm->nrows, lm->nhidden, { { 0 } } };
+		for (size_t k = 0; k < 2 && k < lm->nrows; k++)
+			a->tail[k] = lm->rows[lm->nrows - 1 - k];
+	}
+	size_t low = SIZE_MAX;
+	for (size_t i = u->nisl; i-- > 0;) {
+		low = u->isl[i].after.nrows < low ? u->isl[i].after.nrows : low;
+		u->isl[i].low_rows = low;
+	}
+	u->changed = u->nisl;
 	if (!lm->nrows) {
 		free(lm->rows);
 		lm->rows = NULL;
+		u->cap_rows = 0;
 	}
 	if (!lm->nhidden) {
 		free(lm->hidden);
 		lm->hidden = NULL;
+		u->cap_hidden = 0;
 	}
 }
 
