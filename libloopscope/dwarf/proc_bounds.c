@@ -190,7 +190,7 @@ enum { FDE_PILES = 8 };
 static bool sort_fde_piles(ls_range *v, size_t n)
 {
 	uint8_t *pile = ls_xmalloc(n + 1);
-	uint64_t last[FDE_PILES];
+	uint64_t last[FDE_PILES] = { 0 }; /* only the first np are read */
 	size_t np = 0, start[FDE_PILES + 1] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		size_t best = np;
