@@ -143,15 +143,86 @@ static int cmp_site(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* What an FDE needs from its CIE: the encodings of its address and of
+ * its LSDA pointer (lsda_enc 0xff: no LSDA, or a CIE we cannot read). */
+struct cie_info {
+	uint64_t addr;
+	uint8_t fde_enc, lsda_enc;
+	bool used;
+};
+
+/* The CIE at ADDR (located through c->secs, as any address). */
+static struct cie_info read_cie(const struct ls_cfg_module *c, uint64_t addr)
+{
+	struct cie_info r = { addr, 0, 0xff, true };
+	struct cursor cie = cursor_at(c, addr);
+	uint64_t cie_len = get_n(&cie, 4);
+	if (!cie.ok || cie_len == 0 || cie_len == 0xffffffff || cie_len > (uint64_t)(cie.end - cie.p))
+		return r;
+	cie.end = cie.p + cie_len;
+	if (get_n(&cie, 4) != 0)
+		return r;
+	uint8_t version = (uint8_t)get_n(&cie, 1);
+	char aug[16];
+	size_t na = 0;
+	for (;;) {
+		uint8_t ch = (uint8_t)get_n(&cie, 1);
+		if (!cie.ok || ch == 0)
+			break;
+		if (na < sizeof aug - 1)
+			aug[na++] = (char)ch;
+	}
+	aug[na] = 0;
+	get_uleb(&cie);                  /* code alignment */
+	get_sleb(&cie);                  /* data alignment */
+	if (version == 1)
+		get_n(&cie, 1);          /* return register */
+	else
+		get_uleb(&cie);
+	if (aug[0] != 'z')
+		return r;                /* no augmentation data: no LSDA */
+	get_uleb(&cie);
+	uint8_t fde_enc = 0, lsda_enc = 0xff;
+	for (size_t i = 1; i < na && cie.ok; i++) {
+		if (aug[i] == 'L')
+			lsda_enc = (uint8_t)get_n(&cie, 1);
+		else if (aug[i] == 'R')
+			fde_enc = (uint8_t)get_n(&cie, 1);
+		else if (aug[i] == 'P') {
+			uint8_t penc = (uint8_t)get_n(&cie, 1);
+			get_encoded(&cie, penc & 0x7f); /* the personality routine (maybe indirect) */
+		} else if (aug[i] != 'S' && aug[i] != 'B')
+			break;
+	}
+	if (cie.ok) {
+		r.fde_enc = fde_enc;
+		r.lsda_enc = lsda_enc;
+	}
+	return r;
+}
+
+/* A few recently read CIEs, by address: a linked .eh_frame has a handful
+ * of distinct CIEs (ld merges identical ones) shared by hundreds of
+ * thousands of FDEs, and re-reading the CIE for every FDE was most of the
+ * cost of this parse on big C++ libraries.  Direct-mapped; a collision
+ * only costs a re-read. */
+#define CIE_MEMO 16
+
+static const struct cie_info *cie_of(const struct ls_cfg_module *c, struct cie_info *memo, uint64_t addr)
+{
+	struct cie_info *slot = &memo[(addr ^ (addr >> 7)) % CIE_MEMO];
+	if (!slot->used || slot->addr != addr)
+		*slot = read_cie(c, addr);
+	return slot;
+}
+
 /* Every FDE of .eh_frame with an LSDA: its call sites. */
 void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh)
 {
 	size_t cap = 0;
+	struct cie_info memo[CIE_MEMO] = { 0 };
 	struct cursor k = { eh->data, eh->data + eh->size, eh->addr, true };
-	/* The last CIE's encodings (FDEs nearly always follow their CIE;
-	 * others are looked up by offset). */
 	while (k.ok && k.p < k.end) {
-		uint64_t entry = k.addr;
 		uint64_t length = get_n(&k, 4);
 		if (length == 0)
 			continue; /* terminator (or padding) */
@@ -166,55 +237,15 @@ void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh)
 		uint32_t id = (uint32_t)get_n(&body, 4);
 		if (id == 0)
 			continue; /* a CIE: read when an FDE needs it */
-		/* The FDE's CIE. */
-		struct cursor cie = cursor_at(c, id_addr - id);
-		uint64_t cie_len = get_n(&cie, 4);
-		if (!cie.ok || cie_len == 0 || cie_len == 0xffffffff || cie_len > (uint64_t)(cie.end - cie.p))
+		const struct cie_info *cie = cie_of(c, memo, id_addr - id);
+		if (cie->lsda_enc == 0xff)
 			continue;
-		cie.end = cie.p + cie_len;
-		if (get_n(&cie, 4) != 0)
-			continue;
-		uint8_t version = (uint8_t)get_n(&cie, 1);
-		char aug[16];
-		size_t na = 0;
-		for (;;) {
-			uint8_t ch = (uint8_t)get_n(&cie, 1);
-			if (!cie.ok || ch == 0)
-				break;
-			if (na < sizeof aug - 1)
-				aug[na++] = (char)ch;
-		}
-		aug[na] = 0;
-		get_uleb(&cie);                  /* code alignment */
-		get_sleb(&cie);                  /* data alignment */
-		if (version == 1)
-			get_n(&cie, 1);          /* return register */
-		else
-			get_uleb(&cie);
-		uint8_t fde_enc = 0, lsda_enc = 0xff;
-		if (aug[0] != 'z')
-			continue;                /* no augmentation data: no LSDA */
-		get_uleb(&cie);
-		for (size_t i = 1; i < na && cie.ok; i++) {
-			if (aug[i] == 'L')
-				lsda_enc = (uint8_t)get_n(&cie, 1);
-			else if (aug[i] == 'R')
-				fde_enc = (uint8_t)get_n(&cie, 1);
-			else if (aug[i] == 'P') {
-				uint8_t penc = (uint8_t)get_n(&cie, 1);
-				get_encoded(&cie, penc & 0x7f); /* the personality routine (maybe indirect) */
-			} else if (aug[i] != 'S' && aug[i] != 'B')
-				break;
-		}
-		if (!cie.ok || lsda_enc == 0xff)
-			continue;
-		uint64_t start = get_encoded(&body, fde_enc);
-		get_encoded(&body, fde_enc & 0x0f); /* range */
-		get_uleb(&body);                     /* augmentation length */
-		uint64_t lsda = get_encoded(&body, lsda_enc);
+		uint64_t start = get_encoded(&body, cie->fde_enc);
+		get_encoded(&body, cie->fde_enc & 0x0f); /* range */
+		get_uleb(&body);                          /* augmentation length */
+		uint64_t lsda = get_encoded(&body, cie->lsda_enc);
 		if (body.ok && lsda)
 			parse_lsda(c, &cap, lsda, start);
-		(void)entry;
 	}
 	if (c->nsites)
 		qsort(c->sites, c->nsites, sizeof *c->sites, cmp_site);
