@@ -47,6 +47,21 @@ static uint64_t get_n(struct cursor *k, size_t n)
 	return v;
 }
 
+/* A 4-byte field (an entry's length, an FDE's CIE pointer): read twice
+ * per FDE, so assembled directly rather than by get_n's byte loop. */
+static uint32_t get_u32(struct cursor *k)
+{
+	if (!k->ok || k->end - k->p < 4) {
+		k->ok = false;
+		return 0;
+	}
+	const uint8_t *p = k->p;
+	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	k->p += 4;
+	k->addr += 4;
+	return v;
+}
+
 static uint64_t get_uleb(struct cursor *k)
 {
 	uint64_t v = 0;
@@ -223,7 +238,7 @@ void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh)
 	struct cie_info memo[CIE_MEMO] = { 0 };
 	struct cursor k = { eh->data, eh->data + eh->size, eh->addr, true };
 	while (k.ok && k.p < k.end) {
-		uint64_t length = get_n(&k, 4);
+		uint64_t length = get_u32(&k);
 		if (length == 0)
 			continue; /* terminator (or padding) */
 		if (length == 0xffffffff)
@@ -234,7 +249,7 @@ void ls_eh_parse_frame(struct ls_cfg_module *c, const struct data_sec *eh)
 		k.p += length;
 		k.addr += length;
 		uint64_t id_addr = body.addr;
-		uint32_t id = (uint32_t)get_n(&body, 4);
+		uint32_t id = get_u32(&body);
 		if (id == 0)
 			continue; /* a CIE: read when an FDE needs it */
 		const struct cie_info *cie = cie_of(c, memo, id_addr - id);
