@@ -747,6 +747,7 @@ static void lay_island(ls_module *m, struct ls_line_units *u, size_t i)
 {
 	struct ls_linemap *lm = &m->lines;
 	const struct island *x = &u->isl[i];
+	assert(lm->rows && lm->hidden); /* lay_out grew both for every island */
 	struct ls_line_row *last = lm->nrows ? &lm->rows[lm->nrows - 1] : NULL;
 	if (last && !u->isl[i - 1].last_end) {
 		/* not the end of the map: its gap at the section's end
