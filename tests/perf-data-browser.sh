@@ -29,8 +29,14 @@ sleep 0.3
 T send-keys -t b d
 wait_for '^data: ' 10
 ok $? "d opens the data view"
-sed -n '2,48p' "$TMP/pane" | grep -v '^ *$' | grep -v 'Overhead   Samples' | grep -v '^# data types' |
-	grep -v 'Up/Down' | sed 's/ *$//' >"$TMP/got"
+# the view's rows, read until they are the wanted ones (curses may have
+# drawn the title and not yet the rows below it when the title shows)
+view_rows() {
+	sed -n '2,48p' "$TMP/pane" | grep -v '^ *$' | grep -v 'Overhead   Samples' | grep -v '^# data types' |
+		grep -v 'Up/Down' | sed 's/ *$//' >"$TMP/got"
+	cmp -s "$TMP/got" "$TMP/want"
+}
+settle 10 view_rows
 if cmp -s "$TMP/got" "$TMP/want"; then
 	pass "the data view's rows are --format=data's of sum_grid ($(wc -l <"$TMP/want") rows)"
 else
